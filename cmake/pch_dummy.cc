@@ -1,0 +1,1 @@
+// Object file for the shared precompiled header.

@@ -1,0 +1,17 @@
+// Registration of each subcommand on the CLI11 app. Each returns the callback to run after parsing.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace tzrec::cli {
+
+using Action = std::function<int()>;
+
+Action add_train_eval_command(CLI::App& app);
+Action add_eval_command(CLI::App& app);
+Action add_check_config_command(CLI::App& app);
+Action add_gen_data_command(CLI::App& app);
+
+}  // namespace tzrec::cli

@@ -1,0 +1,27 @@
+// What the model side needs to know about each configured feature (no protobuf types here).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tzrec::feature {
+
+struct FeatureInfo {
+  std::string name;             // feature_name (tensor key in Batch)
+  std::string type;             // config oneof name: "id_feature", "raw_feature"
+  bool is_sparse = false;       // sparse → ids in Batch::sparse_features; dense → Batch::dense_features
+  // Sparse features only:
+  int64_t num_embeddings = 0;   // table rows (reference §5.4 precedence)
+  int64_t embedding_dim = 0;
+  std::string embedding_name;   // table name: embedding_name or "{feature_name}_emb"
+  std::string pooling = "sum";  // "sum" | "mean"
+  bool weighted = false;        // ids carry per-id weights
+  bool trainable = true;
+  std::string init_fn;          // e.g. "nn.init.uniform_,a=-0.01,b=0.01"; empty = default
+  std::string data_type = "FP32";
+  // Dense features only: width of the feature's block in Batch::dense_features.
+  int64_t value_dim = 0;
+};
+
+}  // namespace tzrec::feature

@@ -1,0 +1,15 @@
+#include "sparse/batch.h"
+
+namespace tzrec::sparse {
+
+Batch Batch::to(const torch::Device& device) const {
+  Batch out;
+  out.batch_size = batch_size;
+  out.sparse_features = sparse_features.empty() ? sparse_features : sparse_features.to(device);
+  out.dense_features = dense_features.to(device);
+  for (const auto& [k, v] : labels) out.labels[k] = v.to(device);
+  for (const auto& [k, v] : sample_weights) out.sample_weights[k] = v.to(device);
+  return out;
+}
+
+}  // namespace tzrec::sparse

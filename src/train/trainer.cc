@@ -1,0 +1,243 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/version.h"
+#include "config/pipeline_config.h"
+#include "feature/batch_loader.h"
+#include "train/checkpoint.h"
+#include "train/evaluator.h"
+#include "train/training_session.h"
+
+namespace fs = std::filesystem;
+
+namespace tzrec::train {
+namespace {
+
+constexpr const char* kTrainEvalResultFilename = "train_eval_result_v2.txt";
+constexpr const char* kEpochsCompletedKey = "__epochs_completed__";
+constexpr const char* kTrainPositionKey = "train_position";
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw IoError("cannot write " + path);
+  out << text;
+  if (!out) throw IoError("write failed: " + path);
+}
+
+// Where training resumes: the step to train next, the epoch it belongs to and the data position.
+struct ResumePoint {
+  int64_t next_step = 0;
+  int64_t epochs_completed = 0;
+  std::optional<data::ReadPosition> position;
+};
+
+class TrainLoop {
+ public:
+  TrainLoop(const protos::EasyRecConfig& config, TrainingSession& session)
+      : config_(config), session_(session), train_config_(config.train_config()) {
+    config_digest_ = digest_text(config::to_text(config));
+  }
+
+  void run(ResumePoint resume) {
+    const bool by_steps = train_config_.has_num_steps();
+    const int64_t num_steps = by_steps ? static_cast<int64_t>(train_config_.num_steps()) : -1;
+    const int64_t num_epochs = by_steps ? -1 : static_cast<int64_t>(train_config_.num_epochs());
+    const int64_t save_epochs = train_config_.save_checkpoints_epochs();
+    const int64_t save_steps = save_epochs > 0 ? 0 : train_config_.save_checkpoints_steps();
+    const int64_t log_every = std::max<int64_t>(1, train_config_.log_step_count_steps());
+
+    int64_t step = resume.next_step;
+    int64_t epoch = resume.epochs_completed;
+    std::optional<data::ReadPosition> position = std::move(resume.position);
+    if (by_steps && step >= num_steps) {
+      log::info("checkpoint step {} already reaches num_steps {}; nothing to train", step - 1, num_steps);
+      return;
+    }
+    window_start_ = std::chrono::steady_clock::now();
+    bool done = false;
+    while (!done && (num_epochs < 0 || epoch < num_epochs)) {
+      feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain,
+                                  position ? &*position : nullptr);
+      const bool resumed_mid_epoch = position.has_value();
+      position.reset();
+      int64_t batches_this_epoch = 0;
+      while (auto loaded = loader.next()) {
+        ++batches_this_epoch;
+        train_step(loaded->batch, step, epoch, log_every);
+        const bool last = by_steps && step == num_steps - 1;
+        if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last) {
+          save_and_evaluate(step, epoch, &loaded->position);
+        }
+        last_trained_step_ = step;
+        ++step;
+        if (last) {
+          done = true;
+          break;
+        }
+      }
+      if (done) break;
+      if (batches_this_epoch == 0 && !resumed_mid_epoch) {
+        throw DataError(fmt::format("train input '{}' produced no batches; check the path and files",
+                                    config_.train_input_path()));
+      }
+      ++epoch;
+      log::info("epoch {} finished at step {}", epoch, step - 1);
+      if (save_epochs > 0 && epoch % save_epochs == 0 && last_trained_step_ >= 0) {
+        save_and_evaluate(last_trained_step_, epoch, nullptr);
+      }
+    }
+    if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
+      save_and_evaluate(last_trained_step_, epoch, last_position_ ? &*last_position_ : nullptr);
+    }
+  }
+
+ private:
+  void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t log_every) {
+    auto& model = session_.model();
+    session_.zero_grad();
+    auto predictions = model.predict(batch);
+    auto losses = model.loss(predictions, batch);
+    torch::Tensor total;
+    for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
+    total.backward();
+    session_.optimizer_step();
+    window_samples_ += batch.batch_size;
+    for (const auto& [name, value] : losses) window_losses_[name] = value.item<double>();
+    window_losses_["total_loss"] = total.item<double>();
+    if (step % log_every == 0) log_progress(step, epoch);
+  }
+
+  void log_progress(int64_t step, int64_t epoch) {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - window_start_).count();
+    std::string line = fmt::format("Train epoch-{} step-{} lr_g0:{:g} lr_g1:{:g}", epoch, step,
+                                   session_.sparse_optimizer().lr(), session_.dense_optimizer().lr());
+    for (const auto& [name, value] : window_losses_) line += fmt::format(" {}:{:.5f}", name, value);
+    if (seconds > 0) line += fmt::format(" samples/s:{:.0f}", window_samples_ / seconds);
+    log::info("{}", line);
+    window_start_ = now;
+    window_samples_ = 0;
+  }
+
+  void save_and_evaluate(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
+    CheckpointData data;
+    data.step = step;
+    for (auto& [name, tensor] : session_.model_tensors()) data.model.emplace(name, tensor);
+    data.optimizer = session_.optimizer_state();
+    data.config_digest = config_digest_;
+    data.dataloader_state = nlohmann::json::object();
+    data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
+    if (position != nullptr) {
+      data.dataloader_state[kTrainPositionKey] = position->to_json();
+      last_position_ = *position;
+    } else {
+      data.dataloader_state[kTrainPositionKey] = nullptr;
+      last_position_.reset();
+    }
+    save_checkpoint(config_.model_dir(), data);
+    last_saved_step_ = step;
+    log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
+    if (config_.eval_input_path().empty()) return;
+    auto metrics = evaluate(session_.model(), config_, config_.eval_input_path());
+    log::info("Eval Result Epoch-{} model-{}: {}", epochs_completed, step, format_metrics(metrics));
+    write_result_line((fs::path(config_.model_dir()) / kTrainEvalResultFilename).string(), step,
+                      metrics, WriteMode::kAppend);
+    window_start_ = std::chrono::steady_clock::now();
+    window_samples_ = 0;
+  }
+
+  const protos::EasyRecConfig& config_;
+  TrainingSession& session_;
+  const protos::TrainConfig& train_config_;
+  std::string config_digest_;
+  int64_t last_trained_step_ = -1;
+  int64_t last_saved_step_ = -1;
+  std::optional<data::ReadPosition> last_position_;
+  std::chrono::steady_clock::time_point window_start_;
+  int64_t window_samples_ = 0;
+  std::map<std::string, double> window_losses_;
+};
+
+ResumePoint resume_point(const CheckpointData& checkpoint) {
+  ResumePoint point;
+  point.next_step = checkpoint.step + 1;
+  const auto& state = checkpoint.dataloader_state;
+  if (state.is_object()) {
+    if (state.contains(kEpochsCompletedKey)) point.epochs_completed = state[kEpochsCompletedKey].get<int64_t>();
+    if (state.contains(kTrainPositionKey) && !state[kTrainPositionKey].is_null()) {
+      point.position = data::ReadPosition::from_json(state[kTrainPositionKey]);
+    }
+  }
+  return point;
+}
+
+}  // namespace
+
+void train_and_evaluate(const TrainEvalOptions& options) {
+  auto config = load_run_config(options.pipeline_config_path, options.overrides);
+  setup_runtime();
+  const std::string& model_dir = config.model_dir();
+  fs::create_directories(model_dir);
+
+  const auto existing = list_checkpoints(model_dir);
+  if (!existing.empty() && !options.continue_train) {
+    throw CheckpointError(fmt::format(
+        "model_dir {} already holds checkpoints (latest {}); pass --continue_train to resume, "
+        "or choose another --model_dir",
+        model_dir, existing.back().first));
+  }
+
+  TrainingSession session(config, /*with_optimizers=*/true);
+  ResumePoint resume;
+  if (options.continue_train && !existing.empty()) {
+    const auto& [path, step] = existing.back();
+    auto checkpoint = load_checkpoint(path);
+    if (checkpoint.config_digest != digest_text(config::to_text(config))) {
+      log::warning("pipeline config differs from the one checkpoint {} was trained with", path);
+    }
+    session.restore(checkpoint, !options.ignore_restore_optimizer);
+    resume = resume_point(checkpoint);
+    log::info("restored {} (step {}); training continues at step {}", path, step, resume.next_step);
+  }
+
+  config::save_pipeline_config(config, (fs::path(model_dir) / "pipeline.config").string());
+  write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
+
+  session.model().train();
+  TrainLoop loop(config, session);
+  loop.run(std::move(resume));
+}
+
+std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
+  ConfigOverrides overrides;
+  overrides.eval_input_path = options.eval_input_path;
+  overrides.model_dir = options.model_dir;
+  auto config = load_run_config(options.pipeline_config_path, overrides);
+  setup_runtime();
+  const std::string where = options.checkpoint_path.empty() ? config.model_dir() : options.checkpoint_path;
+  auto latest = latest_checkpoint(where);
+  if (!latest) {
+    throw CheckpointError(fmt::format(
+        "no checkpoint found in {}; train first or pass --checkpoint_path model_dir/model.ckpt-N", where));
+  }
+  TrainingSession session(config, /*with_optimizers=*/false);
+  auto checkpoint = load_checkpoint(latest->first);
+  session.restore(checkpoint, /*restore_optimizer=*/false);
+  auto metrics = evaluate(session.model(), config, config.eval_input_path());
+  log::info("Eval Result model-{}: {}", checkpoint.step, format_metrics(metrics));
+  fs::create_directories(config.model_dir());
+  write_result_line((fs::path(config.model_dir()) / options.eval_result_filename).string(),
+                    checkpoint.step, metrics, WriteMode::kReplace);
+  return metrics;
+}
+
+}  // namespace tzrec::train

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# User errors end with one "error:" line and a non-zero exit status.
+set -uo pipefail
+TZREC=$1
+ROOT=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+expect_error() {  # expect_error <pattern> <args...>
+  local pattern=$1; shift
+  "$TZREC" "$@" > "$WORK/out" 2> "$WORK/err"
+  local rc=$?
+  [[ $rc -ne 0 ]] || fail "'$*' exited 0"
+  grep -q -- "$pattern" "$WORK/err" "$WORK/out" || { cat "$WORK/err"; fail "'$*' did not report '$pattern'"; }
+}
+
+expect_error "pipeline_config_path" train_eval
+expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.config"
+printf 'model_dir: "x"\nbogus_field: 1\n' > "$WORK/unknown.config"
+expect_error "unknown.config:2:" check_config --pipeline_config_path "$WORK/unknown.config"
+sed 's/deepfm {/dcn_v2 {/' "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/dcn.config"
+expect_error "not supported yet: model_config.dcn_v2" check_config --pipeline_config_path "$WORK/dcn.config"
+expect_error "not supported yet: model_config.dcn_v2" train_eval --pipeline_config_path "$WORK/dcn.config"
+"$TZREC" check_config --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/ok" \
+  || fail "check_config rejects the example"
+for sub in train_eval eval check_config gen_data; do
+  "$TZREC" "$sub" --help > "$WORK/help" || fail "$sub --help failed"
+  grep -q -- "--" "$WORK/help" || fail "$sub --help printed no flags"
+done
+# A bad data row names the file and line.
+mkdir -p "$WORK/data"
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 100 --num_eval_rows 10 > /dev/null 2>&1 || fail "gen_data"
+sed -i '5s/^[01],/x,/' "$WORK/data/train.csv"
+EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv"}'
+expect_error "train.csv line 5" train_eval --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" \
+  --model_dir "$WORK/model" --edit_config_json "$EDIT"
+echo OK

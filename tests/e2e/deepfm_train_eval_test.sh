@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# End to end: gen_data → train_eval (DeepFM) → eval; checks AUC and every expected file.
+# Usage: deepfm_train_eval_test.sh <tzrec binary> <repo root>
+set -euo pipefail
+TZREC=$1
+ROOT=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+CONFIG=$ROOT/examples/deepfm_criteo_synth.config
+
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 200000 --num_eval_rows 40000 --seed 7
+EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv"}'
+"$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/model" \
+  --edit_config_json "$EDIT" 2> "$WORK/train.log" || { cat "$WORK/train.log"; exit 1; }
+
+fail() { echo "FAIL: $*"; cat "$WORK/train.log"; exit 1; }
+for f in pipeline.config version train_eval_result_v2.txt; do
+  [[ -s "$WORK/model/$f" ]] || fail "missing $f"
+done
+last_ckpt=$(ls -d "$WORK"/model/model.ckpt-* | sort -t- -k2 -n | tail -1)
+for f in model.safetensors optimizer.safetensors manifest.json dataloader_state.json; do
+  [[ -s "$last_ckpt/$f" ]] || fail "missing $last_ckpt/$f"
+done
+grep -q "Train epoch-0 step-0" "$WORK/train.log" || fail "no progress line"
+
+auc=$(tail -1 "$WORK/model/train_eval_result_v2.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
+echo "train_eval AUC: $auc"
+/usr/bin/python3 -c "import sys; sys.exit(0 if $auc >= 0.70 else 1)" || fail "AUC $auc < 0.70"
+
+# eval on the final checkpoint writes eval_result.txt with the same step.
+"$TZREC" eval --pipeline_config_path "$WORK/model/pipeline.config" > "$WORK/eval.out" 2> "$WORK/eval.log" \
+  || { cat "$WORK/eval.log"; fail "eval failed"; }
+[[ -s "$WORK/model/eval_result.txt" ]] || fail "missing eval_result.txt"
+eval_auc=$(tail -1 "$WORK/model/eval_result.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
+/usr/bin/python3 -c "import sys; sys.exit(0 if abs($eval_auc - $auc) < 1e-9 else 1)" \
+  || fail "eval AUC $eval_auc differs from train_eval AUC $auc"
+
+# Training again into the same model_dir without --continue_train is an error.
+if "$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/model" \
+     --edit_config_json "$EDIT" 2> "$WORK/again.log"; then
+  fail "second train_eval without --continue_train succeeded"
+fi
+grep -q "continue_train" "$WORK/again.log" || fail "error does not mention --continue_train"
+echo OK
