@@ -31,7 +31,9 @@ function(tzrec_module name)
     if(M_TORCH)
       target_precompile_headers(tzrec_${name}_test REUSE_FROM tzrec_pch)
     endif()
+    # Prefix "<module>." so that `ctest -R <module>` selects a module's tests.
     gtest_discover_tests(tzrec_${name}_test WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+                         TEST_PREFIX "${name}."
                          DISCOVERY_TIMEOUT 60)
   endif()
 endfunction()

@@ -1,0 +1,185 @@
+// validate(): entry point plus the data_config and train_config checks.
+#include <algorithm>
+
+#include "base/error.h"
+#include "config/validate_internal.h"
+
+namespace tzrec::config {
+
+namespace detail {
+
+void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
+  if (!config.has_data_config()) {
+    problems->add("data_config", "required");
+    return;
+  }
+  const auto& data = config.data_config();
+  const std::string p = "data_config";
+  if (data.batch_size() == 0) problems->add(p + ".batch_size", "must be > 0");
+  if (data.has_eval_batch_size() && data.eval_batch_size() == 0) {
+    problems->add(p + ".eval_batch_size", "must be > 0");
+  }
+  if (data.dataset_type() != protos::CsvDataset) {
+    problems->not_supported(p + ".dataset_type", protos::DatasetType_Name(data.dataset_type()));
+  }
+  if (data.fg_mode() == protos::FG_BUCKETIZE) {
+    problems->not_supported(p + ".fg_mode", protos::FgMode_Name(data.fg_mode()));
+  }
+  if (data.sampler_case() != protos::DataConfig::SAMPLER_NOT_SET) {
+    const auto* oneof = protos::DataConfig::descriptor()->FindOneofByName("sampler");
+    const auto* field = data.GetReflection()->GetOneofFieldDescriptor(data, oneof);
+    problems->not_supported(p + "." + field->name());
+  }
+  if (data.shuffle()) problems->not_supported(p + ".shuffle");
+  if (data.batch_cost_size() > 0) problems->not_supported(p + ".batch_cost_size");
+  if (data.sample_mask_prob() > 0) problems->not_supported(p + ".sample_mask_prob");
+  if (data.negative_sample_mask_prob() > 0) {
+    problems->not_supported(p + ".negative_sample_mask_prob");
+  }
+  if (!data.input_fields_str().empty()) problems->not_supported(p + ".input_fields_str");
+  if (data.min_batch_size() > 0) problems->not_supported(p + ".min_batch_size");
+  if (data.label_fields_size() == 0) {
+    problems->add(p + ".label_fields", "needs at least one label field");
+  }
+  for (int i = 0; i < data.label_fields_size(); ++i) {
+    if (data.label_fields(i).empty()) problems->add(item_path(p, "label_fields", i), "empty name");
+  }
+  for (int i = 0; i < data.sample_weight_fields_size(); ++i) {
+    if (data.sample_weight_fields(i).empty()) {
+      problems->add(item_path(p, "sample_weight_fields", i), "empty name");
+    }
+  }
+  if (data.dataset_type() == protos::CsvDataset) {
+    if (!data.with_header() && data.input_fields_size() == 0) {
+      problems->add(p + ".input_fields",
+                    "CsvDataset without header (with_header: false) needs input_fields");
+    }
+    if (data.delimiter().empty()) problems->add(p + ".delimiter", "must not be empty");
+  }
+  for (int i = 0; i < data.input_fields_size(); ++i) {
+    if (data.input_fields(i).input_name().empty()) {
+      problems->add(item_path(p, "input_fields", i) + ".input_name", "required");
+    }
+  }
+}
+
+namespace {
+
+// Name of the field set in oneof `oneof_name` of `msg`, or "".
+std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name) {
+  const auto* oneof = msg.GetDescriptor()->FindOneofByName(oneof_name);
+  const auto* field = msg.GetReflection()->GetOneofFieldDescriptor(msg, oneof);
+  return field ? field->name() : "";
+}
+
+// lr field of the optimizer message set in `optimizer` oneof.
+void check_lr(const google::protobuf::Message& opt, const std::string& path, Problems* problems) {
+  const auto* oneof = opt.GetDescriptor()->FindOneofByName("optimizer");
+  const auto* field = opt.GetReflection()->GetOneofFieldDescriptor(opt, oneof);
+  if (!field) return;
+  const auto& sub = opt.GetReflection()->GetMessage(opt, field);
+  const auto* lr = sub.GetDescriptor()->FindFieldByName("lr");
+  if (lr && sub.GetReflection()->GetFloat(sub, lr) < 0) {
+    problems->add(path + "." + field->name() + ".lr", "must be >= 0");
+  }
+}
+
+void check_learning_rate(const google::protobuf::Message& opt, const std::string& path,
+                         Problems* problems) {
+  const std::string lr = oneof_set(opt, "learning_rate");
+  if (lr.empty()) {
+    problems->add(path, "needs a learning_rate, e.g. constant_learning_rate {}");
+  } else if (lr != "constant_learning_rate") {
+    problems->not_supported(path + "." + lr);
+  }
+}
+
+void check_optimizer(const google::protobuf::Message& opt, const std::string& path,
+                     const std::vector<std::string>& supported, Problems* problems) {
+  const std::string name = oneof_set(opt, "optimizer");
+  if (name.empty()) {
+    std::string list;
+    for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
+    problems->add(path, "needs an optimizer, one of " + list);
+  } else if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
+    problems->not_supported(path + "." + name);
+  }
+  check_lr(opt, path, problems);
+  check_learning_rate(opt, path, problems);
+}
+
+}  // namespace
+
+void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
+  const auto& train = config.train_config();
+  const std::string p = "train_config";
+  if (train.has_num_steps() == train.has_num_epochs()) {
+    problems->add(p, train.has_num_steps() ? "set only one of num_steps, num_epochs"
+                                           : "needs one of num_steps, num_epochs");
+  }
+  if (!train.has_sparse_optimizer()) {
+    problems->add(p + ".sparse_optimizer", "required");
+  } else {
+    check_optimizer(train.sparse_optimizer(), p + ".sparse_optimizer",
+                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer"}, problems);
+  }
+  if (!train.has_dense_optimizer()) {
+    problems->add(p + ".dense_optimizer", "required");
+  } else {
+    const auto& dense = train.dense_optimizer();
+    const std::string dp = p + ".dense_optimizer";
+    check_optimizer(dense, dp,
+                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer", "adamw_optimizer"},
+                    problems);
+    if (dense.part_optimizers_size() > 0) problems->not_supported(dp + ".part_optimizers");
+    if (dense.has_ema()) problems->not_supported(dp + ".ema");
+  }
+  if (!train.mixed_precision().empty()) {
+    problems->not_supported(p + ".mixed_precision", train.mixed_precision());
+  }
+  if (train.gradient_accumulation_steps() > 0) {
+    problems->not_supported(p + ".gradient_accumulation_steps");
+  }
+  const std::string& clip = train.grad_clipping().clipping_type();
+  if (clip != "none" && clip != "norm" && clip != "value") {
+    problems->add(p + ".grad_clipping.clipping_type",
+                  "must be norm, value or none, got '" + clip + "'");
+  } else if (clip != "none") {
+    problems->not_supported(p + ".grad_clipping", clip);
+  }
+  if (!train.fine_tune_checkpoint().empty()) problems->not_supported(p + ".fine_tune_checkpoint");
+  if (train.keep_checkpoint_max() > 0) problems->not_supported(p + ".keep_checkpoint_max");
+  if (train.has_delta_embedding_dump_config()) {
+    problems->not_supported(p + ".delta_embedding_dump_config");
+  }
+  if (train.save_checkpoints_timestamp_interval() > 0) {
+    problems->not_supported(p + ".save_checkpoints_timestamp_interval");
+  }
+  if (train.save_checkpoints_timestamps_size() > 0) {
+    problems->not_supported(p + ".save_checkpoints_timestamps");
+  }
+}
+
+}  // namespace detail
+
+std::vector<Problem> validate(const protos::EasyRecConfig& config) {
+  detail::Problems problems;
+  detail::validate_data(config, &problems);
+  detail::validate_train(config, &problems);
+  detail::validate_features(config, &problems);
+  detail::validate_model(config, &problems);
+  return problems.take();
+}
+
+void check_valid(const protos::EasyRecConfig& config) {
+  const std::vector<Problem> problems = validate(config);
+  if (problems.empty()) return;
+  std::string message;
+  for (const auto& problem : problems) {
+    if (!message.empty()) message += "\n";
+    message += problem.path + ": " + problem.message;
+  }
+  throw ConfigError(message);
+}
+
+}  // namespace tzrec::config

@@ -1,0 +1,408 @@
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "config/pipeline_config.h"
+
+namespace tzrec::config {
+namespace {
+
+const char kCommon[] = R"(
+train_input_path: "train.csv"
+eval_input_path: ""
+model_dir: "m"
+train_config {
+  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
+  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
+  num_steps: 10
+}
+data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
+feature_configs { raw_feature { feature_name: "d0" } }
+feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
+feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embedding_dim: 4 } }
+feature_configs { raw_feature { feature_name: "b0" boundaries: [1, 2, 3] embedding_dim: 4 } }
+)";
+
+const char kDeepFm[] = R"(
+model_config {
+  feature_groups { group_name: "wide" feature_names: ["c0", "c1", "b0"] group_type: WIDE }
+  feature_groups { group_name: "fm" feature_names: ["c0", "c1", "b0"] group_type: DEEP }
+  feature_groups { group_name: "deep" feature_names: ["d0", "c0", "c1", "b0"] group_type: DEEP }
+  deepfm { deep { hidden_units: [8, 4] } final { hidden_units: [4] } }
+  losses { binary_cross_entropy {} }
+  metrics { auc {} }
+}
+)";
+
+const char kMultiTower[] = R"(
+model_config {
+  feature_groups { group_name: "user" feature_names: ["d0", "c0"] }
+  feature_groups { group_name: "item" feature_names: ["c1", "b0"] }
+  multi_tower {
+    towers { input: "user" mlp { hidden_units: [8] } }
+    towers { input: "item" mlp { hidden_units: [8] } }
+    final { hidden_units: [4] }
+  }
+  losses { binary_cross_entropy {} }
+}
+)";
+
+// Base DeepFM config with `extra` text merged in (singular fields overwrite, repeated append).
+protos::EasyRecConfig deepfm(const std::string& extra = "") {
+  return parse_pipeline_config_text(std::string(kCommon) + kDeepFm + extra, "deepfm.config");
+}
+protos::EasyRecConfig multi_tower(const std::string& extra = "") {
+  return parse_pipeline_config_text(std::string(kCommon) + kMultiTower + extra, "mt.config");
+}
+protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
+  edit_config(&config, edits);
+  return config;
+}
+
+std::string dump(const std::vector<Problem>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += "  " + p.path + ": " + p.message + "\n";
+  return out.empty() ? "  (none)\n" : out;
+}
+
+::testing::AssertionResult HasProblem(const protos::EasyRecConfig& config, const std::string& path,
+                                      const std::string& message_part) {
+  const auto problems = validate(config);
+  for (const auto& p : problems) {
+    if (p.path == path && p.message.find(message_part) != std::string::npos) {
+      return ::testing::AssertionSuccess();
+    }
+  }
+  return ::testing::AssertionFailure() << "no problem '" << path << ": ..." << message_part
+                                       << "...'; got:\n" << dump(problems);
+}
+
+::testing::AssertionResult NotSupported(const protos::EasyRecConfig& config, const std::string& path) {
+  return HasProblem(config, path, "not supported yet: " + path);
+}
+
+::testing::AssertionResult NoProblems(const protos::EasyRecConfig& config) {
+  const auto problems = validate(config);
+  if (problems.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << dump(problems);
+}
+
+TEST(Validate, BaseConfigsAreValid) {
+  EXPECT_TRUE(NoProblems(deepfm()));
+  EXPECT_TRUE(NoProblems(multi_tower()));
+  EXPECT_NO_THROW(check_valid(deepfm()));
+}
+
+TEST(Validate, UnsupportedModels) {
+  auto c = deepfm("model_config { dcn_v2 { cross {} final { hidden_units: [4] } } }");
+  EXPECT_TRUE(NotSupported(c, "model_config.dcn_v2"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { mmoe {} }"), "model_config.mmoe"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { dssm {} }"), "model_config.dssm"));
+  auto none = deepfm();
+  none.mutable_model_config()->clear_deepfm();
+  EXPECT_TRUE(HasProblem(none, "model_config", "needs a model"));
+}
+
+TEST(Validate, UnsupportedFeatureTypes) {
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].combo_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_id_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].sequence_id_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_feature { sequence_name: 's' } }"),
+                           "feature_configs[4].sequence_feature"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs {}"), "feature_configs[4]", "no feature type set"));
+}
+
+TEST(Validate, DataConfigSubset) {
+  auto parquet = deepfm("data_config { dataset_type: ParquetDataset }");
+  EXPECT_TRUE(HasProblem(parquet, "data_config.dataset_type",
+                         "not supported yet: data_config.dataset_type: ParquetDataset"));
+  EXPECT_TRUE(HasProblem(deepfm("data_config { fg_mode: FG_BUCKETIZE }"), "data_config.fg_mode",
+                         "not supported yet: data_config.fg_mode: FG_BUCKETIZE"));
+  EXPECT_TRUE(NotSupported(
+      deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }"),
+      "data_config.negative_sampler"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { shuffle: true }"), "data_config.shuffle"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { input_fields_str: 'a:INT64;' }"),
+                           "data_config.input_fields_str"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { sample_weight_fields: 'w' }")));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: false drop_remainder: true }")));
+}
+
+TEST(Validate, DataConfigSemantics) {
+  EXPECT_TRUE(HasProblem(deepfm("data_config { batch_size: 0 }"), "data_config.batch_size", "must be > 0"));
+  auto no_label = deepfm();
+  no_label.mutable_data_config()->clear_label_fields();
+  EXPECT_TRUE(HasProblem(no_label, "data_config.label_fields", "needs at least one label field"));
+  auto no_header = deepfm("data_config { with_header: false }");
+  EXPECT_TRUE(HasProblem(no_header, "data_config.input_fields", "needs input_fields"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { with_header: false input_fields { input_name: 'label' } }")));
+  auto no_data = deepfm();
+  no_data.clear_data_config();
+  EXPECT_TRUE(HasProblem(no_data, "data_config", "required"));
+}
+
+TEST(Validate, FgModes) {
+  const std::string fg = "data_config { fg_mode: FG_NORMAL }";
+  auto missing = deepfm(fg);
+  EXPECT_TRUE(HasProblem(missing, "feature_configs[1].id_feature.expression", "required with fg_mode FG_NORMAL"));
+  EXPECT_TRUE(HasProblem(missing, "feature_configs[0].raw_feature.expression", "required"));
+  auto with_expr = edited(deepfm("data_config { fg_mode: FG_DAG }"),
+                          R"({"feature_configs[0].raw_feature.expression": "user:d0",
+                              "feature_configs[1].id_feature.expression": "item:c0",
+                              "feature_configs[2].id_feature.expression": "context:c1",
+                              "feature_configs[3].raw_feature.expression": "user:b0"})");
+  EXPECT_TRUE(NoProblems(with_expr));
+  auto bad_side = edited(with_expr, R"({"feature_configs[1].id_feature.expression": "items:c0"})");
+  EXPECT_TRUE(HasProblem(bad_side, "feature_configs[1].id_feature.expression",
+                         "must be side:name with side in user|item|context|feature|const"));
+  auto dag = edited(with_expr, R"({"feature_configs[1].id_feature.expression": "feature:c1"})");
+  EXPECT_TRUE(NotSupported(dag, "feature_configs[1].id_feature.expression"));
+  auto konst = edited(with_expr, R"({"feature_configs[0].raw_feature.expression": "const:1"})");
+  EXPECT_TRUE(NotSupported(konst, "feature_configs[0].raw_feature.expression"));
+  auto normalizer = edited(with_expr, R"({"feature_configs[0].raw_feature.normalizer": "method=cube"})");
+  EXPECT_TRUE(HasProblem(normalizer, "feature_configs[0].raw_feature.normalizer", "needs method="));
+}
+
+TEST(Validate, OptimizerSubset) {
+  EXPECT_TRUE(NotSupported(
+      deepfm("train_config { sparse_optimizer { lars_sgd_optimizer {} } }"),
+      "train_config.sparse_optimizer.lars_sgd_optimizer"));
+  EXPECT_TRUE(NotSupported(
+      deepfm("train_config { sparse_optimizer { rowwise_adagrad_optimizer {} } }"),
+      "train_config.sparse_optimizer.rowwise_adagrad_optimizer"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adam_optimizer {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adagrad_optimizer {} } }")));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { dense_optimizer { rmsprop_optimizer {} } }"),
+                           "train_config.dense_optimizer.rmsprop_optimizer"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { adamw_optimizer {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { sgd_optimizer {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { adagrad_optimizer {} } }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { dense_optimizer { sgd_optimizer { lr: -1 } } }"),
+                         "train_config.dense_optimizer.sgd_optimizer.lr", "must be >= 0"));
+  auto no_opt = deepfm();
+  no_opt.mutable_train_config()->mutable_sparse_optimizer()->clear_sgd_optimizer();
+  EXPECT_TRUE(HasProblem(no_opt, "train_config.sparse_optimizer", "needs an optimizer"));
+}
+
+TEST(Validate, LearningRates) {
+  EXPECT_TRUE(NotSupported(
+      deepfm("train_config { sparse_optimizer { exponential_decay_learning_rate {} } }"),
+      "train_config.sparse_optimizer.exponential_decay_learning_rate"));
+  EXPECT_TRUE(NotSupported(
+      deepfm("train_config { dense_optimizer { cosine_annealing_learning_rate {} } }"),
+      "train_config.dense_optimizer.cosine_annealing_learning_rate"));
+  auto missing = deepfm();
+  missing.mutable_train_config()->mutable_dense_optimizer()->clear_constant_learning_rate();
+  EXPECT_TRUE(HasProblem(missing, "train_config.dense_optimizer",
+                         "needs a learning_rate, e.g. constant_learning_rate {}"));
+}
+
+TEST(Validate, TrainConfigSubset) {
+  EXPECT_TRUE(NotSupported(
+      deepfm("train_config { dense_optimizer { part_optimizers { regex_pattern: 'x' } } }"),
+      "train_config.dense_optimizer.part_optimizers"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { dense_optimizer { ema {} } }"),
+                           "train_config.dense_optimizer.ema"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'BF16' }"), "train_config.mixed_precision"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: '' }")));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { gradient_accumulation_steps: 2 }"),
+                           "train_config.gradient_accumulation_steps"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { grad_clipping { clipping_type: 'norm' } }"),
+                           "train_config.grad_clipping"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'none' } }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { grad_clipping { clipping_type: 'l2' } }"),
+                         "train_config.grad_clipping.clipping_type", "must be norm, value or none"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { fine_tune_checkpoint: 'ckpt' }"),
+                           "train_config.fine_tune_checkpoint"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { keep_checkpoint_max: 3 }"), "train_config.keep_checkpoint_max"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config {} }"),
+                           "train_config.delta_embedding_dump_config"));
+}
+
+TEST(Validate, TrainConfigSemantics) {
+  EXPECT_TRUE(HasProblem(deepfm("train_config { num_epochs: 1 }"), "train_config",
+                         "set only one of num_steps, num_epochs"));
+  auto neither = deepfm();
+  neither.mutable_train_config()->clear_num_steps();
+  EXPECT_TRUE(HasProblem(neither, "train_config", "needs one of num_steps, num_epochs"));
+  auto no_sparse = deepfm();
+  no_sparse.mutable_train_config()->clear_sparse_optimizer();
+  EXPECT_TRUE(HasProblem(no_sparse, "train_config.sparse_optimizer", "required"));
+  auto no_dense = deepfm();
+  no_dense.mutable_train_config()->clear_dense_optimizer();
+  EXPECT_TRUE(HasProblem(no_dense, "train_config.dense_optimizer", "required"));
+}
+
+TEST(Validate, IdFeatureRules) {
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 zch { zch_size: 10 } } }"),
+                           "feature_configs[4].id_feature.zch"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 } } }"),
+                           "feature_configs[4].id_feature.dynamicemb"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 vocab_file: 'v.txt' } }"),
+                           "feature_configs[4].id_feature.vocab_file"));
+  auto weighted = edited(deepfm(), R"({"feature_configs[1].id_feature.weighted": true})");
+  EXPECT_TRUE(NoProblems(weighted));  // FG_NONE parses k:w natively
+  auto weighted_fg = edited(deepfm("data_config { fg_mode: FG_NORMAL }"),
+                            R"({"feature_configs[1].id_feature.weighted": true})");
+  EXPECT_TRUE(NotSupported(weighted_fg, "feature_configs[1].id_feature.weighted"));
+  auto dim0 = edited(deepfm(), R"({"feature_configs[1].id_feature.embedding_dim": 0})");
+  EXPECT_TRUE(HasProblem(dim0, "feature_configs[1].id_feature.embedding_dim", "must be > 0"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 } }"),
+                         "feature_configs[4].id_feature",
+                         "needs one of hash_bucket_size, num_buckets, vocab_list, vocab_dict, vocab_file, zch, dynamicemb"));
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 vocab_list: ['a'] } }")));
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 vocab_dict: [{key: 'a' value: 2}] } }")));
+  auto pooling = edited(deepfm(), R"({"feature_configs[1].id_feature.pooling": "max"})");
+  EXPECT_TRUE(HasProblem(pooling, "feature_configs[1].id_feature.pooling", "must be sum or mean"));
+  auto fp16 = edited(deepfm(), R"({"feature_configs[1].id_feature.data_type": "FP16"})");
+  EXPECT_TRUE(NotSupported(fp16, "feature_configs[1].id_feature.data_type"));
+}
+
+TEST(Validate, RawFeatureRules) {
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 autodis { num_channels: 3 } } }"),
+                           "feature_configs[4].raw_feature.autodis"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 mlp {} } }"),
+                           "feature_configs[4].raw_feature.mlp"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { raw_feature { feature_name: 'r' boundaries: [1, 2] } }"),
+                         "feature_configs[4].raw_feature.embedding_dim", "must be > 0 when boundaries are set"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 boundaries: [1, 3, 3] } }"),
+                         "feature_configs[4].raw_feature.boundaries", "must be strictly increasing"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 boundaries: [2, 1] } }"),
+                         "feature_configs[4].raw_feature.boundaries", "boundaries[1]=1 <= boundaries[0]=2"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { raw_feature { feature_name: 'r' value_dim: 0 } }"),
+                         "feature_configs[4].raw_feature.value_dim", "must be > 0"));
+}
+
+TEST(Validate, FeatureNames) {
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { id_feature { feature_name: 'c0' num_buckets: 3 embedding_dim: 4 } }"),
+                         "feature_configs[4].id_feature.feature_name",
+                         "duplicate feature name 'c0' (also feature_configs[1])"));
+  EXPECT_TRUE(HasProblem(deepfm("feature_configs { raw_feature { } }"),
+                         "feature_configs[4].raw_feature.feature_name", "required"));
+}
+
+TEST(Validate, FeatureGroups) {
+  auto unknown = deepfm("model_config { feature_groups { group_name: 'x' feature_names: ['c0', 'c1', 'd0', 'cat_9'] } }");
+  EXPECT_TRUE(HasProblem(unknown, "model_config.feature_groups[3].feature_names[3]", "unknown feature 'cat_9'"));
+  auto dup = deepfm("model_config { feature_groups { group_name: 'fm' feature_names: ['c0'] } }");
+  EXPECT_TRUE(HasProblem(dup, "model_config.feature_groups[3].group_name",
+                         "duplicate group name 'fm' (also model_config.feature_groups[1])"));
+  auto empty = deepfm("model_config { feature_groups { group_name: 'e' } }");
+  EXPECT_TRUE(HasProblem(empty, "model_config.feature_groups[3].feature_names", "group has no features"));
+  auto seq = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: SEQUENCE } }");
+  EXPECT_TRUE(HasProblem(seq, "model_config.feature_groups[3].group_type",
+                         "not supported yet: model_config.feature_groups[3].group_type: SEQUENCE"));
+  auto jagged = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: JAGGED_SEQUENCE } }");
+  EXPECT_TRUE(NotSupported(jagged, "model_config.feature_groups[3].group_type"));
+  auto seq_groups = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' } } }");
+  EXPECT_TRUE(NotSupported(seq_groups, "model_config.feature_groups[3].sequence_groups"));
+  auto encoders = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_encoders { pooling_encoder { input: 'q' } } } }");
+  EXPECT_TRUE(NotSupported(encoders, "model_config.feature_groups[3].sequence_encoders"));
+}
+
+TEST(Validate, DeepFmGroups) {
+  auto no_wide = edited(deepfm(), R"({"model_config.feature_groups[0].group_name": "linear"})");
+  EXPECT_TRUE(HasProblem(no_wide, "model_config.feature_groups", "DeepFM needs a feature group named 'wide'"));
+  auto wide_type = edited(deepfm(), R"({"model_config.feature_groups[0].group_type": "DEEP"})");
+  EXPECT_TRUE(HasProblem(wide_type, "model_config.feature_groups[0].group_type", "DeepFM group 'wide' must be WIDE"));
+  auto no_deep = edited(deepfm(), R"({"model_config.feature_groups[2].group_name": "mlp"})");
+  EXPECT_TRUE(HasProblem(no_deep, "model_config.feature_groups", "DeepFM needs a feature group named 'deep'"));
+  auto deep_type = edited(deepfm(), R"({"model_config.feature_groups[2].group_type": "WIDE"})");
+  EXPECT_TRUE(HasProblem(deep_type, "model_config.feature_groups[2].group_type", "DeepFM group 'deep' must be DEEP"));
+  auto fm_dims = edited(deepfm(), R"({"feature_configs[2].id_feature.embedding_dim": 8})");
+  EXPECT_TRUE(HasProblem(fm_dims, "model_config.feature_groups[1].feature_names[1]",
+                         "FM needs equal embedding_dim: 'c1' has 8, 'c0' has 4"));
+  auto fm_dense = edited(deepfm(), R"({"model_config.feature_groups[1].feature_names": ["c0", "d0"]})");
+  EXPECT_TRUE(HasProblem(fm_dense, "model_config.feature_groups[1].feature_names[1]", "'d0' is dense"));
+  // Without an fm group the deep group feeds FM, so it must be all sparse.
+  auto deep_as_fm = deepfm();
+  deep_as_fm.mutable_model_config()->mutable_feature_groups()->DeleteSubrange(1, 1);
+  EXPECT_TRUE(HasProblem(deep_as_fm, "model_config.feature_groups[1].feature_names[0]", "'d0' is dense"));
+  auto wide_dense = edited(deepfm(), R"({"model_config.feature_groups[0].feature_names": ["c0", "d0"]})");
+  EXPECT_TRUE(HasProblem(wide_dense, "model_config.feature_groups[0].feature_names[1]",
+                         "WIDE group needs sparse features"));
+  auto no_mlp = deepfm();
+  no_mlp.mutable_model_config()->mutable_deepfm()->clear_deep();
+  EXPECT_TRUE(HasProblem(no_mlp, "model_config.deepfm.deep", "required"));
+  auto no_final = deepfm();
+  no_final.mutable_model_config()->mutable_deepfm()->clear_final();
+  EXPECT_TRUE(NoProblems(no_final));
+}
+
+TEST(Validate, MultiTowerRules) {
+  auto bad_input = edited(multi_tower(), R"({"model_config.multi_tower.towers[1].input": "items"})");
+  EXPECT_TRUE(HasProblem(bad_input, "model_config.multi_tower.towers[1].input", "unknown feature group 'items'"));
+  auto no_final = multi_tower();
+  no_final.mutable_model_config()->mutable_multi_tower()->clear_final();
+  EXPECT_TRUE(HasProblem(no_final, "model_config.multi_tower.final", "required"));
+  auto no_tower_mlp = multi_tower();
+  no_tower_mlp.mutable_model_config()->mutable_multi_tower()->mutable_towers(0)->clear_mlp();
+  EXPECT_TRUE(HasProblem(no_tower_mlp, "model_config.multi_tower.towers[0].mlp", "required"));
+  auto no_towers = multi_tower();
+  no_towers.mutable_model_config()->mutable_multi_tower()->clear_towers();
+  EXPECT_TRUE(HasProblem(no_towers, "model_config.multi_tower.towers", "needs at least one tower"));
+}
+
+TEST(Validate, MlpRules) {
+  const std::string p = "model_config.deepfm.deep";
+  auto set_deep = [](const std::string& mlp) {
+    return edited(deepfm(), R"({"model_config.deepfm.deep": ")" + mlp + R"("})");
+  };
+  EXPECT_TRUE(HasProblem(set_deep("{}"), p + ".hidden_units", "needs at least one layer"));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8, 0]"), p + ".hidden_units[1]", "must be > 0"));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8, 4, 2] dropout_ratio: [0.1, 0.2]"), p + ".dropout_ratio",
+                         "needs 0, 1 or 3 values"));
+  EXPECT_TRUE(NoProblems(set_deep("hidden_units: [8, 4, 2] dropout_ratio: [0.1, 0.2, 0.3]")));
+  EXPECT_TRUE(NoProblems(set_deep("hidden_units: [8, 4, 2] dropout_ratio: 0.5")));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8] dropout_ratio: 1.0"), p + ".dropout_ratio[0]", "must be in [0, 1)"));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8] dropout_ratio: -0.1"), p + ".dropout_ratio[0]", "must be in [0, 1)"));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8] activation: 'relu'"), p + ".activation", "cannot parse activation"));
+  EXPECT_TRUE(HasProblem(set_deep("hidden_units: [8] activation: 'Dice'"), p + ".activation",
+                         "not supported yet: model_config.deepfm.deep.activation: Dice"));
+  EXPECT_TRUE(NoProblems(set_deep("hidden_units: [8] activation: 'nn.LeakyReLU(negative_slope=0.1)'")));
+  EXPECT_TRUE(NoProblems(set_deep("hidden_units: [8] activation: 'torch.nn.GELU'")));
+  auto final_bad = edited(deepfm(), R"({"model_config.deepfm.final.hidden_units": []})");
+  EXPECT_TRUE(HasProblem(final_bad, "model_config.deepfm.final.hidden_units", "needs at least one layer"));
+}
+
+TEST(Validate, ModelCommonSubset) {
+  EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 2 }"), "model_config.num_class",
+                         "not supported yet: model_config.num_class: 2"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { variational_dropout {} }"), "model_config.variational_dropout"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { train_metrics { auc {} } }"), "model_config.train_metrics"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { softmax_cross_entropy {} } }"),
+                           "model_config.losses[1].softmax_cross_entropy"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { grouped_auc { grouping_key: 'c0' } } }"),
+                           "model_config.metrics[1].grouped_auc"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { auc { thresholds: 1 } } }"),
+                         "model_config.metrics[1].auc.thresholds", "must be > 1"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { binary_cross_entropy { label_smoothing: 1.5 } } }"),
+                         "model_config.losses[1].binary_cross_entropy.label_smoothing", "must be in [0, 1]"));
+  EXPECT_TRUE(NoProblems(deepfm("model_config { losses { binary_cross_entropy { label_smoothing: 1.0 } } }")));
+  auto no_loss = deepfm();
+  no_loss.mutable_model_config()->clear_losses();
+  EXPECT_TRUE(HasProblem(no_loss, "model_config.losses", "needs at least one loss"));
+}
+
+TEST(Validate, ReportsEveryProblem) {
+  auto c = deepfm("data_config { batch_size: 0 dataset_type: ParquetDataset } model_config { num_class: 3 }");
+  const auto problems = validate(c);
+  EXPECT_EQ(problems.size(), 3u) << dump(problems);
+  try {
+    check_valid(c);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("data_config.batch_size: must be > 0\n"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("data_config.dataset_type: not supported yet: data_config.dataset_type: ParquetDataset\n"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("model_config.num_class: not supported yet: model_config.num_class: 3"), std::string::npos)
+        << msg;
+  }
+}
+
+}  // namespace
+}  // namespace tzrec::config
