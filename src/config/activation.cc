@@ -36,6 +36,12 @@ const std::map<std::string, std::set<std::string>>& implemented() {
       {"ELU", {"alpha", "inplace"}},
       {"GELU", {"approximate"}},
       {"SiLU", {"inplace"}},
+      {"Softplus", {"beta", "threshold"}},
+      {"Identity", {}},
+      {"ReLU6", {"inplace"}},
+      {"SELU", {"inplace"}},
+      {"Mish", {"inplace"}},
+      {"Softsign", {}},
   };
   return kArgs;
 }
@@ -43,9 +49,8 @@ const std::map<std::string, std::set<std::string>>& implemented() {
 // Other torch.nn activations: valid, but not implemented here.
 const std::set<std::string>& known_unimplemented() {
   static const std::set<std::string> kNames = {
-      "ReLU6", "SELU", "CELU", "Softplus", "Softsign", "Softmax", "LogSigmoid", "Hardtanh",
-      "Hardswish", "Hardsigmoid", "Mish", "Tanhshrink", "Softshrink", "Hardshrink", "RReLU",
-      "Threshold", "GLU", "Identity"};
+      "CELU", "Softmax", "LogSigmoid", "Hardtanh", "Hardswish", "Hardsigmoid",
+      "Tanhshrink", "Softshrink", "Hardshrink", "RReLU", "Threshold", "GLU"};
   return kNames;
 }
 

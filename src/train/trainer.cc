@@ -73,9 +73,10 @@ class TrainLoop {
       while (auto loaded = loader.next()) {
         ++batches_this_epoch;
         train_step(loaded->batch, step, epoch, log_every);
+        current_position_ = loaded->position;
         const bool last = by_steps && step == num_steps - 1;
         if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last) {
-          save_and_evaluate(step, epoch, &loaded->position);
+          save_and_evaluate(step, epoch, &*current_position_);
         }
         last_trained_step_ = step;
         ++step;
@@ -90,13 +91,14 @@ class TrainLoop {
                                     config_.train_input_path()));
       }
       ++epoch;
+      current_position_.reset();  // the next epoch starts from the beginning of the data
       log::info("epoch {} finished at step {}", epoch, step - 1);
       if (save_epochs > 0 && epoch % save_epochs == 0 && last_trained_step_ >= 0) {
         save_and_evaluate(last_trained_step_, epoch, nullptr);
       }
     }
     if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
-      save_and_evaluate(last_trained_step_, epoch, last_position_ ? &*last_position_ : nullptr);
+      save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
     }
   }
 
@@ -136,13 +138,8 @@ class TrainLoop {
     data.config_digest = config_digest_;
     data.dataloader_state = nlohmann::json::object();
     data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
-    if (position != nullptr) {
-      data.dataloader_state[kTrainPositionKey] = position->to_json();
-      last_position_ = *position;
-    } else {
-      data.dataloader_state[kTrainPositionKey] = nullptr;
-      last_position_.reset();
-    }
+    data.dataloader_state[kTrainPositionKey] =
+        position != nullptr ? position->to_json() : nlohmann::json(nullptr);
     save_checkpoint(config_.model_dir(), data);
     last_saved_step_ = step;
     log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
@@ -161,7 +158,7 @@ class TrainLoop {
   std::string config_digest_;
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
-  std::optional<data::ReadPosition> last_position_;
+  std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   std::chrono::steady_clock::time_point window_start_;
   int64_t window_samples_ = 0;
   std::map<std::string, double> window_losses_;

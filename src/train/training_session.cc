@@ -34,8 +34,12 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
   model_ = models::create_model(config_, features_);
   if (with_optimizers) {
     const auto& train_config = config_.train_config();
-    sparse_optimizer_ = std::make_unique<embedding::SparseOptimizer>(
-        sparse_optimizer_options(train_config.sparse_optimizer()), model_->embedding_tables());
+    const auto sparse_options = sparse_optimizer_options(train_config.sparse_optimizer());
+    sparse_optimizer_ = std::make_unique<embedding::SparseOptimizer>(sparse_options,
+                                                                     model_->embedding_tables());
+    // FBGEMM clips the pooled output gradient, which only the embedding forward can do.
+    model_->embedding_group()->set_gradient_clipping(sparse_options.gradient_clipping,
+                                                     sparse_options.max_gradient);
     dense_optimizer_ = std::make_unique<optim::DenseOptimizer>(
         dense_optimizer_options(train_config.dense_optimizer()), model_->dense_parameters());
   }

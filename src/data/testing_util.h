@@ -1,0 +1,49 @@
+// Test-only helpers shared by data/ and feature/ unit tests (header-only, no torch).
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace tzrec::data::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tzrec_test_XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `bytes` verbatim to path()/name and returns the full path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const std::string full = path_ + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(full).parent_path());
+    std::ofstream out(full, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + full);
+    return full;
+  }
+
+ private:
+  std::string path_;
+};
+
+// Repository fixture path, e.g. fixture("tests/data/csv/quoted_crlf.csv").
+inline std::string fixture(const std::string& relative) {
+  return std::string(TZREC_SOURCE_DIR) + "/" + relative;
+}
+
+}  // namespace tzrec::data::testing

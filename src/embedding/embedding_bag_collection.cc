@@ -1,0 +1,142 @@
+#include "embedding/embedding_bag_collection.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.h"
+
+namespace tzrec::embedding {
+namespace {
+
+void check_module_name(const std::string& name, const std::string& what) {
+  if (name.empty() || name.find('.') != std::string::npos) {
+    throw ConfigError(fmt::format("{} '{}' must be non-empty and must not contain '.'", what, name));
+  }
+}
+
+}  // namespace
+
+EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> tables,
+                                                       std::vector<BagConfig> bags)
+    : table_configs_(std::move(tables)), bag_configs_(std::move(bags)) {
+  std::unordered_map<std::string, int64_t> table_index;
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> holders;
+  for (const TableConfig& t : table_configs_) {
+    check_module_name(t.name, "embedding table name");
+    if (t.num_embeddings <= 0 || t.embedding_dim <= 0) {
+      throw ConfigError(fmt::format(
+          "embedding table '{}': num_embeddings ({}) and embedding_dim ({}) must be positive", t.name,
+          t.num_embeddings, t.embedding_dim));
+    }
+    if (!table_index.emplace(t.name, static_cast<int64_t>(weights_.size())).second) {
+      throw ConfigError(fmt::format("embedding table '{}' is defined twice", t.name));
+    }
+    torch::Tensor w = torch::empty({t.num_embeddings, t.embedding_dim}, torch::kFloat32);
+    init_table_weight(t, w);
+    auto holder = std::make_shared<torch::nn::Module>();
+    w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
+    holders.emplace_back(t.name, holder);
+    weights_.push_back(w);
+  }
+  // "embedding_bags.<table>.weight", TorchRec's EmbeddingBagCollection state-dict layout.
+  embedding_bags_ = register_module("embedding_bags", torch::nn::ModuleDict(holders));
+  std::unordered_set<std::string> keys;
+  for (const BagConfig& b : bag_configs_) {
+    auto it = table_index.find(b.table_name);
+    if (it == table_index.end()) {
+      throw ConfigError(fmt::format("feature '{}' uses embedding table '{}', which is not defined",
+                                    b.feature_name, b.table_name));
+    }
+    if (b.pooling != "sum" && b.pooling != "mean") {
+      throw ConfigError(fmt::format("feature '{}': pooling must be \"sum\" or \"mean\", got \"{}\"",
+                                    b.feature_name, b.pooling));
+    }
+    if (!keys.insert(b.key()).second) {
+      throw ConfigError(fmt::format("embedding bag output key '{}' (feature '{}') is used twice",
+                                    b.key(), b.feature_name));
+    }
+    bag_table_index_.push_back(it->second);
+  }
+}
+
+std::vector<int64_t> EmbeddingBagCollectionImpl::bag_dims() const {
+  std::vector<int64_t> dims;
+  for (int64_t t : bag_table_index_) dims.push_back(table_configs_[t].embedding_dim);
+  return dims;
+}
+
+void EmbeddingBagCollectionImpl::set_gradient_clipping(bool enabled, double max_gradient) {
+  TORCH_CHECK(!enabled || max_gradient >= 0, "max_gradient must be >= 0");
+  clip_gradient_ = enabled;
+  max_gradient_ = max_gradient;
+}
+
+sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
+  if (bag_configs_.empty()) return sparse::KeyedTensor();
+  const int64_t batch_size = kjt.stride();
+  std::vector<std::string> keys;
+  std::vector<torch::Tensor> pooled;
+  keys.reserve(bag_configs_.size());
+  pooled.reserve(bag_configs_.size());
+  for (size_t i = 0; i < bag_configs_.size(); ++i) {
+    const BagConfig& bag = bag_configs_[i];
+    const TableConfig& table = table_configs_[bag_table_index_[i]];
+    const torch::Tensor& weight = weights_[bag_table_index_[i]];
+    if (!kjt.contains(bag.feature_name)) {
+      throw DataError(fmt::format("sparse features of the batch have no feature '{}' (table '{}')",
+                                  bag.feature_name, table.name));
+    }
+    sparse::JaggedTensor jt = kjt[bag.feature_name];
+    torch::Tensor ids = jt.values.to(weight.device(), torch::kInt64);  // [sum(L)]
+    torch::Tensor lengths = jt.lengths.to(weight.device(), torch::kInt64);  // [B]
+    TORCH_CHECK(lengths.size(0) == batch_size, "feature ", bag.feature_name, " has ", lengths.size(0),
+                " rows, expected ", batch_size);
+    // Explicit bounds check: embedding_bag would read out of bounds (or abort) on a bad id.
+    if (ids.numel() > 0) {
+      int64_t min_id = ids.min().item<int64_t>();
+      int64_t max_id = ids.max().item<int64_t>();
+      if (min_id < 0 || max_id >= table.num_embeddings) {
+        int64_t bad = min_id < 0 ? min_id : max_id;
+        throw DataError(fmt::format(
+            "feature '{}': id {} is outside embedding table '{}' with num_embeddings {}; ids must be "
+            "in [0, {}) (check the feature's num_buckets / hash_bucket_size)",
+            bag.feature_name, bad, table.name, table.num_embeddings, table.num_embeddings));
+      }
+    }
+    torch::Tensor offsets = torch::zeros({batch_size + 1}, lengths.options());  // [B + 1]
+    if (batch_size > 0) offsets.slice(0, 1).copy_(torch::cumsum(lengths, 0));
+    torch::Tensor per_sample_weights;
+    if (bag.weighted && jt.weights.defined()) {
+      per_sample_weights = jt.weights.to(weight.device(), weight.scalar_type());  // [sum(L)]
+    }
+    // Mode sum always: FBGEMM/TorchRec mean pooling is sum(w_i * e_i) / L (divides by the id count,
+    // also for weighted ids), which embedding_bag's mean mode cannot express with weights.
+    // sparse=true makes the weight gradient a sparse [rows, dim] tensor with one row per id.
+    auto result = torch::embedding_bag(weight, ids, offsets, /*scale_grad_by_freq=*/false,
+                                       /*mode=*/0, /*sparse=*/true, per_sample_weights,
+                                       /*include_last_offset=*/true);
+    torch::Tensor out = std::get<0>(result);  // [B, dim]
+    if (bag.pooling == "mean") {
+      torch::Tensor denom = lengths.clamp_min(1).to(out.scalar_type()).unsqueeze(1);  // [B, 1]
+      out = out / denom;
+    }
+    if (clip_gradient_ && out.requires_grad()) {
+      // FBGEMM TBE backward clamps grad_output before scattering it to rows (see header).
+      const double m = max_gradient_;
+      out.register_hook([m](torch::Tensor grad) { return grad.clamp(-m, m); });
+    }
+    keys.push_back(bag.key());
+    pooled.push_back(out);
+  }
+  return sparse::KeyedTensor::from_tensors(keys, pooled);
+}
+
+std::vector<EmbeddingTable> EmbeddingBagCollectionImpl::tables() {
+  std::vector<EmbeddingTable> out;
+  for (size_t t = 0; t < table_configs_.size(); ++t) {
+    out.push_back(EmbeddingTable{table_configs_[t].name, weights_[t], table_configs_[t].trainable});
+  }
+  return out;
+}
+
+}  // namespace tzrec::embedding

@@ -1,0 +1,73 @@
+// Plain option structs describing embedding tables, bags and the features that feed them
+// (no protobuf here: models/ converts feature::FeatureInfo and the config into these).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace tzrec::embedding {
+
+// One embedding table: weight [num_embeddings, embedding_dim] float32.
+struct TableConfig {
+  std::string name;  // table name, e.g. "cat_0_emb" or "cat_0_emb_wide"
+  int64_t num_embeddings = 0;
+  int64_t embedding_dim = 0;
+  // "" → torchrec default uniform(-sqrt(1/num_embeddings), +sqrt(1/num_embeddings)) (reference §5.7);
+  // otherwise a TorchEasyRec init_fn string, see init_table_weight().
+  std::string init_fn;
+  bool trainable = true;
+};
+
+// One pooled lookup: the ids of `feature_name` looked up in table `table_name` and pooled per row.
+struct BagConfig {
+  std::string feature_name;  // key in the input KeyedJaggedTensor
+  std::string table_name;
+  std::string pooling = "sum";  // "sum" | "mean"
+  // Key of this bag in the output KeyedTensor; "" → feature_name. Needed when one feature feeds two
+  // tables (e.g. a deep table and its "_wide" twin), since output keys must be unique.
+  std::string output_key;
+  // Multiply each id's row by its per-id weight when the input KJT carries weights. An unweighted
+  // feature set to false ignores the weights column a weighted neighbour put into the KJT.
+  bool weighted = true;
+
+  const std::string& key() const { return output_key.empty() ? feature_name : output_key; }
+};
+
+// What the embedding layer needs to know about one configured feature (mirror of the relevant
+// fields of feature::FeatureInfo; embedding/ must not include feature/).
+struct FeatureSpec {
+  std::string name;
+  bool is_sparse = true;
+  // Sparse features only:
+  int64_t num_embeddings = 0;
+  int64_t embedding_dim = 0;
+  std::string embedding_name;  // "" → "{name}_emb"
+  std::string pooling = "sum";
+  bool weighted = false;
+  bool trainable = true;
+  std::string init_fn;
+  // Dense features only: width of the feature's block in Batch::dense_features.
+  int64_t value_dim = 0;
+};
+
+// A table's parameter as handed to optimizers and checkpoints.
+struct EmbeddingTable {
+  std::string name;      // table name
+  torch::Tensor weight;  // [num_embeddings, embedding_dim] float32 parameter
+  bool trainable = true;
+};
+
+// Fills `weight` [num_embeddings, dim] in place (under NoGradGuard) according to table.init_fn.
+// Supported init_fn strings (optional "torch." prefix, keyword arguments as in torch.nn.init):
+//   nn.init.uniform_[,a=..,b=..]            nn.init.normal_[,mean=..,std=..]
+//   nn.init.trunc_normal_[,mean,std,a,b]    nn.init.constant_,val=..   nn.init.zeros_  nn.init.ones_
+//   nn.init.xavier_uniform_[,gain=..]       nn.init.xavier_normal_[,gain=..]
+//   nn.init.kaiming_uniform_[,a=..,mode='fan_in'|'fan_out',nonlinearity='..']   kaiming_normal_ (same)
+// Fan-in/out follow torch on a 2-D [rows, dim] tensor: fan_in = dim, fan_out = rows.
+// Unknown function or argument → tzrec::ConfigError naming the table.
+void init_table_weight(const TableConfig& table, torch::Tensor& weight);
+
+}  // namespace tzrec::embedding

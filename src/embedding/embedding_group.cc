@@ -1,0 +1,189 @@
+#include "embedding/embedding_group.h"
+
+#include <set>
+#include <unordered_map>
+
+#include "base/error.h"
+
+namespace tzrec::embedding {
+
+EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module)
+    : ebc(register_module("ebc", std::move(ebc_module))) {}
+
+namespace {
+
+// A table as requested by one feature of one group (used to detect conflicting shared tables).
+struct TableRequest {
+  TableConfig config;
+  std::string pooling;
+  std::string feature;  // first feature that requested the table
+};
+
+}  // namespace
+
+EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
+                                       std::vector<FeatureGroupConfig> groups,
+                                       int64_t wide_embedding_dim, const std::string& wide_init_fn) {
+  // TorchEasyRec: `wide_embedding_dim or 4`.
+  if (wide_embedding_dim <= 0) wide_embedding_dim = 4;
+  std::unordered_map<std::string, const FeatureSpec*> by_name;
+  for (const FeatureSpec& f : features) by_name[f.name] = &f;
+
+  auto lookup = [&](const FeatureGroupConfig& g, const std::string& name) -> const FeatureSpec& {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      throw ConfigError(fmt::format("feature group '{}': feature '{}' is not defined in feature_configs",
+                                    g.group_name, name));
+    }
+    return *it->second;
+  };
+  auto table_name_of = [](const FeatureSpec& f, bool wide) {
+    std::string name = f.embedding_name.empty() ? f.name + "_emb" : f.embedding_name;
+    return wide ? name + "_wide" : name;
+  };
+
+  // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
+  // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
+  std::map<std::string, std::set<std::string>> feature_tables;
+  for (const FeatureGroupConfig& g : groups) {
+    for (const std::string& name : g.feature_names) {
+      const FeatureSpec& f = lookup(g, name);
+      if (f.is_sparse) feature_tables[name].insert(table_name_of(f, g.type == GroupType::kWide));
+    }
+  }
+
+  std::vector<TableConfig> tables;
+  std::map<std::string, TableRequest> table_requests;
+  std::vector<BagConfig> bags;
+  std::set<std::string> bag_keys;
+  for (const FeatureGroupConfig& g : groups) {
+    if (g.group_name.empty()) throw ConfigError("a feature group has an empty group_name");
+    if (group_index_.count(g.group_name) > 0) {
+      throw ConfigError(fmt::format("feature group '{}' is defined twice", g.group_name));
+    }
+    const bool wide = g.type == GroupType::kWide;
+    Group group{g.group_name, {}, 0};
+    for (const std::string& name : g.feature_names) {
+      const FeatureSpec& f = lookup(g, name);
+      Slot slot;
+      if (!f.is_sparse) {
+        if (wide) {
+          throw ConfigError(fmt::format(
+              "feature group '{}': dense feature '{}' must not be in a WIDE group; move it to a DEEP "
+              "group", g.group_name, name));
+        }
+        if (f.value_dim <= 0) {
+          throw ConfigError(fmt::format("dense feature '{}' has value_dim {}; it must be positive", name,
+                                        f.value_dim));
+        }
+        slot = Slot{false, name, f.value_dim};
+      } else {
+        TableConfig t;
+        t.name = table_name_of(f, wide);
+        t.num_embeddings = f.num_embeddings;
+        t.embedding_dim = wide ? wide_embedding_dim : f.embedding_dim;
+        t.init_fn = (wide && !wide_init_fn.empty()) ? wide_init_fn : f.init_fn;
+        t.trainable = f.trainable;
+        auto it = table_requests.find(t.name);
+        if (it == table_requests.end()) {
+          table_requests.emplace(t.name, TableRequest{t, f.pooling, name});
+          tables.push_back(t);
+        } else {
+          const TableRequest& prev = it->second;
+          if (prev.config.num_embeddings != t.num_embeddings ||
+              prev.config.embedding_dim != t.embedding_dim || prev.config.init_fn != t.init_fn ||
+              prev.config.trainable != t.trainable || prev.pooling != f.pooling) {
+            throw ConfigError(fmt::format(
+                "features '{}' and '{}' share embedding table '{}' but disagree on it: "
+                "num_embeddings {} vs {}, embedding_dim {} vs {}, pooling {} vs {}, init_fn \"{}\" vs "
+                "\"{}\", trainable {} vs {}; give them the same settings or different embedding_name",
+                prev.feature, name, t.name, prev.config.num_embeddings, t.num_embeddings,
+                prev.config.embedding_dim, t.embedding_dim, prev.pooling, f.pooling, prev.config.init_fn,
+                t.init_fn, prev.config.trainable, t.trainable));
+          }
+        }
+        std::string key = feature_tables[name].size() > 1 ? name + "@" + t.name : name;
+        if (bag_keys.insert(key).second) {
+          BagConfig bag;
+          bag.feature_name = name;
+          bag.table_name = t.name;
+          bag.pooling = f.pooling;
+          bag.output_key = key == name ? "" : key;
+          bag.weighted = f.weighted;
+          bags.push_back(bag);
+        }
+        slot = Slot{true, key, t.embedding_dim};
+      }
+      group.total_dim += slot.dim;
+      group.slots.push_back(slot);
+    }
+    group_index_[g.group_name] = groups_.size();
+    groups_.push_back(std::move(group));
+  }
+
+  data_ = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)));
+  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" as in TorchEasyRec (one data group).
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> impls = {
+      {"__BASE__", data_.ptr()}};
+  emb_impls_ = register_module("emb_impls", torch::nn::ModuleDict(impls));
+}
+
+const EmbeddingGroupImpl::Group& EmbeddingGroupImpl::group(const std::string& name) const {
+  auto it = group_index_.find(name);
+  if (it == group_index_.end()) {
+    throw ConfigError(fmt::format("feature group '{}' does not exist", name));
+  }
+  return groups_[it->second];
+}
+
+int64_t EmbeddingGroupImpl::group_total_dim(const std::string& name) const {
+  return group(name).total_dim;
+}
+
+std::vector<int64_t> EmbeddingGroupImpl::group_feature_dims(const std::string& name) const {
+  std::vector<int64_t> dims;
+  for (const Slot& s : group(name).slots) dims.push_back(s.dim);
+  return dims;
+}
+
+std::vector<std::string> EmbeddingGroupImpl::group_names() const {
+  std::vector<std::string> names;
+  for (const Group& g : groups_) names.push_back(g.name);
+  return names;
+}
+
+std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() { return data_->ebc->tables(); }
+
+void EmbeddingGroupImpl::set_gradient_clipping(bool enabled, double max_gradient) {
+  data_->ebc->set_gradient_clipping(enabled, max_gradient);
+}
+
+std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {
+  sparse::KeyedTensor pooled = data_->ebc->forward(batch.sparse_features);
+  std::map<std::string, torch::Tensor> out;
+  for (const Group& g : groups_) {
+    std::vector<torch::Tensor> parts;  // [B, dim] per feature, in feature_names order
+    for (const Slot& s : g.slots) {
+      if (s.is_sparse) {
+        parts.push_back(pooled[s.key]);
+      } else {
+        if (!batch.dense_features.contains(s.key)) {
+          throw DataError(fmt::format("dense features of the batch have no feature '{}' (group '{}')",
+                                      s.key, g.name));
+        }
+        torch::Tensor v = batch.dense_features[s.key];
+        TORCH_CHECK(v.dim() == 2 && v.size(1) == s.dim, "dense feature ", s.key, " must be [B, ", s.dim,
+                    "], got ", v.sizes());
+        parts.push_back(v.to(torch::kFloat32));
+      }
+    }
+    if (parts.empty()) {
+      out[g.name] = torch::zeros({batch.batch_size, 0}, torch::kFloat32);
+    } else {
+      out[g.name] = torch::cat(parts, 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace tzrec::embedding

@@ -1,0 +1,83 @@
+// Multi-threaded CSV -> sparse::Batch loader (data_config.dataset_type CsvDataset).
+//
+// Files of the comma-separated input path (globs allowed) are split over loader workers
+// round-robin, files[global_worker :: total_workers] like TorchEasyRec (reference §6.3;
+// num_workers 0 -> 1; reduced to the files per rank when there are fewer files). Each worker thread
+// reads its files in order, cuts exactly batch_size rows (batches span files), runs
+// FeatureParser::parse and keeps up to kPrefetchDepth parsed batches in its own queue; next()
+// takes batches round-robin over workers, skipping exhausted ones, so the order is deterministic
+// for a given num_workers.
+//
+// Batch size: data_config.batch_size in kTrain; eval_batch_size (if set) else batch_size in kEval.
+// The last short batch of each worker is kept, except in kTrain when drop_remainder is set or it
+// has fewer than min_batch_size rows (dropping rows in eval would bias the metrics).
+//
+// Resume: every LoadedBatch carries the data::ReadPosition after it. A loader built with that
+// position and the same num_workers continues with exactly the next batch; with another
+// num_workers it reads every remaining row exactly once, starting at worker 0 (see
+// data/read_position.h).
+//
+// Errors: a DataError (or any exception) raised on a worker is rethrown by next() with its
+// original type, at the point of that worker's failed batch. The destructor stops and joins the
+// workers, also mid-stream.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/read_position.h"
+#include "feature/feature_parser.h"
+#include "sparse/batch.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::data {
+template <typename T>
+class ParallelLoader;
+}
+
+namespace tzrec::feature {
+
+enum class Mode { kTrain, kEval };
+
+struct LoadedBatch {
+  sparse::Batch batch;
+  data::ReadPosition position;  // position after this batch
+};
+
+// This process's share of the data in distributed runs (RANK / WORLD_SIZE).
+struct LoaderShard {
+  int rank = 0;
+  int world_size = 1;
+};
+
+class BatchLoader {
+ public:
+  static constexpr int kPrefetchDepth = 2;
+
+  // Throws DataError for missing files / unmatched globs / a resume position for other files,
+  // ConfigError / NotSupportedError for unusable data_config or feature settings.
+  BatchLoader(const protos::EasyRecConfig& config, const std::string& input_path, Mode mode,
+              const data::ReadPosition* resume = nullptr, LoaderShard shard = {});
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  // The next batch, or nullopt at the end of the pass.
+  std::optional<LoadedBatch> next();
+
+  int num_workers() const { return num_workers_; }
+  int64_t batch_size() const { return batch_size_; }
+  const std::vector<std::string>& files() const { return files_; }
+  const FeatureParser& parser() const { return *parser_; }
+
+ private:
+  std::shared_ptr<const FeatureParser> parser_;
+  std::vector<std::string> files_;
+  int num_workers_ = 1;
+  int64_t batch_size_ = 0;
+  std::unique_ptr<data::ParallelLoader<sparse::Batch>> loader_;
+};
+
+}  // namespace tzrec::feature

@@ -1,0 +1,22 @@
+// Feature configs -> what the model side needs per feature.
+#pragma once
+
+#include <vector>
+
+#include "feature/feature_info.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::feature {
+
+// One FeatureInfo per feature_configs entry, in config order, for id_feature and raw_feature:
+//   num_embeddings (reference §5.4): id_feature hash_bucket_size > num_buckets >
+//     len(effective vocab_list) (vocab_list + default value + <OOV> unless
+//     default_bucketize_value is set) > max(vocab_dict incl. default value -> 0) + 1;
+//     raw_feature with boundaries: len(boundaries) + 1 (sparse); without: dense, value_dim.
+//   embedding_name: embedding_name or "{feature_name}_emb".
+// Throws NotSupportedError("feature_configs[i].<type>") for other feature types and for
+// unsupported options (zch, dynamicemb, vocab_file, autodis, mlp, ...), ConfigError for invalid
+// settings.
+std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config);
+
+}  // namespace tzrec::feature

@@ -1,0 +1,171 @@
+#include "feature/features.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "feature/testing_config.h"
+
+namespace tzrec::feature {
+namespace {
+
+using testing::parse_config;
+
+std::vector<FeatureInfo> infos(const std::string& features, const std::string& data = "") {
+  return build_feature_infos(parse_config("data_config { " + data + " } " + features));
+}
+
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no error of the expected type>";
+}
+
+TEST(BuildFeatureInfos, NumEmbeddingsPrecedence) {
+  auto fi = infos(R"(
+    feature_configs { id_feature { feature_name: "a" embedding_dim: 8 hash_bucket_size: 100
+                                   num_buckets: 7 vocab_list: ["x", "y"] } }
+    feature_configs { id_feature { feature_name: "b" embedding_dim: 8 num_buckets: 7
+                                   vocab_list: ["x", "y"] } }
+    feature_configs { id_feature { feature_name: "c" embedding_dim: 8 vocab_list: ["x", "y", "z"]
+                                   vocab_dict: [{key: "x" value: 20}] } }
+    feature_configs { id_feature { feature_name: "d" embedding_dim: 8 vocab_list: ["x", "y", "z"]
+                                   default_bucketize_value: 0 } }
+    feature_configs { id_feature { feature_name: "e" embedding_dim: 8
+                                   vocab_dict: [{key: "x" value: 2}, {key: "y" value: 5}] } }
+  )");
+  ASSERT_EQ(fi.size(), 5u);
+  EXPECT_EQ(fi[0].num_embeddings, 100);
+  EXPECT_EQ(fi[1].num_embeddings, 7);
+  EXPECT_EQ(fi[2].num_embeddings, 5);  // [default, <OOV>, x, y, z]
+  EXPECT_EQ(fi[3].num_embeddings, 3);  // list as-is with default_bucketize_value
+  EXPECT_EQ(fi[4].num_embeddings, 6);  // max id 5 + 1
+  for (const auto& f : fi) {
+    EXPECT_TRUE(f.is_sparse);
+    EXPECT_EQ(f.type, "id_feature");
+  }
+}
+
+TEST(BuildFeatureInfos, TableSettings) {
+  auto fi = infos(R"(
+    feature_configs { id_feature { feature_name: "user_id" embedding_dim: 16 num_buckets: 10 } }
+    feature_configs { id_feature { feature_name: "tags" embedding_dim: 4 hash_bucket_size: 50
+        embedding_name: "shared_tags" pooling: "MEAN" weighted: true trainable: false
+        init_fn: "nn.init.uniform_,a=-0.01,b=0.01" data_type: "FP16" } }
+    feature_configs { raw_feature { feature_name: "price" boundaries: [1, 2, 3] embedding_dim: 8 } }
+    feature_configs { raw_feature { feature_name: "vec" value_dim: 3 } }
+  )");
+  ASSERT_EQ(fi.size(), 4u);
+  EXPECT_EQ(fi[0].embedding_name, "user_id_emb");
+  EXPECT_EQ(fi[0].embedding_dim, 16);
+  EXPECT_EQ(fi[0].pooling, "sum");
+  EXPECT_FALSE(fi[0].weighted);
+  EXPECT_TRUE(fi[0].trainable);
+  EXPECT_EQ(fi[0].data_type, "FP32");
+  EXPECT_EQ(fi[1].embedding_name, "shared_tags");
+  EXPECT_EQ(fi[1].pooling, "mean");
+  EXPECT_TRUE(fi[1].weighted);
+  EXPECT_FALSE(fi[1].trainable);
+  EXPECT_EQ(fi[1].init_fn, "nn.init.uniform_,a=-0.01,b=0.01");
+  EXPECT_EQ(fi[1].data_type, "FP16");
+  EXPECT_TRUE(fi[2].is_sparse);
+  EXPECT_EQ(fi[2].type, "raw_feature");
+  EXPECT_EQ(fi[2].num_embeddings, 4);
+  EXPECT_EQ(fi[2].embedding_name, "price_emb");
+  EXPECT_FALSE(fi[3].is_sparse);
+  EXPECT_EQ(fi[3].value_dim, 3);
+  EXPECT_EQ(fi[3].num_embeddings, 0);
+}
+
+TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
+  EXPECT_EQ(
+      error_of<NotSupportedError>([] {
+        infos(
+            R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } }
+                       feature_configs { combo_feature { feature_name: "c" expression: ["user:a", "item:b"]
+                                                         hash_bucket_size: 10 embedding_dim: 4 } })");
+      }),
+      "not supported yet: feature_configs[1].combo_feature");
+  EXPECT_EQ(error_of<NotSupportedError>([] {
+              infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4
+                                                      zch { zch_size: 100 } } })");
+            }),
+            "not supported yet: feature_configs[0].id_feature.zch");
+  EXPECT_EQ(error_of<NotSupportedError>(
+                [] { infos(R"(feature_configs { raw_feature { feature_name: "p" mlp {} } })"); }),
+            "not supported yet: feature_configs[0].raw_feature.mlp");
+  EXPECT_EQ(error_of<NotSupportedError>([] {
+              infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
+                                                            sequence_delim: ";" } })");
+            }),
+            "not supported yet: feature_configs[0].sequence_feature");
+  EXPECT_EQ(
+      error_of<NotSupportedError>([] {
+        infos(
+            R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } })",
+            "fg_mode: FG_BUCKETIZE");
+      }),
+      "not supported yet: data_config.fg_mode FG_BUCKETIZE");
+}
+
+TEST(BuildFeatureInfos, ConfigErrorsNameTheField) {
+  std::string msg = error_of<ConfigError>(
+      [] { infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 } })"); });
+  EXPECT_NE(msg.find("feature_configs[0].id_feature: set one of hash_bucket_size, num_buckets"),
+            std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>(
+      [] { infos(R"(feature_configs { id_feature { feature_name: "a" num_buckets: 4 } })"); });
+  EXPECT_NE(msg.find("feature_configs[0].id_feature.embedding_dim: must be > 0"), std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>([] {
+    infos(
+        R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 4 pooling: "max" } })");
+  });
+  EXPECT_NE(msg.find("feature_configs[0].id_feature.pooling: 'max' is not sum or mean"),
+            std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>([] {
+    infos(
+        R"(feature_configs { raw_feature { feature_name: "p" boundaries: [1, 3, 2] embedding_dim: 4 } })");
+  });
+  EXPECT_NE(msg.find("feature_configs[0].raw_feature.boundaries: must be strictly increasing"),
+            std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>([] {
+    infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 4 } }
+             feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 4 } })");
+  });
+  EXPECT_NE(msg.find("feature_configs[1].id_feature.feature_name: 'a' is used by another feature"),
+            std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>([] {
+    infos(
+        R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 4 embedding_name: "t" } }
+             feature_configs { id_feature { feature_name: "b" embedding_dim: 4 num_buckets: 5 embedding_name: "t" } })");
+  });
+  EXPECT_NE(msg.find("table 't' is shared"), std::string::npos) << msg;
+  // FG modes: vocab ids must fit the table; default_bucketize_value too.
+  msg = error_of<ConfigError>([] {
+    infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 expression: "user:a"
+                vocab_dict: [{key: "x" value: 2}] default_bucketize_value: 3 } })",
+          "fg_mode: FG_NORMAL");
+  });
+  EXPECT_NE(msg.find("feature_configs[0].id_feature.default_bucketize_value: 3 is outside the "
+                     "table [0, 3)"),
+            std::string::npos)
+      << msg;
+  msg = error_of<ConfigError>([] {
+    infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 4 } })",
+          "fg_mode: FG_DAG");
+  });
+  EXPECT_NE(msg.find("feature_configs[0].id_feature.expression: '' is not 'side:input_name'"),
+            std::string::npos)
+      << msg;
+}
+
+}  // namespace
+}  // namespace tzrec::feature

@@ -1,0 +1,75 @@
+#include "models/config_convert.h"
+
+#include "base/error.h"
+
+namespace tzrec::models {
+
+embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
+  embedding::FeatureSpec spec;
+  spec.name = info.name;
+  spec.is_sparse = info.is_sparse;
+  spec.num_embeddings = info.num_embeddings;
+  spec.embedding_dim = info.embedding_dim;
+  spec.embedding_name = info.embedding_name;
+  spec.pooling = info.pooling;
+  spec.weighted = info.weighted;
+  spec.trainable = info.trainable;
+  spec.init_fn = info.init_fn;
+  spec.value_dim = info.value_dim;
+  return spec;
+}
+
+std::vector<embedding::FeatureSpec> to_feature_specs(const std::vector<feature::FeatureInfo>& infos) {
+  std::vector<embedding::FeatureSpec> specs;
+  specs.reserve(infos.size());
+  for (const auto& info : infos) specs.push_back(to_feature_spec(info));
+  return specs;
+}
+
+std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelConfig& model_config) {
+  std::vector<embedding::FeatureGroupConfig> groups;
+  for (int i = 0; i < model_config.feature_groups_size(); ++i) {
+    const protos::FeatureGroupConfig& g = model_config.feature_groups(i);
+    const std::string path = fmt::format("model_config.feature_groups[{}]", i);
+    embedding::FeatureGroupConfig out;
+    out.group_name = g.group_name();
+    switch (g.group_type()) {
+      case protos::DEEP:
+        out.type = embedding::GroupType::kDeep;
+        break;
+      case protos::WIDE:
+        out.type = embedding::GroupType::kWide;
+        break;
+      default:
+        throw NotSupportedError(
+            fmt::format("{}.group_type {} (group '{}')", path, protos::FeatureGroupType_Name(g.group_type()),
+                        g.group_name()));
+    }
+    if (g.sequence_groups_size() > 0) {
+      throw NotSupportedError(fmt::format("{}.sequence_groups (group '{}')", path, g.group_name()));
+    }
+    if (g.sequence_encoders_size() > 0) {
+      throw NotSupportedError(fmt::format("{}.sequence_encoders (group '{}')", path, g.group_name()));
+    }
+    if (g.has_embedding_name_suffix() && !g.embedding_name_suffix().empty()) {
+      throw NotSupportedError(fmt::format("{}.embedding_name_suffix (group '{}')", path, g.group_name()));
+    }
+    out.feature_names.assign(g.feature_names().begin(), g.feature_names().end());
+    groups.push_back(std::move(out));
+  }
+  return groups;
+}
+
+nn::MLPOptions to_mlp_options(const protos::MLP& mlp) {
+  nn::MLPOptions o;
+  o.hidden_units.assign(mlp.hidden_units().begin(), mlp.hidden_units().end());
+  // float in the proto, as in tzrec (the ratio reaches torch as the float's double value).
+  o.dropout_ratio.assign(mlp.dropout_ratio().begin(), mlp.dropout_ratio().end());
+  o.activation = mlp.activation();
+  o.use_bn = mlp.use_bn();
+  o.bias = mlp.bias();
+  o.use_ln = mlp.use_ln();
+  return o;
+}
+
+}  // namespace tzrec::models

@@ -1,0 +1,26 @@
+// Conversions from config / feature descriptions to the plain option structs of embedding/ and nn/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "embedding/embedding_config.h"
+#include "embedding/embedding_group.h"
+#include "feature/feature_info.h"
+#include "nn/mlp.h"
+#include "tzrec/protos/model.pb.h"
+#include "tzrec/protos/module.pb.h"
+
+namespace tzrec::models {
+
+embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info);
+std::vector<embedding::FeatureSpec> to_feature_specs(const std::vector<feature::FeatureInfo>& infos);
+
+// model_config.feature_groups → embedding groups. DEEP / WIDE only: SEQUENCE and JAGGED_SEQUENCE
+// groups, sequence_groups, sequence_encoders and embedding_name_suffix throw
+// tzrec::NotSupportedError naming the field ("model_config.feature_groups[1].group_type SEQUENCE").
+std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelConfig& model_config);
+
+nn::MLPOptions to_mlp_options(const protos::MLP& mlp);
+
+}  // namespace tzrec::models

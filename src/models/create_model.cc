@@ -1,0 +1,31 @@
+#include "base/error.h"
+#include "models/deepfm.h"
+#include "models/model.h"
+#include "models/multi_tower.h"
+
+namespace tzrec::models {
+
+std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
+                                    const std::vector<feature::FeatureInfo>& features) {
+  if (!config.has_model_config()) {
+    throw ConfigError("model_config: missing; add e.g. model_config { feature_groups {...} deepfm {...} }");
+  }
+  const protos::ModelConfig& mc = config.model_config();
+  const auto& dc = config.data_config();
+  std::vector<std::string> labels(dc.label_fields().begin(), dc.label_fields().end());
+  std::vector<std::string> weights(dc.sample_weight_fields().begin(), dc.sample_weight_fields().end());
+  switch (mc.model_case()) {
+    case protos::ModelConfig::kDeepfm:
+      return std::make_shared<DeepFM>(mc, features, labels, weights);
+    case protos::ModelConfig::kMultiTower:
+      return std::make_shared<MultiTower>(mc, features, labels, weights);
+    case protos::ModelConfig::MODEL_NOT_SET:
+      throw ConfigError("model_config: no model set; add one model, e.g. deepfm { deep { hidden_units: [64] } }");
+    default: {
+      const auto* field = mc.GetDescriptor()->FindFieldByNumber(static_cast<int>(mc.model_case()));
+      throw NotSupportedError("model_config." + (field ? field->name() : std::to_string(mc.model_case())));
+    }
+  }
+}
+
+}  // namespace tzrec::models

@@ -1,0 +1,59 @@
+#include "models/deepfm.h"
+
+#include <set>
+
+#include "base/error.h"
+#include "models/config_convert.h"
+
+namespace tzrec::models {
+
+DeepFM::DeepFM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
+               std::vector<std::string> labels, std::vector<std::string> sample_weights)
+    : Model(model_config, std::move(labels), std::move(sample_weights)) {
+  const protos::DeepFM& cfg = model_config_.deepfm();
+  init_input(features, cfg.wide_embedding_dim(), cfg.wide_init_fn());
+  require_group("DeepFM", "wide");
+  require_group("DeepFM", "deep");
+  fm_ = register_module("fm", nn::FactorizationMachine());
+
+  fm_group_ = embedding_group_->has_group("fm") ? "fm" : "deep";
+  std::vector<int64_t> fm_dims = embedding_group_->group_feature_dims(fm_group_);
+  std::set<int64_t> distinct(fm_dims.begin(), fm_dims.end());
+  if (fm_dims.empty() || distinct.size() != 1) {
+    throw ConfigError(fmt::format(
+        "model_config.feature_groups: DeepFM feeds group '{}' to the FM, so all its features need the same "
+        "embedding dimension; got {}",
+        fm_group_, fmt::join(fm_dims, ", ")));
+  }
+  fm_num_features_ = static_cast<int64_t>(fm_dims.size());
+  fm_dim_ = fm_dims[0];
+
+  deep_mlp_ = register_module(
+      "deep_mlp", nn::MLP(embedding_group_->group_total_dim("deep"), to_mlp_options(cfg.deep()),
+                          "model_config.deepfm.deep"));
+  int64_t final_dim = deep_mlp_->output_dim();
+  if (cfg.has_final()) {
+    final_mlp_ = register_module(
+        "final_mlp", nn::MLP(1 + fm_dim_ + final_dim, to_mlp_options(cfg.final()), "model_config.deepfm.final"));
+    final_dim = final_mlp_->output_dim();
+  }
+  output_mlp_ = register_module("output_mlp", torch::nn::Linear(final_dim, num_class_));
+}
+
+TensorMap DeepFM::predict(const sparse::Batch& batch) {
+  std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
+  torch::Tensor y_wide = grouped.at("wide").sum(1, /*keepdim=*/true);  // [B, 1]
+  const torch::Tensor& deep = grouped.at("deep");                       // [B, deep_dim]
+  torch::Tensor y_deep = deep_mlp_->forward(deep);                       // [B, H]
+  torch::Tensor fm_in = grouped.at(fm_group_).reshape({-1, fm_num_features_, fm_dim_});  // [B, N, D]
+  torch::Tensor y_fm = fm_->forward(fm_in);                                               // [B, D]
+  torch::Tensor y;
+  if (final_mlp_) {
+    y = output_mlp_->forward(final_mlp_->forward(torch::cat({y_wide, y_fm, y_deep}, 1)));
+  } else {
+    y = y_wide + y_fm.sum(1, /*keepdim=*/true) + output_mlp_->forward(y_deep);
+  }
+  return output_to_prediction(y);
+}
+
+}  // namespace tzrec::models

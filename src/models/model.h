@@ -1,0 +1,105 @@
+// Model base class with TorchEasyRec RankModel semantics (tzrec/models/rank_model.py, reference §4,
+// §7.1, §7.2): predictions, losses, eval metrics and the split of parameters for the optimizers.
+//
+// Supported config (everything else throws when the model is built):
+//   losses:  binary_cross_entropy {label_smoothing}      → predictions "logits" [B], "probs" [B]
+//   metrics: auc {thresholds}  → "auc" (exact AUC); when `thresholds` is set explicitly also
+//            "auc_binned" (torchmetrics BinaryAUROC(thresholds) as tzrec reports it)
+//   each loss is also a metric under its own name: mean of batch losses weighted by batch size.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/embedding_config.h"
+#include "embedding/embedding_group.h"
+#include "feature/feature_info.h"
+#include "loss/binary_cross_entropy.h"
+#include "metrics/auc.h"
+#include "metrics/mean_metric.h"
+#include "sparse/batch.h"
+#include "tzrec/protos/model.pb.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::models {
+
+using TensorMap = std::map<std::string, torch::Tensor>;
+
+class Model : public torch::nn::Module {
+ public:
+  // labels: data_config.label_fields (the first one is used); sample_weights:
+  // data_config.sample_weight_fields (the first one, if any, weights the losses).
+  // Throws ConfigError / NotSupportedError for losses, metrics and settings not supported.
+  Model(const protos::ModelConfig& model_config, std::vector<std::string> labels,
+        std::vector<std::string> sample_weights);
+  virtual ~Model() = default;
+
+  // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits).
+  virtual TensorMap predict(const sparse::Batch& batch) = 0;
+
+  // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing; with a
+  // sample weight field, mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or
+  // sample-weight column.
+  TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
+  // Adds the batch to every metric; `losses` (from loss()) feed the loss metrics, weighted by the
+  // batch size. Pass an empty map to skip the loss metrics.
+  void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
+  // Metric name → value, e.g. {"auc": .., "binary_cross_entropy": ..}. Does not reset.
+  std::map<std::string, double> compute_metrics();
+  void reset_metrics();
+
+  // Sparse parameters (embedding tables; for the sparse optimizer).
+  std::vector<embedding::EmbeddingTable> embedding_tables();
+  // Every other parameter with its state-dict name (e.g. "deep_mlp.mlp.0.perceptron.0.weight"),
+  // in registration order; for the dense optimizer.
+  std::vector<std::pair<std::string, torch::Tensor>> dense_parameters();
+
+  const protos::ModelConfig& model_config() const { return model_config_; }
+  const std::string& label_name() const { return label_name_; }
+  int64_t num_class() const { return num_class_; }
+  embedding::EmbeddingGroup& embedding_group() { return embedding_group_; }
+
+ protected:
+  // Builds the EmbeddingGroup over model_config.feature_groups as submodule "embedding_group".
+  // wide_embedding_dim 0 → 4 (tzrec default).
+  void init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim = 0,
+                  const std::string& wide_init_fn = "");
+  // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'".
+  void require_group(const std::string& model_name, const std::string& group) const;
+  // output: [B, num_class] → predictions per configured loss.
+  TensorMap output_to_prediction(const torch::Tensor& output) const;
+
+  protos::ModelConfig model_config_;
+  int64_t num_class_ = 1;
+  embedding::EmbeddingGroup embedding_group_{nullptr};
+
+ private:
+  struct LossEntry {
+    std::string name;
+    loss::BinaryCrossEntropy bce;
+  };
+  struct AucEntry {
+    std::string name;
+    bool report_binned;
+    metrics::Auc auc;
+  };
+  const torch::Tensor& batch_label(const sparse::Batch& batch) const;
+
+  std::string label_name_;
+  std::string sample_weight_name_;  // "" = unweighted
+  std::vector<LossEntry> losses_;
+  std::vector<AucEntry> aucs_;
+  std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
+};
+
+// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower).
+// Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
+std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
+                                    const std::vector<feature::FeatureInfo>& features);
+
+}  // namespace tzrec::models

@@ -1,0 +1,190 @@
+#include "models/model.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "models/deepfm.h"
+#include "models/multi_tower.h"
+#include "models/testing.h"
+
+namespace tzrec::models {
+namespace {
+
+using testing::make_kjt;
+using testing::parse_config;
+
+std::string config_text(const std::string& losses, const std::string& metrics,
+                        const std::string& data = R"(label_fields: "clk")") {
+  return "data_config { " + data + R"( }
+    model_config {
+      feature_groups { group_name: "user" feature_names: ["u"] }
+      multi_tower { towers { input: "user" mlp { hidden_units: [2] } } final { hidden_units: [2] } }
+      )" + losses + "\n" + metrics + "\n}";
+}
+
+std::vector<feature::FeatureInfo> features() { return {testing::sparse_feature("u", 6, 3)}; }
+
+sparse::Batch label_batch(const std::vector<float>& labels) {
+  sparse::Batch batch;
+  batch.batch_size = static_cast<int64_t>(labels.size());
+  batch.labels["clk"] = torch::tensor(labels);
+  return batch;
+}
+
+TEST(Model, CreateModelDispatchesOnOneof) {
+  auto deepfm = parse_config(R"(
+    data_config { label_fields: "clk" }
+    model_config {
+      feature_groups { group_name: "wide" feature_names: ["u"] group_type: WIDE }
+      feature_groups { group_name: "deep" feature_names: ["u"] }
+      deepfm { deep { hidden_units: [2] } }
+      losses { binary_cross_entropy {} }
+    })");
+  auto m1 = create_model(deepfm, features());
+  EXPECT_NE(dynamic_cast<DeepFM*>(m1.get()), nullptr);
+  auto m2 = create_model(parse_config(config_text("losses { binary_cross_entropy {} }", "")), features());
+  EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
+  EXPECT_EQ(m2->label_name(), "clk");
+
+  auto dlrm = parse_config(R"(model_config { dlrm { final { hidden_units: [2] } } })");
+  try {
+    create_model(dlrm, features());
+    ADD_FAILURE();
+  } catch (const NotSupportedError& e) {
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.dlrm");
+  }
+  EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
+  EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);
+  // No label field.
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} }", "", "")), features()),
+               ConfigError);
+}
+
+TEST(Model, PredictKeysAndShapes) {
+  auto model = create_model(parse_config(config_text("losses { binary_cross_entropy {} }", "")), features());
+  sparse::Batch batch = label_batch({1, 0, 1});
+  batch.sparse_features = make_kjt({"u"}, {{{1}, {2, 3}, {}}});
+  auto pred = model->predict(batch);
+  ASSERT_EQ(pred.size(), 2u);
+  EXPECT_EQ(pred.at("logits").sizes(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(pred.at("probs").sizes(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(pred.at("logits").scalar_type(), torch::kFloat32);
+  // Gradients reach both the dense and the sparse parameters.
+  auto losses = model->loss(pred, batch);
+  losses.at("binary_cross_entropy").backward();
+  for (const auto& [name, p] : model->dense_parameters()) EXPECT_TRUE(p.grad().defined()) << name;
+  auto tables = model->embedding_tables();
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].name, "u_emb");
+}
+
+// logits [0.5, -1, 2, 0], labels [1, 0, 0, 1], weights [1, 2, 0, 1], label_smoothing 0.2:
+// 0.5109368849441245 from /usr/bin/python3 torch 1.13:
+//   mean(BCEWithLogitsLoss(reduction="none")(l, y * 0.8 + 0.1) * (w / w.mean())).
+TEST(Model, LossWithLabelSmoothingAndSampleWeights) {
+  auto config = parse_config(config_text("losses { binary_cross_entropy { label_smoothing: 0.2 } }", "",
+                                         R"(label_fields: ["clk", "buy"] sample_weight_fields: "w")"));
+  auto model = create_model(config, features());
+  sparse::Batch batch = label_batch({1, 0, 0, 1});
+  batch.labels["buy"] = torch::tensor({0.0f, 0.0f, 0.0f, 0.0f});  // second label is not used
+  batch.sample_weights["w"] = torch::tensor({1.0f, 2.0f, 0.0f, 1.0f});
+  TensorMap pred{{"logits", torch::tensor({0.5f, -1.0f, 2.0f, 0.0f})}};
+  auto losses = model->loss(pred, batch);
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_NEAR(losses.at("binary_cross_entropy").item<double>(), 0.5109368849441245, 1e-6);
+
+  // Without sample weights: 0.8893534658253119 (plain mean, same smoothing).
+  auto plain = create_model(
+      parse_config(config_text("losses { binary_cross_entropy { label_smoothing: 0.2 } }", "")), features());
+  EXPECT_NEAR(plain->loss(pred, batch).at("binary_cross_entropy").item<double>(), 0.8893534658253119, 1e-6);
+
+  sparse::Batch no_weight = label_batch({1, 0, 0, 1});
+  try {
+    model->loss(pred, no_weight);
+    ADD_FAILURE();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("sample weight 'w'"), std::string::npos) << e.what();
+  }
+  sparse::Batch no_label;
+  EXPECT_THROW(plain->loss(pred, no_label), DataError);
+}
+
+// Metrics through the Model API on the shared sklearn reference ("random_1000_seed20240601", 1000 rows)
+// split into batches: exact AUC = sklearn; loss metric = batch-size-weighted mean of batch losses.
+TEST(Model, MetricsThroughModelApi) {
+  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  ASSERT_TRUE(in.good());
+  auto ref = nlohmann::json::parse(in);
+  const nlohmann::json* c = nullptr;
+  for (const auto& x : ref["cases"]) {
+    if (x["name"] == "random_1000_seed20240601") c = &x;
+  }
+  ASSERT_NE(c, nullptr);
+  auto preds = torch::tensor((*c)["preds"].get<std::vector<double>>(), torch::kFloat32);
+  auto labels = torch::tensor((*c)["labels"].get<std::vector<double>>(), torch::kFloat32);
+
+  for (bool explicit_thresholds : {false, true}) {
+    auto model = create_model(
+        parse_config(config_text("losses { binary_cross_entropy {} }",
+                                 explicit_thresholds ? "metrics { auc { thresholds: 200 } }" : "metrics { auc {} }")),
+        features());
+    double weighted_loss_sum = 0.0;
+    int64_t start = 0;
+    for (int64_t size : {100, 250, 7, 643}) {
+      sparse::Batch batch;
+      batch.batch_size = size;
+      batch.labels["clk"] = labels.slice(0, start, start + size);
+      auto p = preds.slice(0, start, start + size);
+      TensorMap pred{{"logits", torch::log(p / (1 - p))}, {"probs", p}};
+      auto losses = model->loss(pred, batch);
+      weighted_loss_sum += losses.at("binary_cross_entropy").item<double>() * size;
+      model->update_metrics(pred, batch, losses);
+      start += size;
+    }
+    ASSERT_EQ(start, 1000);
+    auto m = model->compute_metrics();
+    EXPECT_NEAR(m.at("auc"), (*c)["auc"].get<double>(), 1e-6);
+    // The batch-size-weighted mean of batch BCE equals the log loss over all rows.
+    EXPECT_NEAR(m.at("binary_cross_entropy"), weighted_loss_sum / 1000, 1e-9);
+    EXPECT_NEAR(m.at("binary_cross_entropy"), (*c)["logloss"].get<double>(), 1e-5);
+    if (explicit_thresholds) {
+      ASSERT_EQ(m.size(), 3u);
+      // torchmetrics BinaryAUROC(thresholds=200), see src/metrics/auc_binned_reference.py.
+      EXPECT_NEAR(m.at("auc_binned"), 0.8482452630996704, 1e-7);
+    } else {
+      EXPECT_EQ(m.size(), 2u);
+    }
+    model->reset_metrics();
+    auto empty = model->compute_metrics();
+    EXPECT_EQ(empty.at("auc"), 0.0);
+    EXPECT_TRUE(std::isnan(empty.at("binary_cross_entropy")));
+  }
+}
+
+TEST(Model, UnsupportedMetricAndLoss) {
+  try {
+    create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                          R"(metrics { grouped_auc { grouping_key: "u" } })")),
+                 features());
+    ADD_FAILURE();
+  } catch (const NotSupportedError& e) {
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.metrics[0].grouped_auc");
+  }
+  EXPECT_THROW(create_model(parse_config(config_text("", "")), features()), ConfigError);  // no loss
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy { label_smoothing: 2 } }", "")),
+                            features()),
+               ConfigError);
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} } num_class: 2", "")),
+                            features()),
+               ConfigError);
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                                     "metrics { auc { thresholds: 1 } }")),
+                            features()),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace tzrec::models

@@ -1,0 +1,31 @@
+#include "nn/fm.h"
+
+#include <gtest/gtest.h>
+
+namespace tzrec::nn {
+namespace {
+
+TEST(FactorizationMachine, HandComputed) {
+  // B=1, N=3, D=2: pairwise sums Σ_{i<j} v_i * v_j per dim.
+  auto v = torch::tensor({{{1.0, 2.0}, {3.0, -1.0}, {0.5, 4.0}}});
+  FactorizationMachine fm;
+  auto y = fm->forward(v);
+  // dim 0: 1*3 + 1*0.5 + 3*0.5 = 5; dim 1: 2*(-1) + 2*4 + (-1)*4 = 2
+  ASSERT_EQ(y.sizes(), (std::vector<int64_t>{1, 2}));
+  EXPECT_NEAR(y[0][0].item<double>(), 5.0, 1e-6);
+  EXPECT_NEAR(y[0][1].item<double>(), 2.0, 1e-6);
+}
+
+TEST(FactorizationMachine, MatchesPairwiseLoop) {
+  torch::manual_seed(3);
+  auto v = torch::randn({4, 5, 3}, torch::kFloat64);
+  auto want = torch::zeros({4, 3}, torch::kFloat64);
+  for (int i = 0; i < 5; ++i)
+    for (int j = i + 1; j < 5; ++j) want += v.select(1, i) * v.select(1, j);
+  FactorizationMachine fm;
+  EXPECT_TRUE(torch::allclose(fm->forward(v), want, 1e-12, 1e-12));
+  EXPECT_TRUE(fm->parameters().empty());
+}
+
+}  // namespace
+}  // namespace tzrec::nn

@@ -1,0 +1,74 @@
+#include "nn/mlp.h"
+
+#include "base/error.h"
+#include "nn/activation.h"
+
+namespace tzrec::nn {
+
+PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation,
+                               bool use_bn, bool bias, double dropout_ratio, bool use_ln) {
+  TORCH_CHECK(!(use_bn && use_ln), "Perceptron: use_bn and use_ln are exclusive");
+  perceptron_->push_back(
+      torch::nn::Linear(torch::nn::LinearOptions(in_features, out_features).bias(use_bn ? false : bias)));
+  if (use_bn) perceptron_->push_back(torch::nn::BatchNorm1d(out_features));
+  if (use_ln) perceptron_->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_features})));
+  torch::nn::AnyModule act = create_activation(activation);
+  if (!act.is_empty()) perceptron_->push_back(std::move(act));
+  if (dropout_ratio > 0.0) perceptron_->push_back(torch::nn::Dropout(dropout_ratio));
+  register_module("perceptron", perceptron_);
+}
+
+torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) { return perceptron_->forward(x); }
+
+MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& config_path)
+    : options_(std::move(options)) {
+  const auto& units = options_.hidden_units;
+  if (units.empty()) throw ConfigError(fmt::format("{}.hidden_units: must not be empty", config_path));
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (units[i] <= 0) {
+      throw ConfigError(fmt::format("{}.hidden_units[{}]: must be > 0, got {}", config_path, i, units[i]));
+    }
+  }
+  if (in_features <= 0) {
+    throw ConfigError(fmt::format("{}: input dimension must be > 0, got {} (is its feature group empty?)",
+                                  config_path, in_features));
+  }
+  if (options_.use_bn && options_.use_ln) {
+    throw ConfigError(fmt::format("{}: use_bn and use_ln cannot both be true", config_path));
+  }
+  for (size_t i = 0; i < options_.dropout_ratio.size(); ++i) {
+    double p = options_.dropout_ratio[i];
+    if (!(p >= 0.0 && p <= 1.0)) {
+      throw ConfigError(fmt::format("{}.dropout_ratio[{}]: must be in [0, 1], got {}", config_path, i, p));
+    }
+  }
+  // Broadcast dropout_ratio the way tzrec does: [] → 0 for all, [p] → p for all.
+  std::vector<double> dropout = options_.dropout_ratio;
+  if (dropout.empty()) {
+    dropout.assign(units.size(), 0.0);
+  } else if (dropout.size() == 1) {
+    dropout.assign(units.size(), dropout[0]);
+  } else if (dropout.size() != units.size()) {
+    throw ConfigError(fmt::format("{}.dropout_ratio: has {} values; give 0, 1 or one per hidden unit ({})",
+                                  config_path, dropout.size(), units.size()));
+  }
+  int64_t in = in_features;
+  for (size_t i = 0; i < units.size(); ++i) {
+    try {
+      mlp_->push_back(Perceptron(in, units[i], options_.activation, options_.use_bn, options_.bias, dropout[i],
+                                 options_.use_ln));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}.activation: {}", config_path, e.what()));
+    }
+    in = units[i];
+  }
+  register_module("mlp", mlp_);
+}
+
+torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+  torch::Tensor net = x;
+  for (const auto& layer : *mlp_) net = layer->as<PerceptronImpl>()->forward(net);
+  return net;
+}
+
+}  // namespace tzrec::nn

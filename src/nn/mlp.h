@@ -1,0 +1,59 @@
+// MLP with TorchEasyRec semantics (tzrec/modules/mlp.py) and the same parameter names.
+//
+// Module tree (state-dict names):
+//   mlp.<i>.perceptron.0             Linear(in_i, hidden_units[i]); no bias when use_bn
+//   mlp.<i>.perceptron.1             BatchNorm1d | LayerNorm, when use_bn | use_ln
+//   mlp.<i>.perceptron.<next>        activation (when the string is non-empty)
+//   mlp.<i>.perceptron.<next>        Dropout(p), when p > 0 (no parameters)
+// e.g. "mlp.0.perceptron.0.weight", "mlp.0.perceptron.1.running_mean".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace tzrec::nn {
+
+struct MLPOptions {
+  std::vector<int64_t> hidden_units;
+  // Length 0 (no dropout), 1 (same ratio for every layer) or hidden_units.size().
+  std::vector<double> dropout_ratio;
+  std::string activation = "nn.ReLU";  // see nn/activation.h; "" = no activation
+  bool use_bn = false;
+  bool bias = true;
+  bool use_ln = false;
+};
+
+// One layer: Sequential "perceptron" of Linear → [BatchNorm1d | LayerNorm] → activation → [Dropout].
+class PerceptronImpl : public torch::nn::Module {
+ public:
+  PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation, bool use_bn,
+                 bool bias, double dropout_ratio, bool use_ln);
+  // x: [B, in_features] → [B, out_features]
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  torch::nn::Sequential perceptron_;
+};
+TORCH_MODULE(Perceptron);
+
+class MLPImpl : public torch::nn::Module {
+ public:
+  // config_path names the config message in error messages (e.g. "model_config.deepfm.deep").
+  // Throws tzrec::ConfigError for empty/non-positive hidden_units, a dropout_ratio of the wrong
+  // length or outside [0, 1], use_bn together with use_ln, or a bad activation string.
+  MLPImpl(int64_t in_features, MLPOptions options, const std::string& config_path = "MLP");
+  // x: [B, in_features] → [B, hidden_units.back()]
+  torch::Tensor forward(const torch::Tensor& x);
+  int64_t output_dim() const { return options_.hidden_units.back(); }
+  const MLPOptions& options() const { return options_; }
+
+ private:
+  MLPOptions options_;
+  torch::nn::ModuleList mlp_;
+};
+TORCH_MODULE(MLP);
+
+}  // namespace tzrec::nn

@@ -1,0 +1,204 @@
+#include "nn/mlp.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace tzrec::nn {
+namespace {
+
+std::vector<std::string> names(const torch::OrderedDict<std::string, torch::Tensor>& d) {
+  std::vector<std::string> out;
+  for (const auto& item : d) out.push_back(item.key());
+  return out;
+}
+
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol = 1e-6) {
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(torch::allclose(got, want, tol, tol)) << "got " << got << "\nwant " << want;
+}
+
+TEST(MLP, StateDictNamesPlain) {
+  MLPOptions o;
+  o.hidden_units = {4, 2};
+  o.dropout_ratio = {0.5};
+  MLP mlp(3, o);
+  EXPECT_EQ(mlp->output_dim(), 2);
+  EXPECT_EQ(names(mlp->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.0.bias",
+                                      "mlp.1.perceptron.0.weight", "mlp.1.perceptron.0.bias"}));
+  EXPECT_EQ(mlp->named_parameters()["mlp.0.perceptron.0.weight"].sizes(), (std::vector<int64_t>{4, 3}));
+  EXPECT_TRUE(mlp->named_buffers().is_empty());
+}
+
+TEST(MLP, StateDictNamesBatchNormDropsLinearBias) {
+  MLPOptions o;
+  o.hidden_units = {4};
+  o.use_bn = true;
+  MLP mlp(3, o);
+  EXPECT_EQ(names(mlp->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.1.weight",
+                                      "mlp.0.perceptron.1.bias"}));
+  EXPECT_EQ(names(mlp->named_buffers()),
+            (std::vector<std::string>{"mlp.0.perceptron.1.running_mean", "mlp.0.perceptron.1.running_var",
+                                      "mlp.0.perceptron.1.num_batches_tracked"}));
+}
+
+TEST(MLP, StateDictNamesLayerNormAndPReLU) {
+  MLPOptions o;
+  o.hidden_units = {5};
+  o.use_ln = true;
+  o.bias = false;
+  o.activation = "nn.PReLU(num_parameters=5)";
+  MLP mlp(2, o);
+  EXPECT_EQ(names(mlp->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.1.weight",
+                                      "mlp.0.perceptron.1.bias", "mlp.0.perceptron.2.weight"}));
+}
+
+// Children of mlp.<layer>.perceptron, as type names.
+std::vector<std::string> layer_children(MLP& mlp, int layer) {
+  auto seq = mlp->named_children()["mlp"]->children()[layer]->children()[0];
+  std::vector<std::string> out;
+  for (const auto& c : seq->children()) out.push_back(c->name());
+  return out;
+}
+
+double dropout_p(MLP& mlp, int layer) {
+  auto seq = mlp->named_children()["mlp"]->children()[layer]->children()[0];
+  auto last = seq->children().back();
+  auto* d = last->as<torch::nn::DropoutImpl>();
+  return d == nullptr ? -1.0 : d->options.p();
+}
+
+TEST(MLP, DropoutRatioBroadcastAndPerLayer) {
+  MLPOptions o;
+  o.hidden_units = {4, 3, 2};
+  o.dropout_ratio = {0.25};
+  MLP a(3, o);
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(dropout_p(a, i), 0.25);
+  o.dropout_ratio = {0.1, 0.0, 0.3};
+  MLP b(3, o);
+  EXPECT_DOUBLE_EQ(dropout_p(b, 0), 0.1);
+  EXPECT_EQ(layer_children(b, 1), (std::vector<std::string>{"torch::nn::LinearImpl", "torch::nn::ReLUImpl"}));
+  EXPECT_DOUBLE_EQ(dropout_p(b, 2), 0.3);
+  o.dropout_ratio = {};
+  MLP c(3, o);
+  EXPECT_EQ(layer_children(c, 0), (std::vector<std::string>{"torch::nn::LinearImpl", "torch::nn::ReLUImpl"}));
+  o.activation = "";
+  MLP d(3, o);
+  EXPECT_EQ(layer_children(d, 0), (std::vector<std::string>{"torch::nn::LinearImpl"}));
+}
+
+void set_weights(MLP& mlp) {
+  torch::NoGradGuard g;
+  auto p = mlp->named_parameters();
+  p["mlp.0.perceptron.0.weight"].copy_((torch::arange(12.0).reshape({4, 3}) - 5) / 10);
+  if (p.contains("mlp.0.perceptron.0.bias")) p["mlp.0.perceptron.0.bias"].copy_(torch::arange(4.0) / 10 - 0.1);
+  if (p.contains("mlp.1.perceptron.0.weight")) {
+    p["mlp.1.perceptron.0.weight"].copy_(((torch::arange(12.0).reshape({3, 4}) - 3) / 7).pow(2) - 0.5);
+    p["mlp.1.perceptron.0.bias"].copy_(torch::tensor({0.05, -0.05, 0.2}));
+  }
+}
+
+TEST(MLP, ForwardMatchesPlainOps) {
+  MLPOptions o;
+  o.hidden_units = {4, 3};
+  o.activation = "nn.Tanh";
+  MLP mlp(3, o);
+  set_weights(mlp);
+  auto x = torch::tensor({{1.0, 2.0, -1.0}, {0.5, -0.3, 0.2}});
+  auto p = mlp->named_parameters();
+  auto h = torch::tanh(torch::matmul(x, p["mlp.0.perceptron.0.weight"].t()) + p["mlp.0.perceptron.0.bias"]);
+  auto y = torch::tanh(torch::matmul(h, p["mlp.1.perceptron.0.weight"].t()) + p["mlp.1.perceptron.0.bias"]);
+  expect_close(mlp->forward(x), y);
+}
+
+// Reference values from /usr/bin/python3 (torch 1.13): nn.Sequential(Linear(3,4), LayerNorm(4),
+// LeakyReLU(0.1), Linear(4,3), LayerNorm(3), LeakyReLU(0.1)) with the weights of set_weights().
+TEST(MLP, LayerNormLeakyReLUMatchesPyTorch) {
+  MLPOptions o;
+  o.hidden_units = {4, 3};
+  o.use_ln = true;
+  o.activation = "nn.LeakyReLU(negative_slope=0.1)";
+  MLP mlp(3, o);
+  set_weights(mlp);
+  auto x = torch::tensor({{1.0, 2.0, -1.0}, {0.5, -0.3, 0.2}});
+  auto want = torch::tensor({{-0.09158530831336975, -0.047529056668281555, 1.391143798828125},
+                             {-0.09158485382795334, -0.04752963408827782, 1.3911447525024414}});
+  expect_close(mlp->forward(x), want, 1e-5);
+}
+
+// Reference from /usr/bin/python3: Sequential(Linear(3,4,bias=False), BatchNorm1d(4), ReLU()) in
+// training mode (batch statistics) and the running statistics after one step.
+TEST(MLP, BatchNormTrainModeMatchesPyTorch) {
+  MLPOptions o;
+  o.hidden_units = {4};
+  o.use_bn = true;
+  MLP mlp(3, o);
+  set_weights(mlp);
+  mlp->train();
+  auto x = torch::tensor({{1.0, 2.0, -1.0}, {0.5, -0.3, 0.2}, {-1.0, 0.4, 0.9}});
+  auto want = torch::tensor({{0.0, 0.0, 0.39196085929870605, 1.3651796579360962},
+                             {0.40234068036079407, 0.14502045512199402, 0.0, 0.0},
+                             {0.9729330539703369, 1.14566171169281, 0.9799025058746338, 0.0}});
+  expect_close(mlp->forward(x), want, 1e-5);
+  auto b = mlp->named_buffers();
+  expect_close(b["mlp.0.perceptron.1.running_mean"],
+               torch::tensor({-0.03733333200216293, -0.010333333164453506, 0.01666666753590107, 0.04366666451096535}));
+  expect_close(b["mlp.0.perceptron.1.running_var"],
+               torch::tensor({0.9311432838439941, 0.9079232811927795, 0.9010832905769348, 0.91062331199646}));
+}
+
+TEST(MLP, DropoutOnlyInTraining) {
+  MLPOptions o;
+  o.hidden_units = {64};
+  o.dropout_ratio = {0.5};
+  o.activation = "nn.Identity";
+  MLP mlp(8, o);
+  torch::manual_seed(1);
+  auto x = torch::randn({16, 8});
+  mlp->eval();
+  auto p = mlp->named_parameters();
+  auto plain = torch::matmul(x, p["mlp.0.perceptron.0.weight"].t()) + p["mlp.0.perceptron.0.bias"];
+  expect_close(mlp->forward(x), plain);
+  mlp->train();
+  auto y = mlp->forward(x);
+  auto zeros = (y == 0).sum().item<int64_t>();
+  EXPECT_GT(zeros, 0);
+  // Kept units are scaled by 1 / (1 - p).
+  auto kept = y != 0;
+  expect_close(y.masked_select(kept), (plain * 2).masked_select(kept), 1e-5);
+}
+
+void expect_config_error(const MLPOptions& o, const std::string& fragment, int64_t in = 3) {
+  try {
+    MLP mlp(in, o, "model_config.deepfm.deep");
+    ADD_FAILURE() << "no error, expected " << fragment;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(MLP, BadOptions) {
+  MLPOptions o;
+  expect_config_error(o, "model_config.deepfm.deep.hidden_units: must not be empty");
+  o.hidden_units = {4, 0};
+  expect_config_error(o, "model_config.deepfm.deep.hidden_units[1]");
+  o.hidden_units = {4, 2};
+  o.dropout_ratio = {0.1, 0.2, 0.3};
+  expect_config_error(o, "model_config.deepfm.deep.dropout_ratio: has 3 values");
+  o.dropout_ratio = {1.5};
+  expect_config_error(o, "model_config.deepfm.deep.dropout_ratio[0]");
+  o.dropout_ratio = {};
+  o.use_bn = o.use_ln = true;
+  expect_config_error(o, "use_bn and use_ln");
+  o.use_ln = false;
+  o.activation = "nn.Nope";
+  expect_config_error(o, "model_config.deepfm.deep.activation: activation \"nn.Nope\"");
+  o.activation = "nn.ReLU";
+  expect_config_error(o, "input dimension must be > 0", 0);
+}
+
+}  // namespace
+}  // namespace tzrec::nn

@@ -1,0 +1,116 @@
+#include "train/optimizer_builder.h"
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace tzrec::train {
+namespace {
+
+template <typename Msg>
+Msg parse(const std::string& text) {
+  Msg m;
+  google::protobuf::TextFormat::Parser parser;
+  parser.AllowPartialMessage(true);  // like config::load: real configs omit required `lr`
+  EXPECT_TRUE(parser.ParseFromString(text, &m)) << text;
+  return m;
+}
+
+// Python reads proto floats as the float32 value widened to double.
+double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
+
+using SparseKind = embedding::SparseOptimizerOptions::Kind;
+using DenseKind = optim::DenseOptimizerOptions::Kind;
+
+TEST(OptimizerBuilder, SparseSgdDefaults) {
+  auto o = sparse_optimizer_options(
+      parse<protos::SparseOptimizer>("sgd_optimizer {} constant_learning_rate {}"));
+  EXPECT_EQ(o.kind, SparseKind::kSgd);
+  EXPECT_EQ(o.lr, f32(0.002));
+  EXPECT_FALSE(o.gradient_clipping);
+  EXPECT_EQ(o.max_gradient, 1.0);
+}
+
+TEST(OptimizerBuilder, SparseAdagradAndAdam) {
+  auto a = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "adagrad_optimizer { lr: 0.01 initial_accumulator_value: 0.1 gradient_clipping: true "
+      "max_gradient: 0.5 }"));
+  EXPECT_EQ(a.kind, SparseKind::kAdagrad);
+  EXPECT_EQ(a.lr, f32(0.01));
+  EXPECT_EQ(a.initial_accumulator_value, f32(0.1));
+  EXPECT_TRUE(a.gradient_clipping);
+  EXPECT_EQ(a.max_gradient, 0.5);
+  EXPECT_EQ(a.eps, 1e-8);
+  auto m = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "adam_optimizer { lr: 0.001 beta1: 0.8 weight_decay: 0.01 }"));
+  EXPECT_EQ(m.kind, SparseKind::kAdam);
+  EXPECT_EQ(m.beta1, f32(0.8));
+  EXPECT_EQ(m.beta2, f32(0.999));
+  EXPECT_EQ(m.weight_decay, f32(0.01));
+  EXPECT_EQ(learning_rate(parse<protos::SparseOptimizer>("adam_optimizer { lr: 0.001 }")), f32(0.001));
+}
+
+TEST(OptimizerBuilder, SparseUnsupportedAndMissing) {
+  try {
+    sparse_optimizer_options(parse<protos::SparseOptimizer>("lamb_optimizer { lr: 0.01 }"));
+    FAIL();
+  } catch (const NotSupportedError& e) {
+    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.sparse_optimizer.lamb_optimizer");
+  }
+  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>(
+                   "rowwise_adagrad_optimizer { lr: 0.01 }")),
+               NotSupportedError);
+  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>("constant_learning_rate {}")),
+               ConfigError);
+}
+
+TEST(OptimizerBuilder, DenseOptimizers) {
+  auto s = dense_optimizer_options(parse<protos::DenseOptimizer>("sgd_optimizer { lr: 0.1 }"));
+  EXPECT_EQ(s.kind, DenseKind::kSgd);
+  EXPECT_EQ(s.lr, f32(0.1));
+  EXPECT_EQ(s.momentum, f32(0.9));  // tzrec default
+  EXPECT_FALSE(s.nesterov);
+  auto g = dense_optimizer_options(parse<protos::DenseOptimizer>("adagrad_optimizer { weight_decay: 0.1 }"));
+  EXPECT_EQ(g.kind, DenseKind::kAdagrad);
+  EXPECT_EQ(g.eps, f32(1e-10));
+  EXPECT_EQ(g.weight_decay, f32(0.1));
+  auto a = dense_optimizer_options(parse<protos::DenseOptimizer>(
+      "adam_optimizer { lr: 0.001 beta2: 0.99 amsgrad: true eps: 1e-6 }"));
+  EXPECT_EQ(a.kind, DenseKind::kAdam);
+  EXPECT_EQ(a.beta1, f32(0.9));
+  EXPECT_EQ(a.beta2, f32(0.99));
+  EXPECT_TRUE(a.amsgrad);
+  EXPECT_EQ(a.eps, f32(1e-6));
+  auto w = dense_optimizer_options(parse<protos::DenseOptimizer>("adamw_optimizer { weight_decay: 0.01 }"));
+  EXPECT_EQ(w.kind, DenseKind::kAdamW);
+  EXPECT_EQ(w.weight_decay, f32(0.01));  // the config's value, not torch's AdamW default
+  EXPECT_EQ(w.eps, f32(1e-8));
+  EXPECT_EQ(learning_rate(parse<protos::DenseOptimizer>("adamw_optimizer { lr: 0.003 }")), f32(0.003));
+  auto p = dense_optimizer_options(
+      parse<protos::PartOptimizer>("regex_pattern: 'mlp.*' adam_optimizer { lr: 0.5 }"),
+      "train_config.dense_optimizer.part_optimizers[0]");
+  EXPECT_EQ(p.kind, DenseKind::kAdam);
+  EXPECT_EQ(p.lr, 0.5);
+}
+
+TEST(OptimizerBuilder, DenseUnsupportedAndMissing) {
+  try {
+    dense_optimizer_options(parse<protos::DenseOptimizer>("rmsprop_optimizer {}"));
+    FAIL();
+  } catch (const NotSupportedError& e) {
+    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.dense_optimizer.rmsprop_optimizer");
+  }
+  try {
+    dense_optimizer_options(parse<protos::PartOptimizer>("regex_pattern: 'x' adadelta_optimizer {}"),
+                            "train_config.dense_optimizer.part_optimizers[1]");
+    FAIL();
+  } catch (const NotSupportedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "not supported yet: train_config.dense_optimizer.part_optimizers[1].adadelta_optimizer");
+  }
+  EXPECT_THROW(dense_optimizer_options(protos::DenseOptimizer()), ConfigError);
+}
+
+}  // namespace
+}  // namespace tzrec::train
