@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake git
+  build-essential cmake git pkg-config
   libtorch-dev libopenblas0-openmp
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev zlib1g-dev
   python3-torch python3-sklearn python3-numpy
 )
 

@@ -12,6 +12,19 @@ std::string oneof_entry_name(const Msg& config, int field_number) {
   return field != nullptr ? field->name() : std::to_string(field_number);
 }
 
+// AdamOptimizer and AdamWOptimizer messages have the same fields.
+template <typename AdamMsg>
+void set_adam_fields(const AdamMsg& c, optim::DenseOptimizerOptions::Kind kind,
+                     optim::DenseOptimizerOptions* o) {
+  o->kind = kind;
+  o->lr = c.lr();
+  o->beta1 = c.beta1();
+  o->beta2 = c.beta2();
+  o->weight_decay = c.weight_decay();
+  o->eps = c.eps();
+  o->amsgrad = c.amsgrad();
+}
+
 template <typename Msg>
 optim::DenseOptimizerOptions dense_options(const Msg& config, const std::string& path) {
   using Kind = optim::DenseOptimizerOptions::Kind;
@@ -37,28 +50,12 @@ optim::DenseOptimizerOptions dense_options(const Msg& config, const std::string&
       o.eps = c.eps();
       break;
     }
-    case Msg::kAdamOptimizer: {
-      const auto& c = config.adam_optimizer();
-      o.kind = Kind::kAdam;
-      o.lr = c.lr();
-      o.beta1 = c.beta1();
-      o.beta2 = c.beta2();
-      o.weight_decay = c.weight_decay();
-      o.eps = c.eps();
-      o.amsgrad = c.amsgrad();
+    case Msg::kAdamOptimizer:
+      set_adam_fields(config.adam_optimizer(), Kind::kAdam, &o);
       break;
-    }
-    case Msg::kAdamwOptimizer: {
-      const auto& c = config.adamw_optimizer();
-      o.kind = Kind::kAdamW;
-      o.lr = c.lr();
-      o.beta1 = c.beta1();
-      o.beta2 = c.beta2();
-      o.weight_decay = c.weight_decay();
-      o.eps = c.eps();
-      o.amsgrad = c.amsgrad();
+    case Msg::kAdamwOptimizer:
+      set_adam_fields(config.adamw_optimizer(), Kind::kAdamW, &o);
       break;
-    }
     case Msg::OPTIMIZER_NOT_SET:
       throw ConfigError(path + ": no optimizer is set; add one of sgd_optimizer, adagrad_optimizer, "
                                "adam_optimizer, adamw_optimizer");

@@ -1,6 +1,5 @@
 #include "train/trainer.h"
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "feature/batch_loader.h"
 #include "train/checkpoint.h"
 #include "train/evaluator.h"
+#include "train/progress.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -43,7 +43,10 @@ struct ResumePoint {
 class TrainLoop {
  public:
   TrainLoop(const protos::EasyRecConfig& config, TrainingSession& session)
-      : config_(config), session_(session), train_config_(config.train_config()) {
+      : config_(config),
+        session_(session),
+        train_config_(config.train_config()),
+        progress_(train_config_.log_step_count_steps()) {
     config_digest_ = digest_text(config::to_text(config));
   }
 
@@ -53,7 +56,6 @@ class TrainLoop {
     const int64_t num_epochs = by_steps ? -1 : static_cast<int64_t>(train_config_.num_epochs());
     const int64_t save_epochs = train_config_.save_checkpoints_epochs();
     const int64_t save_steps = save_epochs > 0 ? 0 : train_config_.save_checkpoints_steps();
-    const int64_t log_every = std::max<int64_t>(1, train_config_.log_step_count_steps());
 
     int64_t step = resume.next_step;
     int64_t epoch = resume.epochs_completed;
@@ -62,7 +64,7 @@ class TrainLoop {
       log::info("checkpoint step {} already reaches num_steps {}; nothing to train", step - 1, num_steps);
       return;
     }
-    window_start_ = std::chrono::steady_clock::now();
+    progress_.restart_window();
     bool done = false;
     while (!done && (num_epochs < 0 || epoch < num_epochs)) {
       feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain,
@@ -72,7 +74,7 @@ class TrainLoop {
       int64_t batches_this_epoch = 0;
       while (auto loaded = loader.next()) {
         ++batches_this_epoch;
-        train_step(loaded->batch, step, epoch, log_every);
+        train_step(loaded->batch, step, epoch, num_steps);
         current_position_ = loaded->position;
         const bool last = by_steps && step == num_steps - 1;
         if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last) {
@@ -103,7 +105,7 @@ class TrainLoop {
   }
 
  private:
-  void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t log_every) {
+  void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
     auto& model = session_.model();
     session_.zero_grad();
     auto predictions = model.predict(batch);
@@ -112,22 +114,16 @@ class TrainLoop {
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
     total.backward();
     session_.optimizer_step();
-    window_samples_ += batch.batch_size;
-    for (const auto& [name, value] : losses) window_losses_[name] = value.item<double>();
-    window_losses_["total_loss"] = total.item<double>();
-    if (step % log_every == 0) log_progress(step, epoch);
-  }
 
-  void log_progress(int64_t step, int64_t epoch) {
-    const auto now = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(now - window_start_).count();
-    std::string line = fmt::format("Train epoch-{} step-{} lr_g0:{:g} lr_g1:{:g}", epoch, step,
-                                   session_.sparse_optimizer().lr(), session_.dense_optimizer().lr());
-    for (const auto& [name, value] : window_losses_) line += fmt::format(" {}:{:.5f}", name, value);
-    if (seconds > 0) line += fmt::format(" samples/s:{:.0f}", window_samples_ / seconds);
-    log::info("{}", line);
-    window_start_ = now;
-    window_samples_ = 0;
+    ProgressSnapshot snapshot;
+    snapshot.step = step;
+    snapshot.epoch = epoch;
+    snapshot.total_steps = num_steps;
+    snapshot.learning_rates = {{"lr_g0", session_.sparse_optimizer().lr()},
+                               {"lr_g1", session_.dense_optimizer().lr()}};
+    for (const auto& [name, value] : losses) snapshot.losses[name] = value.item<double>();
+    snapshot.losses["total_loss"] = total.item<double>();
+    progress_.on_step(snapshot, batch.batch_size);
   }
 
   void save_and_evaluate(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
@@ -140,6 +136,7 @@ class TrainLoop {
     data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
     data.dataloader_state[kTrainPositionKey] =
         position != nullptr ? position->to_json() : nlohmann::json(nullptr);
+    progress_.interrupt();
     save_checkpoint(config_.model_dir(), data);
     last_saved_step_ = step;
     log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
@@ -148,8 +145,7 @@ class TrainLoop {
     log::info("Eval Result Epoch-{} model-{}: {}", epochs_completed, step, format_metrics(metrics));
     write_result_line((fs::path(config_.model_dir()) / kTrainEvalResultFilename).string(), step,
                       metrics, WriteMode::kAppend);
-    window_start_ = std::chrono::steady_clock::now();
-    window_samples_ = 0;
+    progress_.restart_window();
   }
 
   const protos::EasyRecConfig& config_;
@@ -159,9 +155,7 @@ class TrainLoop {
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
-  std::chrono::steady_clock::time_point window_start_;
-  int64_t window_samples_ = 0;
-  std::map<std::string, double> window_losses_;
+  ProgressReporter progress_;
 };
 
 ResumePoint resume_point(const CheckpointData& checkpoint) {
