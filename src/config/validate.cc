@@ -1,5 +1,6 @@
 // validate(): entry point plus the data_config and train_config checks.
 #include <algorithm>
+#include <cctype>
 
 #include "base/error.h"
 #include "config/validate_internal.h"
@@ -84,13 +85,12 @@ void check_lr(const google::protobuf::Message& opt, const std::string& path, Pro
   }
 }
 
+// Every learning_rate oneof entry is implemented (optim/lr_scheduler.h); its field values are
+// checked, with their paths, when the scheduler is built (train/lr_scheduler_builder.h).
 void check_learning_rate(const google::protobuf::Message& opt, const std::string& path,
                          Problems* problems) {
-  const std::string lr = oneof_set(opt, "learning_rate");
-  if (lr.empty()) {
+  if (oneof_set(opt, "learning_rate").empty()) {
     problems->add(path, "needs a learning_rate, e.g. constant_learning_rate {}");
-  } else if (lr != "constant_learning_rate") {
-    problems->not_supported(path + "." + lr);
   }
 }
 
@@ -137,18 +137,31 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
   if (!train.mixed_precision().empty()) {
     problems->not_supported(p + ".mixed_precision", train.mixed_precision());
   }
-  if (train.gradient_accumulation_steps() > 0) {
-    problems->not_supported(p + ".gradient_accumulation_steps");
-  }
-  const std::string& clip = train.grad_clipping().clipping_type();
+  // tzrec upper-cases clipping_type before matching it (NORM, VALUE, NONE).
+  std::string clip = train.grad_clipping().clipping_type();
+  std::transform(clip.begin(), clip.end(), clip.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (clip != "none" && clip != "norm" && clip != "value") {
     problems->add(p + ".grad_clipping.clipping_type",
-                  "must be norm, value or none, got '" + clip + "'");
-  } else if (clip != "none") {
-    problems->not_supported(p + ".grad_clipping", clip);
+                  "must be norm, value or none, got '" + train.grad_clipping().clipping_type() + "'");
   }
   if (!train.fine_tune_checkpoint().empty()) problems->not_supported(p + ".fine_tune_checkpoint");
   if (train.keep_checkpoint_max() > 0) problems->not_supported(p + ".keep_checkpoint_max");
+  if (train.is_profiling()) problems->not_supported(p + ".is_profiling");
+  // TorchEasyRec's TENSORBOARD_SUMMARIES; this build writes the loss and learning-rate scalars.
+  for (int i = 0; i < train.tensorboard_summaries_size(); ++i) {
+    const std::string& summary = train.tensorboard_summaries(i);
+    const std::string path = p + ".tensorboard_summaries[" + std::to_string(i) + "]";
+    if (summary == "loss" || summary == "learning_rate") continue;
+    if (summary == "parameter" || summary == "gradient" || summary == "gradient_norm" ||
+        summary == "global_gradient_norm") {
+      problems->not_supported(path, summary);
+    } else {
+      problems->add(path, "unknown summary '" + summary +
+                              "'; use loss, learning_rate, parameter, gradient, gradient_norm or "
+                              "global_gradient_norm");
+    }
+  }
   if (train.has_delta_embedding_dump_config()) {
     problems->not_supported(p + ".delta_embedding_dump_config");
   }

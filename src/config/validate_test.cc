@@ -187,12 +187,16 @@ TEST(Validate, OptimizerSubset) {
 }
 
 TEST(Validate, LearningRates) {
-  EXPECT_TRUE(NotSupported(
-      deepfm("train_config { sparse_optimizer { exponential_decay_learning_rate {} } }"),
-      "train_config.sparse_optimizer.exponential_decay_learning_rate"));
-  EXPECT_TRUE(NotSupported(
-      deepfm("train_config { dense_optimizer { cosine_annealing_learning_rate {} } }"),
-      "train_config.dense_optimizer.cosine_annealing_learning_rate"));
+  // All schedules are accepted here; their values are checked when the scheduler is built.
+  EXPECT_TRUE(NoProblems(deepfm(
+      "train_config { sparse_optimizer { exponential_decay_learning_rate { decay_size: 10 } } }")));
+  EXPECT_TRUE(NoProblems(
+      deepfm("train_config { dense_optimizer { cosine_annealing_learning_rate { T_max: 5 } } }")));
+  EXPECT_TRUE(NoProblems(deepfm(
+      "train_config { dense_optimizer { manual_step_learning_rate { schedule_sizes: [1] "
+      "learning_rates: [0.1] } } }")));
+  EXPECT_TRUE(NoProblems(deepfm(
+      "train_config { sparse_optimizer { cosine_annealing_warm_restarts_learning_rate { T_0: 3 } } }")));
   auto missing = deepfm();
   missing.mutable_train_config()->mutable_dense_optimizer()->clear_constant_learning_rate();
   EXPECT_TRUE(HasProblem(missing, "train_config.dense_optimizer",
@@ -207,10 +211,9 @@ TEST(Validate, TrainConfigSubset) {
                            "train_config.dense_optimizer.ema"));
   EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'BF16' }"), "train_config.mixed_precision"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: '' }")));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { gradient_accumulation_steps: 2 }"),
-                           "train_config.gradient_accumulation_steps"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { grad_clipping { clipping_type: 'norm' } }"),
-                           "train_config.grad_clipping"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { gradient_accumulation_steps: 2 }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'norm' } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'VALUE' } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'none' } }")));
   EXPECT_TRUE(HasProblem(deepfm("train_config { grad_clipping { clipping_type: 'l2' } }"),
                          "train_config.grad_clipping.clipping_type", "must be norm, value or none"));
@@ -219,6 +222,12 @@ TEST(Validate, TrainConfigSubset) {
   EXPECT_TRUE(NotSupported(deepfm("train_config { keep_checkpoint_max: 3 }"), "train_config.keep_checkpoint_max"));
   EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config {} }"),
                            "train_config.delta_embedding_dump_config"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { is_profiling: true }"), "train_config.is_profiling"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { tensorboard_summaries: ['loss', 'gradient'] }"),
+                           "train_config.tensorboard_summaries[1]"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { tensorboard_summaries: 'losses' }"),
+                         "train_config.tensorboard_summaries[0]", "unknown summary 'losses'"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['loss', 'learning_rate'] }")));
 }
 
 TEST(Validate, TrainConfigSemantics) {

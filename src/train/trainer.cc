@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/evaluator.h"
 #include "train/progress.h"
+#include "train/tensorboard_writer.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +49,10 @@ class TrainLoop {
         session_(session),
         train_config_(config.train_config()),
         progress_(train_config_.log_step_count_steps()) {
+    if (train_config_.use_tensorboard()) {
+      train_writer_ = std::make_unique<TensorBoardWriter>(config_.model_dir());
+      eval_writer_ = std::make_unique<TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
+    }
     config_digest_ = digest_text(config::to_text(config));
   }
 
@@ -93,6 +99,7 @@ class TrainLoop {
                                     config_.train_input_path()));
       }
       ++epoch;
+      session_.advance_epoch_schedules();
       current_position_.reset();  // the next epoch starts from the beginning of the data
       log::info("epoch {} finished at step {}", epoch, step - 1);
       if (save_epochs > 0 && epoch % save_epochs == 0 && last_trained_step_ >= 0) {
@@ -107,23 +114,42 @@ class TrainLoop {
  private:
   void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
     auto& model = session_.model();
-    session_.zero_grad();
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
-    total.backward();
-    session_.optimizer_step();
+    session_.backward_and_step(total, step);
 
     ProgressSnapshot snapshot;
     snapshot.step = step;
     snapshot.epoch = epoch;
     snapshot.total_steps = num_steps;
-    snapshot.learning_rates = {{"lr_g0", session_.sparse_optimizer().lr()},
-                               {"lr_g1", session_.dense_optimizer().lr()}};
+    snapshot.learning_rates = {{"lr_g0", session_.sparse_lr()}, {"lr_g1", session_.dense_lr()}};
     for (const auto& [name, value] : losses) snapshot.losses[name] = value.item<double>();
     snapshot.losses["total_loss"] = total.item<double>();
     progress_.on_step(snapshot, batch.batch_size);
+    if (train_writer_ && step % log_every_ == 0) write_train_summaries(snapshot);
+    session_.advance_step_schedules();
+  }
+
+  // TorchEasyRec's scalars: loss/<name>, loss/total and lr/g<i> every log_step_count_steps.
+  void write_train_summaries(const ProgressSnapshot& snapshot) {
+    const auto& summaries = train_config_.tensorboard_summaries();
+    // An empty list means TorchEasyRec's default ["loss", "learning_rate"].
+    auto wanted = [&](const char* name) {
+      return summaries.empty() || std::find(summaries.begin(), summaries.end(), name) != summaries.end();
+    };
+    if (wanted("loss")) {
+      for (const auto& [name, value] : snapshot.losses) {
+        train_writer_->add_scalar(name == "total_loss" ? "loss/total" : "loss/" + name, value,
+                                  snapshot.step);
+      }
+    }
+    if (wanted("learning_rate")) {
+      for (const auto& [name, value] : snapshot.learning_rates) {
+        train_writer_->add_scalar("lr/" + name.substr(3), value, snapshot.step);  // lr_g0 → lr/g0
+      }
+    }
   }
 
   void save_and_evaluate(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
@@ -145,6 +171,11 @@ class TrainLoop {
     log::info("Eval Result Epoch-{} model-{}: {}", epochs_completed, step, format_metrics(metrics));
     write_result_line((fs::path(config_.model_dir()) / kTrainEvalResultFilename).string(), step,
                       metrics, WriteMode::kAppend);
+    if (eval_writer_) {
+      for (const auto& [name, value] : metrics) eval_writer_->add_scalar("metric/" + name, value, step);
+      eval_writer_->flush();
+    }
+    if (train_writer_) train_writer_->flush();
     progress_.restart_window();
   }
 
@@ -156,6 +187,9 @@ class TrainLoop {
   int64_t last_saved_step_ = -1;
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   ProgressReporter progress_;
+  int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
+  std::unique_ptr<TensorBoardWriter> train_writer_;  // model_dir
+  std::unique_ptr<TensorBoardWriter> eval_writer_;   // model_dir/eval_val
 };
 
 ResumePoint resume_point(const CheckpointData& checkpoint) {
@@ -197,6 +231,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
     }
     session.restore(checkpoint, !options.ignore_restore_optimizer);
     resume = resume_point(checkpoint);
+    session.set_schedule_position(resume.next_step, resume.epochs_completed);
     log::info("restored {} (step {}); training continues at step {}", path, step, resume.next_step);
   }
 
@@ -228,6 +263,10 @@ std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
   fs::create_directories(config.model_dir());
   write_result_line((fs::path(config.model_dir()) / options.eval_result_filename).string(),
                     checkpoint.step, metrics, WriteMode::kReplace);
+  if (config.train_config().use_tensorboard()) {
+    TensorBoardWriter writer((fs::path(config.model_dir()) / "eval").string());
+    for (const auto& [name, value] : metrics) writer.add_scalar("metric/" + name, value, checkpoint.step);
+  }
   return metrics;
 }
 

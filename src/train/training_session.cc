@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "feature/features.h"
+#include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
 
 namespace tzrec::train {
@@ -42,6 +43,13 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                                      sparse_options.max_gradient);
     dense_optimizer_ = std::make_unique<optim::DenseOptimizer>(
         dense_optimizer_options(train_config.dense_optimizer()), model_->dense_parameters());
+    sparse_lr_ = std::make_unique<optim::LrScheduler>(build_lr_scheduler(train_config.sparse_optimizer()));
+    dense_lr_ = std::make_unique<optim::LrScheduler>(build_lr_scheduler(train_config.dense_optimizer()));
+    sparse_optimizer_->set_lr(sparse_lr_->lr());
+    dense_optimizer_->set_lr(dense_lr_->lr());
+    clipping_ = grad_clipping_options(train_config);
+    accumulation_ = gradient_accumulation(train_config);
+    for (auto& [name, tensor] : model_->dense_parameters()) dense_params_.push_back(tensor);
   }
 }
 
@@ -72,14 +80,44 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
   }
 }
 
-void TrainingSession::zero_grad() {
+void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t step) {
+  TORCH_CHECK(has_optimizers(), "backward_and_step() on a session built without optimizers");
   sparse_optimizer_->zero_grad();
-  dense_optimizer_->zero_grad();
+  if (accumulation_.zero_grad_before(step)) {
+    dense_optimizer_->zero_grad();
+    // Fused sparse optimizers pick up a new learning rate only at the start of a window.
+    sparse_optimizer_->set_lr(sparse_lr_->lr());
+  }
+  dense_optimizer_->set_lr(dense_lr_->lr());
+  if (accumulation_.enabled()) {
+    (total_loss / static_cast<double>(accumulation_.loss_divisor())).backward();
+  } else {
+    total_loss.backward();
+  }
+  sparse_optimizer_->step();
+  if (accumulation_.step_after(step)) {
+    optim::clip_gradients(clipping_, dense_params_);
+    dense_optimizer_->step();
+  }
 }
 
-void TrainingSession::optimizer_step() {
-  sparse_optimizer_->step();
-  dense_optimizer_->step();
+void TrainingSession::advance_step_schedules() {
+  for (auto* scheduler : {sparse_lr_.get(), dense_lr_.get()}) {
+    if (!scheduler->by_epoch()) scheduler->step();
+  }
+}
+
+void TrainingSession::advance_epoch_schedules() {
+  for (auto* scheduler : {sparse_lr_.get(), dense_lr_.get()}) {
+    if (scheduler->by_epoch()) scheduler->step();
+  }
+}
+
+void TrainingSession::set_schedule_position(int64_t trained_steps, int64_t epochs_completed) {
+  // The scheduler's count starts at 1 (torch's initial step) and grows by one per step / epoch.
+  for (auto* scheduler : {sparse_lr_.get(), dense_lr_.get()}) {
+    scheduler->set_step_count(1 + (scheduler->by_epoch() ? epochs_completed : trained_steps));
+  }
 }
 
 }  // namespace tzrec::train

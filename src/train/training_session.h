@@ -13,6 +13,9 @@
 #include "feature/feature_info.h"
 #include "models/model.h"
 #include "optim/dense_optimizer.h"
+#include "optim/grad_clipping.h"
+#include "optim/gradient_accumulation.h"
+#include "optim/lr_scheduler.h"
 #include "train/checkpoint.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -37,8 +40,19 @@ class TrainingSession {
   // Restores the model (and optimizer state unless restore_optimizer is false) from a checkpoint.
   void restore(const CheckpointData& checkpoint, bool restore_optimizer);
 
-  void zero_grad();
-  void optimizer_step();
+  // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
+  // gradient accumulation (dense gradients kept over the window, loss divided by its length),
+  // learning rates from the schedules, dense gradient clipping, then the updates. The sparse
+  // side updates on every step, as fused embedding optimizers do.
+  void backward_and_step(const torch::Tensor& total_loss, int64_t step);
+  // Advance the per-step schedules after a trained step / the per-epoch ones at an epoch end.
+  void advance_step_schedules();
+  void advance_epoch_schedules();
+  // Puts the schedules where an uninterrupted run would be after `trained_steps` steps and
+  // `epochs_completed` epochs (used by --continue_train).
+  void set_schedule_position(int64_t trained_steps, int64_t epochs_completed);
+  double sparse_lr() const { return sparse_lr_->lr(); }
+  double dense_lr() const { return dense_lr_->lr(); }
 
  private:
   protos::EasyRecConfig config_;
@@ -46,6 +60,11 @@ class TrainingSession {
   std::shared_ptr<models::Model> model_;
   std::unique_ptr<embedding::SparseOptimizer> sparse_optimizer_;
   std::unique_ptr<optim::DenseOptimizer> dense_optimizer_;
+  std::unique_ptr<optim::LrScheduler> sparse_lr_;
+  std::unique_ptr<optim::LrScheduler> dense_lr_;
+  optim::GradClippingOptions clipping_;
+  optim::GradientAccumulation accumulation_{0};
+  std::vector<torch::Tensor> dense_params_;  // clipped by grad_clipping (never embedding tables)
 };
 
 }  // namespace tzrec::train

@@ -2,6 +2,7 @@
 // the saved one did, and restored optimizer state continues training identically.
 #include "train/training_session.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -42,11 +43,10 @@ class TrainingSessionTest : public ::testing::Test {
     return out;
   }
 
-  static void train_on(TrainingSession& session, const sparse::Batch& batch) {
-    session.zero_grad();
+  static void train_on(TrainingSession& session, const sparse::Batch& batch, int64_t step) {
     auto predictions = session.model().predict(batch);
-    session.model().loss(predictions, batch).begin()->second.backward();
-    session.optimizer_step();
+    session.backward_and_step(session.model().loss(predictions, batch).begin()->second, step);
+    session.advance_step_schedules();
   }
 
   static CheckpointData snapshot(TrainingSession& session, int64_t step) {
@@ -66,7 +66,7 @@ TEST_F(TrainingSessionTest, RestoredModelPredictsIdentically) {
   ASSERT_EQ(data.size(), 4u);
   torch::manual_seed(1);
   TrainingSession trained(config_, true);
-  for (int i = 0; i < 3; ++i) train_on(trained, data[i]);
+  for (int i = 0; i < 3; ++i) train_on(trained, data[i], i);
   save_checkpoint(config_.model_dir(), snapshot(trained, 2));
 
   torch::manual_seed(2);  // different initial weights
@@ -86,15 +86,16 @@ TEST_F(TrainingSessionTest, RestoredOptimizerContinuesIdentically) {
   auto data = batches();
   torch::manual_seed(1);
   TrainingSession a(config_, true);
-  for (int i = 0; i < 2; ++i) train_on(a, data[i]);
+  for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
   save_checkpoint(config_.model_dir(), snapshot(a, 1));
 
   torch::manual_seed(3);
   TrainingSession b(config_, true);
   b.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 1)), true);
+  b.set_schedule_position(2, 0);
   for (int i = 2; i < 4; ++i) {
-    train_on(a, data[i]);
-    train_on(b, data[i]);
+    train_on(a, data[i], i);
+    train_on(b, data[i], i);
   }
   auto ta = a.model_tensors();
   auto tb = b.model_tensors();
@@ -112,17 +113,102 @@ TEST_F(TrainingSessionTest, IgnoringOptimizerStateDiverges) {
   auto data = batches();
   torch::manual_seed(1);
   TrainingSession a(config_, true);
-  for (int i = 0; i < 2; ++i) train_on(a, data[i]);
+  for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
   save_checkpoint(config_.model_dir(), snapshot(a, 1));
   TrainingSession b(config_, true);
   b.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 1)), /*restore_optimizer=*/false);
-  train_on(a, data[2]);
-  train_on(b, data[2]);
+  train_on(a, data[2], 2);
+  train_on(b, data[2], 2);
   bool any_differs = false;
   auto ta = a.model_tensors();
   auto tb = b.model_tensors();
   for (size_t i = 0; i < ta.size(); ++i) any_differs |= !torch::equal(ta[i].second, tb[i].second);
   EXPECT_TRUE(any_differs);
+}
+
+// Gradient accumulation over 4 steps of B rows updates dense parameters exactly like one step on
+// the same 4*B rows (sparse tables frozen by lr 0, since fused sparse updates never accumulate).
+TEST_F(TrainingSessionTest, GradientAccumulationEqualsOneStepOnTheLargerBatch) {
+  auto* train = config_.mutable_train_config();
+  train->mutable_sparse_optimizer()->mutable_sgd_optimizer()->set_lr(0.0);
+  train->mutable_dense_optimizer()->mutable_sgd_optimizer()->set_lr(0.5);
+  train->mutable_dense_optimizer()->mutable_sgd_optimizer()->set_momentum(0.0);
+  auto small = batches();  // 4 x 128 rows
+  config_.mutable_data_config()->set_batch_size(512);
+  auto large = batches();  // 1 x 512 rows, same rows in the same order
+  ASSERT_EQ(small.size(), 4u);
+  ASSERT_EQ(large.size(), 1u);
+
+  config_.mutable_train_config()->set_gradient_accumulation_steps(4);
+  torch::manual_seed(5);
+  TrainingSession accumulated(config_, true);
+  config_.mutable_train_config()->set_gradient_accumulation_steps(0);
+  torch::manual_seed(5);
+  TrainingSession direct(config_, true);
+  auto before = accumulated.model_tensors();
+  std::vector<torch::Tensor> initial;
+  for (auto& [name, t] : before) initial.push_back(t.clone());
+
+  for (int i = 0; i < 3; ++i) {
+    train_on(accumulated, small[i], i);
+    // Inside the window nothing dense moves yet.
+    auto now = accumulated.model_tensors();
+    for (size_t k = 0; k < now.size(); ++k) EXPECT_TRUE(torch::equal(now[k].second, initial[k])) << now[k].first;
+  }
+  train_on(accumulated, small[3], 3);
+  train_on(direct, large[0], 0);
+  auto ta = accumulated.model_tensors();
+  auto tb = direct.model_tensors();
+  bool moved = false;
+  for (size_t k = 0; k < ta.size(); ++k) {
+    EXPECT_TRUE(torch::allclose(ta[k].second, tb[k].second, 1e-5, 1e-6)) << ta[k].first;
+    moved |= !torch::equal(ta[k].second, initial[k]);
+  }
+  EXPECT_TRUE(moved);
+}
+
+// grad_clipping by value bounds every dense update of plain SGD (lr 1) by max_gradient.
+TEST_F(TrainingSessionTest, GradClippingByValueBoundsDenseUpdates) {
+  auto* train = config_.mutable_train_config();
+  train->mutable_dense_optimizer()->mutable_sgd_optimizer()->set_lr(1.0);
+  train->mutable_dense_optimizer()->mutable_sgd_optimizer()->set_momentum(0.0);
+  train->mutable_grad_clipping()->set_clipping_type("value");
+  train->mutable_grad_clipping()->set_max_gradient(1e-4);
+  auto data = batches();
+  TrainingSession session(config_, true);
+  auto dense = session.model().dense_parameters();
+  std::vector<torch::Tensor> initial;
+  for (auto& [name, t] : dense) initial.push_back(t.clone());
+  train_on(session, data[0], 0);
+  double max_change = 0;
+  for (size_t k = 0; k < dense.size(); ++k) {
+    max_change = std::max(max_change, (dense[k].second - initial[k]).abs().max().item<double>());
+  }
+  EXPECT_GT(max_change, 0.0);
+  EXPECT_LE(max_change, 1e-4 + 1e-7);  // float32 rounding of w - update
+}
+
+// A manual-step schedule changes the learning rate the optimizers use at the scheduled step, and
+// set_schedule_position puts a restored session at the same point.
+TEST_F(TrainingSessionTest, LearningRateScheduleDrivesTheOptimizers) {
+  auto* dense = config_.mutable_train_config()->mutable_dense_optimizer();
+  dense->mutable_adam_optimizer()->set_lr(0.01);
+  auto* manual = dense->mutable_manual_step_learning_rate();
+  manual->add_schedule_sizes(2);
+  manual->add_learning_rates(0.001);
+  auto data = batches();
+  TrainingSession session(config_, true);
+  EXPECT_NEAR(session.dense_lr(), 0.01, 1e-9);
+  // TorchEasyRec's ManualStepLR: t = steps done; bisect_left([2], t) keeps 0.01 through t = 2.
+  for (int i = 0; i < 3; ++i) train_on(session, data[i], i);
+  EXPECT_NEAR(session.dense_optimizer().lr(), 0.01, 1e-9);  // used by step 2 (t = 2)
+  EXPECT_NEAR(session.dense_lr(), 0.001, 1e-9);             // t = 3
+  train_on(session, data[3], 3);
+  EXPECT_NEAR(session.dense_optimizer().lr(), 0.001, 1e-9);  // used by step 3
+
+  TrainingSession resumed(config_, true);
+  resumed.set_schedule_position(4, 0);
+  EXPECT_NEAR(resumed.dense_lr(), session.dense_lr(), 1e-12);
 }
 
 }  // namespace
