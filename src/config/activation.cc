@@ -1,29 +1,13 @@
 #include "config/activation.h"
 
-#include <cctype>
 #include <set>
-#include <vector>
 
+#include "base/activation_string.h"
 #include "base/error.h"
 
 namespace tzrec::config {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
 
 // Keyword arguments accepted per implemented activation (as in torch.nn).
 const std::map<std::string, std::set<std::string>>& implemented() {
@@ -54,78 +38,21 @@ const std::set<std::string>& known_unimplemented() {
   return kNames;
 }
 
-// Splits "a=1, b='x,y'" on top-level commas.
-std::vector<std::string> split_args(const std::string& s) {
-  std::vector<std::string> parts;
-  std::string cur;
-  char quote = 0;
-  int depth = 0;
-  for (char c : s) {
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == ']') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      parts.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur.push_back(c);
-  }
-  if (!trim(cur).empty() || !parts.empty()) parts.push_back(cur);
-  return parts;
-}
-
 }  // namespace
 
 ActivationSpec parse_activation(const std::string& text) {
+  const ActivationString parsed = parse_activation_string(text);
   ActivationSpec spec;
-  const std::string s = trim(text);
-  if (s.empty()) return spec;
-  auto cannot_parse = [&](const std::string& why) {
-    return ConfigError("cannot parse activation '" + text + "' (" + why +
-                       "), expected e.g. nn.ReLU or nn.LeakyReLU(negative_slope=0.1)");
-  };
-
-  std::string head = s, args;
-  if (size_t open = s.find('('); open != std::string::npos) {
-    if (s.back() != ')') throw cannot_parse("unbalanced parentheses");
-    head = trim(s.substr(0, open));
-    args = s.substr(open + 1, s.size() - open - 2);
-  }
-  if (head == "Dice") throw NotSupportedError("activation Dice");
-  std::string name;
-  for (const char* prefix : {"torch.nn.", "nn."}) {
-    const std::string p(prefix);
-    if (head.compare(0, p.size(), p) == 0) {
-      name = head.substr(p.size());
-      break;
-    }
-  }
-  if (name.empty() || !is_identifier(name)) throw cannot_parse("not a torch.nn class path");
-
-  for (const std::string& raw : split_args(args)) {
-    const std::string arg = trim(raw);
-    size_t eq = arg.find('=');
-    if (eq == std::string::npos) throw cannot_parse("arguments must be keyword=value");
-    std::string key = trim(arg.substr(0, eq));
-    std::string value = trim(arg.substr(eq + 1));
-    if (!is_identifier(key) || value.empty()) throw cannot_parse("bad argument '" + arg + "'");
-    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
-        value.back() == value.front()) {
-      value = value.substr(1, value.size() - 2);
-    }
-    spec.kwargs[key] = value;
-  }
+  if (parsed.name.empty()) return spec;
+  if (parsed.name == "Dice") throw NotSupportedError("activation Dice");
+  const std::string& name = parsed.name;
+  for (const auto& [key, value] : parsed.kwargs) spec.kwargs[key] = unquote(value);
 
   auto it = implemented().find(name);
   if (it == implemented().end()) {
     if (known_unimplemented().count(name)) throw NotSupportedError("activation nn." + name);
-    throw cannot_parse("unknown activation nn." + name);
+    throw ConfigError("cannot parse activation '" + text + "' (unknown activation nn." + name +
+                      "), expected e.g. nn.ReLU or nn.LeakyReLU(negative_slope=0.1)");
   }
   for (const auto& [key, value] : spec.kwargs) {
     if (!it->second.count(key)) {

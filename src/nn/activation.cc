@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/activation_string.h"
 #include "base/error.h"
 
 namespace tzrec::nn {
@@ -132,53 +133,11 @@ constexpr const char* kSupported =
 torch::nn::AnyModule create_activation(const std::string& activation) {
   const std::string s = trim(activation);
   if (s.empty()) return {};
-  if (s == "Dice") throw NotSupportedError("activation Dice");
-
-  // Split "path(args)" into the class path and the argument text.
-  std::string path = s;
-  std::string args;
-  bool has_args = false;
-  size_t open = s.find('(');
-  if (open != std::string::npos) {
-    if (s.back() != ')') bad(s, "missing closing ')'");
-    path = trim(s.substr(0, open));
-    args = s.substr(open + 1, s.size() - open - 2);
-    has_args = true;
-  } else if (s.find(')') != std::string::npos) {
-    bad(s, "unbalanced ')'");
-  }
-
-  // tzrec prepends "torch" to "nn.X"; a bare class name is accepted as torch.nn.X.
-  std::string class_name = path;
-  for (const char* prefix : {"torch.nn.", "nn."}) {
-    std::string p(prefix);
-    if (path.compare(0, p.size(), p) == 0) {
-      class_name = path.substr(p.size());
-      break;
-    }
-  }
-  if (class_name.empty() || class_name.find('.') != std::string::npos) {
-    bad(s, fmt::format("unknown activation class {} (supported torch.nn classes: {})", path, kSupported));
-  }
-
+  const ActivationString parsed = parse_activation_string(s);
+  if (parsed.name == "Dice") throw NotSupportedError("activation Dice");
+  const std::string& class_name = parsed.name;
   std::map<std::string, Literal> values;
-  if (has_args && !trim(args).empty()) {
-    size_t start = 0;
-    while (start <= args.size()) {
-      size_t comma = args.find(',', start);
-      std::string item = args.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      size_t eq = item.find('=');
-      if (eq == std::string::npos) {
-        bad(s, fmt::format("argument \"{}\" must be written as name=value", trim(item)));
-      }
-      std::string key = trim(item.substr(0, eq));
-      if (key.empty()) bad(s, "empty argument name");
-      if (values.count(key)) bad(s, fmt::format("argument {} given twice", key));
-      values.emplace(key, parse_literal(s, key, item.substr(eq + 1)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
+  for (const auto& [key, raw] : parsed.kwargs) values.emplace(key, parse_literal(s, key, raw));
   Kwargs kw(s, std::move(values));
 
   torch::nn::AnyModule module;
@@ -223,7 +182,7 @@ torch::nn::AnyModule create_activation(const std::string& activation) {
   } else if (class_name == "Softsign") {
     module = torch::nn::AnyModule(torch::nn::Softsign());
   } else {
-    bad(s, fmt::format("unknown activation class {} (supported torch.nn classes: {})", path, kSupported));
+    bad(s, fmt::format("unknown activation class nn.{} (supported torch.nn classes: {})", class_name, kSupported));
   }
   kw.finish(class_name);
   return module;

@@ -2,7 +2,7 @@
 //
 // tzrec resolves `MLP.activation` as a Python class path with optional keyword arguments:
 //   "nn.ReLU", "torch.nn.ReLU", "nn.LeakyReLU(negative_slope=0.1)", "nn.PReLU(num_parameters=8)".
-// We accept the same strings (plus a bare class name such as "ReLU") for this fixed set of torch
+// We accept the same strings (syntax: base/activation_string.h) for this fixed set of torch
 // classes: ReLU, LeakyReLU, Sigmoid, Tanh, PReLU, ELU, GELU, SiLU, Softplus, Identity, ReLU6, SELU,
 // Mish, Softsign. Keyword values are Python literals (numbers, True/False, quoted strings).
 // Anything else throws tzrec::ConfigError naming the string; tzrec's own "Dice" throws
