@@ -13,5 +13,8 @@ Action add_train_eval_command(CLI::App& app);
 Action add_eval_command(CLI::App& app);
 Action add_check_config_command(CLI::App& app);
 Action add_gen_data_command(CLI::App& app);
+Action add_list_checkpoint_params_command(CLI::App& app);
+Action add_parquet_meta_command(CLI::App& app);
+Action add_parquet_cat_command(CLI::App& app);
 
 }  // namespace tzrec::cli

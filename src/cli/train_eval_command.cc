@@ -19,7 +19,7 @@ Action add_train_eval_command(CLI::App& app) {
   cmd->add_option("--edit_config_json", options->overrides.edit_config_json,
                   "JSON of config edits, e.g. '{\"data_config.batch_size\":512}'");
   cmd->add_flag("--ignore_restore_optimizer", options->ignore_restore_optimizer,
-                "restore only model weights when continuing");
+                "restore only model weights when continuing or fine-tuning");
   cmd->allow_extras();
   return [cmd, options]() {
     for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);

@@ -1,5 +1,6 @@
 // validate(): entry point plus the data_config and train_config checks.
 #include <algorithm>
+#include <regex>
 #include <cctype>
 
 #include "base/error.h"
@@ -129,10 +130,35 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
     const auto& dense = train.dense_optimizer();
     const std::string dp = p + ".dense_optimizer";
     check_optimizer(dense, dp,
-                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer", "adamw_optimizer"},
+                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer", "adamw_optimizer",
+                     "adadelta_optimizer", "rmsprop_optimizer"},
                     problems);
-    if (dense.part_optimizers_size() > 0) problems->not_supported(dp + ".part_optimizers");
-    if (dense.has_ema()) problems->not_supported(dp + ".ema");
+    // part_optimizers: the learning_rate oneof may be unset (falls back to the dense one).
+    for (int i = 0; i < dense.part_optimizers_size(); ++i) {
+      const auto& part = dense.part_optimizers(i);
+      const std::string pp = dp + ".part_optimizers[" + std::to_string(i) + "]";
+      const std::string name = oneof_set(part, "optimizer");
+      if (name.empty()) {
+        problems->add(pp, "needs an optimizer, one of sgd_optimizer, adagrad_optimizer, "
+                          "adam_optimizer, adamw_optimizer, adadelta_optimizer, rmsprop_optimizer");
+      }
+      check_lr(part, pp, problems);
+      if (!part.has_regex_pattern()) {
+        problems->add(pp + ".regex_pattern", "required (a full-match regex on parameter names "
+                                             "such as model.deep_mlp.mlp.0.perceptron.0.weight)");
+      } else {
+        try {
+          std::regex re(part.regex_pattern(), std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          problems->add(pp + ".regex_pattern",
+                        "'" + part.regex_pattern() + "' is not a valid regular expression (" +
+                            e.what() + ")");
+        }
+      }
+    }
+    if (dense.has_ema() && !(dense.ema().decay() >= 0 && dense.ema().decay() <= 1)) {
+      problems->add(dp + ".ema.decay", "must be in [0, 1], e.g. 0.999");
+    }
   }
   if (!train.mixed_precision().empty()) {
     problems->not_supported(p + ".mixed_precision", train.mixed_precision());
@@ -145,8 +171,6 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
     problems->add(p + ".grad_clipping.clipping_type",
                   "must be norm, value or none, got '" + train.grad_clipping().clipping_type() + "'");
   }
-  if (!train.fine_tune_checkpoint().empty()) problems->not_supported(p + ".fine_tune_checkpoint");
-  if (train.keep_checkpoint_max() > 0) problems->not_supported(p + ".keep_checkpoint_max");
   if (train.is_profiling()) problems->not_supported(p + ".is_profiling");
   // TorchEasyRec's TENSORBOARD_SUMMARIES; this build writes the loss and learning-rate scalars.
   for (int i = 0; i < train.tensorboard_summaries_size(); ++i) {

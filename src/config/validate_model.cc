@@ -178,13 +178,17 @@ void check_losses_and_metrics(const protos::ModelConfig& model, Problems* proble
     if (!sid.empty()) problems->not_supported(lp + "." + sid);
     if (name.empty()) {
       if (sid.empty()) problems->add(lp, "no loss type set (e.g. binary_cross_entropy {})");
-    } else if (name != "binary_cross_entropy") {
-      problems->not_supported(lp + "." + name);
-    } else {
+    } else if (name == "binary_cross_entropy") {
       const float ls = loss.binary_cross_entropy().label_smoothing();
       if (!(ls >= 0 && ls <= 1)) {
         problems->add(lp + ".binary_cross_entropy.label_smoothing", "must be in [0, 1]");
       }
+    } else if (name == "binary_focal_loss") {
+      if (!(loss.binary_focal_loss().gamma() >= 0)) problems->add(lp + ".binary_focal_loss.gamma", "must be >= 0");
+      const float alpha = loss.binary_focal_loss().alpha();
+      if (!(alpha > 0 && alpha < 1)) problems->add(lp + ".binary_focal_loss.alpha", "must be in (0, 1)");
+    } else if (name != "l2_loss") {
+      problems->not_supported(lp + "." + name);
     }
   }
   for (int i = 0; i < model.metrics_size(); ++i) {
@@ -193,10 +197,36 @@ void check_losses_and_metrics(const protos::ModelConfig& model, Problems* proble
     const std::string name = oneof_set(metric, "metric");
     if (name.empty()) {
       problems->add(mp, "no metric type set (e.g. auc {})");
-    } else if (name != "auc") {
+    } else if (name == "auc") {
+      if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
+    } else if (name == "accuracy") {
+      const float t = metric.accuracy().threshold();
+      if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
+    } else if (name == "normalized_entropy") {
+      const float eta = metric.normalized_entropy().eta();
+      if (!(eta >= 0 && eta < 0.5)) problems->add(mp + ".normalized_entropy.eta", "must be in [0, 0.5)");
+    } else if (name == "grouped_auc") {
+      if (metric.grouped_auc().grouping_key().empty()) {
+        problems->add(mp + ".grouped_auc.grouping_key", "must name a sparse feature (e.g. a user id feature)");
+      }
+    } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
       problems->not_supported(mp + "." + name);
-    } else if (metric.auc().thresholds() <= 1) {
-      problems->add(mp + ".auc.thresholds", "must be > 1");
+    }
+  }
+  // Metrics read the prediction their loss produces (tzrec: predictions["y"] / ["probs"]).
+  bool has_l2 = false, has_binary = false;
+  for (const auto& loss : model.losses()) {
+    has_l2 |= loss.has_l2_loss();
+    has_binary |= loss.has_binary_cross_entropy() || loss.has_binary_focal_loss();
+  }
+  for (int i = 0; i < model.metrics_size(); ++i) {
+    const std::string name = oneof_set(model.metrics(i), "metric");
+    const std::string mp = item_path(p, "metrics", i) + "." + name;
+    if ((name == "mean_absolute_error" || name == "mean_squared_error") && !has_l2) {
+      problems->add(mp, "needs the regression prediction 'y'; add losses { l2_loss {} }");
+    } else if ((name == "auc" || name == "accuracy" || name == "normalized_entropy" || name == "grouped_auc") &&
+               !has_binary && model.losses_size() > 0) {
+      problems->add(mp, "needs prediction 'probs'; add losses { binary_cross_entropy {} } or binary_focal_loss");
     }
   }
   if (model.train_metrics_size() > 0) problems->not_supported(p + ".train_metrics");

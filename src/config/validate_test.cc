@@ -174,8 +174,8 @@ TEST(Validate, OptimizerSubset) {
       "train_config.sparse_optimizer.rowwise_adagrad_optimizer"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adam_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adagrad_optimizer {} } }")));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { dense_optimizer { rmsprop_optimizer {} } }"),
-                           "train_config.dense_optimizer.rmsprop_optimizer"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { rmsprop_optimizer {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { adadelta_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { adamw_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { sgd_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { adagrad_optimizer {} } }")));
@@ -204,11 +204,27 @@ TEST(Validate, LearningRates) {
 }
 
 TEST(Validate, TrainConfigSubset) {
-  EXPECT_TRUE(NotSupported(
+  EXPECT_TRUE(NoProblems(deepfm(
+      "train_config { dense_optimizer { part_optimizers { regex_pattern: 'model\\\\.deep.*' "
+      "rmsprop_optimizer {} } } }")));
+  EXPECT_TRUE(NoProblems(deepfm(
+      "train_config { dense_optimizer { part_optimizers { regex_pattern: '.*bias' "
+      "sgd_optimizer { lr: 0.1 } constant_learning_rate {} } } }")));
+  EXPECT_TRUE(HasProblem(
       deepfm("train_config { dense_optimizer { part_optimizers { regex_pattern: 'x' } } }"),
-      "train_config.dense_optimizer.part_optimizers"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { dense_optimizer { ema {} } }"),
-                           "train_config.dense_optimizer.ema"));
+      "train_config.dense_optimizer.part_optimizers[0]", "needs an optimizer"));
+  EXPECT_TRUE(HasProblem(
+      deepfm("train_config { dense_optimizer { part_optimizers { regex_pattern: 'x' "
+             "adam_optimizer {} } part_optimizers { regex_pattern: '(unclosed' "
+             "adam_optimizer {} } } }"),
+      "train_config.dense_optimizer.part_optimizers[1].regex_pattern", "not a valid regular expression"));
+  EXPECT_TRUE(HasProblem(
+      deepfm("train_config { dense_optimizer { part_optimizers { adam_optimizer { lr: -1 } } } }"),
+      "train_config.dense_optimizer.part_optimizers[0].regex_pattern", "required"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { ema {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { ema { decay: 0.9 } } }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { dense_optimizer { ema { decay: 1.5 } } }"),
+                         "train_config.dense_optimizer.ema.decay", "must be in [0, 1]"));
   EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'BF16' }"), "train_config.mixed_precision"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: '' }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { gradient_accumulation_steps: 2 }")));
@@ -217,9 +233,8 @@ TEST(Validate, TrainConfigSubset) {
   EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'none' } }")));
   EXPECT_TRUE(HasProblem(deepfm("train_config { grad_clipping { clipping_type: 'l2' } }"),
                          "train_config.grad_clipping.clipping_type", "must be norm, value or none"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { fine_tune_checkpoint: 'ckpt' }"),
-                           "train_config.fine_tune_checkpoint"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { keep_checkpoint_max: 3 }"), "train_config.keep_checkpoint_max"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { fine_tune_checkpoint: 'ckpt' fine_tune_ckpt_param_map: 'map' }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { keep_checkpoint_max: 3 }")));
   EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config {} }"),
                            "train_config.delta_embedding_dump_config"));
   EXPECT_TRUE(NotSupported(deepfm("train_config { is_profiling: true }"), "train_config.is_profiling"));
@@ -384,8 +399,31 @@ TEST(Validate, ModelCommonSubset) {
   EXPECT_TRUE(NotSupported(deepfm("model_config { losses { softmax_cross_entropy {} } }"),
                            "model_config.losses[1].softmax_cross_entropy"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { grouped_auc { grouping_key: 'c0' } } }"),
-                           "model_config.metrics[1].grouped_auc"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { xauc {} } }"), "model_config.metrics[1].xauc"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { multiclass_auc {} } }"),
+                           "model_config.metrics[1].multiclass_auc"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { jrc_loss { session_name: 'c0' } } }"),
+                           "model_config.losses[1].jrc_loss"));
+  EXPECT_TRUE(NoProblems(deepfm("model_config { metrics { grouped_auc { grouping_key: 'c0' } } "
+                                "metrics { accuracy {} } metrics { normalized_entropy {} } "
+                                "metrics { mean_absolute_error {} } metrics { mean_squared_error {} } "
+                                "losses { l2_loss {} } losses { binary_focal_loss {} } }")));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { mean_squared_error {} } }"),
+                         "model_config.metrics[1].mean_squared_error", "add losses { l2_loss {} }"));
+  std::string regression = kDeepFm;
+  regression.replace(regression.find("binary_cross_entropy {}"), 23, "l2_loss {}");
+  EXPECT_TRUE(HasProblem(parse_pipeline_config_text(std::string(kCommon) + regression, "l2.config"),
+                         "model_config.metrics[0].auc", "needs prediction 'probs'"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { grouped_auc { grouping_key: '' } } }"),
+                         "model_config.metrics[1].grouped_auc.grouping_key", "must name a sparse feature"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { accuracy { threshold: 2 } } }"),
+                         "model_config.metrics[1].accuracy.threshold", "must be in [0, 1]"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { normalized_entropy { eta: 0.5 } } }"),
+                         "model_config.metrics[1].normalized_entropy.eta", "must be in [0, 0.5)"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { binary_focal_loss { alpha: 1.5 } } }"),
+                         "model_config.losses[1].binary_focal_loss.alpha", "must be in (0, 1)"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { binary_focal_loss { gamma: -1 } } }"),
+                         "model_config.losses[1].binary_focal_loss.gamma", "must be >= 0"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { auc { thresholds: 1 } } }"),
                          "model_config.metrics[1].auc.thresholds", "must be > 1"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { losses { binary_cross_entropy { label_smoothing: 1.5 } } }"),

@@ -1,13 +1,23 @@
 // Model base class with TorchEasyRec RankModel semantics (tzrec/models/rank_model.py, reference §4,
 // §7.1, §7.2): predictions, losses, eval metrics and the split of parameters for the optimizers.
 //
-// Supported config (everything else throws when the model is built):
-//   losses:  binary_cross_entropy {label_smoothing}      → predictions "logits" [B], "probs" [B]
-//   metrics: auc {thresholds}  → "auc" (exact AUC); when `thresholds` is set explicitly also
+// Supported config (everything else throws when the model is built); num_class must be 1:
+//   losses:  binary_cross_entropy {label_smoothing}, binary_focal_loss {gamma, alpha}
+//                → predictions "logits" [B], "probs" [B] = sigmoid(logits)
+//            l2_loss → prediction "y" [B] (raw output, no sigmoid)
+//   metrics on "probs" (need a binary loss):
+//            auc {thresholds}  → "auc" (exact AUC); when `thresholds` is set explicitly also
 //            "auc_binned" (torchmetrics BinaryAUROC(thresholds) as tzrec reports it)
+//            accuracy {threshold} → "accuracy" (binary; top_k only applies to multiclass)
+//            normalized_entropy {eta} → "normalized_entropy"
+//            grouped_auc {grouping_key} → "grouped_auc" (group = first id of sparse feature
+//            grouping_key in the batch)
+//   metrics on "y" (need l2_loss, as in tzrec, which reads predictions["y"]):
+//            mean_absolute_error, mean_squared_error
 //   each loss is also a metric under its own name: mean of batch losses weighted by batch size.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +30,7 @@
 #include "embedding/embedding_group.h"
 #include "feature/feature_info.h"
 #include "loss/binary_cross_entropy.h"
+#include "loss/binary_focal_loss.h"
 #include "metrics/auc.h"
 #include "metrics/mean_metric.h"
 #include "sparse/batch.h"
@@ -39,14 +50,16 @@ class Model : public torch::nn::Module {
         std::vector<std::string> sample_weights);
   virtual ~Model() = default;
 
-  // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits).
+  // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits) for binary losses, "y" [B] for l2_loss.
   virtual TensorMap predict(const sparse::Batch& batch) = 0;
 
-  // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing; with a
-  // sample weight field, mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or
+  // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
+  // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label). With a sample weight field,
+  // mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or
   // sample-weight column.
   TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
-  // Adds the batch to every metric; `losses` (from loss()) feed the loss metrics, weighted by the
+  // Adds the batch to every metric (grouped_auc: throws DataError when the batch lacks the grouping
+  // feature; a row with no id for it is group 0, as in tzrec); `losses` (from loss()) feed the loss metrics, weighted by the
   // batch size. Pass an empty map to skip the loss metrics.
   void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
   // Metric name → value, e.g. {"auc": .., "binary_cross_entropy": ..}. Does not reset.
@@ -79,21 +92,30 @@ class Model : public torch::nn::Module {
   embedding::EmbeddingGroup embedding_group_{nullptr};
 
  private:
+  enum class LossType { kBinaryCrossEntropy, kBinaryFocal, kL2 };
   struct LossEntry {
     std::string name;
+    LossType type;
     loss::BinaryCrossEntropy bce;
+    loss::BinaryFocalLoss focal;
   };
-  struct AucEntry {
+  // One configured metric; the closures own the metric object (metrics/*.h).
+  struct MetricEntry {
     std::string name;
-    bool report_binned;
-    metrics::Auc auc;
+    std::string input;  // prediction key: "probs" or "y"
+    std::function<void(const torch::Tensor& pred, const torch::Tensor& label, const sparse::Batch& batch)> update;
+    std::function<void(std::map<std::string, double>* out)> compute;
+    std::function<void()> reset;
   };
   const torch::Tensor& batch_label(const sparse::Batch& batch) const;
+  void add_metric(const protos::MetricConfig& cfg, const std::string& path, const std::string& type);
 
   std::string label_name_;
   std::string sample_weight_name_;  // "" = unweighted
   std::vector<LossEntry> losses_;
-  std::vector<AucEntry> aucs_;
+  bool has_binary_loss_ = false;  // predictions have "logits" / "probs"
+  bool has_l2_loss_ = false;      // predictions have "y"
+  std::vector<MetricEntry> metrics_;
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
 };
 

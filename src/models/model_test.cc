@@ -166,13 +166,27 @@ TEST(Model, MetricsThroughModelApi) {
 
 TEST(Model, UnsupportedMetricAndLoss) {
   try {
-    create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
-                                          R"(metrics { grouped_auc { grouping_key: "u" } })")),
-                 features());
+    create_model(parse_config(config_text("losses { l2_loss {} }", R"(metrics { xauc {} })")), features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.metrics[0].grouped_auc");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.metrics[0].xauc");
   }
+  EXPECT_THROW(create_model(parse_config(config_text("losses { softmax_cross_entropy {} } num_class: 2", "")),
+                            features()),
+               NotSupportedError);
+  // Metrics need the prediction their loss produces: MAE / MSE read "y" (l2_loss), the others "probs".
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                                     "metrics { mean_absolute_error {} }")),
+                            features()),
+               ConfigError);
+  EXPECT_THROW(create_model(parse_config(config_text("losses { l2_loss {} }", "metrics { auc {} }")), features()),
+               ConfigError);
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_focal_loss { alpha: 2 } }", "")), features()),
+               ConfigError);
+  EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                                     "metrics { accuracy { threshold: 1.5 } }")),
+                            features()),
+               ConfigError);
   EXPECT_THROW(create_model(parse_config(config_text("", "")), features()), ConfigError);  // no loss
   EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy { label_smoothing: 2 } }", "")),
                             features()),
@@ -184,6 +198,127 @@ TEST(Model, UnsupportedMetricAndLoss) {
                                                      "metrics { auc { thresholds: 1 } }")),
                             features()),
                ConfigError);
+}
+
+// l2_loss: prediction "y" = raw output; loss = MSE; MAE / MSE metrics on y vs sklearn
+// (mean_absolute_error 1.6951428571428568, mean_squared_error 5.194933714285712 on these values).
+TEST(Model, L2LossRegressionMetrics) {
+  auto model = create_model(parse_config(config_text("losses { l2_loss {} }",
+                                                     "metrics { mean_absolute_error {} } "
+                                                     "metrics { mean_squared_error {} }")),
+                            features());
+  sparse::Batch b = label_batch({1, 0, 1});
+  b.sparse_features = make_kjt({"u"}, {{{1}, {2, 3}, {}}});
+  auto pred = model->predict(b);
+  ASSERT_EQ(pred.size(), 1u);
+  ASSERT_EQ(pred.count("y"), 1u);
+  EXPECT_EQ(pred.at("y").sizes(), (std::vector<int64_t>{3}));
+
+  auto p = torch::tensor({4.536, 1.301, 2.049, 2.611, 0.817, 2.003, 1.999}, torch::kFloat32);
+  auto y = torch::tensor({-0.632, 3.526, 2.901, 1.062, 1.743, 2.758, 1.608}, torch::kFloat32);
+  double weighted = 0;
+  for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, 3}, {3, 7}}) {
+    sparse::Batch batch;
+    batch.batch_size = hi - lo;
+    batch.labels["clk"] = y.slice(0, lo, hi);
+    TensorMap pr{{"y", p.slice(0, lo, hi)}};
+    auto losses = model->loss(pr, batch);
+    weighted += losses.at("l2_loss").item<double>() * (hi - lo);
+    model->update_metrics(pr, batch, losses);
+  }
+  auto m = model->compute_metrics();
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_NEAR(m.at("mean_absolute_error"), 1.6951428571428568, 1e-5);
+  EXPECT_NEAR(m.at("mean_squared_error"), 5.1949337142857122, 1e-5);
+  // Mean of the batch MSEs weighted by batch size = MSE over all rows.
+  EXPECT_NEAR(m.at("l2_loss"), 5.1949337142857122, 1e-5);
+  EXPECT_NEAR(m.at("l2_loss"), weighted / 7, 1e-9);
+}
+
+// binary_focal_loss through the Model with sample weights: /usr/bin/python3 torch 1.13 (float64),
+// x = [-1.5, 0.3, 2.0, -0.2, 0.9], y = [0, 1, 1, 0, 0], w = [1, 2, 0.5, 3, 1.5], gamma 1.5, alpha 0.25:
+// mean(BCE(x, y, weight=focal, reduction="none") * w / w.mean()) = 0.166609458701344.
+TEST(Model, BinaryFocalLossWithSampleWeights) {
+  auto model = create_model(
+      parse_config(config_text("losses { binary_focal_loss { gamma: 1.5 alpha: 0.25 } }", "metrics { auc {} }",
+                               R"(label_fields: "clk" sample_weight_fields: "w")")),
+      features());
+  sparse::Batch batch = label_batch({0, 1, 1, 0, 0});
+  batch.sample_weights["w"] = torch::tensor({1.0f, 2.0f, 0.5f, 3.0f, 1.5f});
+  TensorMap pred{{"logits", torch::tensor({-1.5f, 0.3f, 2.0f, -0.2f, 0.9f})}};
+  auto losses = model->loss(pred, batch);
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_NEAR(losses.at("binary_focal_loss").item<double>(), 0.166609458701344, 1e-6);
+  batch.sparse_features = make_kjt({"u"}, {{{1}, {2}, {3}, {4}, {5}}});
+  auto p = model->predict(batch);
+  EXPECT_EQ(p.size(), 2u);
+  EXPECT_TRUE(torch::allclose(p.at("probs"), torch::sigmoid(p.at("logits"))));
+}
+
+// accuracy, normalized_entropy and grouped_auc through the Model API on the sklearn reference cases;
+// the grouping key is the first id of sparse feature "u" in each batch.
+TEST(Model, ProbMetricsThroughModelApi) {
+  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  ASSERT_TRUE(in.good());
+  auto ref = nlohmann::json::parse(in);
+  const auto& c = ref["cases"][5];
+  ASSERT_EQ(c["name"], "random_1000_seed20240601");
+  auto preds = torch::tensor(c["preds"].get<std::vector<double>>(), torch::kFloat32);
+  auto labels = torch::tensor(c["labels"].get<std::vector<double>>(), torch::kFloat32);
+  auto groups = c["groups"].get<std::vector<int64_t>>();
+  auto model = create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                                     R"(metrics { accuracy {} } metrics { normalized_entropy {} }
+                                                        metrics { grouped_auc { grouping_key: "u" } })")),
+                            features());
+  int64_t start = 0;
+  for (int64_t size : {300, 1, 699}) {
+    sparse::Batch batch;
+    batch.batch_size = size;
+    batch.labels["clk"] = labels.slice(0, start, start + size);
+    // Row r has ids [group, 7]: only the first id is the group.
+    std::vector<std::vector<int64_t>> rows;
+    for (int64_t r = start; r < start + size; ++r) rows.push_back({groups[r], 7});
+    batch.sparse_features = make_kjt({"u"}, {rows});
+    auto p = preds.slice(0, start, start + size);
+    TensorMap pred{{"logits", torch::log(p / (1 - p))}, {"probs", p}};
+    model->update_metrics(pred, batch, model->loss(pred, batch));
+    start += size;
+  }
+  auto m = model->compute_metrics();
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_NEAR(m.at("accuracy"), 0.727, 1e-12);                       // sklearn accuracy_score(y, p > 0.5)
+  EXPECT_NEAR(m.at("normalized_entropy"), 0.68612443339435469, 1e-6);  // sklearn log_loss / H(mean y)
+  EXPECT_NEAR(m.at("grouped_auc"), c["gauc_unweighted_mean_over_mixed_groups"].get<double>(), 1e-9);
+
+  // A batch without the grouping feature is a DataError naming it.
+  sparse::Batch bad = label_batch({1, 0});
+  TensorMap pred{{"logits", torch::zeros({2})}, {"probs", torch::full({2}, 0.5f)}};
+  try {
+    model->update_metrics(pred, bad, {});
+    ADD_FAILURE();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("grouping_key 'u'"), std::string::npos) << e.what();
+  }
+}
+
+// Rows with no id for the grouping feature form group 0 (tzrec: to_padded_dense(1)[:, 0]).
+TEST(Model, GroupedAucEmptyRowsAreGroupZero) {
+  auto model = create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
+                                                     R"(metrics { grouped_auc { grouping_key: "u" } })")),
+                            features());
+  sparse::Batch batch = label_batch({1, 0, 0, 1, 0, 1});
+  // Rows 0, 1, 3 → groups 5, 0, 5; rows 2, 4, 5 have no id → group 0 together with row 1.
+  batch.sparse_features = make_kjt({"u"}, {{{5}, {0}, {}, {5, 2}, {}, {}}});
+  auto probs = torch::tensor({0.9f, 0.3f, 0.6f, 0.2f, 0.1f, 0.7f});
+  TensorMap pred{{"logits", torch::log(probs / (1 - probs))}, {"probs", probs}};
+  model->update_metrics(pred, batch, {});
+  // Group 5: labels [1, 1] → skipped. Group 0: probs [0.3, 0.6, 0.1, 0.7], labels [0, 0, 0, 1] → AUC 1.
+  EXPECT_NEAR(model->compute_metrics().at("grouped_auc"), 1.0, 1e-12);
+  // Group 0 with row 4 relabelled positive: pos {0.1, 0.7} vs neg {0.3, 0.6} → 2 of 4 pairs = 0.5.
+  model->reset_metrics();
+  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f});
+  model->update_metrics(pred, batch, {});
+  EXPECT_NEAR(model->compute_metrics().at("grouped_auc"), 0.5, 1e-12);
 }
 
 }  // namespace

@@ -35,6 +35,13 @@ void validate(const DenseOptimizerOptions& o) {
     if (o.beta1 < 0 || o.beta1 >= 1) bad(fmt::format("invalid beta1 {} (must be in [0, 1))", o.beta1));
     if (o.beta2 < 0 || o.beta2 >= 1) bad(fmt::format("invalid beta2 {} (must be in [0, 1))", o.beta2));
   }
+  // torch.optim.Adadelta: 0 <= rho <= 1; torch.optim.RMSprop: alpha >= 0.
+  if (o.kind == Kind::kAdadelta && (o.rho < 0 || o.rho > 1)) {
+    bad(fmt::format("invalid rho {} (must be in [0, 1])", o.rho));
+  }
+  if (o.kind == Kind::kRmsprop && o.alpha < 0) {
+    bad(fmt::format("invalid alpha {} (must be >= 0)", o.alpha));
+  }
 }
 
 }  // namespace
@@ -72,6 +79,13 @@ void DenseOptimizer::init_state(size_t i) {
       s.exp_avg_sq = torch::zeros(p.sizes(), opts);
       if (options_.amsgrad) s.max_exp_avg_sq = torch::zeros(p.sizes(), opts);
       break;
+    case Kind::kAdadelta:
+      s.square_avg = torch::zeros(p.sizes(), opts);
+      s.acc_delta = torch::zeros(p.sizes(), opts);
+      break;
+    case Kind::kRmsprop:
+      s.square_avg = torch::zeros(p.sizes(), opts);
+      break;
   }
 }
 
@@ -100,6 +114,12 @@ void DenseOptimizer::step() {
       case Kind::kAdam:
       case Kind::kAdamW:
         step_adam(p, grad, states_[i]);
+        break;
+      case Kind::kAdadelta:
+        step_adadelta(p, grad, states_[i]);
+        break;
+      case Kind::kRmsprop:
+        step_rmsprop(p, grad, states_[i]);
         break;
     }
   }
@@ -157,6 +177,28 @@ void DenseOptimizer::step_adam(const torch::Tensor& p, torch::Tensor g, ParamSta
   p.addcdiv_(s.exp_avg, denom, -step_size);
 }
 
+// torch.optim.Adadelta (_single_tensor_adadelta, maximize=False).
+void DenseOptimizer::step_adadelta(const torch::Tensor& p, torch::Tensor g, ParamState& s) {
+  const auto& o = options_;
+  s.step += 1;
+  if (o.weight_decay != 0) g = g.add(p, o.weight_decay);
+  s.square_avg.mul_(o.rho).addcmul_(g, g, 1 - o.rho);
+  torch::Tensor std = s.square_avg.add(o.eps).sqrt_();
+  torch::Tensor delta = s.acc_delta.add(o.eps).sqrt_().div_(std).mul_(g);
+  s.acc_delta.mul_(o.rho).addcmul_(delta, delta, 1 - o.rho);
+  p.add_(delta, -o.lr);
+}
+
+// torch.optim.RMSprop (_single_tensor_rmsprop, momentum=0, centered=False, maximize=False).
+void DenseOptimizer::step_rmsprop(const torch::Tensor& p, torch::Tensor g, ParamState& s) {
+  const auto& o = options_;
+  s.step += 1;
+  if (o.weight_decay != 0) g = g.add(p, o.weight_decay);
+  s.square_avg.mul_(o.alpha).addcmul_(g, g, 1 - o.alpha);
+  torch::Tensor avg = s.square_avg.sqrt().add_(o.eps);
+  p.addcdiv_(g, avg, -o.lr);
+}
+
 std::vector<std::string> DenseOptimizer::slot_names() const {
   switch (options_.kind) {
     case Kind::kSgd:
@@ -168,6 +210,10 @@ std::vector<std::string> DenseOptimizer::slot_names() const {
     case Kind::kAdamW:
       if (options_.amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"};
       return {"exp_avg", "exp_avg_sq", "step"};
+    case Kind::kAdadelta:
+      return {"square_avg", "acc_delta", "step"};
+    case Kind::kRmsprop:
+      return {"square_avg", "step"};
   }
   return {};
 }
@@ -178,6 +224,8 @@ torch::Tensor* DenseOptimizer::slot(ParamState& s, const std::string& name) {
   if (name == "exp_avg") return &s.exp_avg;
   if (name == "exp_avg_sq") return &s.exp_avg_sq;
   if (name == "max_exp_avg_sq") return &s.max_exp_avg_sq;
+  if (name == "square_avg") return &s.square_avg;
+  if (name == "acc_delta") return &s.acc_delta;
   return nullptr;  // "step" is a scalar
 }
 

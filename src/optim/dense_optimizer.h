@@ -9,6 +9,11 @@
 //             vmax = max(vmax, v) if amsgrad ; denom = sqrt(amsgrad ? vmax : v) / sqrt(1-beta2^t) + eps ;
 //             p -= (lr / (1-beta1^t)) * m / denom
 //   AdamW:    p *= 1 - lr*wd ; then Adam without the L2 term.
+//   Adadelta: g += wd*p ; sq = rho*sq + (1-rho)*g*g ; delta = sqrt(acc+eps) / sqrt(sq+eps) * g ;
+//             acc = rho*acc + (1-rho)*delta*delta ; p -= lr*delta
+//   RMSprop:  g += wd*p ; sq = alpha*sq + (1-alpha)*g*g ; p -= lr * g / (sqrt(sq) + eps)
+//             (tzrec's RMSpropOptimizer has no momentum / centered fields, so torch's defaults
+//             momentum=0, centered=False apply)
 // Parameters whose gradient is undefined are skipped (their state and step do not advance), as in
 // torch. zero_grad() sets gradients to undefined (torch 2.x default set_to_none=True, which the
 // PyTorch TorchEasyRec runs with), so parameters not reached by backward are not updated.
@@ -24,7 +29,7 @@
 namespace tzrec::optim {
 
 struct DenseOptimizerOptions {
-  enum class Kind { kSgd, kAdagrad, kAdam, kAdamW };
+  enum class Kind { kSgd, kAdagrad, kAdam, kAdamW, kAdadelta, kRmsprop };
   Kind kind = Kind::kSgd;
   double lr = 0.002;
   // SGD
@@ -43,6 +48,10 @@ struct DenseOptimizerOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
   bool amsgrad = false;
+  // Adadelta (eps: torch default 1e-6)
+  double rho = 0.9;
+  // RMSprop (eps: torch default 1e-8)
+  double alpha = 0.99;
 };
 
 class DenseOptimizer {
@@ -66,6 +75,8 @@ class DenseOptimizer {
   //   Adagrad: "<param>.sum", "<param>.step"          (Adagrad state exists from construction)
   //   Adam/AdamW: "<param>.exp_avg", "<param>.exp_avg_sq", "<param>.step"
   //               [+ "<param>.max_exp_avg_sq" with amsgrad]
+  //   Adadelta: "<param>.square_avg", "<param>.acc_delta", "<param>.step"
+  //   RMSprop:  "<param>.square_avg", "<param>.step"
   // step is a float32 scalar tensor as in torch.optim. Tensors are the live state.
   std::map<std::string, torch::Tensor> state_dict() const;
   // Replaces the state of every parameter that has keys in `state` (a parameter without any keys
@@ -80,6 +91,7 @@ class DenseOptimizer {
     torch::Tensor momentum_buffer;  // SGD
     torch::Tensor sum;              // Adagrad
     torch::Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;  // Adam / AdamW
+    torch::Tensor square_avg, acc_delta;                // Adadelta / RMSprop
   };
   std::vector<std::string> slot_names() const;
   // The tensor slot called `name` ("step" is not a tensor slot → nullptr).
@@ -91,6 +103,8 @@ class DenseOptimizer {
   void step_sgd(const torch::Tensor& p, torch::Tensor g, ParamState& s);
   void step_adagrad(const torch::Tensor& p, torch::Tensor g, ParamState& s);
   void step_adam(const torch::Tensor& p, torch::Tensor g, ParamState& s);
+  void step_adadelta(const torch::Tensor& p, torch::Tensor g, ParamState& s);
+  void step_rmsprop(const torch::Tensor& p, torch::Tensor g, ParamState& s);
 
   DenseOptimizerOptions options_;
   std::vector<std::pair<std::string, torch::Tensor>> params_;

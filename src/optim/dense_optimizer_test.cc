@@ -164,7 +164,8 @@ TEST(DenseOptimizer, HandComputedSgdMomentum) {
 }
 
 TEST(DenseOptimizer, StateDictRoundTrip) {
-  for (Kind kind : {Kind::kSgd, Kind::kAdagrad, Kind::kAdam, Kind::kAdamW}) {
+  for (Kind kind : {Kind::kSgd, Kind::kAdagrad, Kind::kAdam, Kind::kAdamW, Kind::kAdadelta,
+                    Kind::kRmsprop}) {
     DenseOptimizerOptions o;
     o.kind = kind;
     o.lr = 0.03;

@@ -1,6 +1,7 @@
 #include "train/optimizer_builder.h"
 
 #include "base/error.h"
+#include "train/lr_scheduler_builder.h"
 
 namespace tzrec::train {
 namespace {
@@ -56,9 +57,29 @@ optim::DenseOptimizerOptions dense_options(const Msg& config, const std::string&
     case Msg::kAdamwOptimizer:
       set_adam_fields(config.adamw_optimizer(), Kind::kAdamW, &o);
       break;
+    // rho / alpha / eps / weight_decay as config_to_kwargs hands them to torch.optim (0.9f → 0.9).
+    case Msg::kAdadeltaOptimizer: {
+      const auto& c = config.adadelta_optimizer();
+      o.kind = Kind::kAdadelta;
+      o.lr = c.lr();
+      o.rho = python_kwarg_float(c.rho());
+      o.eps = python_kwarg_float(c.eps());
+      o.weight_decay = python_kwarg_float(c.weight_decay());
+      break;
+    }
+    case Msg::kRmspropOptimizer: {
+      const auto& c = config.rmsprop_optimizer();
+      o.kind = Kind::kRmsprop;
+      o.lr = c.lr();
+      o.alpha = python_kwarg_float(c.alpha());
+      o.eps = python_kwarg_float(c.eps());
+      o.weight_decay = python_kwarg_float(c.weight_decay());
+      break;
+    }
     case Msg::OPTIMIZER_NOT_SET:
       throw ConfigError(path + ": no optimizer is set; add one of sgd_optimizer, adagrad_optimizer, "
-                               "adam_optimizer, adamw_optimizer");
+                               "adam_optimizer, adamw_optimizer, adadelta_optimizer, "
+                               "rmsprop_optimizer");
     default:
       throw NotSupportedError(path + "." + oneof_entry_name(config, config.optimizer_case()));
   }

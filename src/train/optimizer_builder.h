@@ -15,8 +15,7 @@ namespace tzrec::train {
 // no optimizer set → tzrec::ConfigError naming "train_config.sparse_optimizer".
 embedding::SparseOptimizerOptions sparse_optimizer_options(const protos::SparseOptimizer& config);
 
-// sgd / adagrad / adam / adamw → options. adadelta / rmsprop →
-// NotSupportedError("train_config.dense_optimizer.<entry>"); none set → ConfigError.
+// sgd / adagrad / adam / adamw / adadelta / rmsprop → options; none set → ConfigError.
 optim::DenseOptimizerOptions dense_optimizer_options(const protos::DenseOptimizer& config);
 // Same for one entry of dense_optimizer.part_optimizers; `path` names it in errors, e.g.
 // "train_config.dense_optimizer.part_optimizers[0]".

@@ -94,22 +94,50 @@ TEST(OptimizerBuilder, DenseOptimizers) {
   EXPECT_EQ(p.lr, 0.5);
 }
 
-TEST(OptimizerBuilder, DenseUnsupportedAndMissing) {
+TEST(OptimizerBuilder, DenseAdadeltaAndRmsprop) {
+  // Defaults (torch's: rho 0.9, eps 1e-6 / alpha 0.99, eps 1e-8) as Python's json kwargs read them.
+  auto d = dense_optimizer_options(parse<protos::DenseOptimizer>("adadelta_optimizer {}"));
+  EXPECT_EQ(d.kind, DenseKind::kAdadelta);
+  EXPECT_EQ(d.rho, 0.9);
+  EXPECT_EQ(d.eps, 1e-6);
+  EXPECT_EQ(d.weight_decay, 0.0);
+  d = dense_optimizer_options(parse<protos::DenseOptimizer>(
+      "adadelta_optimizer { lr: 1.0 rho: 0.8 eps: 1e-3 weight_decay: 0.1 }"));
+  EXPECT_EQ(d.lr, 1.0);
+  EXPECT_EQ(d.rho, 0.8);
+  EXPECT_EQ(d.eps, 1e-3);
+  EXPECT_EQ(d.weight_decay, 0.1);
+  auto r = dense_optimizer_options(parse<protos::DenseOptimizer>("rmsprop_optimizer {}"));
+  EXPECT_EQ(r.kind, DenseKind::kRmsprop);
+  EXPECT_EQ(r.alpha, 0.99);
+  EXPECT_EQ(r.eps, 1e-8);
+  r = dense_optimizer_options(parse<protos::PartOptimizer>(
+                                  "regex_pattern: 'x' rmsprop_optimizer { lr: 0.25 alpha: 0.7 "
+                                  "eps: 1e-4 weight_decay: 0.05 }"),
+                              "train_config.dense_optimizer.part_optimizers[1]");
+  EXPECT_EQ(r.kind, DenseKind::kRmsprop);
+  EXPECT_EQ(r.lr, 0.25);
+  EXPECT_EQ(r.alpha, 0.7);
+  EXPECT_EQ(r.eps, 1e-4);
+  EXPECT_EQ(r.weight_decay, 0.05);
+  auto pd = dense_optimizer_options(
+      parse<protos::PartOptimizer>("regex_pattern: 'x' adadelta_optimizer { rho: 0.5 }"),
+      "train_config.dense_optimizer.part_optimizers[0]");
+  EXPECT_EQ(pd.kind, DenseKind::kAdadelta);
+  EXPECT_EQ(pd.rho, 0.5);
+}
+
+TEST(OptimizerBuilder, DenseMissing) {
   try {
-    dense_optimizer_options(parse<protos::DenseOptimizer>("rmsprop_optimizer {}"));
+    dense_optimizer_options(protos::DenseOptimizer());
     FAIL();
-  } catch (const NotSupportedError& e) {
-    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.dense_optimizer.rmsprop_optimizer");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train_config.dense_optimizer: no optimizer"),
+              std::string::npos);
   }
-  try {
-    dense_optimizer_options(parse<protos::PartOptimizer>("regex_pattern: 'x' adadelta_optimizer {}"),
-                            "train_config.dense_optimizer.part_optimizers[1]");
-    FAIL();
-  } catch (const NotSupportedError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "not supported yet: train_config.dense_optimizer.part_optimizers[1].adadelta_optimizer");
-  }
-  EXPECT_THROW(dense_optimizer_options(protos::DenseOptimizer()), ConfigError);
+  EXPECT_THROW(dense_optimizer_options(parse<protos::PartOptimizer>("regex_pattern: 'x'"),
+                                       "train_config.dense_optimizer.part_optimizers[0]"),
+               ConfigError);
 }
 
 }  // namespace

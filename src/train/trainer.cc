@@ -14,7 +14,9 @@
 #include "config/pipeline_config.h"
 #include "feature/batch_loader.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_policy.h"
 #include "train/evaluator.h"
+#include "train/fine_tune.h"
 #include "train/progress.h"
 #include "train/tensorboard_writer.h"
 #include "train/training_session.h"
@@ -124,7 +126,11 @@ class TrainLoop {
     snapshot.step = step;
     snapshot.epoch = epoch;
     snapshot.total_steps = num_steps;
-    snapshot.learning_rates = {{"lr_g0", session_.sparse_lr()}, {"lr_g1", session_.dense_lr()}};
+    snapshot.learning_rates = {{"lr_g0", session_.sparse_lr()}};
+    const auto dense_lrs = session_.dense_group_lrs();  // dense, then each used part optimizer
+    for (size_t i = 0; i < dense_lrs.size(); ++i) {
+      snapshot.learning_rates["lr_g" + std::to_string(i + 1)] = dense_lrs[i];
+    }
     for (const auto& [name, value] : losses) snapshot.losses[name] = value.item<double>();
     snapshot.losses["total_loss"] = total.item<double>();
     progress_.on_step(snapshot, batch.batch_size);
@@ -166,8 +172,16 @@ class TrainLoop {
     save_checkpoint(config_.model_dir(), data);
     last_saved_step_ = step;
     log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
-    if (config_.eval_input_path().empty()) return;
-    auto metrics = evaluate(session_.model(), config_, config_.eval_input_path());
+    if (config_.eval_input_path().empty()) {
+      prune_checkpoints(config_.model_dir(), retention_, step);
+      return;
+    }
+    std::map<std::string, double> metrics;
+    {
+      // eval_config.use_dense_ema: evaluate with the EMA weights, then swap the live ones back.
+      auto ema = session_.swap_in_ema(use_dense_ema_for_eval(config_));
+      metrics = evaluate(session_.model(), config_, config_.eval_input_path());
+    }
     log::info("Eval Result Epoch-{} model-{}: {}", epochs_completed, step, format_metrics(metrics));
     write_result_line((fs::path(config_.model_dir()) / kTrainEvalResultFilename).string(), step,
                       metrics, WriteMode::kAppend);
@@ -176,12 +190,15 @@ class TrainLoop {
       eval_writer_->flush();
     }
     if (train_writer_) train_writer_->flush();
+    // Pruned after the eval so that the new checkpoint's metric takes part in picking the best.
+    prune_checkpoints(config_.model_dir(), retention_, step);
     progress_.restart_window();
   }
 
   const protos::EasyRecConfig& config_;
   TrainingSession& session_;
   const protos::TrainConfig& train_config_;
+  const CheckpointRetention retention_ = checkpoint_retention(config_);
   std::string config_digest_;
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
@@ -233,6 +250,17 @@ void train_and_evaluate(const TrainEvalOptions& options) {
     resume = resume_point(checkpoint);
     session.set_schedule_position(resume.next_step, resume.epochs_completed);
     log::info("restored {} (step {}); training continues at step {}", path, step, resume.next_step);
+    if (!config.train_config().fine_tune_checkpoint().empty()) {
+      log::info("fine_tune_checkpoint {} ignored: continuing from {}",
+                config.train_config().fine_tune_checkpoint(), path);
+    }
+  } else if (!config.train_config().fine_tune_checkpoint().empty()) {
+    // TorchEasyRec: weights (and optimizer state) only; step 0, data from the beginning.
+    FineTuneOptions fine_tune;
+    fine_tune.checkpoint_path = config.train_config().fine_tune_checkpoint();
+    fine_tune.param_map_path = config.train_config().fine_tune_ckpt_param_map();
+    fine_tune.restore_optimizer = !options.ignore_restore_optimizer;
+    fine_tune_restore(session, fine_tune);
   }
 
   config::save_pipeline_config(config, (fs::path(model_dir) / "pipeline.config").string());
@@ -258,6 +286,7 @@ std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
   TrainingSession session(config, /*with_optimizers=*/false);
   auto checkpoint = load_checkpoint(latest->first);
   session.restore(checkpoint, /*restore_optimizer=*/false);
+  if (use_dense_ema_for_eval(config)) session.load_ema_weights(checkpoint);
   auto metrics = evaluate(session.model(), config, config.eval_input_path());
   log::info("Eval Result model-{}: {}", checkpoint.step, format_metrics(metrics));
   fs::create_directories(config.model_dir());

@@ -12,6 +12,7 @@
 #include "embedding/sparse_optimizer.h"
 #include "feature/feature_info.h"
 #include "models/model.h"
+#include "optim/dense_ema.h"
 #include "optim/dense_optimizer.h"
 #include "optim/grad_clipping.h"
 #include "optim/gradient_accumulation.h"
@@ -21,6 +22,18 @@
 
 namespace tzrec::train {
 
+// Whether evaluation uses the EMA weights: eval_config.use_dense_ema when set, else whether
+// train_config.dense_optimizer.ema is configured (reference §2.6).
+bool use_dense_ema_for_eval(const protos::EasyRecConfig& config);
+
+// Dense parameters are split between the dense optimizer and dense_optimizer.part_optimizers: each
+// parameter goes to the first part optimizer whose regex_pattern (std::regex ECMAScript, full
+// match, like Python's re.fullmatch) matches its TorchEasyRec FQN "model.<state-dict name>" (the
+// model sits under TrainWrapper's "model" attribute there, reference §8.1); unmatched ones stay
+// with the dense optimizer. A part optimizer that matches nothing is dropped with a warning, as in
+// TorchEasyRec. Checkpoint optimizer keys: "dense.<param>.<slot>" for the dense optimizer,
+// "dense.part<i>.<param>.<slot>" for part_optimizers[i], "dense.ema.<param>" and
+// "dense.ema.__n_averaged__" for the EMA.
 class TrainingSession {
  public:
   // with_optimizers=false builds the model only (eval / predict).
@@ -53,6 +66,26 @@ class TrainingSession {
   void set_schedule_position(int64_t trained_steps, int64_t epochs_completed);
   double sparse_lr() const { return sparse_lr_->lr(); }
   double dense_lr() const { return dense_lr_->lr(); }
+  // Learning rates of the dense optimizer followed by those of the part optimizers that matched
+  // parameters, in config order: TorchEasyRec's lr_g1, lr_g2, ... (lr_g0 is sparse_lr()).
+  std::vector<double> dense_group_lrs() const;
+  // Part optimizers that matched parameters, in config order, with their config index.
+  size_t num_part_optimizers() const { return parts_.size(); }
+  optim::DenseOptimizer& part_optimizer(size_t i) { return *parts_.at(i).optimizer; }
+  int part_optimizer_config_index(size_t i) const { return parts_.at(i).config_index; }
+
+  // Dense EMA (train_config.dense_optimizer.ema); only in sessions with optimizers. nullptr if off.
+  optim::DenseEma* dense_ema() { return ema_.get(); }
+  // "<param>" → EMA shadow tensor (live); empty without EMA.
+  std::map<std::string, torch::Tensor> ema_tensors() const;
+  // Swaps the EMA weights into the model until the guard dies (no-op guard when `enabled` is
+  // false or there is no EMA). For evaluation during train_eval:
+  //   auto ema = session.swap_in_ema(use_dense_ema_for_eval(config)); evaluate(...);
+  std::unique_ptr<optim::EmaSwapGuard> swap_in_ema(bool enabled);
+  // For a session restored from a checkpoint (e.g. `tzrec eval`): overwrites the dense parameters
+  // with the checkpoint's "dense.ema.<param>" tensors. CheckpointError naming the first missing key
+  // when the checkpoint has no EMA state (trained without dense_optimizer.ema).
+  void load_ema_weights(const CheckpointData& checkpoint);
 
  private:
   protos::EasyRecConfig config_;
@@ -65,6 +98,15 @@ class TrainingSession {
   optim::GradClippingOptions clipping_;
   optim::GradientAccumulation accumulation_{0};
   std::vector<torch::Tensor> dense_params_;  // clipped by grad_clipping (never embedding tables)
+  struct Part {
+    int config_index = 0;
+    std::unique_ptr<optim::DenseOptimizer> optimizer;
+    std::unique_ptr<optim::LrScheduler> lr;
+  };
+  std::vector<Part> parts_;
+  std::unique_ptr<optim::DenseEma> ema_;
+
+  std::vector<optim::LrScheduler*> schedulers();
 };
 
 }  // namespace tzrec::train

@@ -23,6 +23,18 @@ for f in model.safetensors optimizer.safetensors manifest.json dataloader_state.
 done
 grep -q "Train epoch-0 step-0" "$WORK/train.log" || fail "no progress line"
 
+# TensorBoard: training scalars in model_dir, evaluation metrics in model_dir/eval_val, each
+# record's framing and CRCs checked by an independent decoder.
+READ_EVENTS=$ROOT/tests/tools/read_tfevents.py
+train_events=$(ls "$WORK"/model/events.out.tfevents.* | head -1)
+eval_events=$(ls "$WORK"/model/eval_val/events.out.tfevents.* | head -1)
+/usr/bin/python3 "$READ_EVENTS" events "$train_events" > "$WORK/train_events.jsonl" || fail "bad train events"
+/usr/bin/python3 "$READ_EVENTS" events "$eval_events" > "$WORK/eval_events.jsonl" || fail "bad eval events"
+for tag in loss/binary_cross_entropy loss/total lr/g0 lr/g1; do
+  grep -q "\"$tag\"" "$WORK/train_events.jsonl" || fail "no $tag scalar in $train_events"
+done
+grep -q '"metric/auc"' "$WORK/eval_events.jsonl" || fail "no metric/auc scalar in $eval_events"
+
 auc=$(tail -1 "$WORK/model/train_eval_result_v2.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
 echo "train_eval AUC: $auc"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $auc >= 0.70 else 1)" || fail "AUC $auc < 0.70"

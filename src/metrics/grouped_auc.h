@@ -1,0 +1,35 @@
+// Grouped AUC (tzrec metric "grouped_auc", reference §7.2): exact ROC AUC per group (ties between a
+// positive and a negative count 1/2, as torchmetrics' unbinned _binary_auroc_compute), groups whose
+// labels are all 0 or all 1 skipped, result = unweighted mean over the remaining groups.
+// Mergeable: the state is every (group, pred, label) sample seen.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace tzrec::metrics {
+
+class GroupedAuc {
+ public:
+  // preds: [B] floating (probabilities); labels: [B] values 0 / 1; groups: [B] integer group ids.
+  // Throws tzrec::DataError for labels other than 0 / 1 or NaN predictions.
+  void update(const torch::Tensor& preds, const torch::Tensor& labels, const torch::Tensor& groups);
+  void merge(const GroupedAuc& other);
+  // 0 when no group has both labels (and a warning is logged).
+  double compute() const;
+  // Number of groups with both labels among the samples seen.
+  int64_t num_valid_groups() const;
+  void reset();
+
+ private:
+  std::vector<int64_t> groups_;
+  std::vector<float> preds_;
+  std::vector<uint8_t> labels_;
+};
+
+// Exact AUC of one set of samples (ties 1/2); NaN when there is no positive or no negative.
+double exact_binary_auc(std::vector<std::pair<float, uint8_t>> samples);
+
+}  // namespace tzrec::metrics

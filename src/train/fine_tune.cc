@@ -1,0 +1,175 @@
+#include "train/fine_tune.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/error.h"
+#include "base/logging.h"
+
+namespace tzrec::train {
+namespace {
+
+std::string shape_text(const torch::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
+
+std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, torch::Tensor>& in,
+                                                  const std::string& prefix) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : in) {
+    if (k.rfind(prefix, 0) == 0) out.emplace(k.substr(prefix.size()), v);
+  }
+  return out;
+}
+
+// Why the sparse state of the checkpoint cannot be loaded into `current`, or "" when it fits
+// exactly (same keys, same shapes). The sparse state exists from construction, so this is a
+// complete check; the dense side is checked by DenseOptimizer::load_state_dict itself.
+std::string sparse_state_mismatch(const std::map<std::string, torch::Tensor>& stored,
+                                  const std::map<std::string, torch::Tensor>& current) {
+  for (const auto& [key, value] : current) {
+    auto it = stored.find(key);
+    if (it == stored.end()) return fmt::format("sparse optimizer state '{}' is not in the checkpoint", key);
+    if (!it->second.sizes().equals(value.sizes())) {
+      return fmt::format("sparse optimizer state '{}' has shape {} in the checkpoint, {} here", key,
+                         shape_text(it->second), shape_text(value));
+    }
+  }
+  for (const auto& [key, value] : stored) {
+    if (current.count(key) == 0) return fmt::format("sparse optimizer state '{}' has no table here", key);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::map<std::string, std::string> read_param_map(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw ConfigError(fmt::format("train_config.fine_tune_ckpt_param_map: cannot open '{}'", path));
+  }
+  std::map<std::string, std::string> out;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream fields(line);
+    std::vector<std::string> parts;
+    for (std::string f; fields >> f;) parts.push_back(f);
+    if (parts.empty() || parts[0][0] == '#') continue;
+    if (parts.size() != 2) {
+      throw ConfigError(fmt::format(
+          "{}:{}: expected '<name in current model> <name in checkpoint>', got {} field(s): '{}'", path,
+          line_no, parts.size(), line));
+    }
+    if (!out.emplace(parts[0], parts[1]).second) {
+      throw ConfigError(fmt::format("{}:{}: parameter '{}' is mapped twice", path, line_no, parts[0]));
+    }
+  }
+  return out;
+}
+
+PartialLoadResult load_partial(const std::map<std::string, torch::Tensor>& stored,
+                               const std::vector<std::pair<std::string, torch::Tensor>>& params,
+                               const std::map<std::string, std::string>& param_map) {
+  std::set<std::string> param_names;
+  for (const auto& [name, tensor] : params) param_names.insert(name);
+  for (const auto& [name, source] : param_map) {
+    if (param_names.count(name) == 0) {
+      throw ConfigError(fmt::format(
+          "fine_tune_ckpt_param_map maps '{}' (to '{}'), which is not a parameter of this model; "
+          "list the model's names with `tzrec list_checkpoint_params` on one of its checkpoints",
+          name, source));
+    }
+  }
+  PartialLoadResult result;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;  // (target, source)
+  for (const auto& [name, target] : params) {
+    auto mapped = param_map.find(name);
+    const std::string& source_name = mapped != param_map.end() ? mapped->second : name;
+    auto it = stored.find(source_name);
+    if (it == stored.end()) {
+      result.missing.push_back(name);
+      continue;
+    }
+    const torch::Tensor& source = it->second;
+    const std::string label =
+        source_name == name ? fmt::format("'{}'", name) : fmt::format("'{}' (checkpoint '{}')", name, source_name);
+    if (!source.sizes().equals(target.sizes())) {
+      throw CheckpointError(fmt::format(
+          "fine_tune_checkpoint: parameter {} has shape {} in the model but {} in the checkpoint; "
+          "map it to a compatible tensor with fine_tune_ckpt_param_map or rename it",
+          label, shape_text(target), shape_text(source)));
+    }
+    if (source.scalar_type() != target.scalar_type()) {
+      throw CheckpointError(fmt::format(
+          "fine_tune_checkpoint: parameter {} has dtype {} in the model but {} in the checkpoint", label,
+          c10::toString(target.scalar_type()), c10::toString(source.scalar_type())));
+    }
+    copies.emplace_back(target, source);
+    result.loaded.push_back(name);
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [target, source] : copies) target.copy_(source);
+  return result;
+}
+
+FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions& options) {
+  auto latest = latest_checkpoint(options.checkpoint_path);
+  if (!latest) {
+    throw CheckpointError(fmt::format(
+        "fine_tune_checkpoint '{}' holds no checkpoint; give a model_dir with model.ckpt-* inside or a "
+        "model.ckpt-N directory",
+        options.checkpoint_path));
+  }
+  FineTuneResult result;
+  result.checkpoint_dir = latest->first;
+  const CheckpointData checkpoint = load_checkpoint(latest->first);
+  std::map<std::string, std::string> param_map;
+  if (!options.param_map_path.empty()) param_map = read_param_map(options.param_map_path);
+
+  result.model = load_partial(checkpoint.model, session.model_tensors(), param_map);
+  log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
+            result.model.loaded.size() + result.model.missing.size(), latest->first);
+  if (!result.model.missing.empty()) {
+    log::warning("fine_tune_checkpoint: {} model tensor(s) not in {}, kept as initialised: {}",
+                 result.model.missing.size(), latest->first, fmt::join(result.model.missing, ", "));
+  }
+
+  if (!options.restore_optimizer || !session.has_optimizers()) return result;
+  if (checkpoint.optimizer.empty()) {
+    log::info("fine_tune_checkpoint: {} holds no optimizer state; optimizers start fresh", latest->first);
+    return result;
+  }
+  bool remapped = false;
+  for (const auto& [name, source] : param_map) remapped = remapped || name != source;
+  if (remapped) {
+    // Optimizer state is keyed by parameter/table name; remapped names would pair state with the
+    // wrong parameters.
+    log::warning("fine_tune_checkpoint: parameter names were remapped by fine_tune_ckpt_param_map, "
+                 "so the optimizer state of {} is not restored; optimizers start fresh", latest->first);
+    return result;
+  }
+  const auto sparse_stored = strip_prefix(checkpoint.optimizer, "sparse.");
+  const std::string sparse_problem = sparse_state_mismatch(sparse_stored, session.sparse_optimizer().state_dict());
+  if (!sparse_problem.empty()) {
+    log::warning("fine_tune_checkpoint: optimizer state not restored ({}); optimizers start fresh",
+                 sparse_problem);
+    return result;
+  }
+  try {
+    // Validates everything before changing anything, so a failure leaves the state fresh.
+    session.dense_optimizer().load_state_dict(strip_prefix(checkpoint.optimizer, "dense."));
+  } catch (const CheckpointError& e) {
+    log::warning("fine_tune_checkpoint: optimizer state not restored ({}); optimizers start fresh", e.what());
+    return result;
+  }
+  session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above
+  result.optimizer_restored = true;
+  log::info("fine_tune_checkpoint: restored optimizer state from {}", latest->first);
+  return result;
+}
+
+}  // namespace tzrec::train
