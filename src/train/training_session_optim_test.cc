@@ -12,50 +12,22 @@
 #include "feature/batch_loader.h"
 #include "train/checkpoint.h"
 #include "train/training_session.h"
+#include "train/training_session_testing.h"
 
 namespace tzrec::train {
 namespace {
 
-namespace fs = std::filesystem;
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-class SessionOptimTest : public ::testing::Test {
+class SessionOptimTest : public SyntheticDeepFmTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tzrec_session_optim_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    data::SyntheticCriteoOptions options;
-    options.num_rows = 384;
-    data::write_synthetic_criteo_csv((dir_ / "train.csv").string(), options);
-    config_ = config::load_pipeline_config(std::string(TZREC_SOURCE_DIR) +
-                                           "/examples/deepfm_criteo_synth.config");
-    config_.set_train_input_path((dir_ / "train.csv").string());
-    config_.set_model_dir((dir_ / "model").string());
-    config_.mutable_data_config()->set_batch_size(128);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  SessionOptimTest() : SyntheticDeepFmTest(384) {}
 
   void merge_dense(const std::string& text) {
     ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(
         text, config_.mutable_train_config()->mutable_dense_optimizer()))
         << text;
-  }
-
-  std::vector<sparse::Batch> batches() {
-    feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain);
-    std::vector<sparse::Batch> out;
-    while (auto loaded = loader.next()) out.push_back(loaded->batch);
-    return out;
-  }
-
-  static void train_on(TrainingSession& session, const sparse::Batch& batch, int64_t step) {
-    auto predictions = session.model().predict(batch);
-    session.backward_and_step(session.model().loss(predictions, batch).begin()->second, step);
-    session.advance_step_schedules();
   }
 
   static std::map<std::string, torch::Tensor> dense_copy(TrainingSession& session) {
@@ -64,16 +36,6 @@ class SessionOptimTest : public ::testing::Test {
     return out;
   }
 
-  static CheckpointData snapshot(TrainingSession& session, int64_t step) {
-    CheckpointData data;
-    data.step = step;
-    for (auto& [name, tensor] : session.model_tensors()) data.model.emplace(name, tensor.clone());
-    for (auto& [name, tensor] : session.optimizer_state()) data.optimizer.emplace(name, tensor.clone());
-    return data;
-  }
-
-  fs::path dir_;
-  protos::EasyRecConfig config_;
 };
 
 // part0 (lr 0) takes output_mlp; part1 would match output_mlp too but gets only deep_mlp (first

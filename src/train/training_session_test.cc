@@ -1,6 +1,7 @@
 // Checkpoint round trip through a real TrainingSession: a restored model predicts exactly what
 // the saved one did, and restored optimizer state continues training identically.
 #include "train/training_session.h"
+#include "train/training_session_testing.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -15,50 +16,10 @@
 namespace tzrec::train {
 namespace {
 
-namespace fs = std::filesystem;
 
-class TrainingSessionTest : public ::testing::Test {
+class TrainingSessionTest : public SyntheticDeepFmTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tzrec_session_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    data::SyntheticCriteoOptions options;
-    options.num_rows = 512;
-    data::write_synthetic_criteo_csv((dir_ / "train.csv").string(), options);
-    config_ = config::load_pipeline_config(std::string(TZREC_SOURCE_DIR) +
-                                           "/examples/deepfm_criteo_synth.config");
-    config_.set_train_input_path((dir_ / "train.csv").string());
-    config_.set_model_dir((dir_ / "model").string());
-    config_.mutable_data_config()->set_batch_size(128);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::vector<sparse::Batch> batches() {
-    feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain);
-    std::vector<sparse::Batch> out;
-    while (auto loaded = loader.next()) out.push_back(loaded->batch);
-    return out;
-  }
-
-  static void train_on(TrainingSession& session, const sparse::Batch& batch, int64_t step) {
-    auto predictions = session.model().predict(batch);
-    session.backward_and_step(session.model().loss(predictions, batch).begin()->second, step);
-    session.advance_step_schedules();
-  }
-
-  static CheckpointData snapshot(TrainingSession& session, int64_t step) {
-    CheckpointData data;
-    data.step = step;
-    for (auto& [name, tensor] : session.model_tensors()) data.model.emplace(name, tensor.clone());
-    for (auto& [name, tensor] : session.optimizer_state()) data.optimizer.emplace(name, tensor.clone());
-    return data;
-  }
-
-  fs::path dir_;
-  protos::EasyRecConfig config_;
+  TrainingSessionTest() : SyntheticDeepFmTest(512) {}
 };
 
 TEST_F(TrainingSessionTest, RestoredModelPredictsIdentically) {
