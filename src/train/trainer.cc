@@ -46,7 +46,7 @@ struct ResumePoint {
 
 class TrainLoop {
  public:
-  TrainLoop(const protos::EasyRecConfig& config, TrainingSession& session)
+  TrainLoop(const protos::EasyRecConfig& config, TrainingSession& session, std::string config_digest)
       : config_(config),
         session_(session),
         train_config_(config.train_config()),
@@ -55,7 +55,7 @@ class TrainLoop {
       train_writer_ = std::make_unique<TensorBoardWriter>(config_.model_dir());
       eval_writer_ = std::make_unique<TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
     }
-    config_digest_ = digest_text(config::to_text(config));
+    config_digest_ = std::move(config_digest);
   }
 
   void run(ResumePoint resume) {
@@ -74,7 +74,7 @@ class TrainLoop {
     }
     progress_.restart_window();
     bool done = false;
-    while (!done && (num_epochs < 0 || epoch < num_epochs)) {
+    while (num_epochs < 0 || epoch < num_epochs) {
       feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain,
                                   position ? &*position : nullptr);
       const bool resumed_mid_epoch = position.has_value();
@@ -239,11 +239,12 @@ void train_and_evaluate(const TrainEvalOptions& options) {
   }
 
   TrainingSession session(config, /*with_optimizers=*/true);
+  const std::string config_digest = digest_text(config::to_text(config));
   ResumePoint resume;
   if (options.continue_train && !existing.empty()) {
     const auto& [path, step] = existing.back();
     auto checkpoint = load_checkpoint(path);
-    if (checkpoint.config_digest != digest_text(config::to_text(config))) {
+    if (checkpoint.config_digest != config_digest) {
       log::warning("pipeline config differs from the one checkpoint {} was trained with", path);
     }
     session.restore(checkpoint, !options.ignore_restore_optimizer);
@@ -267,7 +268,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
   write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
 
   session.model().train();
-  TrainLoop loop(config, session);
+  TrainLoop loop(config, session, config_digest);
   loop.run(std::move(resume));
 }
 
