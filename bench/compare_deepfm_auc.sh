@@ -6,7 +6,7 @@
 # Usage: bench/compare_deepfm_auc.sh
 # Environment (all optional):
 #   TZREC=build/tzrec                 tzrec-cpp binary
-#   DATA_DIR=data/criteo_synth        train.csv / eval.csv; generated with `tzrec gen_data` if missing
+#   DATA_DIR=data/criteo_synth        train/eval .parquet (tzrec) and .csv (reference); generated with `tzrec gen_data` if missing
 #   NUM_ROWS=200000 NUM_EVAL_ROWS=50000 SEED=2024   gen_data arguments (only when generating)
 #   CONFIG=examples/deepfm_criteo_synth.config
 #   PYTHON=/usr/bin/python3           Debian python with torch + sklearn
@@ -31,11 +31,15 @@ die() { echo "compare_deepfm_auc: $*" >&2; exit 2; }
 [[ -x "$PYTHON" ]] || die "$PYTHON not found; install python3-torch and python3-sklearn or set PYTHON"
 [[ -f "$CONFIG" ]] || die "$CONFIG not found"
 
-if [[ ! -f "$DATA_DIR/train.csv" || ! -f "$DATA_DIR/eval.csv" ]]; then
-  echo "== generating data in $DATA_DIR ($NUM_ROWS train + $NUM_EVAL_ROWS eval rows, seed $SEED)"
-  "$TZREC" gen_data --output_dir "$DATA_DIR" --num_rows "$NUM_ROWS" \
-    --num_eval_rows "$NUM_EVAL_ROWS" --seed "$SEED"
-fi
+# tzrec reads the Parquet files (the example config's ParquetDataset), the reference the CSV
+# files holding the same rows.
+for format in csv parquet; do
+  if [[ ! -f "$DATA_DIR/train.$format" || ! -f "$DATA_DIR/eval.$format" ]]; then
+    echo "== generating $format data in $DATA_DIR ($NUM_ROWS train + $NUM_EVAL_ROWS eval rows, seed $SEED)"
+    "$TZREC" gen_data --output_dir "$DATA_DIR" --num_rows "$NUM_ROWS" \
+      --num_eval_rows "$NUM_EVAL_ROWS" --seed "$SEED" --format "$format"
+  fi
+done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/deepfm_auc.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
@@ -46,7 +50,7 @@ if [[ "$THREADS" != 0 ]]; then export OMP_NUM_THREADS="$THREADS"; fi
 echo "== tzrec-cpp train_eval (log: $WORK/tzrec.log while running)"
 start_ms=$(( $(date +%s%N) / 1000000 ))
 if ! "$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$MODEL_DIR" \
-    --train_input_path "$DATA_DIR/train.csv" --eval_input_path "$DATA_DIR/eval.csv" \
+    --train_input_path "$DATA_DIR/train.parquet" --eval_input_path "$DATA_DIR/eval.parquet" \
     >"$WORK/tzrec.log" 2>&1; then
   tail -n 30 "$WORK/tzrec.log" >&2
   die "tzrec train_eval failed"

@@ -1,7 +1,13 @@
 // libFuzzer target for the Parquet reader (src/parquet): any input must either decode or raise a
 // tzrec::Error (DataError / IoError) — no crash, hang, leak or unbounded allocation.
 //
-// Not part of the CMake build (libFuzzer needs clang). Build and run from the repository root:
+// Not part of the CMake build (libFuzzer needs clang). The test suite runs it briefly:
+// tests/e2e/parquet_fuzz_smoke_test.sh (CTest e2e.parquet_fuzz_smoke_test) builds it with
+// clang++ into a temporary directory and fuzzes for 20 s (FUZZ_SECONDS) seeded with the corpus's
+// *.parquet files, failing on any crash, leak, timeout or out-of-memory input; it needs clang
+// and libclang-rt-14-dev (scripts/setup.sh installs them).
+//
+// To build and run it by hand, from the repository root:
 //
 //   clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 //       -Isrc fuzz/parquet_reader_fuzz.cc \
@@ -11,8 +17,9 @@
 //   ./build-fuzz-parquet -max_total_time=60 -rss_limit_mb=2048 /tmp/parquet_fuzz_corpus \
 //       ../shared/data/parquet-testing
 //
-// (The first directory collects new inputs; the second seeds the run with the public corpus.)
-// A CI smoke run: the same with -max_total_time=30.
+// (The first directory collects new inputs; the second seeds the run with the public corpus. Seed
+// directories are read recursively, so expected/*.json is fuzzed too; harmless, but the smoke
+// test copies only the .parquet files. To replay a crash: ./build-fuzz-parquet crash-<hash>.)
 #include <cstddef>
 #include <cstdint>
 #include <string>

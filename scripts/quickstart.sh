@@ -7,8 +7,8 @@ scripts/setup.sh
 
 DATA_DIR=data/criteo_synth
 MODEL_DIR=experiments/deepfm_criteo_synth
-if [[ ! -f "$DATA_DIR/train.csv" || ! -f "$DATA_DIR/eval.csv" ]]; then
-  build/tzrec gen_data --output_dir "$DATA_DIR"
+if [[ ! -f "$DATA_DIR/train.parquet" || ! -f "$DATA_DIR/eval.parquet" ]]; then
+  build/tzrec gen_data --output_dir "$DATA_DIR" --format parquet
 fi
 rm -rf "$MODEL_DIR"
 build/tzrec train_eval --pipeline_config_path examples/deepfm_criteo_synth.config --model_dir "$MODEL_DIR"

@@ -18,13 +18,17 @@ Action add_gen_data_command(CLI::App& app) {
     std::string format = "csv";
   };
   auto flags = std::make_shared<Flags>();
-  cmd->add_option("--output_dir", flags->output_dir, "directory for train.csv and eval.csv")->required();
+  cmd->add_option("--output_dir", flags->output_dir,
+                  "directory for train.<format> and eval.<format>")->required();
   cmd->add_option("--num_rows", flags->num_rows, "training rows")->capture_default_str();
   cmd->add_option("--num_eval_rows", flags->num_eval_rows, "evaluation rows")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of the hidden model and the sampling")->capture_default_str();
-  cmd->add_option("--format", flags->format, "output format: csv")->capture_default_str();
+  cmd->add_option("--format", flags->format,
+                  "output format: csv (text ids) or parquet (INT64 columns, SNAPPY, row groups "
+                  "of 65536 rows)")
+      ->check(CLI::IsMember({"csv", "parquet"}))
+      ->capture_default_str();
   return [flags]() {
-    if (flags->format != "csv") throw NotSupportedError("gen_data --format " + flags->format);
     if (flags->num_rows <= 0 || flags->num_eval_rows < 0) {
       throw UsageError("--num_rows must be > 0 and --num_eval_rows >= 0");
     }
@@ -32,14 +36,16 @@ Action add_gen_data_command(CLI::App& app) {
     data::SyntheticCriteoOptions options;
     options.seed = flags->seed;
     options.num_rows = flags->num_rows;
+    options.format = flags->format;
     const auto dir = std::filesystem::path(flags->output_dir);
-    data::write_synthetic_criteo_csv((dir / "train.csv").string(), options, /*row_offset=*/0);
-    log::info("wrote {} rows to {}", flags->num_rows, (dir / "train.csv").string());
-    if (flags->num_eval_rows > 0) {
-      options.num_rows = flags->num_eval_rows;
-      data::write_synthetic_criteo_csv((dir / "eval.csv").string(), options, /*row_offset=*/flags->num_rows);
-      log::info("wrote {} rows to {}", flags->num_eval_rows, (dir / "eval.csv").string());
-    }
+    auto write = [&](const std::string& stem, int64_t rows, int64_t row_offset) {
+      const std::string path = (dir / (stem + "." + flags->format)).string();
+      options.num_rows = rows;
+      data::write_synthetic_criteo(path, options, row_offset);
+      log::info("wrote {} rows to {}", rows, path);
+    };
+    write("train", flags->num_rows, /*row_offset=*/0);
+    if (flags->num_eval_rows > 0) write("eval", flags->num_eval_rows, /*row_offset=*/flags->num_rows);
     return 0;
   };
 }

@@ -21,7 +21,7 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
   if (data.has_eval_batch_size() && data.eval_batch_size() == 0) {
     problems->add(p + ".eval_batch_size", "must be > 0");
   }
-  if (data.dataset_type() != protos::CsvDataset) {
+  if (data.dataset_type() != protos::CsvDataset && data.dataset_type() != protos::ParquetDataset) {
     problems->not_supported(p + ".dataset_type", protos::DatasetType_Name(data.dataset_type()));
   }
   if (data.fg_mode() == protos::FG_BUCKETIZE) {

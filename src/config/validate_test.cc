@@ -113,9 +113,10 @@ TEST(Validate, UnsupportedFeatureTypes) {
 }
 
 TEST(Validate, DataConfigSubset) {
-  auto parquet = deepfm("data_config { dataset_type: ParquetDataset }");
-  EXPECT_TRUE(HasProblem(parquet, "data_config.dataset_type",
-                         "not supported yet: data_config.dataset_type: ParquetDataset"));
+  auto kafka = deepfm("data_config { dataset_type: KafkaDataset }");
+  EXPECT_TRUE(HasProblem(kafka, "data_config.dataset_type",
+                         "not supported yet: data_config.dataset_type: KafkaDataset"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: ParquetDataset }")));
   EXPECT_TRUE(HasProblem(deepfm("data_config { fg_mode: FG_BUCKETIZE }"), "data_config.fg_mode",
                          "not supported yet: data_config.fg_mode: FG_BUCKETIZE"));
   EXPECT_TRUE(NotSupported(
@@ -435,7 +436,7 @@ TEST(Validate, ModelCommonSubset) {
 }
 
 TEST(Validate, ReportsEveryProblem) {
-  auto c = deepfm("data_config { batch_size: 0 dataset_type: ParquetDataset } model_config { num_class: 3 }");
+  auto c = deepfm("data_config { batch_size: 0 dataset_type: OdpsDataset } model_config { num_class: 3 }");
   const auto problems = validate(c);
   EXPECT_EQ(problems.size(), 3u) << dump(problems);
   try {
@@ -444,7 +445,7 @@ TEST(Validate, ReportsEveryProblem) {
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("data_config.batch_size: must be > 0\n"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("data_config.dataset_type: not supported yet: data_config.dataset_type: ParquetDataset\n"),
+    EXPECT_NE(msg.find("data_config.dataset_type: not supported yet: data_config.dataset_type: OdpsDataset\n"),
               std::string::npos) << msg;
     EXPECT_NE(msg.find("model_config.num_class: not supported yet: model_config.num_class: 3"), std::string::npos)
         << msg;

@@ -1,6 +1,6 @@
-// Resumable read position of a multi-worker file loader (no torch).
+// Resumable read position of a multi-worker file loader (no torch). Two forms:
 //
-// Rows consumed are recorded per input file (each worker reads its files in order, so what was
+// kFilePrefix (CSV: each worker reads whole files, round-robin). Rows consumed are recorded per input file (each worker reads its files in order, so what was
 // consumed of a file is always a prefix of it) and, derived from that, per worker; plus the
 // worker the consumer reads next. A loader rebuilt from a position:
 //   - with the same number of workers continues with exactly the next batch, in the same order;
@@ -9,9 +9,21 @@
 //     batch boundaries and order then differ from the uninterrupted run.
 // The input file list must be the same (same files, same order) — checked on resume.
 //
-// JSON form:
+// JSON form ("format" absent means "csv"):
 //   {"num_workers": 2, "next_worker": 1, "worker_rows": [40, 32],
 //    "files": [{"path": "a.csv", "rows": 40}, {"path": "b.csv", "rows": 32}]}
+//
+// kRowRanges (Parquet: each worker reads global row ranges, row_ranges.h). files[i].rows is the
+// file's total row count (to detect changed inputs on resume), worker_ranges[w] the ranges
+// worker w was given and worker_rows[w] how many of their rows it consumed (a prefix). A loader
+// rebuilt with the same number of workers continues with exactly the next batch; with another
+// number the remaining rows (each worker's ranges minus its consumed prefix, in worker order)
+// are re-split over the new workers, each read exactly once. Resuming with world_size > 1 is
+// not supported (a fresh multi-rank plan is).
+//   {"format": "parquet", "num_workers": 2, "next_worker": 0, "worker_rows": [10, 8],
+//    "worker_ranges": [[[0, 36]], [[36, 72]]],
+//    "files": [{"path": "a.parquet", "rows": 40}, {"path": "b.parquet", "rows": 32}]}
+// A position written by one rank of a multi-rank run also has "world_size" (> 1).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +33,7 @@
 #include <vector>
 
 #include "data/input_files.h"
+#include "data/row_ranges.h"
 
 namespace tzrec::data {
 
@@ -30,28 +43,49 @@ struct FilePosition {
   bool operator==(const FilePosition& o) const { return path == o.path && rows == o.rows; }
 };
 
+enum class PositionKind { kFilePrefix, kRowRanges };
+
 struct ReadPosition {
+  PositionKind kind = PositionKind::kFilePrefix;
   int32_t num_workers = 0;           // workers of the loader that wrote it
   int32_t next_worker = 0;           // worker the consumer reads next
   std::vector<int64_t> worker_rows;  // rows consumed per worker
   std::vector<FilePosition> files;   // in input-file order
+  // kRowRanges only: the ranges of each worker, and the world size of the run (1: one rank).
+  std::vector<std::vector<RowRange>> worker_ranges;
+  int32_t world_size = 1;
 
   // Nothing consumed yet.
   static ReadPosition start(const std::vector<std::string>& files, int num_workers);
+  // kRowRanges, nothing consumed: the fresh split of all rows of `files` (file_rows[i] rows
+  // each, in input order) for the num_workers workers of `rank` (plan_row_ranges).
+  static ReadPosition start_row_ranges(const std::vector<std::string>& files, const std::vector<int64_t>& file_rows,
+                                       int num_workers, int rank = 0, int world_size = 1);
 
   // Records that `worker` delivered a batch with these (file id, rows) counts.
   void advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows);
 
+  // Rows consumed (kRowRanges with world_size > 1: by this rank's workers).
   int64_t total_rows() const;
 
   // The same consumed rows seen by a loader with `num_workers` workers: when that differs from
   // this->num_workers, next_worker restarts at 0 and worker_rows are recounted for the new
-  // round-robin file assignment. A loader resumed from p starts from p.for_workers(n).
+  // round-robin file assignment (kFilePrefix) or the remaining rows are re-split over the new
+  // workers with worker_rows 0 (kRowRanges). A loader resumed from p starts from
+  // p.for_workers(n). kRowRanges: throws NotSupportedError when this position or the resumed
+  // run has world_size > 1.
   ReadPosition for_workers(int num_workers, int rank = 0, int world_size = 1) const;
+
+  // kRowRanges: each worker's ranges without its consumed prefix (the ranges its reader reads).
+  std::vector<std::vector<RowRange>> remaining_ranges() const;
+
+  // kRowRanges: throws DataError naming the file and both counts unless the input files and
+  // their row counts are those the position was written for.
+  void check_files(const std::vector<std::string>& paths, const std::vector<int64_t>& file_rows) const;
 
   // Per-worker file slices for a loader over `files` with `num_workers` workers (after
   // effective_num_workers), skipping consumed rows. Throws DataError when the position was
-  // written for a different input file list.
+  // written for a different input file list. kFilePrefix only (UsageError otherwise).
   std::vector<std::vector<FileSlice>> plan(const std::vector<std::string>& files, int num_workers,
                                            int rank = 0, int world_size = 1) const;
 
@@ -60,8 +94,9 @@ struct ReadPosition {
   static ReadPosition from_json(const nlohmann::json& j);
 
   bool operator==(const ReadPosition& o) const {
-    return num_workers == o.num_workers && next_worker == o.next_worker &&
-           worker_rows == o.worker_rows && files == o.files;
+    return kind == o.kind && num_workers == o.num_workers && next_worker == o.next_worker &&
+           worker_rows == o.worker_rows && files == o.files && worker_ranges == o.worker_ranges &&
+           world_size == o.world_size;
   }
 };
 

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "base/error.h"
+#include "parquet/writer.h"
 
 namespace tzrec::data {
 namespace {
@@ -193,6 +195,32 @@ std::string synthetic_criteo_header(char delimiter) {
 
 namespace {
 
+// Ids of every feature fit in 16 bits, which makes the string mapping injective.
+constexpr int64_t kCatStringIdLimit = 65536;
+constexpr bool ids_fit_in_16_bits() {
+  for (int64_t n : kBucketSizes) {
+    if (n > kCatStringIdLimit) return false;
+  }
+  return true;
+}
+static_assert(ids_fit_in_16_bits(), "the string form of cat ids assumes ids < 65536");
+
+uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bU;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35U;
+  h ^= h >> 16;
+  return h;
+}
+
+// synthetic_criteo_cat_string without the range check: writes 8 hex digits to out[0..8).
+void cat_hex(int feature, int64_t id, char* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const uint32_t h = fmix32(static_cast<uint32_t>((feature + 1) * kCatStringIdLimit + id));
+  for (int k = 0; k < 8; ++k) out[k] = kDigits[(h >> (28 - 4 * k)) & 0xf];
+}
+
 void append_int(std::string* out, int64_t v) {
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof(buf), v);
@@ -206,19 +234,42 @@ void write_all(std::FILE* f, const std::string& buf, const std::string& path) {
   }
 }
 
-}  // namespace
-
-void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOptions& options,
-                                int64_t row_offset) {
-  if (options.format != "csv") {
-    throw NotSupportedError("gen_data --format " + options.format + " (use --format csv)");
-  }
+void check_row_range(const SyntheticCriteoOptions& options, int64_t row_offset) {
   if (options.num_rows < 0 || row_offset < 0) {
     throw ConfigError("gen_data: num_rows (" + std::to_string(options.num_rows) +
                       ") and row offset (" + std::to_string(row_offset) + ") must be non-negative");
   }
+}
+
+void rename_into_place(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw IoError("gen_data: cannot rename " + tmp + " to " + path + ": " + ec.message());
+}
+
+}  // namespace
+
+std::string synthetic_criteo_cat_string(int feature, int64_t id) {
+  if (feature < 0 || feature >= kSynthNumCat) {
+    throw ConfigError("synthetic_criteo_cat_string: feature " + std::to_string(feature) +
+                      " is not in [0, " + std::to_string(kSynthNumCat) + ")");
+  }
+  if (id < 0 || id >= kBucketSizes[feature]) {
+    throw ConfigError("synthetic_criteo_cat_string: id " + std::to_string(id) + " of cat_" +
+                      std::to_string(feature) + " is not in [0, " +
+                      std::to_string(kBucketSizes[feature]) + ")");
+  }
+  std::string s(8, '0');
+  cat_hex(feature, id, s.data());
+  return s;
+}
+
+void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOptions& options,
+                                int64_t row_offset) {
+  check_row_range(options, row_offset);
   const char d = options.delimiter;
-  if (d == '\n' || d == '\r' || d == '-' || (d >= '0' && d <= '9')) {
+  if (d == '\n' || d == '\r' || d == '-' || (d >= '0' && d <= '9') ||
+      (options.string_categoricals && d >= 'a' && d <= 'f')) {
     throw ConfigError(std::string("gen_data: delimiter '") + d +
                       "' would be ambiguous with the values; use ',' or '\\t'");
   }
@@ -242,9 +293,15 @@ void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOp
       buf += d;
       append_int(&buf, v);
     }
-    for (int64_t v : r.cats) {
+    for (int feature = 0; feature < kSynthNumCat; ++feature) {
       buf += d;
-      append_int(&buf, v);
+      if (options.string_categoricals) {
+        char hex[8];
+        cat_hex(feature, r.cats[feature], hex);
+        buf.append(hex, sizeof(hex));
+      } else {
+        append_int(&buf, r.cats[feature]);
+      }
     }
     buf += '\n';
     if (buf.size() >= (1 << 20)) {
@@ -254,9 +311,104 @@ void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOp
   }
   write_all(f, buf, tmp);
   if (std::fclose(f) != 0) throw IoError("gen_data: cannot finish writing " + tmp);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError("gen_data: cannot rename " + tmp + " to " + path + ": " + ec.message());
+  rename_into_place(tmp, path);
+}
+
+namespace {
+
+// Generates rows [first, first + count) as one writer input table (one column per field).
+parquet::Table synthetic_parquet_rows(const SyntheticCriteoModel& model, const parquet::Schema& schema,
+                                      bool string_categoricals, int64_t first, int64_t count) {
+  std::vector<parquet::ColumnBuilder> columns;
+  columns.reserve(1 + kSynthNumInt + kSynthNumCat);
+  for (int c = 0; c < 1 + kSynthNumInt + kSynthNumCat; ++c) columns.emplace_back(schema.column(c));
+  for (int64_t i = 0; i < count; ++i) {
+    const SyntheticCriteoRow r = model.row(first + i);
+    columns[0].append<int64_t>(r.label);
+    for (int j = 0; j < kSynthNumInt; ++j) columns[1 + j].append<int64_t>(r.ints[j]);
+    for (int feature = 0; feature < kSynthNumCat; ++feature) {
+      auto& column = columns[1 + kSynthNumInt + feature];
+      if (string_categoricals) {
+        char hex[8];
+        cat_hex(feature, r.cats[feature], hex);
+        column.append_string(std::string_view(hex, sizeof(hex)));
+      } else {
+        column.append<int64_t>(r.cats[feature]);
+      }
+    }
+  }
+  parquet::Table table;
+  table.num_rows = count;
+  for (auto& column : columns) table.columns.push_back(column.finish());
+  return table;
+}
+
+}  // namespace
+
+void write_synthetic_criteo_parquet(const std::string& path, const SyntheticCriteoOptions& options,
+                                    int64_t row_offset) {
+  check_row_range(options, row_offset);
+  if (options.row_group_rows <= 0) {
+    throw ConfigError("gen_data: row_group_rows (" + std::to_string(options.row_group_rows) +
+                      ") must be positive");
+  }
+  using parquet::PhysicalType;
+  std::vector<parquet::WriterField> fields;
+  auto add_field = [&fields](std::string name, PhysicalType type) {
+    parquet::WriterField field;
+    field.name = std::move(name);
+    field.type = type;
+    field.nullable = false;
+    field.string = true;  // BYTE_ARRAY columns are annotated STRING (the hex digits are UTF-8)
+    fields.push_back(std::move(field));
+  };
+  add_field("label", PhysicalType::kInt64);
+  for (int j = 0; j < kSynthNumInt; ++j) add_field("int_" + std::to_string(j), PhysicalType::kInt64);
+  for (int f = 0; f < kSynthNumCat; ++f) {
+    add_field("cat_" + std::to_string(f),
+              options.string_categoricals ? PhysicalType::kByteArray : PhysicalType::kInt64);
+  }
+  parquet::WriterOptions writer_options;
+  writer_options.compression = parquet::Compression::kSnappy;
+  writer_options.dictionary = true;
+  writer_options.row_group_rows = options.row_group_rows;
+
+  const SyntheticCriteoModel model(options.seed);
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<parquet::FileWriter> writer;
+  try {
+    writer = std::make_unique<parquet::FileWriter>(tmp, std::move(fields), writer_options);
+  } catch (const IoError& e) {
+    throw IoError(std::string("gen_data: ") + e.what() +
+                  " (does the output directory exist and is it writable?)");
+  }
+  try {
+    // One row group per write: the writer flushes it at once, so at most one is buffered.
+    for (int64_t done = 0; done < options.num_rows; done += options.row_group_rows) {
+      const int64_t count = std::min(options.row_group_rows, options.num_rows - done);
+      writer->write(synthetic_parquet_rows(model, writer->schema(), options.string_categoricals,
+                                           row_offset + done, count));
+    }
+    writer->close();
+  } catch (...) {
+    writer.reset();
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  writer.reset();
+  rename_into_place(tmp, path);
+}
+
+void write_synthetic_criteo(const std::string& path, const SyntheticCriteoOptions& options,
+                            int64_t row_offset) {
+  if (options.format == "csv") {
+    write_synthetic_criteo_csv(path, options, row_offset);
+  } else if (options.format == "parquet") {
+    write_synthetic_criteo_parquet(path, options, row_offset);
+  } else {
+    throw NotSupportedError("gen_data --format " + options.format + " (use --format csv or parquet)");
+  }
 }
 
 }  // namespace tzrec::data

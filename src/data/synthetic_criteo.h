@@ -2,7 +2,11 @@
 // trained models reach a meaningful AUC (used by `tzrec gen_data`, examples and benchmarks).
 //
 // Columns: label (0/1), int_0..int_12 (small non-negative counts), cat_0..cat_25 (integer ids
-// in [0, num_buckets) as in examples/deepfm_criteo_synth.config).
+// in [0, num_buckets) as in examples/deepfm_criteo_synth.config; or, with string_categoricals,
+// 8-hex-digit strings like real Criteo's hashed values, see synthetic_criteo_cat_string).
+//
+// Output formats: CSV (write_synthetic_criteo_csv) and Parquet (write_synthetic_criteo_parquet);
+// write_synthetic_criteo picks one by options.format.
 //
 // Everything is a pure function of (seed, global row index): row i is drawn from its own
 // mt19937_64 stream, so train and eval files can use disjoint row ranges of the same hidden model
@@ -26,9 +30,15 @@ const std::array<int64_t, kSynthNumCat>& synthetic_criteo_bucket_sizes();
 struct SyntheticCriteoOptions {
   int64_t num_rows = 200000;
   uint64_t seed = 2024;
-  std::string format = "csv";  // only "csv" is implemented
+  std::string format = "csv";  // "csv" or "parquet" (used by write_synthetic_criteo)
+  // cat_* as strings (synthetic_criteo_cat_string) instead of integer ids: Parquet STRING
+  // columns, or the strings as CSV cells. The ids, and so the rows, are unchanged.
+  bool string_categoricals = false;
+  // CSV only.
   char delimiter = ',';
   bool with_header = true;
+  // Parquet only: rows per row group (the writer holds about one row group in memory).
+  int64_t row_group_rows = 65536;
 };
 
 struct SyntheticCriteoRow {
@@ -71,10 +81,33 @@ class SyntheticCriteoModel {
 // Header line (without newline): label,int_0..int_12,cat_0..cat_25 joined by `delimiter`.
 std::string synthetic_criteo_header(char delimiter);
 
-// Writes rows [row_offset, row_offset + num_rows) to `path` (via path + ".tmp", then rename).
-// Throws IoError when the file cannot be written, NotSupportedError for a format other than csv,
-// ConfigError for num_rows < 0 / row_offset < 0.
+// The string form of id `id` of categorical feature `feature` (cat_<feature>):
+//   x = (feature + 1) * 65536 + id                      (ids are < 65536 for every feature)
+//   h = fmix32(x)  (MurmurHash3's finalizer on uint32:  h ^= h >> 16; h *= 0x85ebca6b;
+//                   h ^= h >> 13; h *= 0xc2b2ae35; h ^= h >> 16)
+//   the 8 lowercase hex digits of h, zero-padded ("%08x").
+// fmix32 is a bijection on uint32, so distinct (feature, id) pairs give distinct strings.
+// Example: (0, 0) -> "0ea34562", (0, 1) -> "da78cb40". Not seed dependent.
+// Throws ConfigError for a feature outside [0, 26) or an id outside [0, num_buckets).
+std::string synthetic_criteo_cat_string(int feature, int64_t id);
+
+// Each writer below writes rows [row_offset, row_offset + num_rows) to `path`, through
+// path + ".tmp" renamed to `path` when complete. They ignore options.format.
+// Throws IoError (naming the file) when the file cannot be written, ConfigError for
+// num_rows < 0 / row_offset < 0 or invalid format-specific options.
+
+// CSV: optional header line (synthetic_criteo_header), one line per row, '\n' line ends.
 void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOptions& options,
                                 int64_t row_offset = 0);
+
+// Parquet (SNAPPY, dictionary encoding, row groups of options.row_group_rows rows), all columns
+// REQUIRED: label and int_* INT64; cat_* INT64 ids, or STRING when string_categoricals.
+// Streams: memory is bounded by about one row group, whatever num_rows.
+void write_synthetic_criteo_parquet(const std::string& path, const SyntheticCriteoOptions& options,
+                                    int64_t row_offset = 0);
+
+// Dispatches on options.format ("csv" or "parquet"); NotSupportedError for any other format.
+void write_synthetic_criteo(const std::string& path, const SyntheticCriteoOptions& options,
+                            int64_t row_offset = 0);
 
 }  // namespace tzrec::data

@@ -1,9 +1,9 @@
-// Multi-threaded CSV -> sparse::Batch loader (data_config.dataset_type CsvDataset).
+// Multi-threaded CSV / Parquet -> sparse::Batch loader (data_config.dataset_type CsvDataset or
+// ParquetDataset).
 //
-// Files of the comma-separated input path (globs allowed) are split over loader workers
-// round-robin, files[global_worker :: total_workers] like TorchEasyRec (reference §6.3;
-// num_workers 0 -> 1; reduced to the files per rank when there are fewer files). Each worker thread
-// reads its files in order, cuts exactly batch_size rows (batches span files), runs
+// The input is split over loader workers as data/dataset_sources.h describes (CSV: whole files
+// round-robin; Parquet: contiguous row ranges over world_size x num_workers readers). Each worker
+// thread reads its share in order, cuts exactly batch_size rows (batches span files), runs
 // FeatureParser::parse and keeps up to kPrefetchDepth parsed batches in its own queue; next()
 // takes batches round-robin over workers, skipping exhausted ones, so the order is deterministic
 // for a given num_workers.

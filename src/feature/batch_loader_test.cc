@@ -253,10 +253,16 @@ TEST(BatchLoader, ConstructorErrors) {
       << msg;
   msg = error_of<NotSupportedError>([&] {
     auto c = loader_config(1, 2);
-    c.mutable_data_config()->set_dataset_type(protos::ParquetDataset);
+    c.mutable_data_config()->set_dataset_type(protos::OdpsDataset);
     BatchLoader l(c, d.glob(), Mode::kTrain);
   });
-  EXPECT_NE(msg.find("data_config.dataset_type ParquetDataset"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("data_config.dataset_type OdpsDataset"), std::string::npos) << msg;
+  msg = error_of<DataError>([&] {
+    auto c = loader_config(1, 2);
+    c.mutable_data_config()->set_dataset_type(protos::ParquetDataset);
+    BatchLoader l(c, d.files[0], Mode::kTrain);
+  });
+  EXPECT_NE(msg.find(d.files[0] + "': not a Parquet file"), std::string::npos) << msg;
   msg = error_of<ConfigError>([&] {
     auto c = loader_config(1, 2);
     c.mutable_data_config()->set_with_header(false);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "feature/column_cells.h"
 #include "feature/text_values.h"
 
 namespace tzrec::feature {
@@ -22,25 +23,6 @@ struct SparseOut {
   }
 };
 
-// "file.csv line 12 column cat_3"
-std::string where(const data::RecordBatch& b, int64_t row, const std::string& column) {
-  return b.describe_row(row) + " column " + column;
-}
-
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out;
-}
-
 std::string range_hint(const FeatureSpec& f) {
   if (f.table_size_field == "num_buckets" || f.table_size_field == "hash_bucket_size") {
     return "fix the data or raise " + f.table_size_field;
@@ -55,7 +37,7 @@ std::string range_hint(const FeatureSpec& f) {
                               range_hint(f)));
 }
 
-// Splits a weighted token "key:weight" at the last ':'.
+// Splits a weighted text token "key:weight" at the last ':'.
 bool split_weighted(std::string_view tok, std::string_view* key, float* weight) {
   const auto colon = tok.rfind(':');
   if (colon == std::string_view::npos) return false;
@@ -66,43 +48,72 @@ bool split_weighted(std::string_view tok, std::string_view* key, float* weight) 
   return true;
 }
 
+// The key and weight of one value of a weighted feature: map entries carry their weight, text
+// tokens are "key:weight". False when a text token has no weight.
+bool weighted_key(const CellValue& v, CellValue* key, float* weight) {
+  *key = v;
+  if (v.has_weight) {
+    *weight = static_cast<float>(v.weight);
+    return true;
+  }
+  if (v.kind != CellValue::Kind::kText) return false;
+  return split_weighted(v.text, &key->text, weight);
+}
+
+// Calls fn(value) for the values of row r, or of `default_text` (split by `sep`) when the cell is
+// empty. Returns false (calling nothing) when the cell is empty and there is no default.
+template <typename Fn>
+bool for_each_value_or_default(const ColumnCells& cells, int64_t r, std::string_view sep,
+                               const std::string* default_text, Fn&& fn) {
+  if (!cells.empty(r)) {
+    cells.for_each(r, sep, [&](const CellValue& v) { fn(v, false); });
+    return true;
+  }
+  if (!default_text || default_text->empty()) return false;
+  CellValue v;
+  for_each_token(*default_text, sep, [&](std::string_view tok) {
+    v.text = tok;
+    fn(v, true);
+  });
+  return true;
+}
+
 // ---- FG_NONE ----------------------------------------------------------------------------------
 
-void parse_encoded_sparse(const FeatureSpec& f, const std::string& sep,
-                          const data::StringColumn& col, const data::RecordBatch& b,
-                          SparseOut* out) {
+void parse_encoded_sparse(const FeatureSpec& f, const std::string& sep, const ColumnCells& cells,
+                          int64_t rows, SparseOut* out) {
   const int64_t n = f.info.num_embeddings;
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    std::string_view cell = col.cell(r);
-    const bool from_default = cell.empty();
-    if (from_default) {
-      if (!f.fg_encoded_default) {
-        out->lengths.push_back(0);
-        continue;
-      }
-      cell = *f.fg_encoded_default;
-    }
+  const std::string* def = f.fg_encoded_default ? &*f.fg_encoded_default : nullptr;
+  if (cells.is_map() && !f.info.weighted) {
+    throw DataError(fmt::format(
+        "column {} is a {} (ids with weights) but feature {} is not weighted; set {}.weighted: "
+        "true or use a list column",
+        cells.name(), cells.describe_type(), f.info.name, f.field_path));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
     int64_t len = 0;
-    for_each_token(cell, sep, [&](std::string_view tok) {
-      std::string_view id_tok = tok;
+    for_each_value_or_default(cells, r, sep, def, [&](const CellValue& v, bool from_default) {
+      CellValue id_val = v;
       float w = 1.0f;
-      if (f.info.weighted && !(from_default && tok.find(':') == std::string_view::npos)) {
-        if (!split_weighted(tok, &id_tok, &w)) {
-          throw DataError(
-              fmt::format("{}: '{}' of weighted feature {} is not id:weight (tokens separated by "
-                          "data_config.fg_encoded_multival_sep); fix the data",
-                          where(b, r, col.name), printable(tok), f.info.name));
+      if (f.info.weighted) {
+        const bool plain_default = from_default && v.text.find(':') == std::string_view::npos;
+        if (!plain_default && !weighted_key(v, &id_val, &w)) {
+          throw DataError(fmt::format(
+              "{}: '{}' of weighted feature {} is not id:weight; weighted features read "
+              "'id:weight' tokens (separated by data_config.fg_encoded_multival_sep) or map "
+              "columns; fix the data",
+              cells.where(r), display(v), f.info.name));
         }
       }
       int64_t id = 0;
-      if (!parse_int64(id_tok, &id)) {
+      if (!as_int64(id_val, &id)) {
         throw DataError(fmt::format(
             "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE the column holds "
             "bucketized ids separated by data_config.fg_encoded_multival_sep — check the data, "
             "the separator and data_config.fg_mode",
-            where(b, r, col.name), printable(tok), f.info.name));
+            cells.where(r), display(id_val), f.info.name));
       }
-      if (id < 0 || id >= n) throw_out_of_range(f, where(b, r, col.name), id, "id");
+      if (id < 0 || id >= n) throw_out_of_range(f, cells.where(r), id, "id");
       out->push(id, w);
       ++len;
     });
@@ -111,130 +122,141 @@ void parse_encoded_sparse(const FeatureSpec& f, const std::string& sep,
 }
 
 // dst: [B, stride] float32, this feature's block starts at column `offset`.
-void parse_encoded_dense(const FeatureSpec& f, const std::string& sep,
-                         const data::StringColumn& col, const data::RecordBatch& b, float* dst,
-                         int64_t stride, int64_t offset) {
+void parse_encoded_dense(const FeatureSpec& f, const std::string& sep, const ColumnCells& cells,
+                         int64_t rows, float* dst, int64_t stride, int64_t offset) {
   const int64_t dim = f.info.value_dim;
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    std::string_view cell = col.cell(r);
-    if (cell.empty()) {
-      if (!f.fg_encoded_default) {
-        throw DataError(fmt::format(
-            "{}: empty value for dense feature {}; set {}.fg_encoded_default_value or fill the "
-            "column",
-            where(b, r, col.name), f.info.name, f.field_path));
-      }
-      cell = *f.fg_encoded_default;
-    }
+  const std::string* def = f.fg_encoded_default ? &*f.fg_encoded_default : nullptr;
+  if (cells.is_map()) {
+    throw DataError(fmt::format("column {} is a {}; dense feature {} reads numbers or lists of "
+                                "numbers",
+                                cells.name(), cells.describe_type(), f.info.name));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
     float* row = dst + r * stride + offset;
     int64_t k = 0;
-    for_each_token(cell, sep, [&](std::string_view tok) {
-      double v = 0;
-      if (!parse_double(tok, &v)) {
+    const bool any = for_each_value_or_default(cells, r, sep, def, [&](const CellValue& v, bool) {
+      double x = 0;
+      if (!as_double(v, &x)) {
         throw DataError(fmt::format(
             "{}: value '{}' of dense feature {} is not a number; fix the data (multiple values "
             "are separated by data_config.fg_encoded_multival_sep)",
-            where(b, r, col.name), printable(tok), f.info.name));
+            cells.where(r), display(v), f.info.name));
       }
-      if (k < dim) row[k] = static_cast<float>(v);
+      if (k < dim) row[k] = static_cast<float>(x);
       ++k;
     });
+    if (!any) {
+      throw DataError(fmt::format(
+          "{}: empty value for dense feature {}; set {}.fg_encoded_default_value or fill the "
+          "column",
+          cells.where(r), f.info.name, f.field_path));
+    }
     if (k != dim) {
       throw DataError(
           fmt::format("{}: dense feature {} has {} values, expected value_dim {}; fix the data or "
                       "{}.value_dim",
-                      where(b, r, col.name), f.info.name, k, dim, f.field_path));
+                      cells.where(r), f.info.name, k, dim, f.field_path));
     }
   }
 }
 
 // ---- FG_NORMAL / FG_DAG -----------------------------------------------------------------------
 
-void parse_fg_id(const FeatureSpec& f, HashKind hash_kind, const data::StringColumn& col,
-                 const data::RecordBatch& b, SparseOut* out) {
+void parse_fg_id(const FeatureSpec& f, HashKind hash_kind, const ColumnCells& cells, int64_t rows,
+                 SparseOut* out) {
   std::string key_buf;
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    std::string_view cell = col.cell(r);
-    if (cell.empty()) cell = f.default_value;
-    int64_t len = 0;
-    if (!cell.empty()) {
-      for_each_token(cell, f.separator, [&](std::string_view tok) {
-        if (tok.empty()) return;
-        std::string_view key = tok;
-        float w = 1.0f;
-        if (f.info.weighted) {
-          if (!split_weighted(tok, &key, &w)) {
-            throw DataError(
-                fmt::format("{}: '{}' of weighted feature {} is not key:weight; fix the data",
-                            where(b, r, col.name), printable(tok), f.info.name));
-          }
-          if (key.empty()) return;
+  if (cells.is_map() && !f.info.weighted) {
+    throw DataError(fmt::format(
+        "column {} is a {} (keys with weights) but feature {} is not weighted; set "
+        "{}.weighted: true or use a list column",
+        cells.name(), cells.describe_type(), f.info.name, f.field_path));
+  }
+  // The id of one key (text, or a number hashed / looked up as its decimal text).
+  auto id_of = [&](const CellValue& key, int64_t r) -> int64_t {
+    int64_t id = 0;
+    switch (f.bucketizer) {
+      case Bucketizer::kHash:
+        return hash_bucket(key.kind == CellValue::Kind::kText ? key.text : as_text(key, &key_buf),
+                           f.hash_bucket_size, hash_kind);
+      case Bucketizer::kVocab: {
+        const std::string_view k = as_text(key, &key_buf);
+        if (k.data() != key_buf.data()) key_buf.assign(k.data(), k.size());
+        auto it = f.vocab.find(key_buf);
+        return it == f.vocab.end() ? f.oov_id : it->second;
+      }
+      case Bucketizer::kNumBuckets:
+        if (!as_int64(key, &id)) {
+          throw DataError(fmt::format(
+              "{}: value '{}' of feature {} is not an integer; num_buckets needs integer ids "
+              "in [0, {}) (use hash_bucket_size or a vocab for other values)",
+              cells.where(r), display(key), f.info.name, f.info.num_embeddings));
         }
-        int64_t id = 0;
-        switch (f.bucketizer) {
-          case Bucketizer::kHash:
-            id = hash_bucket(key, f.hash_bucket_size, hash_kind);
-            break;
-          case Bucketizer::kVocab: {
-            key_buf.assign(key.data(), key.size());
-            auto it = f.vocab.find(key_buf);
-            id = it == f.vocab.end() ? f.oov_id : it->second;
-            break;
-          }
-          case Bucketizer::kNumBuckets:
-            if (!parse_int64(key, &id)) {
-              throw DataError(fmt::format(
-                  "{}: value '{}' of feature {} is not an integer; num_buckets needs integer ids "
-                  "in [0, {}) (use hash_bucket_size or a vocab for other values)",
-                  where(b, r, col.name), printable(key), f.info.name, f.info.num_embeddings));
-            }
-            if (id < 0 || id >= f.info.num_embeddings) {
-              throw_out_of_range(f, where(b, r, col.name), id, "value");
-            }
-            break;
-          default:
-            TORCH_CHECK(false, "id_feature without bucketizer");
+        if (id < 0 || id >= f.info.num_embeddings) {
+          throw_out_of_range(f, cells.where(r), id, "value");
         }
-        out->push(id, w);
-        ++len;
-      });
+        return id;
+      default:
+        TORCH_CHECK(false, "id_feature without bucketizer");
     }
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t len = 0;
+    for_each_value_or_default(cells, r, f.separator, &f.default_value,
+                              [&](const CellValue& v, bool) {
+      if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
+      if (!f.info.weighted) {
+        out->push(id_of(v, r), 1.0f);
+        ++len;
+        return;
+      }
+      CellValue key;
+      float w = 1.0f;
+      if (!weighted_key(v, &key, &w)) {
+        throw DataError(fmt::format(
+            "{}: '{}' of weighted feature {} is not key:weight; weighted features read "
+            "'key:weight' tokens or map columns; fix the data",
+            cells.where(r), display(v), f.info.name));
+      }
+      if (key.kind == CellValue::Kind::kText && key.text.empty()) return;
+      out->push(id_of(key, r), w);
+      ++len;
+    });
     out->lengths.push_back(len);
   }
 }
 
 // Parses a raw_feature cell into value_dim normalized doubles.
-void raw_values(const FeatureSpec& f, const data::StringColumn& col, const data::RecordBatch& b,
-                int64_t r, int64_t dim, std::vector<double>* vals) {
-  std::string_view cell = col.cell(r);
-  const bool from_default = cell.empty();
-  if (from_default) cell = f.default_value;
+void raw_values(const FeatureSpec& f, const ColumnCells& cells, int64_t r, int64_t dim,
+                std::vector<double>* vals) {
   vals->clear();
-  for_each_token(cell, f.separator, [&](std::string_view tok) {
-    double v = 0;
-    if (!parse_double(tok, &v)) {
+  bool from_default = false;
+  for_each_value_or_default(cells, r, f.separator, &f.default_value,
+                            [&](const CellValue& v, bool d) {
+    from_default = d;
+    double x = 0;
+    if (!as_double(v, &x)) {
       throw DataError(fmt::format(
           "{}: value '{}' of raw feature {} is not a number; fix the data (multiple values are "
           "separated by {}.separator)",
-          where(b, r, col.name), printable(tok), f.info.name, f.field_path));
+          cells.where(r), display(v), f.info.name, f.field_path));
     }
-    vals->push_back(v);
+    vals->push_back(x);
   });
   if (from_default && vals->size() == 1 && dim > 1)
     vals->resize(static_cast<size_t>(dim), (*vals)[0]);
   if (static_cast<int64_t>(vals->size()) != dim) {
     throw DataError(fmt::format(
         "{}: raw feature {} has {} values, expected value_dim {}; fix the data or {}.value_dim",
-        where(b, r, col.name), f.info.name, vals->size(), dim, f.field_path));
+        cells.where(r), f.info.name, vals->size(), dim, f.field_path));
   }
   for (auto& v : *vals) v = f.normalizer.apply(v);
 }
 
-void parse_fg_raw_sparse(const FeatureSpec& f, int64_t dim, const data::StringColumn& col,
-                         const data::RecordBatch& b, SparseOut* out) {
+void parse_fg_raw_sparse(const FeatureSpec& f, int64_t dim, const ColumnCells& cells,
+                         int64_t rows, SparseOut* out) {
   std::vector<double> vals;
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    raw_values(f, col, b, r, dim, &vals);
+  for (int64_t r = 0; r < rows; ++r) {
+    raw_values(f, cells, r, dim, &vals);
     for (double v : vals) {
       // Compare in float32 like the float-typed FG value and the float boundaries.
       const float x = static_cast<float>(v);
@@ -246,11 +268,11 @@ void parse_fg_raw_sparse(const FeatureSpec& f, int64_t dim, const data::StringCo
   }
 }
 
-void parse_fg_raw_dense(const FeatureSpec& f, const data::StringColumn& col,
-                        const data::RecordBatch& b, float* dst, int64_t stride, int64_t offset) {
+void parse_fg_raw_dense(const FeatureSpec& f, const ColumnCells& cells, int64_t rows, float* dst,
+                        int64_t stride, int64_t offset) {
   std::vector<double> vals;
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    raw_values(f, col, b, r, f.info.value_dim, &vals);
+  for (int64_t r = 0; r < rows; ++r) {
+    raw_values(f, cells, r, f.info.value_dim, &vals);
     float* row = dst + r * stride + offset;
     for (size_t k = 0; k < vals.size(); ++k) row[k] = static_cast<float>(vals[k]);
   }
@@ -258,43 +280,36 @@ void parse_fg_raw_dense(const FeatureSpec& f, const data::StringColumn& col,
 
 // ---- labels -----------------------------------------------------------------------------------
 
-torch::Tensor parse_scalar_column(const data::StringColumn& col, const data::RecordBatch& b,
-                                  const char* what) {
-  auto out = torch::empty({b.num_rows()}, torch::kFloat32);
+torch::Tensor parse_scalar_column(const ColumnCells& cells, int64_t rows, const char* what) {
+  if (!cells.is_scalar()) {
+    throw DataError(fmt::format("column {} is a {}; a {} column must hold one number per row",
+                                cells.name(), cells.describe_type(), what));
+  }
+  auto out = torch::empty({rows}, torch::kFloat32);
   float* p = out.data_ptr<float>();
-  for (int64_t r = 0; r < b.num_rows(); ++r) {
-    const std::string_view cell = col.cell(r);
-    double v = 0;
-    if (cell.empty()) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (cells.empty(r)) {
       throw DataError(fmt::format("{}: empty {} '{}'; every row needs a numeric {}",
-                                  where(b, r, col.name), what, col.name, what));
+                                  cells.where(r), what, cells.name(), what));
     }
-    if (!parse_double(cell, &v)) {
+    const CellValue v = cells.scalar(r);
+    double x = 0;
+    if (!as_double(v, &x)) {
       throw DataError(fmt::format("{}: {} '{}' value '{}' is not a number; fix the data",
-                                  where(b, r, col.name), what, col.name, printable(cell)));
+                                  cells.where(r), what, cells.name(), display(v)));
     }
-    p[r] = static_cast<float>(v);
+    p[r] = static_cast<float>(x);
   }
   return out;
 }
 
-const data::StringColumn& column_of(const data::RecordBatch& b, const std::string& name,
-                                    const std::string& user) {
-  const int c = b.column_index(name);
-  if (c < 0) {
-    throw DataError(
-        fmt::format("input batch has no column '{}' (needed by {}); the reader must "
-                    "read FeatureParser::input_columns()",
-                    name, user));
-  }
-  return b.columns[static_cast<size_t>(c)];
-}
-
+// A 1-D tensor owning the vector's buffer (no copy).
 template <typename T>
-torch::Tensor to_tensor(const std::vector<T>& v, torch::ScalarType type) {
-  auto t = torch::empty({static_cast<int64_t>(v.size())}, type);
-  if (!v.empty()) std::memcpy(t.data_ptr(), v.data(), v.size() * sizeof(T));
-  return t;
+torch::Tensor to_tensor(std::vector<T>&& v, torch::ScalarType type) {
+  auto* owned = new std::vector<T>(std::move(v));
+  return torch::from_blob(
+      owned->data(), {static_cast<int64_t>(owned->size())},
+      [owned](void*) { delete owned; }, torch::TensorOptions().dtype(type));
 }
 
 }  // namespace
@@ -335,44 +350,51 @@ sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
       dense_width += f.info.value_dim;
     }
   }
+  // Most features have one value per row: reserve that much, vectors grow for the rest.
+  const auto expected = static_cast<size_t>(rows) * sparse_keys.size();
+  sp.lengths.reserve(expected);
+  sp.values.reserve(expected);
+  if (sp.with_weights) sp.weights.reserve(expected);
   auto dense = torch::empty({rows, dense_width}, torch::kFloat32);
   float* dense_ptr = dense.data_ptr<float>();
   int64_t dense_offset = 0;
   const bool encoded = spec_.fg_mode == FgMode::kNone;
   for (const auto& f : spec_.features) {
-    const auto& col = column_of(b, f.input_column, "feature " + f.info.name);
+    const ColumnCells cells(b, f.input_column, "feature " + f.info.name);
     if (f.info.is_sparse) {
       if (encoded) {
-        parse_encoded_sparse(f, spec_.multival_sep, col, b, &sp);
+        parse_encoded_sparse(f, spec_.multival_sep, cells, rows, &sp);
       } else if (f.bucketizer == Bucketizer::kBoundaries) {
         // raw_feature: value_dim ids per row (one per value).
-        parse_fg_raw_sparse(f, f.raw_value_dim, col, b, &sp);
+        parse_fg_raw_sparse(f, f.raw_value_dim, cells, rows, &sp);
       } else {
-        parse_fg_id(f, hash_kind_, col, b, &sp);
+        parse_fg_id(f, hash_kind_, cells, rows, &sp);
       }
     } else {
       if (encoded) {
-        parse_encoded_dense(f, spec_.multival_sep, col, b, dense_ptr, dense_width, dense_offset);
+        parse_encoded_dense(f, spec_.multival_sep, cells, rows, dense_ptr, dense_width,
+                            dense_offset);
       } else {
-        parse_fg_raw_dense(f, col, b, dense_ptr, dense_width, dense_offset);
+        parse_fg_raw_dense(f, cells, rows, dense_ptr, dense_width, dense_offset);
       }
       dense_offset += f.info.value_dim;
     }
   }
   if (!sparse_keys.empty()) {
     out.sparse_features = sparse::KeyedJaggedTensor(
-        sparse_keys, to_tensor(sp.values, torch::kInt64), to_tensor(sp.lengths, torch::kInt64),
-        sp.with_weights ? to_tensor(sp.weights, torch::kFloat32) : torch::Tensor());
+        sparse_keys, to_tensor(std::move(sp.values), torch::kInt64),
+        to_tensor(std::move(sp.lengths), torch::kInt64),
+        sp.with_weights ? to_tensor(std::move(sp.weights), torch::kFloat32) : torch::Tensor());
   }
   if (!dense_keys.empty()) {
     out.dense_features = sparse::KeyedTensor(dense_keys, dense_dims, dense);
   }
   for (const auto& name : spec_.label_fields) {
-    out.labels[name] = parse_scalar_column(column_of(b, name, "label_fields"), b, "label");
+    out.labels[name] = parse_scalar_column(ColumnCells(b, name, "label_fields"), rows, "label");
   }
   for (const auto& name : spec_.sample_weight_fields) {
     out.sample_weights[name] =
-        parse_scalar_column(column_of(b, name, "sample_weight_fields"), b, "sample weight");
+        parse_scalar_column(ColumnCells(b, name, "sample_weight_fields"), rows, "sample weight");
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// Raw text columns (data::RecordBatch) -> sparse::Batch, for id_feature and raw_feature.
+// Input columns (data::RecordBatch: CSV text or typed Parquet columns, read through ColumnCells)
+// -> sparse::Batch, for id_feature and raw_feature.
 //
 // data_config.fg_mode FG_NONE (default): the column named feature_name holds FG output.
 //   sparse: integer ids split by fg_encoded_multival_sep ("\x03"); weighted features hold

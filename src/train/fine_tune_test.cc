@@ -97,10 +97,10 @@ class FineTuneSessionTest : public ::testing::Test {
     fs::create_directories(dir_);
     data::SyntheticCriteoOptions options;
     options.num_rows = 256;
-    data::write_synthetic_criteo_csv((dir_ / "train.csv").string(), options);
+    data::write_synthetic_criteo_parquet((dir_ / "train.parquet").string(), options);
     config_ = config::load_pipeline_config(std::string(TZREC_SOURCE_DIR) +
                                            "/examples/deepfm_criteo_synth.config");
-    config_.set_train_input_path((dir_ / "train.csv").string());
+    config_.set_train_input_path((dir_ / "train.parquet").string());
     config_.mutable_data_config()->set_batch_size(128);
     // A trained source model (2 steps, so every optimizer has state) saved as model.ckpt-1.
     torch::manual_seed(1);

@@ -31,12 +31,14 @@ class SyntheticDeepFmTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     data::SyntheticCriteoOptions options;
     options.num_rows = num_rows_;
-    data::write_synthetic_criteo_csv((dir_ / "train.csv").string(), options);
+    data::write_synthetic_criteo_parquet((dir_ / "train.parquet").string(), options);
     config_ = config::load_pipeline_config(std::string(TZREC_SOURCE_DIR) +
                                            "/examples/deepfm_criteo_synth.config");
-    config_.set_train_input_path((dir_ / "train.csv").string());
+    config_.set_train_input_path((dir_ / "train.parquet").string());
     config_.set_model_dir((dir_ / "model").string());
     config_.mutable_data_config()->set_batch_size(128);
+    // One reader: batches hold consecutive rows whatever the batch size.
+    config_.mutable_data_config()->set_num_workers(1);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

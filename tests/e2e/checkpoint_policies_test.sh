@@ -14,8 +14,8 @@ CMP=$ROOT/tests/tools/compare_safetensors.py
 fail() { echo "FAIL: $*"; exit 1; }
 steps_in() { ls -d "$1"/model.ckpt-* 2> /dev/null | sed 's/.*model.ckpt-//' | sort -n | tr '\n' ' '; }
 
-"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 8000 --num_eval_rows 1000 --seed 5 2> /dev/null
-common='"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv","data_config.batch_size":128,"train_config.save_checkpoints_steps":10'
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 8000 --num_eval_rows 1000 --seed 5 --format parquet 2> /dev/null
+common='"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet","data_config.batch_size":128,"train_config.save_checkpoints_steps":10'
 run() {  # run <model_dir> <extra json> [extra flags]
   local dir=$1 extra=$2; shift 2
   OMP_NUM_THREADS=1 "$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$dir" \

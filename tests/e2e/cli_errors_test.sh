@@ -32,7 +32,7 @@ done
 mkdir -p "$WORK/data"
 "$TZREC" gen_data --output_dir "$WORK/data" --num_rows 100 --num_eval_rows 10 > /dev/null 2>&1 || fail "gen_data"
 sed -i '5s/^[01],/x,/' "$WORK/data/train.csv"
-EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv"}'
+EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv","data_config.dataset_type":"CsvDataset","data_config.with_header":true}'
 expect_error "train.csv line 5" train_eval --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" \
   --model_dir "$WORK/model" --edit_config_json "$EDIT"
 echo OK

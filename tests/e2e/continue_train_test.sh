@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # --continue_train resumes model, optimizer, step and data position: training 0..15, then
-# continuing to step 29 gives the same weights and optimizer state as training 0..29 at once.
+# continuing to step 29 gives the same weights and optimizer state as training 0..29 at once —
+# for CsvDataset and ParquetDataset input. With Parquet, resuming with another number of loader
+# workers still trains on every remaining row (checked through the data position).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -11,21 +13,46 @@ sed 's/num_epochs: 1/num_steps: 30/' "$ROOT/examples/deepfm_criteo_synth.config"
 CMP=$ROOT/tests/tools/compare_safetensors.py
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 20000 --num_eval_rows 2000 --seed 3 2> /dev/null
-common='"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"","data_config.batch_size":256,"train_config.save_checkpoints_steps":10'
-run() {  # run <model_dir> <num_steps> [extra flags]
-  local dir=$1 steps=$2; shift 2
-  TORCH_MANUAL_SEED=1 OMP_NUM_THREADS=1 "$TZREC" train_eval --pipeline_config_path "$CONFIG" \
-    --model_dir "$dir" --edit_config_json "{$common,\"train_config.num_steps\":$steps}" "$@" 2> "$dir.log" \
-    || { cat "$dir.log"; fail "train_eval $dir $steps"; }
-}
-run "$WORK/full" 30
-run "$WORK/resumed" 16
-[[ -d "$WORK/resumed/model.ckpt-15" ]] || fail "no checkpoint at step 15"
-run "$WORK/resumed" 30 --continue_train
-grep -q "training continues at step 16" "$WORK/resumed.log" || { cat "$WORK/resumed.log"; fail "did not resume at 16"; }
-for f in model optimizer; do
-  /usr/bin/python3 "$CMP" "$WORK/full/model.ckpt-29/$f.safetensors" "$WORK/resumed/model.ckpt-29/$f.safetensors" \
-    || fail "$f state differs after resume"
+for format in csv parquet; do
+  "$TZREC" gen_data --output_dir "$WORK/data" --num_rows 20000 --num_eval_rows 2000 --seed 3 \
+    --format "$format" 2> /dev/null
 done
+run() {  # run <format> <model_dir> <num_steps> <num_workers> [extra flags]
+  local format=$1 dir=$2 steps=$3 workers=$4; shift 4
+  local dataset=ParquetDataset
+  if [[ $format == csv ]]; then dataset=CsvDataset; fi
+  local edit='"train_input_path":"'$WORK'/data/train.'$format'","eval_input_path":"","data_config.dataset_type":"'$dataset'","data_config.with_header":true,"data_config.batch_size":256,"train_config.save_checkpoints_steps":10'
+  TORCH_MANUAL_SEED=1 OMP_NUM_THREADS=1 "$TZREC" train_eval --pipeline_config_path "$CONFIG" \
+    --model_dir "$dir" --edit_config_json "{$edit,\"train_config.num_steps\":$steps,\"data_config.num_workers\":$workers}" \
+    "$@" 2> "$dir.log" || { cat "$dir.log"; fail "train_eval $dir $steps"; }
+}
+for format in csv parquet; do
+  run $format "$WORK/full_$format" 30 2
+  run $format "$WORK/resumed_$format" 16 2
+  [[ -d "$WORK/resumed_$format/model.ckpt-15" ]] || fail "$format: no checkpoint at step 15"
+  run $format "$WORK/resumed_$format" 30 2 --continue_train
+  grep -q "training continues at step 16" "$WORK/resumed_$format.log" \
+    || { cat "$WORK/resumed_$format.log"; fail "$format: did not resume at 16"; }
+  for f in model optimizer; do
+    /usr/bin/python3 "$CMP" "$WORK/full_$format/model.ckpt-29/$f.safetensors" \
+      "$WORK/resumed_$format/model.ckpt-29/$f.safetensors" || fail "$format: $f state differs after resume"
+  done
+  echo "$format: resumed run equals the uninterrupted one"
+done
+
+# Parquet, 2 workers for steps 0..15, then 3 workers: 30 steps x 256 rows are consumed in all.
+run parquet "$WORK/rewired" 16 2
+run parquet "$WORK/rewired" 30 3 --continue_train
+/usr/bin/python3 - "$WORK/rewired/model.ckpt-29/dataloader_state.json" <<'PY' || fail "rows consumed after a resume with 3 workers"
+import json, sys
+state = json.load(open(sys.argv[1]))
+pos = state["train_position"]
+assert pos["format"] == "parquet" and pos["num_workers"] == 3, pos
+consumed = sum(pos["worker_rows"])
+# Rows trained after the resume (14 steps) plus the rows already consumed by the ranges handed
+# over: the re-split ranges only hold what was left, so the total left + consumed is 20000 - 16*256.
+left = sum(e - b for ranges in pos["worker_ranges"] for b, e in ranges) - consumed
+assert consumed == 14 * 256, consumed
+assert left == 20000 - 30 * 256, left
+PY
 echo OK

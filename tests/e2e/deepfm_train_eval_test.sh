@@ -8,8 +8,8 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 CONFIG=$ROOT/examples/deepfm_criteo_synth.config
 
-"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 200000 --num_eval_rows 40000 --seed 7
-EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv"}'
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 200000 --num_eval_rows 40000 --seed 7 --format parquet
+EDIT='{"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet"}'
 "$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/model" \
   --edit_config_json "$EDIT" 2> "$WORK/train.log" || { cat "$WORK/train.log"; exit 1; }
 

@@ -7,12 +7,17 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 3000 --num_eval_rows 1000 --seed 11 2> /dev/null
+for format in csv parquet; do
+  "$TZREC" gen_data --output_dir "$WORK/data" --num_rows 3000 --num_eval_rows 1000 --seed 11 \
+    --format "$format" 2> /dev/null
+done
 for config in "$ROOT"/examples/*.config; do
   name=$(basename "$config" .config)
   "$TZREC" check_config --pipeline_config_path "$config" > /dev/null || fail "$name does not validate"
   sed 's/num_epochs: [0-9]*/num_steps: 5/' "$config" > "$WORK/$name.config"
-  edit='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv","data_config.batch_size":256}'
+  ext=csv
+  if grep -q "dataset_type: ParquetDataset" "$config"; then ext=parquet; fi
+  edit='{"train_input_path":"'$WORK'/data/train.'$ext'","eval_input_path":"'$WORK'/data/eval.'$ext'","data_config.batch_size":256}'
   "$TZREC" train_eval --pipeline_config_path "$WORK/$name.config" --model_dir "$WORK/$name" \
     --edit_config_json "$edit" 2> "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name train_eval"; }
   [[ -d "$WORK/$name/model.ckpt-4" ]] || fail "$name: no final checkpoint model.ckpt-4"

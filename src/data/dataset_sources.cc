@@ -1,0 +1,153 @@
+#include "data/dataset_sources.h"
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "data/csv_reader.h"
+#include "data/input_files.h"
+#include "data/parquet_batch_reader.h"
+#include "data/parquet_files.h"
+
+namespace tzrec::data {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string printable_delimiter(const std::string& d) {
+  std::string out;
+  for (char c : d) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u >= 0x7f) ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  return out;
+}
+
+CsvOptions csv_options(const protos::DataConfig& dc) {
+  CsvOptions o;
+  if (dc.delimiter().size() != 1) {
+    throw ConfigError(fmt::format(
+        "data_config.delimiter: must be exactly one character (byte), got \"{}\" ({} bytes); "
+        "e.g. \",\", \"\\t\" or \"\\x01\"",
+        printable_delimiter(dc.delimiter()), dc.delimiter().size()));
+  }
+  o.delimiter = dc.delimiter()[0];
+  o.with_header = dc.with_header();
+  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
+    // "name:TYPE;name:TYPE;" — only the names matter for CSV text.
+    size_t start = 0;
+    const std::string& s = dc.input_fields_str();
+    while (start < s.size()) {
+      size_t semi = s.find(';', start);
+      if (semi == std::string::npos) semi = s.size();
+      const std::string item = trim(s.substr(start, semi - start));
+      start = semi + 1;
+      if (item.empty()) continue;
+      const std::string name = trim(item.substr(0, item.find(':')));
+      if (name.empty()) {
+        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
+      }
+      o.input_fields.push_back(name);
+    }
+  } else {
+    for (const auto& f : dc.input_fields()) o.input_fields.push_back(f.input_name());
+  }
+  return o;
+}
+
+DatasetSources csv_sources(const protos::DataConfig& dc, std::vector<std::string> files,
+                           const std::vector<std::string>& columns, const BatchOptions& batch,
+                           const ReadPosition* resume, int rank, int world_size,
+                           bool log_worker_changes) {
+  const CsvOptions options = csv_options(dc);
+  DatasetSources out;
+  out.files = std::move(files);
+  const int workers =
+      effective_num_workers(static_cast<int>(dc.num_workers()), out.files.size(), world_size);
+  if (static_cast<int>(dc.num_workers()) > workers) {
+    const auto message =
+        fmt::format("data_config.num_workers reset to {}: {} input files for {} rank(s)", workers,
+                    out.files.size(), world_size);
+    if (log_worker_changes) {
+      log::info("{}", message);
+    } else {
+      log::debug("{}", message);
+    }
+  }
+  if (resume && resume->kind != PositionKind::kFilePrefix) {
+    throw DataError(
+        "cannot resume: the saved data position was written for ParquetDataset input, but "
+        "data_config.dataset_type is CsvDataset; resume with the same dataset type");
+  }
+  const auto plan = resume ? resume->plan(out.files, workers, rank, world_size)
+                           : plan_fresh(out.files, workers, rank, world_size);
+  out.start = resume ? resume->for_workers(workers, rank, world_size)
+                     : ReadPosition::start(out.files, workers);
+  for (const auto& slices : plan) {
+    out.sources.push_back(std::make_unique<CsvBatchReader>(
+        options, columns, slices, batch.batch_size, batch.drop_remainder, batch.min_batch_size));
+  }
+  return out;
+}
+
+DatasetSources parquet_sources(const protos::DataConfig& dc, std::vector<std::string> files,
+                               const std::vector<std::string>& columns, const BatchOptions& batch,
+                               const ReadPosition* resume, int rank, int world_size) {
+  auto parquet = ParquetFiles::open(files);
+  parquet->check_columns(columns);
+  DatasetSources out;
+  out.files = std::move(files);
+  // Rows, not files, are split: every worker gets rows whatever the number of files.
+  const int workers = std::max(1, static_cast<int>(dc.num_workers()));
+  if (resume) {
+    if (resume->kind != PositionKind::kRowRanges) {
+      throw DataError(
+          "cannot resume: the saved data position was written for CsvDataset input, but "
+          "data_config.dataset_type is ParquetDataset; resume with the same dataset type");
+    }
+    resume->check_files(out.files, parquet->file_rows());
+    out.start = resume->for_workers(workers, rank, world_size);
+  } else {
+    out.start = ReadPosition::start_row_ranges(out.files, parquet->file_rows(), workers, rank,
+                                               world_size);
+  }
+  for (auto& ranges : out.start.remaining_ranges()) {
+    out.sources.push_back(std::make_unique<ParquetBatchReader>(
+        parquet, columns, std::move(ranges), batch.batch_size, batch.drop_remainder,
+        batch.min_batch_size));
+  }
+  return out;
+}
+
+}  // namespace
+
+DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::string& input_path,
+                                    const std::vector<std::string>& columns,
+                                    const BatchOptions& batch, const ReadPosition* resume,
+                                    int rank, int world_size, bool log_worker_changes) {
+  std::vector<std::string> files = expand_input_path(input_path);
+  DatasetSources out;
+  switch (dc.dataset_type()) {
+    case protos::CsvDataset:
+      out = csv_sources(dc, std::move(files), columns, batch, resume, rank, world_size,
+                        log_worker_changes);
+      break;
+    case protos::ParquetDataset:
+      out = parquet_sources(dc, std::move(files), columns, batch, resume, rank, world_size);
+      break;
+    default:
+      throw NotSupportedError(fmt::format("data_config.dataset_type {}",
+                                          protos::DatasetType_Name(dc.dataset_type())));
+  }
+  if (resume && resume->num_workers != out.start.num_workers) {
+    log::info(
+        "resuming data written by {} workers with {} workers: remaining rows are re-split, "
+        "batch boundaries differ from an uninterrupted run",
+        resume->num_workers, out.start.num_workers);
+  }
+  return out;
+}
+
+}  // namespace tzrec::data

@@ -1,0 +1,170 @@
+// One input column of a data::RecordBatch seen as rows of values, whatever its storage: a text
+// cell (CSV) split by a separator, or a typed Parquet column (scalar, list, map). The feature
+// parser reads every column through this view, so CSV and Parquet inputs holding the same values
+// give the same batches.
+//
+// Typed columns (reference §5.6, TorchEasyRec's Arrow handling):
+//   int32 / int64 / bool scalar   -> one integer value; null -> empty cell
+//   float / double scalar         -> one number; null -> empty cell
+//   string scalar                 -> the text, split like a CSV cell
+//   list<int|float|string>        -> one value per non-null element (strings are not split);
+//                                    a null or empty list -> empty cell
+//   map<key, int|float>           -> one value per entry: the key, with the entry's value as
+//                                    its weight (weighted features)
+//   list<list<...>>               -> rejected here (only sequence features take them)
+// "Empty" (null, "", or an empty list/map) is what defaults apply to, as for an empty CSV cell.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "data/record_batch.h"
+
+namespace tzrec::feature {
+
+struct CellValue {
+  enum class Kind : int8_t { kText, kInt, kFloat };
+  Kind kind = Kind::kText;
+  std::string_view text;  // kText
+  int64_t i = 0;          // kInt
+  double d = 0;           // kFloat
+  bool has_weight = false;
+  double weight = 1.0;  // map entries: the entry's value
+};
+
+class ColumnCells {
+ public:
+  // Throws DataError when the batch has no such column (naming `user`, the feature or field that
+  // needs it) and when the column's shape cannot feed a non-sequence feature (list<list<...>>,
+  // map with string values, unsupported leaf types).
+  ColumnCells(const data::RecordBatch& batch, const std::string& name, const std::string& user);
+
+  const std::string& name() const { return name_; }
+  bool is_map() const { return typed_ && typed_->is_map(); }
+  // A single value per row by construction (text cell or typed scalar); lists and maps are not.
+  bool is_scalar() const { return !typed_ || typed_->list_depth() == 0; }
+  // Kind of the typed leaf values (kText for text columns and string leaves).
+  CellValue::Kind leaf_kind() const { return leaf_kind_; }
+  // "Parquet list<int64>", "CSV text", ... for messages.
+  std::string describe_type() const;
+
+  // "file.csv line 12 column cat_3"
+  std::string where(int64_t row) const;
+
+  // True when the cell is null, "" or an empty list / map.
+  bool empty(int64_t row) const {
+    if (text_) return text_->offsets[row + 1] == text_->offsets[row];
+    const auto& c = typed_->values;
+    if (c.lists.empty()) {
+      if (c.is_null(row)) return true;
+      return c.type() == parquet::PhysicalType::kByteArray && c.offsets[row + 1] == c.offsets[row];
+    }
+    return c.lists[0].offsets[row + 1] == c.lists[0].offsets[row];
+  }
+
+  // The value of a scalar column's non-empty cell, unsplit (is_scalar() must hold).
+  CellValue scalar(int64_t row) const {
+    if (text_) {
+      CellValue v;
+      v.text = text_->cell(row);
+      return v;
+    }
+    return leaf(typed_->values, row);
+  }
+
+  // Calls fn(const CellValue&) for each value of a non-empty cell. Text (CSV cells and string
+  // scalars) is split by `sep` (empty tokens included, as for_each_token); list elements and map
+  // keys are not split; null list elements are skipped.
+  template <typename Fn>
+  void for_each(int64_t row, std::string_view sep, Fn&& fn) const {
+    if (text_) {
+      split(text_->cell(row), sep, fn);
+      return;
+    }
+    const auto& c = typed_->values;
+    if (c.lists.empty()) {
+      if (c.type() == parquet::PhysicalType::kByteArray) {
+        split(c.bytes(row), sep, fn);
+      } else {
+        fn(leaf(c, row));
+      }
+      return;
+    }
+    const int64_t b = c.lists[0].offsets[row], e = c.lists[0].offsets[row + 1];
+    for (int64_t s = b; s < e; ++s) {
+      if (c.is_null(s)) continue;
+      CellValue v = leaf(c, s);
+      if (typed_->map_values) {
+        const auto& m = *typed_->map_values;
+        if (m.is_null(s)) continue;  // an entry without a weight carries nothing
+        v.has_weight = true;
+        v.weight = number(m, s);
+      }
+      fn(v);
+    }
+  }
+
+ private:
+  template <typename Fn>
+  static void split(std::string_view s, std::string_view sep, Fn& fn) {
+    CellValue v;
+    size_t start = 0;
+    while (true) {
+      const size_t pos = s.find(sep, start);
+      v.text = s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
+      fn(v);
+      if (pos == std::string_view::npos) return;
+      start = pos + sep.size();
+    }
+  }
+
+  CellValue leaf(const parquet::ColumnData& c, int64_t slot) const {
+    CellValue v;
+    v.kind = leaf_kind_;
+    switch (c.type()) {
+      case parquet::PhysicalType::kInt64:
+        v.i = c.data<int64_t>()[slot];
+        break;
+      case parquet::PhysicalType::kInt32:
+        v.i = unsigned32_ ? static_cast<int64_t>(static_cast<uint32_t>(c.data<int32_t>()[slot]))
+                          : c.data<int32_t>()[slot];
+        break;
+      case parquet::PhysicalType::kBoolean:
+        v.i = c.data<uint8_t>()[slot];
+        break;
+      case parquet::PhysicalType::kFloat:
+        v.d = c.data<float>()[slot];
+        break;
+      case parquet::PhysicalType::kDouble:
+        v.d = c.data<double>()[slot];
+        break;
+      default:
+        v.text = c.bytes(slot);
+        break;
+    }
+    return v;
+  }
+  static double number(const parquet::ColumnData& c, int64_t slot);
+
+  std::string name_;
+  const data::RecordBatch* batch_;
+  const data::StringColumn* text_ = nullptr;
+  const data::TypedColumn* typed_ = nullptr;
+  CellValue::Kind leaf_kind_ = CellValue::Kind::kText;
+  bool unsigned32_ = false;
+};
+
+// Conversions of a CellValue, shared by the parsers. Each returns false when the value does not
+// convert (the caller raises the error with its context).
+//   as_int64:  text -> whole-token integer; int -> itself; float -> only when integral.
+//   as_double: text -> number (NaN rejected); int / float -> the number (NaN rejected).
+//   as_text:   text -> itself; int -> decimal; float -> shortest round-trip decimal. Uses *buf.
+bool as_int64(const CellValue& v, int64_t* out);
+bool as_double(const CellValue& v, double* out);
+std::string_view as_text(const CellValue& v, std::string* buf);
+// The value as written, for messages ("12", "abc", "0.5").
+std::string display(const CellValue& v);
+
+}  // namespace tzrec::feature

@@ -1,0 +1,406 @@
+// FeatureParser on typed (Parquet-shaped) columns: the same values give the same batch as CSV
+// text, lists / maps / nulls follow reference §5.6, and unusable shapes are clear errors.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "base/error.h"
+#include "feature/feature_parser.h"
+#include "feature/testing_config.h"
+#include "parquet/writer.h"
+
+namespace tzrec::feature {
+namespace {
+
+using parquet::ColumnBuilder;
+using parquet::PhysicalType;
+using testing::make_batch;
+using testing::parse_config;
+using Ids = std::vector<int64_t>;
+using Floats = std::vector<float>;
+
+FeatureParser parser(const std::string& features, const std::string& data = "") {
+  return FeatureParser(build_parser_spec(parse_config("data_config { " + data + " } " + features)),
+                       HashKind::kStdHash);
+}
+
+Ids ids_of(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return Ids(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+Floats floats_of(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return Floats(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+parquet::ColumnDescriptor descriptor(const std::string& name, PhysicalType type, int max_rep) {
+  parquet::ColumnDescriptor d;
+  d.path = {name};
+  d.path_string = name;
+  d.field_name = name;
+  d.type = type;
+  d.max_rep = static_cast<int16_t>(max_rep);
+  d.list_nullable.assign(static_cast<size_t>(max_rep), true);
+  d.leaf_nullable = true;
+  if (type == PhysicalType::kByteArray) d.logical_type.kind = parquet::LogicalType::Kind::kString;
+  return d;
+}
+
+// A batch of typed columns read from "t.parquet" (rows 0, 1, ...).
+struct TypedBatch {
+  data::RecordBatch batch;
+  int64_t rows = 0;
+
+  explicit TypedBatch(int64_t n) : rows(n) {
+    batch.files = {"t.parquet"};
+    batch.origin_unit = "row";
+    for (int64_t r = 0; r < n; ++r) batch.origins.push_back(data::RowOrigin{0, r});
+  }
+  // fill(builder, row) appends one row.
+  TypedBatch& add(const std::string& name, PhysicalType type, int max_rep,
+                  const std::function<void(ColumnBuilder&, int64_t)>& fill) {
+    ColumnBuilder b(descriptor(name, type, max_rep));
+    for (int64_t r = 0; r < rows; ++r) fill(b, r);
+    batch.typed_columns.push_back(data::TypedColumn{name, b.finish(), std::nullopt});
+    return *this;
+  }
+  // map<K, V> from per-row entries (nullopt row: a null map).
+  template <typename K, typename V>
+  TypedBatch& add_map(const std::string& name, PhysicalType kt, PhysicalType vt,
+                      const std::vector<std::optional<std::vector<std::pair<K, V>>>>& rows_) {
+    ColumnBuilder keys(descriptor(name + ".key_value.key", kt, 1));
+    ColumnBuilder vals(descriptor(name + ".key_value.value", vt, 1));
+    for (const auto& row : rows_) {
+      if (!row) {
+        keys.append_null_list();
+        vals.append_null_list();
+        continue;
+      }
+      keys.begin_list();
+      vals.begin_list();
+      for (const auto& [k, v] : *row) {
+        if constexpr (std::is_same_v<K, std::string>) {
+          keys.append_string(k);
+        } else {
+          keys.append(k);
+        }
+        if constexpr (std::is_same_v<V, std::string>) {
+          vals.append_string(v);
+        } else {
+          vals.append(v);
+        }
+      }
+      keys.end_list();
+      vals.end_list();
+    }
+    batch.typed_columns.push_back(data::TypedColumn{name, keys.finish(), vals.finish()});
+    return *this;
+  }
+};
+
+void expect_same_batch(const sparse::Batch& a, const sparse::Batch& b) {
+  ASSERT_EQ(a.batch_size, b.batch_size);
+  EXPECT_EQ(a.sparse_features.keys(), b.sparse_features.keys());
+  EXPECT_EQ(ids_of(a.sparse_features.values()), ids_of(b.sparse_features.values()));
+  EXPECT_EQ(ids_of(a.sparse_features.lengths()), ids_of(b.sparse_features.lengths()));
+  ASSERT_EQ(a.sparse_features.weights().defined(), b.sparse_features.weights().defined());
+  if (a.sparse_features.weights().defined()) {
+    EXPECT_EQ(floats_of(a.sparse_features.weights()), floats_of(b.sparse_features.weights()));
+  }
+  EXPECT_EQ(floats_of(a.dense_features.values()), floats_of(b.dense_features.values()));
+  for (const auto& [name, t] : a.labels) EXPECT_EQ(floats_of(t), floats_of(b.labels.at(name)));
+}
+
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no error of the expected type>";
+}
+
+// ---- FG_NONE -------------------------------------------------------------------------------------
+
+const char* kFgNoneFeatures = R"(
+  feature_configs { id_feature { feature_name: "cat" embedding_dim: 4 num_buckets: 100 } }
+  feature_configs { id_feature { feature_name: "tags" embedding_dim: 4 num_buckets: 100 } }
+  feature_configs { id_feature { feature_name: "wt" embedding_dim: 4 num_buckets: 100 weighted: true } }
+  feature_configs { raw_feature { feature_name: "price" } }
+  feature_configs { raw_feature { feature_name: "vec" value_dim: 2 } }
+)";
+
+TEST(FeatureParserTyped, FgNoneTypedColumnsEqualCsvText) {
+  auto p = parser(kFgNoneFeatures, R"(label_fields: "clk")");
+  // Row 1 has a null id, an empty list, a null map and a null in the middle of a list.
+  auto csv = make_batch({{"cat", {"7", "", "99"}},
+                         {"tags", {"1\x03" "2", "", "5\x03" "6"}},
+                         {"wt", {"3:0.5\x03" "4:2", "", "9:1.5"}},
+                         {"price", {"1.5", "-2", "3"}},
+                         {"vec", {"1\x03" "2", "3\x03" "4", "5\x03" "6"}},
+                         {"clk", {"1", "0", "1"}}});
+  TypedBatch t(3);
+  t.add("cat", PhysicalType::kInt64, 0, [](ColumnBuilder& b, int64_t r) {
+     if (r == 1) {
+       b.append_null();
+     } else {
+       b.append<int64_t>(r == 0 ? 7 : 99);
+     }
+   })
+      .add("tags", PhysicalType::kInt32, 1,
+           [](ColumnBuilder& b, int64_t r) {
+             b.begin_list();
+             if (r == 0) {
+               b.append<int32_t>(1);
+               b.append<int32_t>(2);
+             } else if (r == 2) {
+               b.append<int32_t>(5);
+               b.append_null();  // null elements are skipped
+               b.append<int32_t>(6);
+             }
+             b.end_list();
+           })
+      .add_map<int64_t, float>("wt", PhysicalType::kInt64, PhysicalType::kFloat,
+                               {{{{3, 0.5f}, {4, 2.0f}}}, std::nullopt, {{{9, 1.5f}}}})
+      .add("price", PhysicalType::kDouble, 0,
+           [](ColumnBuilder& b, int64_t r) { b.append<double>(r == 0 ? 1.5 : r == 1 ? -2 : 3); })
+      .add("vec", PhysicalType::kFloat, 1,
+           [](ColumnBuilder& b, int64_t r) {
+             b.begin_list();
+             b.append<float>(static_cast<float>(2 * r + 1));
+             b.append<float>(static_cast<float>(2 * r + 2));
+             b.end_list();
+           })
+      .add("clk", PhysicalType::kInt32, 0,
+           [](ColumnBuilder& b, int64_t r) { b.append<int32_t>(r == 1 ? 0 : 1); });
+  const auto from_csv = p.parse(csv);
+  const auto from_typed = p.parse(t.batch);
+  expect_same_batch(from_csv, from_typed);
+  // Hand-checked, so that the comparison cannot pass on two equally wrong parses.
+  EXPECT_EQ(ids_of(from_typed.sparse_features.values()), (Ids{7, 99, 1, 2, 5, 6, 3, 4, 9}));
+  EXPECT_EQ(ids_of(from_typed.sparse_features.lengths()), (Ids{1, 0, 1, 2, 0, 2, 2, 0, 1}));
+  EXPECT_EQ(floats_of(from_typed.sparse_features.weights()),
+            (Floats{1, 1, 1, 1, 1, 1, 0.5f, 2, 1.5f}));
+  EXPECT_EQ(floats_of(from_typed.dense_features.values()),
+            (Floats{1.5f, 1, 2, -2, 3, 4, 3, 5, 6}));
+}
+
+TEST(FeatureParserTyped, FgNoneStringScalarsSplitLikeCsvAndDefaultsApplyToNulls) {
+  auto p = parser(R"(
+    feature_configs { id_feature { feature_name: "cat" embedding_dim: 4 num_buckets: 100
+                                   fg_encoded_default_value: "42" } }
+    feature_configs { id_feature { feature_name: "s" embedding_dim: 4 num_buckets: 100 } }
+  )");
+  TypedBatch t(3);
+  t.add("cat", PhysicalType::kInt64, 1,
+        [](ColumnBuilder& b, int64_t r) {
+          if (r == 0) {
+            b.append_null_list();  // null -> default
+          } else {
+            b.begin_list();  // r == 1: empty -> default too
+            if (r == 2) b.append<int64_t>(8);
+            b.end_list();
+          }
+        })
+      .add("s", PhysicalType::kByteArray, 0, [](ColumnBuilder& b, int64_t r) {
+        if (r == 0) b.append_string("1\x03" "2");
+        if (r == 1) b.append_null();
+        if (r == 2) b.append_string("");
+      });
+  const auto out = p.parse(t.batch);
+  EXPECT_EQ(ids_of(out.sparse_features.values()), (Ids{42, 42, 8, 1, 2}));
+  EXPECT_EQ(ids_of(out.sparse_features.lengths()), (Ids{1, 1, 1, 2, 0, 0}));
+}
+
+TEST(FeatureParserTyped, FgNoneListOfStringsAndIntegralFloatsAreIds) {
+  auto p = parser(R"(
+    feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 100 } }
+    feature_configs { id_feature { feature_name: "b" embedding_dim: 4 num_buckets: 100 } }
+  )");
+  TypedBatch t(1);
+  t.add("a", PhysicalType::kByteArray, 1,
+        [](ColumnBuilder& b, int64_t) {
+          b.begin_list();
+          b.append_string("12");
+          b.append_string(" 13");
+          b.end_list();
+        })
+      .add("b", PhysicalType::kDouble, 0, [](ColumnBuilder& b, int64_t) { b.append<double>(3.0); });
+  const auto out = p.parse(t.batch);
+  EXPECT_EQ(ids_of(out.sparse_features.values()), (Ids{12, 13, 3}));
+
+  TypedBatch bad(1);
+  bad.add("a", PhysicalType::kDouble, 0, [](ColumnBuilder& b, int64_t) { b.append<double>(2.5); })
+      .add("b", PhysicalType::kInt64, 0, [](ColumnBuilder& b, int64_t) { b.append<int64_t>(1); });
+  const auto msg = error_of<DataError>([&] { p.parse(bad.batch); });
+  EXPECT_NE(msg.find("t.parquet row 0 column a: '2.5' is not an integer id for feature a"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(FeatureParserTyped, RangeErrorsNameTheParquetRow) {
+  auto p = parser(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 10 } })");
+  TypedBatch t(3);
+  t.add("a", PhysicalType::kInt64, 0,
+        [](ColumnBuilder& b, int64_t r) { b.append<int64_t>(r == 2 ? 10 : r); });
+  const auto msg = error_of<DataError>([&] { p.parse(t.batch); });
+  EXPECT_NE(msg.find("t.parquet row 2 column a: id 10 out of range [0, 10)"), std::string::npos)
+      << msg;
+}
+
+// ---- FG_NORMAL -----------------------------------------------------------------------------------
+
+TEST(FeatureParserTyped, FgNormalTypedColumnsEqualCsvText) {
+  auto p = parser(R"(
+    feature_configs { id_feature { feature_name: "h" expression: "user:h" hash_bucket_size: 1000 embedding_dim: 4 } }
+    feature_configs { id_feature { feature_name: "v" expression: "user:v" vocab_list: ["a", "b", "c"] embedding_dim: 4 } }
+    feature_configs { id_feature { feature_name: "n" expression: "user:n" num_buckets: 50 embedding_dim: 4 } }
+    feature_configs { id_feature { feature_name: "w" expression: "user:w" hash_bucket_size: 1000 embedding_dim: 4 weighted: true } }
+    feature_configs { raw_feature { feature_name: "x" expression: "user:x" boundaries: [0, 10, 100] embedding_dim: 4 } }
+    feature_configs { raw_feature { feature_name: "y" expression: "user:y" } }
+  )",
+                  R"(fg_mode: FG_NORMAL label_fields: "clk")");
+  auto csv = make_batch({{"h", {"123", "", "77"}},
+                         {"v", {"a\x1d" "c", "zz", ""}},
+                         {"n", {"3", "49", ""}},
+                         {"w", {"k1:0.5\x1d" "k2:2", "", "k3:1"}},
+                         {"x", {"5", "100", ""}},
+                         {"y", {"0.25", "", "7"}},
+                         {"clk", {"0", "1", "0"}}});
+  TypedBatch t(3);
+  t.add("h", PhysicalType::kInt64, 0,
+        [](ColumnBuilder& b, int64_t r) {
+          if (r == 1) {
+            b.append_null();
+          } else {
+            b.append<int64_t>(r == 0 ? 123 : 77);  // hashed as its decimal text
+          }
+        })
+      .add("v", PhysicalType::kByteArray, 1,
+           [](ColumnBuilder& b, int64_t r) {
+             if (r == 2) {
+               b.append_null_list();
+               return;
+             }
+             b.begin_list();
+             if (r == 0) {
+               b.append_string("a");
+               b.append_string("c");
+             } else {
+               b.append_string("zz");
+             }
+             b.end_list();
+           })
+      .add("n", PhysicalType::kInt32, 0,
+           [](ColumnBuilder& b, int64_t r) {
+             if (r == 2) {
+               b.append_null();
+             } else {
+               b.append<int32_t>(r == 0 ? 3 : 49);
+             }
+           })
+      .add_map<std::string, double>("w", PhysicalType::kByteArray, PhysicalType::kDouble,
+                                    {{{{"k1", 0.5}, {"k2", 2.0}}}, {{}}, {{{"k3", 1.0}}}})
+      .add("x", PhysicalType::kFloat, 0,
+           [](ColumnBuilder& b, int64_t r) {
+             if (r == 2) {
+               b.append_null();  // default "0" -> bucket 1
+             } else {
+               b.append<float>(r == 0 ? 5.0f : 100.0f);
+             }
+           })
+      .add("y", PhysicalType::kDouble, 0,
+           [](ColumnBuilder& b, int64_t r) {
+             if (r == 1) {
+               b.append_null();
+             } else {
+               b.append<double>(r == 0 ? 0.25 : 7);
+             }
+           })
+      .add("clk", PhysicalType::kDouble, 0,
+           [](ColumnBuilder& b, int64_t r) { b.append<double>(r == 1 ? 1 : 0); });
+  const auto from_csv = p.parse(csv);
+  const auto from_typed = p.parse(t.batch);
+  expect_same_batch(from_csv, from_typed);
+  // x: 5 -> bucket 1, 100 -> bucket 3 (a value equal to a boundary goes up), null -> "0" -> 1.
+  auto x = from_typed.sparse_features["x"];
+  EXPECT_EQ(ids_of(x.values), (Ids{1, 3, 1}));
+  EXPECT_EQ(floats_of(from_typed.dense_features.values()), (Floats{0.25f, 0, 7}));
+}
+
+// ---- errors --------------------------------------------------------------------------------------
+
+TEST(FeatureParserTyped, UnusableShapesAreClearErrors) {
+  auto p = parser(R"(
+    feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 10 } }
+  )",
+                  R"(label_fields: "clk")");
+  auto with_a = [](const std::function<void(TypedBatch&)>& add_a) {
+    TypedBatch t(1);
+    add_a(t);
+    t.add("clk", PhysicalType::kInt64, 0, [](ColumnBuilder& b, int64_t) { b.append<int64_t>(1); });
+    return t;
+  };
+  auto list_of_lists = with_a([](TypedBatch& t) {
+    t.add("a", PhysicalType::kInt64, 2, [](ColumnBuilder& b, int64_t) {
+      b.begin_list();
+      b.begin_list();
+      b.append<int64_t>(1);
+      b.end_list();
+      b.end_list();
+    });
+  });
+  EXPECT_NE(error_of<DataError>([&] { p.parse(list_of_lists.batch); }).find("list of lists"),
+            std::string::npos);
+
+  auto unweighted_map = with_a([](TypedBatch& t) {
+    t.add_map<int64_t, float>("a", PhysicalType::kInt64, PhysicalType::kFloat, {{{{1, 1.0f}}}});
+  });
+  EXPECT_NE(error_of<DataError>([&] { p.parse(unweighted_map.batch); })
+                .find("feature a is not weighted; set feature_configs[0].id_feature.weighted"),
+            std::string::npos);
+
+  auto string_values = with_a([](TypedBatch& t) {
+    t.add_map<int64_t, std::string>("a", PhysicalType::kInt64, PhysicalType::kByteArray,
+                                    {{{{1, "x"}}}});
+  });
+  EXPECT_NE(error_of<DataError>([&] { p.parse(string_values.batch); })
+                .find("map with string values"),
+            std::string::npos);
+
+  TypedBatch list_label(1);
+  list_label.add("a", PhysicalType::kInt64, 0, [](ColumnBuilder& b, int64_t) { b.append<int64_t>(1); })
+      .add("clk", PhysicalType::kFloat, 1, [](ColumnBuilder& b, int64_t) {
+        b.begin_list();
+        b.append<float>(1);
+        b.end_list();
+      });
+  EXPECT_NE(error_of<DataError>([&] { p.parse(list_label.batch); })
+                .find("column clk is a Parquet list<FLOAT>; a label column must hold one number"),
+            std::string::npos);
+
+  TypedBatch null_label(1);
+  null_label.add("a", PhysicalType::kInt64, 0, [](ColumnBuilder& b, int64_t) { b.append<int64_t>(1); })
+      .add("clk", PhysicalType::kFloat, 0, [](ColumnBuilder& b, int64_t) { b.append_null(); });
+  EXPECT_NE(error_of<DataError>([&] { p.parse(null_label.batch); })
+                .find("t.parquet row 0 column clk: empty label 'clk'"),
+            std::string::npos);
+}
+
+TEST(FeatureParserTyped, WeightedFeatureNeedsWeights) {
+  auto p = parser(R"(
+    feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 10 weighted: true } }
+  )");
+  TypedBatch t(1);
+  t.add("a", PhysicalType::kInt64, 1, [](ColumnBuilder& b, int64_t) {
+    b.begin_list();
+    b.append<int64_t>(1);
+    b.end_list();
+  });
+  const auto msg = error_of<DataError>([&] { p.parse(t.batch); });
+  EXPECT_NE(msg.find("'1' of weighted feature a is not id:weight"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace tzrec::feature
