@@ -1,0 +1,99 @@
+// FusedEmbeddingBags: one table-batched embedding-bag operator for a group of tables, with the
+// sparse optimizer fused into backward (FBGEMM's SplitTableBatchedEmbeddingBagsCodegen on CPU).
+//
+// forward() pools every feature of the group into one output [B, sum over features of the table
+// dim] (features in order) and records an autograd node. Its backward never produces a weight
+// gradient: it clips the pooled output gradient (if configured), sums the gradient of every
+// distinct row touched by the batch and applies the optimizer to that row in place (tbe_kernels.h,
+// fused_row_optimizer.h for the formulas). The weights' .grad stays undefined, so dense optimizers
+// and zero_grad() never see these tables.
+//
+// The step counter t of adam / lamb / partial_rowwise_* advances once per backward for every
+// trainable table of the group, touched or not (FBGEMM's per-module iter; SparseOptimizer's
+// step()). The learning rate used is the one set when backward runs (set_lr).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/fused_row_optimizer.h"
+
+namespace tzrec::embedding {
+
+struct FusedTableSpec {
+  std::string name;
+  // [num_embeddings, embedding_dim] contiguous CPU tensor, float32, or float16 for data_type FP16
+  // (binary16 storage, float32 math). Shared, not copied: backward updates it in place. Trainable
+  // tables' weights are set to require grad (that is what makes autograd call the backward).
+  torch::Tensor weight;
+  bool trainable = true;  // frozen tables are never updated and get no optimizer state
+};
+
+struct FusedFeatureSpec {
+  std::string name;        // feature name, for messages
+  std::string table_name;  // one of the group's tables; several features may share a table
+  std::string pooling = "sum";  // "sum" | "mean" (mean = sum(w_i * e_i) / L, 0 for an empty bag)
+};
+
+// The batch values of one feature. Give offsets or lengths.
+struct FusedFeatureInput {
+  torch::Tensor ids;      // [N] int64 (int32 accepted)
+  torch::Tensor offsets;  // [B + 1] int64, offsets[0] = 0, offsets[B] = N; or undefined
+  torch::Tensor lengths;  // [B] int64, used when offsets is undefined
+  torch::Tensor weights;  // [N] float32 per-id weights, or undefined; must not require grad
+};
+
+class FusedEmbeddingBags {
+ public:
+  // Throws tzrec::ConfigError for duplicate table names, a feature naming an unknown table or a
+  // bad pooling; TORCH_CHECK for weights that are not 2-D contiguous CPU float32/float16.
+  FusedEmbeddingBags(std::vector<FusedTableSpec> tables, std::vector<FusedFeatureSpec> features,
+                     FusedOptimizerOptions options);
+
+  // inputs: one per feature, in feature order, all with the same batch size B. Returns [B,
+  // total_dim()] float32. Ids outside a table, inconsistent offsets/lengths or batch sizes →
+  // tzrec::DataError naming the feature (and the table); per-id weights that require grad →
+  // tzrec::NotSupportedError.
+  torch::Tensor forward(const std::vector<FusedFeatureInput>& inputs);
+
+  int64_t total_dim() const;
+  // Output width of every feature, in feature order.
+  std::vector<int64_t> feature_dims() const;
+  // The specs as given (weights are the live tensors).
+  std::vector<FusedTableSpec> tables() const;
+  std::vector<FusedFeatureSpec> features() const;
+  const FusedOptimizerOptions& options() const;
+
+  void set_lr(double lr);
+  double lr() const;
+
+  // Optimizer state, keys per trainable table (SparseOptimizer's names for sgd / adagrad / adam):
+  //   "<table>.momentum1"  [rows, dim] or [rows] (rowwise_adagrad)        float32
+  //   "<table>.momentum2"  [rows, dim] or [rows] (partial_rowwise_*)      float32
+  //   "<table>.step"       [] int64 (adam, lamb, partial_rowwise_adam / _lamb)
+  // Tensors are the live state (not copies); sgd has none.
+  std::map<std::string, torch::Tensor> state_dict() const;
+  // Copies values into the state. A missing key, an unexpected key or a shape mismatch →
+  // tzrec::CheckpointError naming the key.
+  void load_state_dict(const std::map<std::string, torch::Tensor>& state);
+
+  struct Group;  // shared with the autograd node
+
+ private:
+  std::shared_ptr<Group> group_;
+};
+
+// An uninitialised [rows, dim] table weight (float32 or float16) backed by transparent huge pages
+// where the OS allows: allocate tables with this, then initialise them (init_table_weight), for
+// faster random row access by the fused kernels.
+torch::Tensor empty_embedding_weight(int64_t rows, int64_t dim, torch::ScalarType dtype);
+
+// Offsets [B + 1] from lengths [B] (int64).
+torch::Tensor offsets_from_lengths(const torch::Tensor& lengths);
+
+}  // namespace tzrec::embedding
