@@ -122,7 +122,10 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
     problems->add(p + ".sparse_optimizer", "required");
   } else {
     check_optimizer(train.sparse_optimizer(), p + ".sparse_optimizer",
-                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer"}, problems);
+                    {"sgd_optimizer", "adagrad_optimizer", "adam_optimizer", "lars_sgd_optimizer",
+                     "lamb_optimizer", "partial_rowwise_lamb_optimizer",
+                     "partial_rowwise_adam_optimizer", "rowwise_adagrad_optimizer"},
+                    problems);
   }
   if (!train.has_dense_optimizer()) {
     problems->add(p + ".dense_optimizer", "required");

@@ -168,11 +168,13 @@ TEST(Validate, FgModes) {
 
 TEST(Validate, OptimizerSubset) {
   EXPECT_TRUE(NotSupported(
-      deepfm("train_config { sparse_optimizer { lars_sgd_optimizer {} } }"),
-      "train_config.sparse_optimizer.lars_sgd_optimizer"));
+      deepfm("train_config { sparse_optimizer { adadelta_optimizer {} } }"),
+      "train_config.sparse_optimizer.adadelta_optimizer"));
   EXPECT_TRUE(NotSupported(
-      deepfm("train_config { sparse_optimizer { rowwise_adagrad_optimizer {} } }"),
-      "train_config.sparse_optimizer.rowwise_adagrad_optimizer"));
+      deepfm("train_config { sparse_optimizer { rmsprop_optimizer {} } }"),
+      "train_config.sparse_optimizer.rmsprop_optimizer"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { rowwise_adagrad_optimizer {} } }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { lamb_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adam_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { sparse_optimizer { adagrad_optimizer {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { rmsprop_optimizer {} } }")));

@@ -31,7 +31,7 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
     if (!table_index.emplace(t.name, static_cast<int64_t>(weights_.size())).second) {
       throw ConfigError(fmt::format("embedding table '{}' is defined twice", t.name));
     }
-    torch::Tensor w = torch::empty({t.num_embeddings, t.embedding_dim}, torch::kFloat32);
+    torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, torch::kFloat32);
     init_table_weight(t, w);
     auto holder = std::make_shared<torch::nn::Module>();
     w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
@@ -65,14 +65,44 @@ std::vector<int64_t> EmbeddingBagCollectionImpl::bag_dims() const {
   return dims;
 }
 
-void EmbeddingBagCollectionImpl::set_gradient_clipping(bool enabled, double max_gradient) {
-  TORCH_CHECK(!enabled || max_gradient >= 0, "max_gradient must be >= 0");
-  clip_gradient_ = enabled;
-  max_gradient_ = max_gradient;
+FusedEmbeddingBags& EmbeddingBagCollectionImpl::enable_fused_optimizer(
+    const FusedOptimizerOptions& options) {
+  TORCH_CHECK(!fused_, "enable_fused_optimizer() called twice");
+  std::vector<FusedTableSpec> tables;
+  for (size_t t = 0; t < table_configs_.size(); ++t) {
+    tables.push_back(FusedTableSpec{table_configs_[t].name, weights_[t], table_configs_[t].trainable});
+  }
+  std::vector<FusedFeatureSpec> features;
+  for (const BagConfig& b : bag_configs_) {
+    features.push_back(FusedFeatureSpec{b.feature_name, b.table_name, b.pooling});
+  }
+  fused_ = std::make_unique<FusedEmbeddingBags>(std::move(tables), std::move(features), options);
+  return *fused_;
+}
+
+sparse::KeyedTensor EmbeddingBagCollectionImpl::forward_fused(const sparse::KeyedJaggedTensor& kjt) {
+  std::vector<FusedFeatureInput> inputs;
+  std::vector<std::string> keys;
+  inputs.reserve(bag_configs_.size());
+  for (const BagConfig& bag : bag_configs_) {
+    if (!kjt.contains(bag.feature_name)) {
+      throw DataError(fmt::format("sparse features of the batch have no feature '{}' (table '{}')",
+                                  bag.feature_name, bag.table_name));
+    }
+    sparse::JaggedTensor jt = kjt[bag.feature_name];
+    FusedFeatureInput in;
+    in.ids = jt.values;
+    in.lengths = jt.lengths;
+    if (bag.weighted && jt.weights.defined()) in.weights = jt.weights;
+    inputs.push_back(std::move(in));
+    keys.push_back(bag.key());
+  }
+  return sparse::KeyedTensor(std::move(keys), fused_->feature_dims(), fused_->forward(inputs));
 }
 
 sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
   if (bag_configs_.empty()) return sparse::KeyedTensor();
+  if (fused_) return forward_fused(kjt);
   const int64_t batch_size = kjt.stride();
   std::vector<std::string> keys;
   std::vector<torch::Tensor> pooled;
@@ -119,11 +149,6 @@ sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJagge
     if (bag.pooling == "mean") {
       torch::Tensor denom = lengths.clamp_min(1).to(out.scalar_type()).unsqueeze(1);  // [B, 1]
       out = out / denom;
-    }
-    if (clip_gradient_ && out.requires_grad()) {
-      // FBGEMM TBE backward clamps grad_output before scattering it to rows (see header).
-      const double m = max_gradient_;
-      out.register_hook([m](torch::Tensor grad) { return grad.clamp(-m, m); });
     }
     keys.push_back(bag.key());
     pooled.push_back(out);

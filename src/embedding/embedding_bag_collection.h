@@ -1,13 +1,22 @@
 // EmbeddingBagCollection: a set of tables and pooled lookups (bags) into them, TorchRec-style.
+//
+// Two execution modes:
+//   - plain (default): torch::embedding_bag per bag with sparse weight gradients, for inference
+//     and for generic autograd use;
+//   - fused (enable_fused_optimizer, what training uses): one table-batched operator for all bags
+//     whose backward applies the sparse optimizer to the touched rows in place and leaves the
+//     weight gradients undefined (embedding/fused_embedding_bags.h), like TorchRec's fused TBE.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "embedding/embedding_config.h"
+#include "embedding/fused_embedding_bags.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -21,8 +30,9 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
 
   // kjt must contain every bag's feature (extra keys ignored). Returns a KeyedTensor with keys =
   // bag keys in bag order, each block [B, table dim]: sum or mean of the (weighted) rows of the
-  // row's ids; an empty bag gives zeros. Weight gradients are sparse (torch::embedding_bag with
-  // sparse=true): never a dense [num_embeddings, dim] gradient.
+  // row's ids; an empty bag gives zeros. Plain mode: weight gradients are sparse
+  // (torch::embedding_bag with sparse=true), never a dense [num_embeddings, dim] gradient. Fused
+  // mode: no weight gradient, the optimizer runs in backward.
   // Ids outside [0, num_embeddings) → tzrec::DataError naming the feature and table.
   sparse::KeyedTensor forward(const sparse::KeyedJaggedTensor& kjt);
 
@@ -33,20 +43,22 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   // Output width of every bag, in bag order.
   std::vector<int64_t> bag_dims() const;
 
-  // FBGEMM's sparse-optimizer gradient clipping: in backward, the gradient of every pooled output
-  // [B, dim] is clamped to [-max_gradient, max_gradient] before it reaches the table rows (and the
-  // per-id weights). Disabled by default. Set from SparseOptimizerOptions{gradient_clipping,
-  // max_gradient}.
-  void set_gradient_clipping(bool enabled, double max_gradient);
+  // Switches to fused mode with this sparse optimizer (its gradient clipping included) over all
+  // tables; frozen tables are not updated. Returns the fused operator, owned by this module, for
+  // the learning rate and the optimizer state. Calling it twice is a TORCH_CHECK failure.
+  FusedEmbeddingBags& enable_fused_optimizer(const FusedOptimizerOptions& options);
+  // nullptr in plain mode.
+  FusedEmbeddingBags* fused() { return fused_.get(); }
 
  private:
+  sparse::KeyedTensor forward_fused(const sparse::KeyedJaggedTensor& kjt);
+
   std::vector<TableConfig> table_configs_;
   std::vector<BagConfig> bag_configs_;
   std::vector<int64_t> bag_table_index_;  // bag → index into table_configs_
   torch::nn::ModuleDict embedding_bags_{nullptr};  // "embedding_bags" → "<table>" → "weight"
   std::vector<torch::Tensor> weights_;             // [num_embeddings, dim] per table
-  bool clip_gradient_ = false;
-  double max_gradient_ = 1.0;
+  std::unique_ptr<FusedEmbeddingBags> fused_;
 };
 TORCH_MODULE(EmbeddingBagCollection);
 

@@ -116,25 +116,41 @@ TEST_F(EbcTest, SparseGradientsMatchDenseAutograd) {
   EXPECT_LE(ebc->tables()[0].weight.grad()._nnz(), 5 + 5);
 }
 
-TEST_F(EbcTest, GradientClippingClampsPooledOutputGradient) {
-  EmbeddingBagCollection ebc(tables_, bags());
-  const double m = 0.3;
-  ebc->set_gradient_clipping(true, m);
-  auto kt = ebc->forward(kjt_);
-  torch::Tensor r = torch::randn(kt.values().sizes());
-  (kt.values() * r).sum().backward();
+// Fused mode: the same pooled output, and backward applies the optimizer (SGD here, with FBGEMM's
+// clipping of the pooled gradient) to the rows instead of producing gradients.
+TEST_F(EbcTest, FusedModeUpdatesRowsInBackward) {
+  EmbeddingBagCollection plain(tables_, bags());
+  EmbeddingBagCollection fused(tables_, bags());
+  {
+    torch::NoGradGuard no_grad;
+    for (int i = 0; i < 2; ++i) fused->tables()[i].weight.copy_(plain->tables()[i].weight);
+  }
+  FusedOptimizerOptions options;
+  options.kind = FusedOptimizerKind::kSgd;
+  options.lr = 0.5;
+  options.gradient_clipping = true;
+  options.max_gradient = 0.3;
+  fused->enable_fused_optimizer(options);
+  ASSERT_NE(fused->fused(), nullptr);
+  EXPECT_EQ(plain->fused(), nullptr);
 
-  auto t1 = ebc->tables()[0].weight.detach().clone().requires_grad_(true);
-  auto t2 = ebc->tables()[1].weight.detach().clone().requires_grad_(true);
-  auto ref = torch::cat({reference_pool(t1, a_, false, false), reference_pool(t1, b_, false, true),
-                         reference_pool(t2, c_, true, false), reference_pool(t2, c_, true, true)},
-                        1);
-  // FBGEMM: grad_output clamped before it is scattered to rows and multiplied by id weights.
-  (ref * r.clamp(-m, m)).sum().backward();
-  EXPECT_TRUE(torch::allclose(ebc->tables()[0].weight.grad().to_dense(), t1.grad(), 1e-5, 1e-6));
-  EXPECT_TRUE(torch::allclose(ebc->tables()[1].weight.grad().to_dense(), t2.grad(), 1e-5, 1e-6));
-  // Clamping is effective in this setup (some |r| > m), so the test can fail.
-  EXPECT_GT(r.abs().max().item<double>(), m);
+  auto kp = plain->forward(kjt_);
+  auto kf = fused->forward(kjt_);
+  EXPECT_EQ(kf.keys(), kp.keys());
+  EXPECT_TRUE(torch::allclose(kf.values(), kp.values(), 1e-6, 1e-6));
+  torch::manual_seed(3);
+  torch::Tensor r = torch::randn(kp.values().sizes());
+  ASSERT_GT(r.abs().max().item<double>(), 0.3);  // clipping is effective, so the test can fail
+  // Reference: plain gradients of the clipped pooled gradient, then w -= lr * g.
+  kp.values().backward(r.clamp(-0.3, 0.3));
+  kf.values().backward(r);
+  for (int i = 0; i < 2; ++i) {
+    const torch::Tensor w = fused->tables()[i].weight;
+    EXPECT_FALSE(w.grad().defined()) << "fused tables get no gradient";
+    torch::Tensor expect =
+        plain->tables()[i].weight.detach() - 0.5 * plain->tables()[i].weight.grad().to_dense();
+    EXPECT_TRUE(torch::allclose(w.detach(), expect, 1e-5, 1e-6)) << "table " << i;
+  }
 }
 
 TEST_F(EbcTest, StateDictNamesAndFrozenTables) {

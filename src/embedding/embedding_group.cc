@@ -154,8 +154,9 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
 
 std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() { return data_->ebc->tables(); }
 
-void EmbeddingGroupImpl::set_gradient_clipping(bool enabled, double max_gradient) {
-  data_->ebc->set_gradient_clipping(enabled, max_gradient);
+FusedEmbeddingBags& EmbeddingGroupImpl::enable_fused_optimizer(
+    const FusedOptimizerOptions& options) {
+  return data_->ebc->enable_fused_optimizer(options);
 }
 
 std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {

@@ -51,8 +51,8 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
 
   std::vector<EmbeddingTable> tables();
-  // See EmbeddingBagCollectionImpl::set_gradient_clipping.
-  void set_gradient_clipping(bool enabled, double max_gradient);
+  // See EmbeddingBagCollectionImpl::enable_fused_optimizer.
+  FusedEmbeddingBags& enable_fused_optimizer(const FusedOptimizerOptions& options);
   EmbeddingBagCollection ebc() const { return data_->ebc; }
 
  private:

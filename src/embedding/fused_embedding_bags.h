@@ -9,8 +9,7 @@
 // and zero_grad() never see these tables.
 //
 // The step counter t of adam / lamb / partial_rowwise_* advances once per backward for every
-// trainable table of the group, touched or not (FBGEMM's per-module iter; SparseOptimizer's
-// step()). The learning rate used is the one set when backward runs (set_lr).
+// trainable table of the group, touched or not (FBGEMM's per-module iter). The learning rate used is the one set when backward runs (set_lr).
 #pragma once
 
 #include <cstdint>
@@ -72,7 +71,7 @@ class FusedEmbeddingBags {
   void set_lr(double lr);
   double lr() const;
 
-  // Optimizer state, keys per trainable table (SparseOptimizer's names for sgd / adagrad / adam):
+  // Optimizer state, keys per trainable table (the checkpoint names, "sparse." + key):
   //   "<table>.momentum1"  [rows, dim] or [rows] (rowwise_adagrad)        float32
   //   "<table>.momentum2"  [rows, dim] or [rows] (partial_rowwise_*)      float32
   //   "<table>.step"       [] int64 (adam, lamb, partial_rowwise_adam / _lamb)

@@ -369,7 +369,7 @@ TEST(FusedEmbeddingBagsTest, StateDictRoundTrip) {
   expect_error(wrong, "t1.momentum2");
 }
 
-TEST(FusedEmbeddingBagsTest, StateNamesMatchSparseOptimizer) {
+TEST(FusedEmbeddingBagsTest, StateNamesAreCheckpointNames) {
   std::vector<torch::Tensor> w = make_weights(torch::kFloat32);
   auto keys = [&](Kind kind) {
     std::vector<std::string> out;

@@ -88,44 +88,76 @@ optim::DenseOptimizerOptions dense_options(const Msg& config, const std::string&
 
 }  // namespace
 
-embedding::SparseOptimizerOptions sparse_optimizer_options(const protos::SparseOptimizer& config) {
-  using Kind = embedding::SparseOptimizerOptions::Kind;
+embedding::FusedOptimizerOptions sparse_optimizer_options(const protos::SparseOptimizer& config) {
+  using Kind = embedding::FusedOptimizerKind;
   const std::string path = "train_config.sparse_optimizer";
-  embedding::SparseOptimizerOptions o;
+  embedding::FusedOptimizerOptions o;
+  // Fields every fused optimizer message has.
+  auto common = [&o](const auto& c, Kind kind) {
+    o.kind = kind;
+    o.lr = c.lr();
+    o.gradient_clipping = c.gradient_clipping();
+    o.max_gradient = c.max_gradient();
+  };
+  // The Adam / LAMB family: beta1, beta2, weight_decay.
+  auto adam_like = [&](const auto& c, Kind kind) {
+    common(c, kind);
+    o.beta1 = c.beta1();
+    o.beta2 = c.beta2();
+    o.weight_decay = c.weight_decay();
+  };
   switch (config.optimizer_case()) {
-    case protos::SparseOptimizer::kSgdOptimizer: {
-      const auto& c = config.sgd_optimizer();
-      o.kind = Kind::kSgd;
-      o.lr = c.lr();
-      o.gradient_clipping = c.gradient_clipping();
-      o.max_gradient = c.max_gradient();
+    case protos::SparseOptimizer::kSgdOptimizer:
+      common(config.sgd_optimizer(), Kind::kSgd);
       break;
-    }
-    case protos::SparseOptimizer::kAdagradOptimizer: {
-      const auto& c = config.adagrad_optimizer();
-      o.kind = Kind::kAdagrad;
-      o.lr = c.lr();
-      o.gradient_clipping = c.gradient_clipping();
-      o.max_gradient = c.max_gradient();
-      o.initial_accumulator_value = c.initial_accumulator_value();
+    case protos::SparseOptimizer::kAdagradOptimizer:
+      common(config.adagrad_optimizer(), Kind::kAdagrad);
+      o.initial_accumulator_value = config.adagrad_optimizer().initial_accumulator_value();
       break;
-    }
-    case protos::SparseOptimizer::kAdamOptimizer: {
-      const auto& c = config.adam_optimizer();
-      o.kind = Kind::kAdam;
-      o.lr = c.lr();
-      o.beta1 = c.beta1();
-      o.beta2 = c.beta2();
+    case protos::SparseOptimizer::kAdamOptimizer:
+      adam_like(config.adam_optimizer(), Kind::kAdam);
+      break;
+    case protos::SparseOptimizer::kLambOptimizer:
+      adam_like(config.lamb_optimizer(), Kind::kLamb);
+      break;
+    case protos::SparseOptimizer::kPartialRowwiseAdamOptimizer:
+      adam_like(config.partial_rowwise_adam_optimizer(), Kind::kPartialRowwiseAdam);
+      break;
+    case protos::SparseOptimizer::kPartialRowwiseLambOptimizer:
+      adam_like(config.partial_rowwise_lamb_optimizer(), Kind::kPartialRowwiseLamb);
+      break;
+    case protos::SparseOptimizer::kLarsSgdOptimizer: {
+      const auto& c = config.lars_sgd_optimizer();
+      common(c, Kind::kLarsSgd);
+      o.momentum = c.momentum();
       o.weight_decay = c.weight_decay();
-      o.gradient_clipping = c.gradient_clipping();
-      o.max_gradient = c.max_gradient();
+      break;
+    }
+    case protos::SparseOptimizer::kRowwiseAdagradOptimizer: {
+      const auto& c = config.rowwise_adagrad_optimizer();
+      common(c, Kind::kRowwiseAdagrad);
+      o.weight_decay = c.weight_decay();
+      switch (c.weight_decay_mode()) {
+        case protos::L2:
+          o.weight_decay_mode = embedding::WeightDecayMode::kL2;
+          break;
+        case protos::DECOUPLE:
+          o.weight_decay_mode = embedding::WeightDecayMode::kDecouple;
+          break;
+        default:
+          o.weight_decay_mode = embedding::WeightDecayMode::kNone;
+      }
       break;
     }
     case protos::SparseOptimizer::OPTIMIZER_NOT_SET:
-      throw ConfigError(path + ": no optimizer is set; add one of sgd_optimizer, adagrad_optimizer, "
-                               "adam_optimizer");
+      throw ConfigError(path + ": no optimizer is set; add one of sgd_optimizer, "
+                               "adagrad_optimizer, adam_optimizer, rowwise_adagrad_optimizer, ...");
     default:
       throw NotSupportedError(path + "." + oneof_entry_name(config, config.optimizer_case()));
+  }
+  if (o.gradient_clipping && o.max_gradient < 0) {
+    throw ConfigError(path + "." + oneof_entry_name(config, config.optimizer_case()) +
+                      ".max_gradient: must be >= 0");
   }
   // FBGEMM's eps (1e-8) is not configurable from tzrec; keep the struct default.
   return o;

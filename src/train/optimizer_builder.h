@@ -1,19 +1,21 @@
 // Conversion of the config's optimizer messages (optimizer.proto, reference §2.7) into the plain
-// option structs of embedding::SparseOptimizer and optim::DenseOptimizer.
+// option structs of the fused sparse optimizers (embedding::FusedOptimizerOptions) and
+// optim::DenseOptimizer.
 #pragma once
 
 #include <string>
 
-#include "embedding/sparse_optimizer.h"
+#include "embedding/fused_row_optimizer.h"
 #include "optim/dense_optimizer.h"
 #include "tzrec/protos/optimizer.pb.h"
 
 namespace tzrec::train {
 
-// sgd / adagrad / adam → options (proto floats widened to double exactly as Python reads them).
-// Other oneof entries → tzrec::NotSupportedError("train_config.sparse_optimizer.<entry>");
+// sgd / adagrad / rowwise_adagrad / adam / lamb / partial_rowwise_adam / partial_rowwise_lamb /
+// lars_sgd → options (proto floats widened to double exactly as Python reads them).
+// adadelta / rmsprop → tzrec::NotSupportedError("train_config.sparse_optimizer.<entry>");
 // no optimizer set → tzrec::ConfigError naming "train_config.sparse_optimizer".
-embedding::SparseOptimizerOptions sparse_optimizer_options(const protos::SparseOptimizer& config);
+embedding::FusedOptimizerOptions sparse_optimizer_options(const protos::SparseOptimizer& config);
 
 // sgd / adagrad / adam / adamw / adadelta / rmsprop → options; none set → ConfigError.
 optim::DenseOptimizerOptions dense_optimizer_options(const protos::DenseOptimizer& config);

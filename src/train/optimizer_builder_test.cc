@@ -20,7 +20,7 @@ Msg parse(const std::string& text) {
 // Python reads proto floats as the float32 value widened to double.
 double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
 
-using SparseKind = embedding::SparseOptimizerOptions::Kind;
+using SparseKind = embedding::FusedOptimizerKind;
 using DenseKind = optim::DenseOptimizerOptions::Kind;
 
 TEST(OptimizerBuilder, SparseSgdDefaults) {
@@ -53,15 +53,44 @@ TEST(OptimizerBuilder, SparseAdagradAndAdam) {
 
 TEST(OptimizerBuilder, SparseUnsupportedAndMissing) {
   try {
-    sparse_optimizer_options(parse<protos::SparseOptimizer>("lamb_optimizer { lr: 0.01 }"));
+    sparse_optimizer_options(parse<protos::SparseOptimizer>("adadelta_optimizer { lr: 0.01 }"));
     FAIL();
   } catch (const NotSupportedError& e) {
-    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.sparse_optimizer.lamb_optimizer");
+    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.sparse_optimizer.adadelta_optimizer");
   }
-  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>(
-                   "rowwise_adagrad_optimizer { lr: 0.01 }")),
+  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>("rmsprop_optimizer { lr: 0.01 }")),
                NotSupportedError);
   EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>("constant_learning_rate {}")),
+               ConfigError);
+}
+
+TEST(OptimizerBuilder, SparseRowwiseLambLarsFamilies) {
+  auto r = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "rowwise_adagrad_optimizer { lr: 0.05 weight_decay: 0.1 weight_decay_mode: DECOUPLE }"));
+  EXPECT_EQ(r.kind, SparseKind::kRowwiseAdagrad);
+  EXPECT_EQ(r.weight_decay, f32(0.1));
+  EXPECT_EQ(r.weight_decay_mode, embedding::WeightDecayMode::kDecouple);
+  EXPECT_EQ(sparse_optimizer_options(parse<protos::SparseOptimizer>(
+                "rowwise_adagrad_optimizer { weight_decay_mode: L2 }")).weight_decay_mode,
+            embedding::WeightDecayMode::kL2);
+  auto l = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "lamb_optimizer { lr: 0.01 beta2: 0.99 weight_decay: 0.02 gradient_clipping: true }"));
+  EXPECT_EQ(l.kind, SparseKind::kLamb);
+  EXPECT_EQ(l.beta1, f32(0.9));
+  EXPECT_EQ(l.beta2, f32(0.99));
+  EXPECT_EQ(l.weight_decay, f32(0.02));
+  EXPECT_TRUE(l.gradient_clipping);
+  EXPECT_EQ(sparse_optimizer_options(parse<protos::SparseOptimizer>("partial_rowwise_adam_optimizer {}")).kind,
+            SparseKind::kPartialRowwiseAdam);
+  EXPECT_EQ(sparse_optimizer_options(parse<protos::SparseOptimizer>("partial_rowwise_lamb_optimizer {}")).kind,
+            SparseKind::kPartialRowwiseLamb);
+  auto s = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "lars_sgd_optimizer { lr: 0.1 momentum: 0.5 weight_decay: 0.001 }"));
+  EXPECT_EQ(s.kind, SparseKind::kLarsSgd);
+  EXPECT_EQ(s.momentum, f32(0.5));
+  EXPECT_EQ(s.weight_decay, f32(0.001));
+  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>(
+                   "sgd_optimizer { gradient_clipping: true max_gradient: -1 }")),
                ConfigError);
 }
 

@@ -52,12 +52,10 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
   model_ = models::create_model(config_, features_);
   if (with_optimizers) {
     const auto& train_config = config_.train_config();
-    const auto sparse_options = sparse_optimizer_options(train_config.sparse_optimizer());
-    sparse_optimizer_ = std::make_unique<embedding::SparseOptimizer>(sparse_options,
-                                                                     model_->embedding_tables());
-    // FBGEMM clips the pooled output gradient, which only the embedding forward can do.
-    model_->embedding_group()->set_gradient_clipping(sparse_options.gradient_clipping,
-                                                     sparse_options.max_gradient);
+    // TorchRec's fused tables: the sparse optimizer (and its gradient clipping of the pooled
+    // output gradient) runs inside the embedding backward.
+    sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(
+        sparse_optimizer_options(train_config.sparse_optimizer()));
     const auto& dense_config = train_config.dense_optimizer();
     const auto dense_named = model_->dense_parameters();
     // Group the dense parameters by part_optimizers[i].regex_pattern (first full match wins).
@@ -217,11 +215,11 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
 
 void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t step) {
   TORCH_CHECK(has_optimizers(), "backward_and_step() on a session built without optimizers");
-  sparse_optimizer_->zero_grad();
   if (accumulation_.zero_grad_before(step)) {
     dense_optimizer_->zero_grad();
     for (Part& part : parts_) part.optimizer->zero_grad();
-    // Fused sparse optimizers pick up a new learning rate only at the start of a window.
+    // The fused sparse optimizer updates rows in every backward (also inside an accumulation
+    // window, as FBGEMM does); its learning rate changes only at the start of a window.
     sparse_optimizer_->set_lr(sparse_lr_->lr());
   }
   dense_optimizer_->set_lr(dense_lr_->lr());
@@ -231,7 +229,6 @@ void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t
   } else {
     total_loss.backward();
   }
-  sparse_optimizer_->step();
   if (accumulation_.step_after(step)) {
     optim::clip_gradients(clipping_, dense_params_);
     dense_optimizer_->step();

@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include "embedding/sparse_optimizer.h"
+#include "embedding/fused_embedding_bags.h"
 #include "feature/feature_info.h"
 #include "models/model.h"
 #include "optim/dense_ema.h"
@@ -41,7 +41,8 @@ class TrainingSession {
 
   const protos::EasyRecConfig& config() const { return config_; }
   models::Model& model() { return *model_; }
-  embedding::SparseOptimizer& sparse_optimizer() { return *sparse_optimizer_; }
+  // The embedding tables' fused operator: the sparse optimizer runs inside its backward.
+  embedding::FusedEmbeddingBags& sparse_optimizer() { return *sparse_optimizer_; }
   optim::DenseOptimizer& dense_optimizer() { return *dense_optimizer_; }
   bool has_optimizers() const { return sparse_optimizer_ != nullptr; }
 
@@ -91,7 +92,7 @@ class TrainingSession {
   protos::EasyRecConfig config_;
   std::vector<feature::FeatureInfo> features_;
   std::shared_ptr<models::Model> model_;
-  std::unique_ptr<embedding::SparseOptimizer> sparse_optimizer_;
+  embedding::FusedEmbeddingBags* sparse_optimizer_ = nullptr;  // owned by the model's EBC
   std::unique_ptr<optim::DenseOptimizer> dense_optimizer_;
   std::unique_ptr<optim::LrScheduler> sparse_lr_;
   std::unique_ptr<optim::LrScheduler> dense_lr_;

@@ -1,0 +1,72 @@
+#include "metrics/recall_at_k.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "base/error.h"
+
+namespace tzrec::metrics {
+
+RecallAtK::RecallAtK(int64_t top_k) : top_k_(top_k) {
+  if (top_k < 1) throw ConfigError(fmt::format("metrics.recall_at_k.top_k: must be >= 1, got {}", top_k));
+}
+
+void RecallAtK::update(const torch::Tensor& similarity, const torch::Tensor& target) {
+  if (similarity.dim() != 2 || target.sizes() != similarity.sizes()) {
+    throw UsageError(fmt::format("recall_at_k: similarity must be [B, N] and target of the same shape; got {} and {}",
+                                 c10::str(similarity.sizes()), c10::str(target.sizes())));
+  }
+  torch::Tensor s = similarity.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  torch::Tensor t = target.detach().to(torch::kCPU, torch::kBool).contiguous();
+  if (torch::isnan(s).any().item<bool>()) {
+    throw DataError("recall_at_k: got NaN similarities; the model output is not finite (did training diverge?)");
+  }
+  const int64_t rows = s.size(0), cols = s.size(1);
+  const int64_t k = std::min(top_k_, cols);
+  const float* sp = s.data_ptr<float>();
+  const bool* tp = t.data_ptr<bool>();
+  std::vector<int64_t> idx(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = sp + r * cols;
+    const bool* row_t = tp + r * cols;
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [row](int64_t a, int64_t b) {
+      return row[a] > row[b] || (row[a] == row[b] && a < b);
+    });
+    for (int64_t i = 0; i < k; ++i) num_hits_ += row_t[idx[i]];
+    for (int64_t c = 0; c < cols; ++c) num_targets_ += row_t[c];
+  }
+}
+
+void RecallAtK::update(const torch::Tensor& similarity, RecallTarget mode) {
+  if (similarity.dim() != 2) {
+    throw UsageError(fmt::format("recall_at_k: similarity must be [B, N], got {}", c10::str(similarity.sizes())));
+  }
+  torch::Tensor target;
+  if (mode == RecallTarget::kDiagonal) {
+    target = torch::eye(similarity.size(0), similarity.size(1), torch::kBool);
+  } else {
+    target = torch::zeros(similarity.sizes(), torch::kBool);
+    if (similarity.size(1) > 0) target.select(1, 0).fill_(true);
+  }
+  update(similarity, target);
+}
+
+void RecallAtK::merge(const RecallAtK& other) {
+  num_hits_ += other.num_hits_;
+  num_targets_ += other.num_targets_;
+}
+
+double RecallAtK::compute() const {
+  if (num_targets_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(num_hits_) / static_cast<double>(num_targets_);
+}
+
+void RecallAtK::reset() {
+  num_hits_ = 0;
+  num_targets_ = 0;
+}
+
+}  // namespace tzrec::metrics
