@@ -163,8 +163,11 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
       problems->add(dp + ".ema.decay", "must be in [0, 1], e.g. 0.999");
     }
   }
-  if (!train.mixed_precision().empty()) {
-    problems->not_supported(p + ".mixed_precision", train.mixed_precision());
+  if (train.mixed_precision() == "FP16") {
+    problems->not_supported(p + ".mixed_precision", "FP16 (CPU autocast computes in BF16)");
+  } else if (!train.mixed_precision().empty() && train.mixed_precision() != "BF16") {
+    problems->add(p + ".mixed_precision", "must be \"BF16\", \"FP16\" or empty, got '" +
+                                              train.mixed_precision() + "'");
   }
   // tzrec upper-cases clipping_type before matching it (NORM, VALUE, NONE).
   std::string clip = train.grad_clipping().clipping_type();

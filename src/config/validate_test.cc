@@ -228,7 +228,10 @@ TEST(Validate, TrainConfigSubset) {
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { ema { decay: 0.9 } } }")));
   EXPECT_TRUE(HasProblem(deepfm("train_config { dense_optimizer { ema { decay: 1.5 } } }"),
                          "train_config.dense_optimizer.ema.decay", "must be in [0, 1]"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'BF16' }"), "train_config.mixed_precision"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'FP16' }"), "train_config.mixed_precision"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: 'BF16' }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'bf16' }"), "train_config.mixed_precision",
+                         "must be \"BF16\", \"FP16\" or empty, got 'bf16'"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: '' }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { gradient_accumulation_steps: 2 }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { grad_clipping { clipping_type: 'norm' } }")));

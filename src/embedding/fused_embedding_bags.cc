@@ -1,5 +1,7 @@
 #include "embedding/fused_embedding_bags.h"
 
+#include <chrono>
+
 #include <unordered_map>
 
 #include <fmt/ranges.h>
@@ -29,6 +31,7 @@ struct FusedEmbeddingBags::Group {
   std::vector<Table> tables;
   std::vector<Feature> features;
   int64_t total_dim = 0;
+  FusedEmbeddingBags::Timing timing;
 };
 
 namespace {
@@ -87,6 +90,7 @@ class FusedEmbeddingBagsBackward : public torch::autograd::Node {
     if (grads.empty() || !grads[0].defined()) return no_grads;
     torch::NoGradGuard no_grad;
     Group& g = *group_;
+    const auto start = std::chrono::steady_clock::now();
     torch::Tensor grad = grads[0].to(torch::kFloat32).contiguous();  // [B, total_dim]
     TORCH_CHECK(grad.dim() == 2 && grad.size(0) == batch_size_ && grad.size(1) == g.total_dim,
                 "FusedEmbeddingBagsBackward: gradient has shape ", grad.sizes(), ", expected [",
@@ -103,6 +107,9 @@ class FusedEmbeddingBagsBackward : public torch::autograd::Node {
     }
     tbe::backward_update(tables, feature_buffers(g, inputs_), batch_size_, grad.data_ptr<float>(),
                          g.total_dim, g.layout);
+    g.timing.backward_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++g.timing.backward_calls;
     release_variables();
     return no_grads;
   }
@@ -251,6 +258,7 @@ FusedEmbeddingBags::FusedEmbeddingBags(std::vector<FusedTableSpec> tables,
 
 torch::Tensor FusedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& inputs) {
   Group& g = *group_;
+  const auto start = std::chrono::steady_clock::now();
   TORCH_CHECK(inputs.size() == g.features.size(), "FusedEmbeddingBags: ", inputs.size(),
               " inputs for ", g.features.size(), " features");
   int64_t batch_size = -1;
@@ -280,8 +288,15 @@ torch::Tensor FusedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& 
     node->set_next_edges(torch::autograd::collect_next_edges(trainable_weights));
     torch::autograd::set_history(output, node);
   }
+  g.timing.forward_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++g.timing.forward_calls;
   return output;
 }
+
+const FusedEmbeddingBags::Timing& FusedEmbeddingBags::timing() const { return group_->timing; }
+
+void FusedEmbeddingBags::reset_timing() { group_->timing = Timing(); }
 
 int64_t FusedEmbeddingBags::total_dim() const { return group_->total_dim; }
 

@@ -81,6 +81,18 @@ class FusedEmbeddingBags {
   // tzrec::CheckpointError naming the key.
   void load_state_dict(const std::map<std::string, torch::Tensor>& state);
 
+  // Wall time spent in forward() (validation + pooling) and in the fused backward (gradient
+  // aggregation + optimizer update), accumulated since construction or reset_timing(); for the
+  // step-time split of benchmarks and the trainer's profile line.
+  struct Timing {
+    double forward_seconds = 0;
+    double backward_seconds = 0;
+    int64_t forward_calls = 0;
+    int64_t backward_calls = 0;
+  };
+  const Timing& timing() const;
+  void reset_timing();
+
   struct Group;  // shared with the autograd node
 
  private:

@@ -201,7 +201,8 @@ void Model::require_group(const std::string& model_name, const std::string& grou
 TensorMap Model::output_to_prediction(const torch::Tensor& output) const {
   TORCH_CHECK(output.dim() == 2 && output.size(1) == num_class_, "model output must be [B, ", num_class_,
               "], got ", output.sizes());
-  torch::Tensor out = output.squeeze(1);  // [B]
+  // fp32 predictions also when the model ran under bf16 autocast (losses and metrics in fp32).
+  torch::Tensor out = output.squeeze(1).to(torch::kFloat32);  // [B]
   TensorMap predictions;
   if (has_binary_loss_) {
     predictions["logits"] = out;

@@ -35,6 +35,9 @@ std::string ProgressReporter::format_line(const ProgressSnapshot& snapshot, doub
   for (const auto& [name, value] : snapshot.learning_rates) line += fmt::format(" {}:{:g}", name, value);
   for (const auto& [name, value] : snapshot.losses) line += fmt::format(" {}:{:.5f}", name, value);
   if (samples_per_sec > 0) line += fmt::format(" samples/s:{:.0f}", samples_per_sec);
+  if (snapshot.data_wait_fraction >= 0) {
+    line += fmt::format(" data_wait:{:.1f}%", 100.0 * snapshot.data_wait_fraction);
+  }
   return line;
 }
 

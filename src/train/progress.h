@@ -14,6 +14,8 @@ struct ProgressSnapshot {
   int64_t total_steps = -1;  // num_steps, or -1 when training by epochs
   std::map<std::string, double> learning_rates;  // "lr_g0" → value
   std::map<std::string, double> losses;          // loss name → value, plus "total_loss"
+  // Fraction of the time since the last log line spent waiting for input batches; < 0: unknown.
+  double data_wait_fraction = -1;
 };
 
 class ProgressReporter {
@@ -28,7 +30,8 @@ class ProgressReporter {
   // Restarts the throughput window (after evaluations, which are not training time).
   void restart_window();
 
-  // "Train epoch-0 step-10 lr_g0:0.01 binary_cross_entropy:0.45000 total_loss:0.45000 samples/s:1234"
+  // "Train epoch-0 step-10 lr_g0:0.01 binary_cross_entropy:0.45000 total_loss:0.45000 samples/s:1234
+  // data_wait:2.5%"
   static std::string format_line(const ProgressSnapshot& snapshot, double samples_per_sec);
 
  private:

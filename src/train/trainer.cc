@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -17,7 +18,10 @@
 #include "train/checkpoint_policy.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
+#include "nn/autocast.h"
+#include "train/mixed_precision.h"
 #include "train/progress.h"
+#include "train/step_timing.h"
 #include "train/tensorboard_writer.h"
 #include "train/training_session.h"
 
@@ -80,7 +84,11 @@ class TrainLoop {
       const bool resumed_mid_epoch = position.has_value();
       position.reset();
       int64_t batches_this_epoch = 0;
+      auto wait_start = std::chrono::steady_clock::now();
       while (auto loaded = loader.next()) {
+        const double waited = seconds_since(wait_start);
+        run_timing_.add_wait(waited);
+        window_timing_.add_wait(waited);
         ++batches_this_epoch;
         train_step(loaded->batch, step, epoch, num_steps);
         current_position_ = loaded->position;
@@ -94,6 +102,7 @@ class TrainLoop {
           done = true;
           break;
         }
+        wait_start = std::chrono::steady_clock::now();  // checkpoints and evaluations excluded
       }
       if (done) break;
       if (batches_this_epoch == 0 && !resumed_mid_epoch) {
@@ -108,15 +117,26 @@ class TrainLoop {
         save_and_evaluate(last_trained_step_, epoch, nullptr);
       }
     }
+    if (run_timing_.steps() > 0) log::info("training time: {}", run_timing_.summary());
     if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
       save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
     }
   }
 
  private:
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+
   void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto embedding_before = session_.sparse_optimizer().timing();
     auto& model = session_.model();
-    auto predictions = model.predict(batch);
+    models::TensorMap predictions;
+    {
+      nn::AutocastGuard autocast(autocast_dtype_);
+      predictions = model.predict(batch);
+    }
     auto losses = model.loss(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
@@ -133,6 +153,12 @@ class TrainLoop {
     }
     for (const auto& [name, value] : losses) snapshot.losses[name] = value.item<double>();
     snapshot.losses["total_loss"] = total.item<double>();
+    const double seconds = seconds_since(start);
+    const auto embedding_after = session_.sparse_optimizer().timing();
+    run_timing_.add_step(seconds, embedding_before, embedding_after);
+    window_timing_.add_step(seconds, embedding_before, embedding_after);
+    snapshot.data_wait_fraction = window_timing_.wait_fraction();
+    if (step % log_every_ == 0) window_timing_.reset();  // the progress window restarts too
     progress_.on_step(snapshot, batch.batch_size);
     if (train_writer_ && step % log_every_ == 0) write_train_summaries(snapshot);
     session_.advance_step_schedules();
@@ -204,6 +230,9 @@ class TrainLoop {
   int64_t last_saved_step_ = -1;
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   ProgressReporter progress_;
+  std::optional<c10::ScalarType> autocast_dtype_ = mixed_precision_dtype(config_);
+  StepTiming run_timing_;     // the whole run, logged at its end
+  StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
   std::unique_ptr<TensorBoardWriter> train_writer_;  // model_dir
   std::unique_ptr<TensorBoardWriter> eval_writer_;   // model_dir/eval_val

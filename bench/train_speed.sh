@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Side-by-side training speed of tzrec-cpp (bench/train_speed_bench.cc, TrainingSession on
+# in-memory batches) and plain PyTorch (bench/train_speed_reference.py) on the same generated data,
+# same model, optimizers, batch size and threads, on two shapes:
+#   (a) Criteo DeepFM (bench/configs/deepfm_criteo_b4096.config) on `tzrec gen_data` rows
+#       (Parquet for tzrec, the same rows as CSV for the reference), one epoch, eval AUC on
+#       held-out rows;
+#   (b) embedding-bound MultiTower (bench/configs/multitower_multihot.config): 26 multi-hot Zipf
+#       features, ~10 ids per bag, ROWS x 64 tables.
+# Prints samples/s of both and their ratio, eval AUC, peak RSS (and tzrec's memory budget), the
+# time split of a tzrec step and the MLP's share of the measured GEMM rate (roofline). The engines
+# run one after the other, never together. Figures only: the exit status says nothing about targets.
+#
+# Usage: bench/train_speed.sh
+# Environment (all optional):
+#   BUILD_DIR=build                    holds tzrec and tzrec_train_speed_bench (-DTZREC_BUILD_BENCH=ON)
+#   PYTHON=/usr/bin/python3            Debian python with torch + sklearn
+#   THREADS=2                          torch threads / OMP_NUM_THREADS of both engines
+#   QUICK=0                            1: few steps, small tables (smoke test, ~1 minute)
+#   SHAPES="a b"                       which shapes to run
+#   ROWS=1000000                       shape (b) rows per table (QUICK: 20000)
+#   NUM_ROWS=204800 NUM_EVAL_ROWS=50000   shape (a) train / held-out rows (QUICK: 24576 / 8192)
+#   STEPS_B=20                         shape (b) timed steps (QUICK: 4)
+#   WARMUP=3                           untimed warm-up steps per engine and shape (QUICK: 1)
+#   SEED=2024  WORK_DIR=<temp dir, removed afterwards>
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+TZREC="${TZREC:-$BUILD_DIR/tzrec}"
+BENCH="${BENCH:-$BUILD_DIR/tzrec_train_speed_bench}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+THREADS="${THREADS:-2}"
+QUICK="${QUICK:-0}"
+SHAPES="${SHAPES:-a b}"
+SEED="${SEED:-2024}"
+BATCH=4096
+if [[ "$QUICK" == 1 ]]; then
+  ROWS="${ROWS:-20000}"; NUM_ROWS="${NUM_ROWS:-24576}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-8192}"
+  STEPS_B="${STEPS_B:-4}"; WARMUP="${WARMUP:-1}"; EVAL_ROWS_B=4096
+else
+  ROWS="${ROWS:-1000000}"; NUM_ROWS="${NUM_ROWS:-204800}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-50000}"
+  STEPS_B="${STEPS_B:-20}"; WARMUP="${WARMUP:-3}"; EVAL_ROWS_B=16384
+fi
+
+die() { echo "train_speed: $*" >&2; exit 2; }
+[[ -x "$TZREC" ]] || die "$TZREC not found; build it (cmake --build $BUILD_DIR --target tzrec) or set BUILD_DIR"
+[[ -x "$BENCH" ]] || die "$BENCH not found; configure with -DTZREC_BUILD_BENCH=ON and build tzrec_train_speed_bench"
+[[ -x "$PYTHON" ]] || die "$PYTHON not found; install python3-torch and python3-sklearn or set PYTHON"
+
+if [[ -n "${WORK_DIR:-}" ]]; then
+  WORK="$WORK_DIR"; mkdir -p "$WORK"
+else
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/train_speed.XXXXXX")"
+  trap 'rm -rf "$WORK"' EXIT
+fi
+export OMP_NUM_THREADS="$THREADS"
+
+# run_json NAME CMD...: runs CMD, keeps its last stdout line (the JSON report) in $WORK/NAME.json.
+run_json() {
+  local name="$1"; shift
+  if ! "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
+    tail -n 20 "$WORK/$name.err" >&2
+    die "$name failed"
+  fi
+  tail -n 1 "$WORK/$name.out" >"$WORK/$name.json"
+}
+
+summary() {  # summary SHAPE_LABEL TARGET_RATIO TARGET_ROOFLINE(or -) tzrec.json ref.json
+  "$PYTHON" - "$@" <<'PY'
+import json, sys
+label, ratio_target, roof_target = sys.argv[1:4]
+t = json.load(open(sys.argv[4])); r = json.load(open(sys.argv[5]))
+gib = lambda b: b / 2**30
+ratio = t["samples_per_sec"] / r["samples_per_sec"]
+print(f"\n== shape ({label}): batch {t['batch_size']}, {t['threads']} threads, fp32; warm-up "
+      f"{t['warmup_steps']} steps, timed {t['steps_timed']} (tzrec) / {r['steps_timed']} (pytorch) steps")
+print(f"{'':24}{'tzrec-cpp':>14}{'pytorch':>14}")
+print(f"{'samples/s':24}{t['samples_per_sec']:>14,.0f}{r['samples_per_sec']:>14,.0f}   "
+      f"ratio {ratio:.2f}x   (target >= {ratio_target}x)")
+print(f"{'step ms':24}{t['step_ms']:>14.1f}{r['step_ms']:>14.1f}")
+print(f"{'eval AUC':24}{t['auc']:>14.4f}{r['auc']:>14.4f}   ({t['eval_rows']} held-out rows)")
+print(f"{'peak RSS GiB':24}{gib(t['peak_rss_bytes']):>14.2f}{gib(r['peak_rss_bytes']):>14.2f}")
+print(f"tzrec memory: tables {gib(t['table_bytes']):.2f} + sparse optimizer state "
+      f"{gib(t['sparse_state_bytes']):.2f} + dense model {gib(t['dense_bytes']):.3f} GiB -> budget "
+      f"1.25 x that + 1 GiB = {gib(t['memory_budget_bytes']):.2f} GiB: "
+      f"{'PASS' if t['memory_within_budget'] else 'FAIL'}")
+s = t["split_ms"]
+print(f"tzrec step split (ms): data wait {s['data_wait']:.2f} | embedding forward "
+      f"{s['embedding_forward']:.1f} | dense fwd+bwd+optimizer {s['dense_fwd_bwd_opt']:.1f} | "
+      f"embedding backward+update {s['embedding_backward_update']:.1f} | step {t['step_ms']:.1f}")
+s = r["split_ms"]
+print(f"pytorch step split (ms): forward+loss {s['forward_loss']:.1f} | backward {s['backward']:.1f} | "
+      f"sparse Adagrad step {s['sparse_step']:.1f} | dense Adam step {s['dense_step']:.1f}")
+mf = t["mlp_flops_per_sample"]
+print(f"roofline: MLP {mf / 1e6:.2f} MFLOP/sample (fwd+bwd) over Linear layers {t['mlp_layers']}; "
+      f"torch::mm rate at these shapes {t['gemm_flops_per_sec'] / 1e9:.1f} GFLOP/s (tzrec process), "
+      f"{r['gemm_flops_per_sec'] / 1e9:.1f} (pytorch process)")
+tgt = f"   (target >= {roof_target}%)" if roof_target != "-" else ""
+print(f"  tzrec-cpp {mf * t['samples_per_sec'] / 1e9:.1f} GFLOP/s = {t['roofline_pct']:.1f}% of roofline{tgt}; "
+      f"pytorch {mf * r['samples_per_sec'] / 1e9:.1f} GFLOP/s = {r['roofline_pct']:.1f}%")
+PY
+}
+
+echo "train_speed: THREADS=$THREADS QUICK=$QUICK SHAPES='$SHAPES' work dir $WORK"
+
+if [[ " $SHAPES " == *" a "* ]]; then
+  DATA_A="$WORK/criteo"
+  echo "== (a) generating $NUM_ROWS + $NUM_EVAL_ROWS synthetic Criteo rows (csv + parquet)"
+  for format in csv parquet; do
+    "$TZREC" gen_data --output_dir "$DATA_A" --num_rows "$NUM_ROWS" --num_eval_rows "$NUM_EVAL_ROWS" \
+      --seed "$SEED" --format "$format" >/dev/null
+  done
+  echo "== (a) tzrec-cpp"
+  run_json a_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/deepfm_criteo_b4096.config" \
+    --format parquet --train_input "$DATA_A/train.parquet" --eval_input "$DATA_A/eval.parquet" \
+    --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
+  echo "== (a) pytorch"
+  run_json a_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape deepfm \
+    --train_csv "$DATA_A/train.csv" --eval_csv "$DATA_A/eval.csv" --batch_size "$BATCH" \
+    --warmup_steps "$WARMUP" --threads "$THREADS" --seed "$SEED"
+  summary "a: Criteo DeepFM, $NUM_ROWS train rows, one epoch" 1.3 75 "$WORK/a_tzrec.json" "$WORK/a_ref.json"
+  rm -rf "$DATA_A"
+fi
+
+if [[ " $SHAPES " == *" b "* ]]; then
+  # Tables + Adagrad state (fp32) of one engine; the engines never run together.
+  need_kb=$(( 2 * 26 * ROWS * 64 * 4 / 1024 ))
+  avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+  if (( need_kb * 12 / 10 > avail_kb )); then
+    die "shape (b) with ROWS=$ROWS needs ~$(( need_kb / 1048576 )) GiB per engine, $(( avail_kb / 1048576 )) GiB available; set a smaller ROWS"
+  fi
+  DATA_B="$WORK/multihot"
+  train_rows_b=$(( (WARMUP + STEPS_B) * BATCH ))
+  echo "== (b) generating $train_rows_b + $EVAL_ROWS_B multi-hot rows (26 features, ~10 Zipf ids, $ROWS rows per table)"
+  "$BENCH" gen_multihot --out_dir "$DATA_B" --train_rows "$train_rows_b" --eval_rows "$EVAL_ROWS_B" \
+    --table_rows "$ROWS" --seed "$SEED"
+  echo "== (b) tzrec-cpp"
+  run_json b_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/multitower_multihot.config" \
+    --format multihot --train_input "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" \
+    --warmup_steps "$WARMUP" --steps "$STEPS_B" --threads "$THREADS"
+  echo "== (b) pytorch"
+  run_json b_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape multihot \
+    --data_dir "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" --warmup_steps "$WARMUP" \
+    --steps "$STEPS_B" --threads "$THREADS" --seed "$SEED"
+  summary "b: embedding-bound MultiTower, 26 x $ROWS x 64 tables" 3 - "$WORK/b_tzrec.json" "$WORK/b_ref.json"
+fi
+echo
+echo "JSON reports: $WORK/{a,b}_{tzrec,ref}.json (removed at exit unless WORK_DIR is set)"
