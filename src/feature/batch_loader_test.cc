@@ -7,33 +7,20 @@
 #include "base/error.h"
 #include "data/testing_util.h"
 #include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
 namespace {
 
+using testing::error_of;
+using testing::Floats;
+using testing::floats_of;
+using testing::Ids;
+using testing::ids_of;
+
 using data::testing::TempDir;
 using testing::parse_config;
-using Ids = std::vector<int64_t>;
-using Floats = std::vector<float>;
 
-Ids ids_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Ids(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-Floats floats_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Floats(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error of the expected type>";
-}
 
 TEST(BatchLoader, TinyHandCheckedCsv) {
   auto config = parse_config(R"(

@@ -7,15 +7,20 @@
 
 #include "base/error.h"
 #include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
 namespace {
 
+using testing::error_of;
+using testing::Floats;
+using testing::floats_of;
+using testing::Ids;
+using testing::ids_of;
+
 using testing::make_batch;
 using testing::parse_config;
 using Cols = std::vector<std::pair<std::string, std::vector<std::string>>>;
-using Ids = std::vector<int64_t>;
-using Floats = std::vector<float>;
 
 FeatureParser parser(const std::string& features, const std::string& data = "",
                      HashKind hash = HashKind::kStdHash) {
@@ -23,29 +28,11 @@ FeatureParser parser(const std::string& features, const std::string& data = "",
                        hash);
 }
 
-Ids ids_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Ids(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-Floats floats_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Floats(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
 
 // values and lengths of one key of the KJT.
 std::pair<Ids, Ids> bag(const sparse::Batch& b, const std::string& key) {
   auto j = b.sparse_features[key];
   return {ids_of(j.values), ids_of(j.lengths)};
-}
-
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error of the expected type>";
 }
 
 // ---- FG_NONE ------------------------------------------------------------------------------------

@@ -7,31 +7,28 @@
 #include "base/error.h"
 #include "feature/feature_parser.h"
 #include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
 #include "parquet/writer.h"
 
 namespace tzrec::feature {
 namespace {
 
+using testing::error_of;
+using testing::Floats;
+using testing::floats_of;
+using testing::Ids;
+using testing::ids_of;
+
 using parquet::ColumnBuilder;
 using parquet::PhysicalType;
 using testing::make_batch;
 using testing::parse_config;
-using Ids = std::vector<int64_t>;
-using Floats = std::vector<float>;
 
 FeatureParser parser(const std::string& features, const std::string& data = "") {
   return FeatureParser(build_parser_spec(parse_config("data_config { " + data + " } " + features)),
                        HashKind::kStdHash);
 }
 
-Ids ids_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Ids(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-Floats floats_of(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return Floats(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
 
 parquet::ColumnDescriptor descriptor(const std::string& name, PhysicalType type, int max_rep) {
   parquet::ColumnDescriptor d;
@@ -109,16 +106,6 @@ void expect_same_batch(const sparse::Batch& a, const sparse::Batch& b) {
   }
   EXPECT_EQ(floats_of(a.dense_features.values()), floats_of(b.dense_features.values()));
   for (const auto& [name, t] : a.labels) EXPECT_EQ(floats_of(t), floats_of(b.labels.at(name)));
-}
-
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error of the expected type>";
 }
 
 // ---- FG_NONE -------------------------------------------------------------------------------------

@@ -4,24 +4,21 @@
 
 #include "base/error.h"
 #include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
 namespace {
+
+using testing::error_of;
+using testing::Floats;
+using testing::floats_of;
+using testing::Ids;
+using testing::ids_of;
 
 using testing::parse_config;
 
 std::vector<FeatureInfo> infos(const std::string& features, const std::string& data = "") {
   return build_feature_infos(parse_config("data_config { " + data + " } " + features));
-}
-
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no error of the expected type>";
 }
 
 TEST(BuildFeatureInfos, NumEmbeddingsPrecedence) {
