@@ -78,8 +78,11 @@ print(f"\n== shape ({label}): batch {t['batch_size']}, {t['threads']} threads, f
 print(f"{'':24}{'tzrec-cpp':>14}{'pytorch':>14}")
 print(f"{'samples/s':24}{t['samples_per_sec']:>14,.0f}{r['samples_per_sec']:>14,.0f}   "
       f"ratio {ratio:.2f}x   (target >= {ratio_target}x)")
-print(f"{'step ms':24}{t['step_ms']:>14.1f}{r['step_ms']:>14.1f}")
+print(f"{'step ms (mean)':24}{t['step_ms']:>14.1f}{r['step_ms']:>14.1f}")
+print(f"{'step ms (median)':24}{t['median_step_ms']:>14.1f}{r['median_step_ms']:>14.1f}   "
+      f"(median ratio {r['median_step_ms'] / t['median_step_ms']:.2f}x; less sensitive to other load)")
 print(f"{'eval AUC':24}{t['auc']:>14.4f}{r['auc']:>14.4f}   ({t['eval_rows']} held-out rows)")
+print(f"{'model init s':24}{t['init_seconds']:>14.1f}{r['init_seconds']:>14.1f}   (not timed)")
 print(f"{'peak RSS GiB':24}{gib(t['peak_rss_bytes']):>14.2f}{gib(r['peak_rss_bytes']):>14.2f}")
 print(f"tzrec memory: tables {gib(t['table_bytes']):.2f} + sparse optimizer state "
       f"{gib(t['sparse_state_bytes']):.2f} + dense model {gib(t['dense_bytes']):.3f} GiB -> budget "
@@ -111,11 +114,11 @@ if [[ " $SHAPES " == *" a "* ]]; then
     "$TZREC" gen_data --output_dir "$DATA_A" --num_rows "$NUM_ROWS" --num_eval_rows "$NUM_EVAL_ROWS" \
       --seed "$SEED" --format "$format" >/dev/null
   done
-  echo "== (a) tzrec-cpp"
+  echo "== (a) tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
   run_json a_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/deepfm_criteo_b4096.config" \
     --format parquet --train_input "$DATA_A/train.parquet" --eval_input "$DATA_A/eval.parquet" \
     --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
-  echo "== (a) pytorch"
+  echo "== (a) pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
   run_json a_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape deepfm \
     --train_csv "$DATA_A/train.csv" --eval_csv "$DATA_A/eval.csv" --batch_size "$BATCH" \
     --warmup_steps "$WARMUP" --threads "$THREADS" --seed "$SEED"
@@ -135,11 +138,11 @@ if [[ " $SHAPES " == *" b "* ]]; then
   echo "== (b) generating $train_rows_b + $EVAL_ROWS_B multi-hot rows (26 features, ~10 Zipf ids, $ROWS rows per table)"
   "$BENCH" gen_multihot --out_dir "$DATA_B" --train_rows "$train_rows_b" --eval_rows "$EVAL_ROWS_B" \
     --table_rows "$ROWS" --seed "$SEED"
-  echo "== (b) tzrec-cpp"
+  echo "== (b) tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
   run_json b_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/multitower_multihot.config" \
     --format multihot --train_input "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" \
     --warmup_steps "$WARMUP" --steps "$STEPS_B" --threads "$THREADS"
-  echo "== (b) pytorch"
+  echo "== (b) pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
   run_json b_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape multihot \
     --data_dir "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" --warmup_steps "$WARMUP" \
     --steps "$STEPS_B" --threads "$THREADS" --seed "$SEED"

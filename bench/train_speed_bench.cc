@@ -20,12 +20,15 @@
 //
 //   train --pipeline_config C --format parquet|multihot --train_input X --eval_input Y
 //         [--table_rows R] [--batch_size B] [--warmup_steps W] [--steps S] [--threads T]
+//         [--profile_trace FILE [--profile_steps 3]]
 //     parquet: X / Y are Parquet files read through the feature parser (feature::BatchLoader,
 //     one reader, file order). multihot: X is a gen_multihot directory (Y unused, its eval rows
 //     are the held-out set). --table_rows overrides num_buckets of every id_feature. Trains the
 //     first W batches untimed, then S timed steps (0: the rest of one epoch; more than the
 //     batches there are: cycles through them), evaluates AUC on the held-out rows and measures the
-//     GEMM rate at the model's Linear shapes. Prints one JSON line (fields in print_report).
+//     GEMM rate at the model's Linear shapes. Prints one JSON line (fields in run_train).
+//     --profile_trace: after the timed steps, runs --profile_steps more under libtorch's profiler
+//     and writes its chrome trace (ops and autograd nodes with their times) to FILE.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -41,6 +44,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include "base/error.h"
@@ -248,6 +252,12 @@ double gemm_flops_per_second(const std::vector<std::pair<int64_t, int64_t>>& lay
   return flops / best;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 int64_t peak_rss_bytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -267,6 +277,8 @@ struct TrainOptions {
   int64_t steps = 0;
   int threads = 2;
   int gemm_repeats = 5;
+  std::string profile_trace;  // chrome trace of profile_steps extra steps (after the timed ones)
+  int64_t profile_steps = 3;
 };
 
 double evaluate_auc(train::TrainingSession& session, const std::vector<sparse::Batch>& batches) {
@@ -321,28 +333,39 @@ void run_train(const TrainOptions& o) {
 
   double loss_sum = 0, data_wait = 0, emb_fwd = 0, emb_bwd = 0, timed_seconds = 0;
   int64_t timed_samples = 0;
-  for (int64_t step = 0; step < o.warmup_steps + timed_steps; ++step) {
-    const bool timed = step >= o.warmup_steps;
-    if (step == o.warmup_steps) fused.reset_timing();
-    const auto start = Clock::now();
-    const sparse::Batch& batch = train_batches[step % num_batches];  // data wait: in memory
-    const double wait = seconds_since(start);
+  std::vector<double> step_times;  // timed steps, seconds
+  auto train_step = [&](int64_t step) {
+    const sparse::Batch& batch = train_batches[step % num_batches];
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
     session.backward_and_step(total, step);
     session.advance_step_schedules();
+    return total;
+  };
+  for (int64_t step = 0; step < o.warmup_steps + timed_steps; ++step) {
+    const bool timed = step >= o.warmup_steps;
+    if (step == o.warmup_steps) fused.reset_timing();
+    const auto start = Clock::now();
+    const int64_t rows = train_batches[step % num_batches].batch_size;  // data wait: in memory
+    const double wait = seconds_since(start);
+    const torch::Tensor total = train_step(step);
     const double step_seconds = seconds_since(start);
     if (timed) {
       timed_seconds += step_seconds;
+      step_times.push_back(step_seconds);
       data_wait += wait;
-      timed_samples += batch.batch_size;
+      timed_samples += rows;
       loss_sum += total.item<double>();  // outside the split below only by this scalar read
     }
   }
   emb_fwd = fused.timing().forward_seconds;
   emb_bwd = fused.timing().backward_seconds;
+  if (!o.profile_trace.empty()) {  // op-level profile of a few more steps, outside the figures
+    torch::autograd::profiler::RecordProfile profile(o.profile_trace);
+    for (int64_t i = 0; i < o.profile_steps; ++i) train_step(o.warmup_steps + timed_steps + i);
+  }
 
   t0 = Clock::now();
   const double auc = evaluate_auc(session, eval_batches);
@@ -377,6 +400,7 @@ void run_train(const TrainOptions& o) {
       {"samples_timed", timed_samples},
       {"samples_per_sec", samples_per_sec},
       {"step_ms", 1000.0 * timed_seconds / static_cast<double>(timed_steps)},
+      {"median_step_ms", 1000.0 * median(step_times)},
       // Per timed step, milliseconds: data wait, embedding forward (pooling), embedding backward +
       // fused optimizer update, and the rest = dense forward + loss + backward + dense optimizer.
       {"split_ms",
@@ -431,6 +455,9 @@ int main(int argc, char** argv) {
   t->add_option("--steps", train.steps, "timed steps (0: rest of one epoch)")->capture_default_str();
   t->add_option("--threads", train.threads)->capture_default_str();
   t->add_option("--gemm_repeats", train.gemm_repeats)->capture_default_str();
+  t->add_option("--profile_trace", train.profile_trace,
+                "write a chrome trace (libtorch profiler) of --profile_steps extra steps");
+  t->add_option("--profile_steps", train.profile_steps)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (g->parsed()) gen_multihot(gen);

@@ -174,6 +174,7 @@ def main():
     timed_steps = args.steps if args.steps > 0 else len(train) - args.warmup_steps
     split = {"forward_loss": 0.0, "backward": 0.0, "sparse_step": 0.0, "dense_step": 0.0}
     timed_s = 0.0
+    step_times = []
     timed_samples = 0
     loss_sum = 0.0
     model.train()
@@ -192,6 +193,7 @@ def main():
         t_end = time.perf_counter()
         if step >= args.warmup_steps:
             timed_s += t_end - t_start
+            step_times.append(t_end - t_start)
             timed_samples += labels.shape[0]
             split["forward_loss"] += t_fwd - t_start
             split["backward"] += t_bwd - t_fwd
@@ -225,6 +227,7 @@ def main():
         "samples_timed": timed_samples,
         "samples_per_sec": sps,
         "step_ms": 1000 * timed_s / timed_steps,
+        "median_step_ms": 1000 * float(np.median(step_times)),
         "split_ms": {k: 1000 * v / timed_steps for k, v in split.items()},
         "mean_train_loss": loss_sum / timed_steps,
         "auc": auc,
