@@ -1,5 +1,6 @@
 #include "base/error.h"
 #include "models/deepfm.h"
+#include "models/mixed_precision.h"
 #include "models/model.h"
 #include "models/multi_tower.h"
 
@@ -14,11 +15,15 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
   const auto& dc = config.data_config();
   std::vector<std::string> labels(dc.label_fields().begin(), dc.label_fields().end());
   std::vector<std::string> weights(dc.sample_weight_fields().begin(), dc.sample_weight_fields().end());
+  const auto mixed_precision = mixed_precision_dtype(config);
+  std::shared_ptr<Model> model;
   switch (mc.model_case()) {
     case protos::ModelConfig::kDeepfm:
-      return std::make_shared<DeepFM>(mc, features, labels, weights);
+      model = std::make_shared<DeepFM>(mc, features, labels, weights);
+      break;
     case protos::ModelConfig::kMultiTower:
-      return std::make_shared<MultiTower>(mc, features, labels, weights);
+      model = std::make_shared<MultiTower>(mc, features, labels, weights);
+      break;
     case protos::ModelConfig::MODEL_NOT_SET:
       throw ConfigError("model_config: no model set; add one model, e.g. deepfm { deep { hidden_units: [64] } }");
     default: {
@@ -26,6 +31,8 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
       throw NotSupportedError("model_config." + (field ? field->name() : std::to_string(mc.model_case())));
     }
   }
+  model->set_mixed_precision(mixed_precision);
+  return model;
 }
 
 }  // namespace tzrec::models

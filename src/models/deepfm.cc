@@ -40,7 +40,7 @@ DeepFM::DeepFM(const protos::ModelConfig& model_config, const std::vector<featur
   output_mlp_ = register_module("output_mlp", torch::nn::Linear(final_dim, num_class_));
 }
 
-TensorMap DeepFM::predict(const sparse::Batch& batch) {
+TensorMap DeepFM::predict_impl(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
   torch::Tensor y_wide = grouped.at("wide").sum(1, /*keepdim=*/true);  // [B, 1]
   const torch::Tensor& deep = grouped.at("deep");                       // [B, deep_dim]

@@ -18,7 +18,7 @@ class DeepFM : public Model {
  public:
   DeepFM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
          std::vector<std::string> labels, std::vector<std::string> sample_weights);
-  TensorMap predict(const sparse::Batch& batch) override;
+  TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
   std::string fm_group_;  // "fm" when configured, else "deep"

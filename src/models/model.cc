@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "nn/autocast.h"
 #include "base/logging.h"
 #include "loss/l2_loss.h"
 #include "metrics/binary_accuracy.h"
@@ -196,6 +197,11 @@ void Model::require_group(const std::string& model_name, const std::string& grou
     throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named '{}'",
                                   model_name, group));
   }
+}
+
+TensorMap Model::predict(const sparse::Batch& batch) {
+  nn::AutocastGuard autocast(mixed_precision_);
+  return predict_impl(batch);
 }
 
 TensorMap Model::output_to_prediction(const torch::Tensor& output) const {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,7 +52,11 @@ class Model : public torch::nn::Module {
   virtual ~Model() = default;
 
   // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits) for binary losses, "y" [B] for l2_loss.
-  virtual TensorMap predict(const sparse::Batch& batch) = 0;
+  // Runs predict_impl under CPU autocast when mixed precision is set (predictions are fp32 either
+  // way).
+  TensorMap predict(const sparse::Batch& batch);
+  // train_config.mixed_precision (mixed_precision.h); nullopt: fp32. create_model sets it.
+  void set_mixed_precision(std::optional<c10::ScalarType> dtype) { mixed_precision_ = dtype; }
 
   // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
   // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label). With a sample weight field,
@@ -78,6 +83,8 @@ class Model : public torch::nn::Module {
   embedding::EmbeddingGroup& embedding_group() { return embedding_group_; }
 
  protected:
+  virtual TensorMap predict_impl(const sparse::Batch& batch) = 0;
+
   // Builds the EmbeddingGroup over model_config.feature_groups as submodule "embedding_group".
   // wide_embedding_dim 0 → 4 (tzrec default).
   void init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim = 0,
@@ -117,6 +124,7 @@ class Model : public torch::nn::Module {
   bool has_l2_loss_ = false;      // predictions have "y"
   std::vector<MetricEntry> metrics_;
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
+  std::optional<c10::ScalarType> mixed_precision_;
 };
 
 // Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower).

@@ -41,7 +41,7 @@ MultiTower::MultiTower(const protos::ModelConfig& model_config, const std::vecto
   output_mlp_ = register_module("output_mlp", torch::nn::Linear(final_dim, num_class_));
 }
 
-TensorMap MultiTower::predict(const sparse::Batch& batch) {
+TensorMap MultiTower::predict_impl(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
   std::vector<torch::Tensor> outputs;
   outputs.reserve(tower_mlps_.size());

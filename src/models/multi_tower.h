@@ -12,7 +12,7 @@ class MultiTower : public Model {
  public:
   MultiTower(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
              std::vector<std::string> labels, std::vector<std::string> sample_weights);
-  TensorMap predict(const sparse::Batch& batch) override;
+  TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
   std::vector<std::pair<std::string, nn::MLP>> tower_mlps_;  // in config order

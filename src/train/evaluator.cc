@@ -8,8 +8,6 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "feature/batch_loader.h"
-#include "nn/autocast.h"
-#include "train/mixed_precision.h"
 
 namespace tzrec::train {
 
@@ -22,7 +20,6 @@ std::map<std::string, double> evaluate(models::Model& model, const protos::EasyR
   const int64_t max_steps = eval_config.has_num_steps() ? eval_config.num_steps() : -1;
   const int64_t log_every = std::max<int64_t>(1, eval_config.log_step_count_steps());
 
-  const auto autocast_dtype = mixed_precision_dtype(config);
   model.eval();
   model.reset_metrics();
   torch::NoGradGuard no_grad;
@@ -32,11 +29,7 @@ std::map<std::string, double> evaluate(models::Model& model, const protos::EasyR
     auto loaded = loader.next();
     if (!loaded) break;
     const auto& batch = loaded->batch;
-    models::TensorMap predictions;
-    {
-      nn::AutocastGuard autocast(autocast_dtype);
-      predictions = model.predict(batch);
-    }
+    auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     model.update_metrics(predictions, batch, losses);
     ++step;

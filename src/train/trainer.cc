@@ -18,8 +18,6 @@
 #include "train/checkpoint_policy.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
-#include "nn/autocast.h"
-#include "train/mixed_precision.h"
 #include "train/progress.h"
 #include "train/step_timing.h"
 #include "train/tensorboard_writer.h"
@@ -132,11 +130,7 @@ class TrainLoop {
     const auto start = std::chrono::steady_clock::now();
     const auto embedding_before = session_.sparse_optimizer().timing();
     auto& model = session_.model();
-    models::TensorMap predictions;
-    {
-      nn::AutocastGuard autocast(autocast_dtype_);
-      predictions = model.predict(batch);
-    }
+    auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
@@ -230,7 +224,6 @@ class TrainLoop {
   int64_t last_saved_step_ = -1;
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   ProgressReporter progress_;
-  std::optional<c10::ScalarType> autocast_dtype_ = mixed_precision_dtype(config_);
   StepTiming run_timing_;     // the whole run, logged at its end
   StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());

@@ -7,11 +7,11 @@
 
 #include "tzrec/protos/pipeline.pb.h"
 
-namespace tzrec::train {
+namespace tzrec::models {
 
 // The autocast dtype for the model's dense part: nullopt for fp32, kBFloat16 for "BF16".
 // "FP16" → tzrec::NotSupportedError (CPU autocast computes in bf16; fp16 with a grad scaler needs
 // a CUDA build); anything else → tzrec::ConfigError naming the field.
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config);
 
-}  // namespace tzrec::train
+}  // namespace tzrec::models

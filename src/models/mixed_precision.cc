@@ -1,8 +1,8 @@
-#include "train/mixed_precision.h"
+#include "models/mixed_precision.h"
 
 #include "base/error.h"
 
-namespace tzrec::train {
+namespace tzrec::models {
 
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config) {
   const std::string& value = config.train_config().mixed_precision();
@@ -19,4 +19,4 @@ std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig
       value));
 }
 
-}  // namespace tzrec::train
+}  // namespace tzrec::models

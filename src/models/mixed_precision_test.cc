@@ -1,10 +1,10 @@
-#include "train/mixed_precision.h"
+#include "models/mixed_precision.h"
 
 #include <gtest/gtest.h>
 
 #include "base/error.h"
 
-namespace tzrec::train {
+namespace tzrec::models {
 namespace {
 
 protos::EasyRecConfig with_precision(const std::string& value) {
@@ -26,4 +26,4 @@ TEST(MixedPrecision, Values) {
 }
 
 }  // namespace
-}  // namespace tzrec::train
+}  // namespace tzrec::models
