@@ -37,8 +37,7 @@ static_assert(sizeof(half_t) == 2, "binary16 storage must be 2 bytes");
 // Rows are gathered at random from tables far larger than the caches: the loops prefetch the rows
 // they will need a few iterations ahead so that several memory accesses are in flight at once.
 constexpr int64_t kPrefetchIds = 8;   // forward: ids ahead
-constexpr int64_t kPrefetchRows = 8;  // backward: distinct rows ahead (weights and state)
-constexpr int64_t kPrefetchGrads = 4;  // backward: distinct rows ahead (pooled gradient blocks)
+constexpr int64_t kPrefetchRows = 8;  // backward update: rows ahead (weights and state)
 
 // Prefetches the cache lines of [p, p + bytes) (at most 1 KiB); write: 1 if they will be written.
 inline void prefetch_row(const void* p, int64_t bytes, int write) {
@@ -55,83 +54,166 @@ inline void prefetch_row(const void* p, int64_t bytes, int write) {
 
 // ---- forward -------------------------------------------------------------------------------------
 
-// out [D] = sum_i w_i * table[ids[i]] (then / n for mean); weights may be nullptr.
-TZREC_SIMD_CLONES
-void pool_bag_f32(int64_t D, const float* __restrict table, const int64_t* ids, int64_t n,
-                  int64_t n_ahead, const float* weights, float scale_after, float* __restrict out) {
-  for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    if (i + kPrefetchIds < n_ahead) prefetch_row(table + ids[i + kPrefetchIds] * D, D * sizeof(float), 0);
-    const float* __restrict row = table + ids[i] * D;
-    const float a = weights ? weights[i] : 1.0f;
-    for (int64_t d = 0; d < D; ++d) out[d] += a * row[d];
-  }
-  if (scale_after != 1.0f) {
-    for (int64_t d = 0; d < D; ++d) out[d] *= scale_after;
+// Pools bags [b_begin, b_end) of feature f from `table` (T: float or half_t) into
+// output[b, output_offset : output_offset + D]: sum_i w_i * row(ids[i]) (then / L for mean; 0 for
+// an empty bag). The rows kPrefetchIds ids ahead (across bag boundaries) are prefetched.
+template <typename T>
+inline __attribute__((always_inline)) void pool_feature(int64_t D, const T* __restrict table,
+                                                        const FeatureBuffers& f, int64_t b_begin,
+                                                        int64_t b_end, float* __restrict output,
+                                                        int64_t output_stride) {
+  const int64_t* __restrict ids = f.ids;
+  const int64_t ids_end = f.offsets[b_end];
+  for (int64_t b = b_begin; b < b_end; ++b) {
+    const int64_t begin = f.offsets[b], end = f.offsets[b + 1];
+    float* __restrict out = output + b * output_stride + f.output_offset;
+    for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
+    for (int64_t i = begin; i < end; ++i) {
+      if (i + kPrefetchIds < ids_end) prefetch_row(table + ids[i + kPrefetchIds] * D, D * sizeof(T), 0);
+      const T* __restrict row = table + ids[i] * D;
+      const float a = f.per_id_weights ? f.per_id_weights[i] : 1.0f;
+      for (int64_t d = 0; d < D; ++d) out[d] += a * static_cast<float>(row[d]);
+    }
+    if (f.mean && end > begin) {
+      const float scale = 1.0f / static_cast<float>(end - begin);
+      for (int64_t d = 0; d < D; ++d) out[d] *= scale;
+    }
   }
 }
 
 TZREC_SIMD_CLONES
-void pool_bag_f16(int64_t D, const half_t* __restrict table, const int64_t* ids, int64_t n,
-                  int64_t n_ahead, const float* weights, float scale_after, float* __restrict out) {
-  for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    if (i + kPrefetchIds < n_ahead) prefetch_row(table + ids[i + kPrefetchIds] * D, D * sizeof(half_t), 0);
-    const half_t* __restrict row = table + ids[i] * D;
-    const float a = weights ? weights[i] : 1.0f;
-    for (int64_t d = 0; d < D; ++d) out[d] += a * static_cast<float>(row[d]);
-  }
-  if (scale_after != 1.0f) {
-    for (int64_t d = 0; d < D; ++d) out[d] *= scale_after;
-  }
+void pool_feature_f32(int64_t D, const float* table, const FeatureBuffers& f, int64_t b_begin,
+                      int64_t b_end, float* output, int64_t output_stride) {
+  pool_feature(D, table, f, b_begin, b_end, output, output_stride);
+}
+
+TZREC_SIMD_CLONES
+void pool_feature_f16(int64_t D, const half_t* table, const FeatureBuffers& f, int64_t b_begin,
+                      int64_t b_end, float* output, int64_t output_stride) {
+  pool_feature(D, table, f, b_begin, b_end, output, output_stride);
 }
 
 // ---- backward ------------------------------------------------------------------------------------
+//
+// The backward runs as tasks, one per (trainable table, shard of its rows); a row belongs to shard
+// shard_of(row). A task scans the table's ids in batch order (features, then bags, then ids) and
+// adds each occurrence of one of its rows into that row's gradient accumulator (a slot, numbered in
+// order of first occurrence); the pooled-gradient blocks are thus read in order. It then updates its
+// rows one after the other, prefetching the weights and state of the rows ahead. Every row is owned
+// by exactly one task and summed in batch order, so results depend neither on the number of
+// threads nor on the number of shards.
 
-// One occurrence of a row in the batch: the pooled-gradient block it reads and its factor.
-struct Occurrence {
-  int64_t row;    // row of the table
-  int64_t src;    // offset of grad_output[b, output_offset] in the flat gradient
-  float scale;    // w_i * (mean ? 1 / L_b : 1)
+// Row -> slot map of one task: open addressing with linear probing. Entries carry the stamp of the
+// task that wrote them, so starting a task clears nothing.
+class RowSlotMap {
+ public:
+  // Starts an empty map for about `expected` distinct rows.
+  void start(int64_t expected) {
+    int64_t capacity = 64;
+    while (capacity < 2 * expected && capacity < (int64_t{1} << 40)) capacity <<= 1;
+    set_capacity(capacity);
+    rows_.clear();
+  }
+
+  // Slot of `row`, inserting it (as slot size() - 1) when new; *inserted says which.
+  int64_t find_or_insert(int64_t row, bool* inserted) {
+    for (uint64_t h = hash(row);; h = (h + 1) & mask_) {
+      Entry& e = entries_[h];
+      if (e.stamp != stamp_) {
+        const int64_t slot = static_cast<int64_t>(rows_.size());
+        e = Entry{row, static_cast<uint32_t>(slot), stamp_};
+        rows_.push_back(row);
+        *inserted = true;
+        if (2 * static_cast<int64_t>(rows_.size()) > static_cast<int64_t>(mask_ + 1)) grow();
+        return slot;
+      }
+      if (e.row == row) {
+        *inserted = false;
+        return e.slot;
+      }
+    }
+  }
+
+  int64_t size() const { return static_cast<int64_t>(rows_.size()); }
+  const std::vector<int64_t>& rows() const { return rows_; }  // slot -> row
+
+ private:
+  struct Entry {
+    int64_t row = 0;
+    uint32_t slot = 0;   // a task has fewer than 2^32 distinct rows (a batch far below 2^32 ids)
+    uint32_t stamp = 0;  // entries whose stamp is not stamp_ are empty
+  };
+
+  uint64_t hash(int64_t row) const {
+    return (static_cast<uint64_t>(row) * 0x9E3779B97F4A7C15ULL) >> shift_;
+  }
+
+  // Empties the map (bumps the stamp) and uses the first `capacity` (a power of 2) entries.
+  void set_capacity(int64_t capacity) {
+    if (static_cast<int64_t>(entries_.size()) < capacity) entries_.resize(capacity);
+    if (++stamp_ == 0) {  // wrapped: old stamps could match again
+      for (Entry& e : entries_) e.stamp = 0;
+      stamp_ = 1;
+    }
+    mask_ = static_cast<uint64_t>(capacity - 1);
+    int bits = 0;
+    while ((int64_t{1} << bits) < capacity) ++bits;
+    shift_ = 64 - bits;
+  }
+
+  void grow() {
+    set_capacity(2 * static_cast<int64_t>(mask_ + 1));
+    for (size_t slot = 0; slot < rows_.size(); ++slot) {
+      uint64_t h = hash(rows_[slot]);
+      while (entries_[h].stamp == stamp_) h = (h + 1) & mask_;
+      entries_[h] = Entry{rows_[slot], static_cast<uint32_t>(slot), stamp_};
+    }
+  }
+
+  std::vector<Entry> entries_;
+  std::vector<int64_t> rows_;
+  uint64_t mask_ = 0;
+  int shift_ = 64;
+  uint32_t stamp_ = 0;
 };
 
-// Stable LSD radix sort of `v` by row (rows in [0, num_rows)); `tmp` is scratch of the same size.
-void radix_sort_by_row(std::vector<Occurrence>& v, std::vector<Occurrence>& tmp, int64_t num_rows) {
-  constexpr int kBits = 11;
-  constexpr int64_t kBuckets = int64_t{1} << kBits;
-  int bits = 0;
-  while (bits < 63 && (int64_t{1} << bits) < num_rows) ++bits;
-  if (v.size() < 2 || bits == 0) return;
-  if (v.size() < 256) {
-    std::stable_sort(v.begin(), v.end(),
-                     [](const Occurrence& a, const Occurrence& b) { return a.row < b.row; });
-    return;
-  }
-  tmp.resize(v.size());
-  std::vector<int64_t> count(kBuckets);
-  for (int shift = 0; shift < bits; shift += kBits) {
-    std::fill(count.begin(), count.end(), 0);
-    for (const Occurrence& o : v) ++count[(o.row >> shift) & (kBuckets - 1)];
-    int64_t sum = 0;
-    for (int64_t& c : count) {
-      const int64_t here = c;
-      c = sum;
-      sum += here;
-    }
-    for (const Occurrence& o : v) tmp[count[(o.row >> shift) & (kBuckets - 1)]++] = o;
-    v.swap(tmp);
-  }
+// Shard of `row` among `num_shards` (a hash, so that Zipf-hot rows spread over the shards).
+inline int64_t shard_of(int64_t row, int64_t num_shards) {
+  const uint64_t h = (static_cast<uint64_t>(row) * 0xC2B2AE3D27D4EB4FULL) >> 32;
+  return static_cast<int64_t>((h * static_cast<uint64_t>(num_shards)) >> 32);
 }
 
-// g [D] = sum over occ of occ.scale * grad_output[occ.src : occ.src + D].
+// Adds the occurrences of feature f's ids that fall in `shard` into the slot accumulators
+// acc [slots, D]: acc[slot(row)] += w_i * (mean ? 1 / L_b : 1) * grad_output[b, output_offset:+D],
+// in bag order. A new slot starts from zero.
 TZREC_SIMD_CLONES
-void aggregate_row(int64_t D, const Occurrence* occ, int64_t n, const float* __restrict grad_output,
-                   float* __restrict g) {
-  for (int64_t d = 0; d < D; ++d) g[d] = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* __restrict src = grad_output + occ[i].src;
-    const float a = occ[i].scale;
-    for (int64_t d = 0; d < D; ++d) g[d] += a * src[d];
+void scatter_feature(int64_t D, const FeatureBuffers& f, int64_t batch_size,
+                     const float* __restrict grad_output, int64_t output_stride, int64_t shard,
+                     int64_t num_shards, RowSlotMap& map, std::vector<float>& acc) {
+  constexpr int64_t kAhead = 4;  // bags ahead whose gradient block is prefetched
+  for (int64_t b = 0; b < batch_size; ++b) {
+    const int64_t begin = f.offsets[b], end = f.offsets[b + 1];
+    if (begin == end) continue;
+    if (b + kAhead < batch_size) {
+      prefetch_row(grad_output + (b + kAhead) * output_stride + f.output_offset, D * 4, 0);
+    }
+    const float bag_scale = f.mean ? 1.0f / static_cast<float>(end - begin) : 1.0f;
+    const float* __restrict src = grad_output + b * output_stride + f.output_offset;
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t row = f.ids[i];
+      if (num_shards > 1 && shard_of(row, num_shards) != shard) continue;
+      const float a = (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale;
+      bool inserted = false;
+      const int64_t slot = map.find_or_insert(row, &inserted);
+      if (inserted && static_cast<int64_t>(acc.size()) < (slot + 1) * D) {
+        acc.resize(std::max<size_t>(2 * acc.size(), static_cast<size_t>((slot + 1) * D)));
+      }
+      float* __restrict g = acc.data() + slot * D;
+      if (inserted) {
+        for (int64_t d = 0; d < D; ++d) g[d] = 0.0f;
+      }
+      for (int64_t d = 0; d < D; ++d) g[d] += a * src[d];
+    }
   }
 }
 
@@ -145,181 +227,16 @@ void float_to_half(int64_t D, const float* __restrict src, half_t* __restrict ds
   for (int64_t d = 0; d < D; ++d) dst[d] = static_cast<half_t>(src[d]);
 }
 
-// The sorted occurrences of one trainable table and where each distinct row's run starts.
-struct TableRuns {
-  std::vector<Occurrence> occurrences;  // sorted by row
-  std::vector<int64_t> run_starts;      // [num_distinct_rows + 1], last = occurrences.size()
-};
-
-void collect_runs(const std::vector<FeatureBuffers>& features, int64_t table, int64_t batch_size,
-                  int64_t output_stride, int64_t num_rows, TableRuns& runs) {
-  int64_t total = 0;
-  for (const FeatureBuffers& f : features) {
-    if (f.table == table) total += f.offsets[batch_size] - f.offsets[0];
-  }
-  std::vector<Occurrence>& occ = runs.occurrences;
-  occ.resize(total);
-  int64_t k = 0;
-  for (const FeatureBuffers& f : features) {
-    if (f.table != table) continue;
-    for (int64_t b = 0; b < batch_size; ++b) {
-      const int64_t begin = f.offsets[b], end = f.offsets[b + 1];
-      const float bag_scale = f.mean && end > begin ? 1.0f / static_cast<float>(end - begin) : 1.0f;
-      const int64_t src = b * output_stride + f.output_offset;
-      for (int64_t i = begin; i < end; ++i) {
-        const float w = f.per_id_weights ? f.per_id_weights[i] : 1.0f;
-        occ[k++] = Occurrence{f.ids[i], src, w * bag_scale};
-      }
-    }
-  }
-  std::vector<Occurrence> tmp;
-  radix_sort_by_row(occ, tmp, num_rows);
-  runs.run_starts.clear();
-  for (int64_t i = 0; i < total; ++i) {
-    if (i == 0 || occ[i].row != occ[i - 1].row) runs.run_starts.push_back(i);
-  }
-  runs.run_starts.push_back(total);
-}
-
 int64_t state_stride(StateWidth width, int64_t dim) {
   return width == StateWidth::kFull ? dim : (width == StateWidth::kRow ? 1 : 0);
 }
 
-}  // namespace
-
-int64_t find_out_of_range_id(const int64_t* ids, int64_t num_ids, int64_t num_rows) {
-  std::atomic<int64_t> first_bad{num_ids};
-  parallel_for(num_ids, 1 << 16, [&](int64_t begin, int64_t end) {
-    bool bad = false;
-    for (int64_t i = begin; i < end; ++i) bad |= (ids[i] < 0) | (ids[i] >= num_rows);
-    if (!bad) return;
-    for (int64_t i = begin; i < end; ++i) {
-      if (ids[i] < 0 || ids[i] >= num_rows) {
-        int64_t cur = first_bad.load();
-        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
-        }
-        return;
-      }
-    }
-  });
-  const int64_t i = first_bad.load();
-  return i == num_ids ? -1 : i;
-}
-
-void pooled_forward(const std::vector<TableBuffers>& tables,
-                    const std::vector<FeatureBuffers>& features, int64_t batch_size, float* output,
-                    int64_t output_stride) {
-  parallel_for(batch_size, 16, [&](int64_t b_begin, int64_t b_end) {
-    // Feature by feature over this range of bags: the ids are read in order, so the rows of the
-    // next bags can be prefetched.
-    for (const FeatureBuffers& f : features) {
-      const TableBuffers& t = tables[f.table];
-      const int64_t range_end = f.offsets[b_end];
-      for (int64_t b = b_begin; b < b_end; ++b) {
-        const int64_t begin = f.offsets[b], n = f.offsets[b + 1] - begin;
-        const float* w = f.per_id_weights ? f.per_id_weights + begin : nullptr;
-        const float scale = f.mean && n > 0 ? 1.0f / static_cast<float>(n) : 1.0f;
-        float* out = output + b * output_stride + f.output_offset;
-        if (t.weight_type == WeightType::kFloat32) {
-          pool_bag_f32(t.dim, static_cast<const float*>(t.weight), f.ids + begin, n,
-                       range_end - begin, w, scale, out);
-        } else {
-          pool_bag_f16(t.dim, static_cast<const half_t*>(t.weight), f.ids + begin, n,
-                       range_end - begin, w, scale, out);
-        }
-      }
-    }
-  });
-}
-
-void backward_update(const std::vector<TableBuffers>& tables,
-                     const std::vector<FeatureBuffers>& features, int64_t batch_size,
-                     const float* grad_output, int64_t output_stride,
-                     const OptimizerStateLayout& layout) {
-  std::vector<int64_t> trainable;
-  int64_t max_dim = 0;
-  for (size_t t = 0; t < tables.size(); ++t) {
-    if (tables[t].trainable) trainable.push_back(static_cast<int64_t>(t));
-    max_dim = std::max(max_dim, tables[t].dim);
-  }
-  if (trainable.empty()) return;
-  // Phase 1 (parallel over tables): occurrences of each table sorted by row.
-  std::vector<TableRuns> runs(trainable.size());
-  parallel_for(static_cast<int64_t>(trainable.size()), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t t = trainable[k];
-      collect_runs(features, t, batch_size, output_stride, tables[t].num_rows, runs[k]);
-    }
-  });
-  // Phase 2 (parallel over the distinct rows of all tables): aggregate and update each row.
-  std::vector<int64_t> first_row(trainable.size() + 1, 0);  // global index of each table's runs
-  for (size_t k = 0; k < trainable.size(); ++k) {
-    first_row[k + 1] = first_row[k] + static_cast<int64_t>(runs[k].run_starts.size()) - 1;
-  }
-  parallel_for(first_row.back(), 64, [&](int64_t begin, int64_t end) {
-    std::vector<float> g(max_dim), w_buf(max_dim);
-    int64_t k = std::upper_bound(first_row.begin(), first_row.end(), begin) - first_row.begin() - 1;
-    for (int64_t r = begin; r < end; ++r) {
-      while (r >= first_row[k + 1]) ++k;
-      const TableBuffers& t = tables[trainable[k]];
-      const TableRuns& tr = runs[k];
-      const int64_t run = r - first_row[k];
-      const int64_t lo = tr.run_starts[run], hi = tr.run_starts[run + 1];
-      const int64_t row = tr.occurrences[lo].row;
-      const int64_t D = t.dim;
-      const int64_t num_runs = first_row[k + 1] - first_row[k];
-      if (run + kPrefetchRows < num_runs) {
-        const int64_t ahead = tr.occurrences[tr.run_starts[run + kPrefetchRows]].row;
-        const int64_t wbytes = D * (t.weight_type == WeightType::kFloat32 ? 4 : 2);
-        prefetch_row(static_cast<const char*>(t.weight) + ahead * wbytes, wbytes, 1);
-        if (t.momentum1) {
-          const int64_t s1 = state_stride(layout.momentum1, D);
-          prefetch_row(t.momentum1 + ahead * s1, s1 * 4, 1);
-        }
-        if (t.momentum2) {
-          const int64_t s2 = state_stride(layout.momentum2, D);
-          prefetch_row(t.momentum2 + ahead * s2, s2 * 4, 1);
-        }
-      }
-      if (run + kPrefetchGrads < num_runs) {
-        const int64_t a_lo = tr.run_starts[run + kPrefetchGrads];
-        const int64_t a_hi = std::min(tr.run_starts[run + kPrefetchGrads + 1], a_lo + 8);
-        for (int64_t i = a_lo; i < a_hi; ++i) {
-          prefetch_row(grad_output + tr.occurrences[i].src, D * 4, 0);
-        }
-      }
-      aggregate_row(D, tr.occurrences.data() + lo, hi - lo, grad_output, g.data());
-      float* m1 = t.momentum1 ? t.momentum1 + row * state_stride(layout.momentum1, D) : nullptr;
-      float* m2 = t.momentum2 ? t.momentum2 + row * state_stride(layout.momentum2, D) : nullptr;
-      if (t.weight_type == WeightType::kFloat32) {
-        apply_row_update(t.scalars, D, static_cast<float*>(t.weight) + row * D, g.data(), m1, m2);
-      } else {
-        half_t* w = static_cast<half_t*>(t.weight) + row * D;
-        half_to_float(D, w, w_buf.data());
-        apply_row_update(t.scalars, D, w_buf.data(), g.data(), m1, m2);
-        float_to_half(D, w_buf.data(), w);
-      }
-    }
-  });
-}
-
-void advise_huge_pages(void* p, int64_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (p == nullptr || bytes < static_cast<int64_t>(2 * kHuge)) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
-  // Advisory only: failure (e.g. THP disabled) leaves ordinary pages, which are correct.
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-}
-
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+// Runs fn over [0, n) in chunks of `chunk` items, claimed dynamically by the caller and by up to
+// at::get_num_threads() - 1 helper tasks on torch's inter-op pool (see parallel_for).
+void run_chunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  grain = std::max<int64_t>(grain, 1);
+  chunk = std::max<int64_t>(chunk, 1);
   const int64_t threads = std::max<int64_t>(at::get_num_threads(), 1);
-  // A few chunks per thread balance uneven rows (Zipf-skewed ids make some runs long).
-  const int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
   const int64_t chunks = (n + chunk - 1) / chunk;
   if (chunks <= 1 || threads <= 1 || at::in_parallel_region()) {
     fn(0, n);
@@ -359,6 +276,139 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   std::unique_lock<std::mutex> lock(shared->mu);
   shared->cv.wait(lock, [&] { return shared->done == chunks; });
   if (shared->error) std::rethrow_exception(shared->error);
+}
+
+}  // namespace
+
+int64_t find_out_of_range_id(const int64_t* ids, int64_t num_ids, int64_t num_rows) {
+  std::atomic<int64_t> first_bad{num_ids};
+  parallel_for(num_ids, 1 << 16, [&](int64_t begin, int64_t end) {
+    bool bad = false;
+    for (int64_t i = begin; i < end; ++i) bad |= (ids[i] < 0) | (ids[i] >= num_rows);
+    if (!bad) return;
+    for (int64_t i = begin; i < end; ++i) {
+      if (ids[i] < 0 || ids[i] >= num_rows) {
+        int64_t cur = first_bad.load();
+        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
+        }
+        return;
+      }
+    }
+  });
+  const int64_t i = first_bad.load();
+  return i == num_ids ? -1 : i;
+}
+
+void pooled_forward(const std::vector<TableBuffers>& tables,
+                    const std::vector<FeatureBuffers>& features, int64_t batch_size, float* output,
+                    int64_t output_stride) {
+  parallel_for(batch_size, 16, [&](int64_t b_begin, int64_t b_end) {
+    // Feature by feature over this range of bags: the ids are read in order, so the rows of the
+    // next bags can be prefetched.
+    for (const FeatureBuffers& f : features) {
+      const TableBuffers& t = tables[f.table];
+      if (t.weight_type == WeightType::kFloat32) {
+        pool_feature_f32(t.dim, static_cast<const float*>(t.weight), f, b_begin, b_end, output,
+                         output_stride);
+      } else {
+        pool_feature_f16(t.dim, static_cast<const half_t*>(t.weight), f, b_begin, b_end, output,
+                         output_stride);
+      }
+    }
+  });
+}
+
+void backward_update(const std::vector<TableBuffers>& tables,
+                     const std::vector<FeatureBuffers>& features, int64_t batch_size,
+                     const float* grad_output, int64_t output_stride,
+                     const OptimizerStateLayout& layout) {
+  // Occurrences per trainable table.
+  std::vector<int64_t> occurrences(tables.size(), 0);
+  for (const FeatureBuffers& f : features) {
+    if (tables[f.table].trainable) occurrences[f.table] += f.offsets[batch_size] - f.offsets[0];
+  }
+  int64_t total = 0;
+  for (int64_t n : occurrences) total += n;
+  if (total == 0) return;
+  // Tasks: tables with many occurrences are split into shards so that there are about 4 tasks per
+  // thread; the biggest tasks go first (dynamic claiming then balances the tail).
+  struct Task {
+    int64_t table, shard, num_shards, weight;
+  };
+  std::vector<Task> tasks;
+  const int64_t threads = std::max<int64_t>(at::get_num_threads(), 1);
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const int64_t n = occurrences[t];
+    if (n == 0) continue;
+    const int64_t shards =
+        threads == 1 ? 1 : std::min<int64_t>(64, std::max<int64_t>(1, (n * 4 * threads + total - 1) / total));
+    for (int64_t s = 0; s < shards; ++s) {
+      tasks.push_back(Task{static_cast<int64_t>(t), s, shards, n / shards});
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const Task& a, const Task& b) { return a.weight > b.weight; });
+  run_chunks(static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
+    // Scratch reused across tasks and calls on the same thread (no allocation in steady state).
+    thread_local RowSlotMap map;
+    thread_local std::vector<float> acc, w_buf;
+    for (int64_t k = begin; k < end; ++k) {
+      const Task& task = tasks[k];
+      const TableBuffers& t = tables[task.table];
+      const int64_t D = t.dim;
+      map.start(occurrences[task.table] / task.num_shards);
+      for (const FeatureBuffers& f : features) {
+        if (f.table != task.table) continue;
+        scatter_feature(D, f, batch_size, grad_output, output_stride, task.shard, task.num_shards,
+                        map, acc);
+      }
+      // Update the task's rows in slot order, prefetching the rows kPrefetchRows ahead.
+      const int64_t* rows = map.rows().data();
+      const int64_t num_slots = map.size();
+      const int64_t wbytes = D * (t.weight_type == WeightType::kFloat32 ? 4 : 2);
+      const int64_t s1 = state_stride(layout.momentum1, D), s2 = state_stride(layout.momentum2, D);
+      if (static_cast<int64_t>(w_buf.size()) < D) w_buf.resize(D);
+      for (int64_t slot = 0; slot < num_slots; ++slot) {
+        if (slot + kPrefetchRows < num_slots) {
+          const int64_t ahead = rows[slot + kPrefetchRows];
+          prefetch_row(static_cast<const char*>(t.weight) + ahead * wbytes, wbytes, 1);
+          if (t.momentum1) prefetch_row(t.momentum1 + ahead * s1, s1 * 4, 1);
+          if (t.momentum2) prefetch_row(t.momentum2 + ahead * s2, s2 * 4, 1);
+        }
+        const int64_t row = rows[slot];
+        float* g = acc.data() + slot * D;
+        float* m1 = t.momentum1 ? t.momentum1 + row * s1 : nullptr;
+        float* m2 = t.momentum2 ? t.momentum2 + row * s2 : nullptr;
+        if (t.weight_type == WeightType::kFloat32) {
+          apply_row_update(t.scalars, D, static_cast<float*>(t.weight) + row * D, g, m1, m2);
+        } else {
+          half_t* w = static_cast<half_t*>(t.weight) + row * D;
+          half_to_float(D, w, w_buf.data());
+          apply_row_update(t.scalars, D, w_buf.data(), g, m1, m2);
+          float_to_half(D, w_buf.data(), w);
+        }
+      }
+    }
+  });
+}
+
+void advise_huge_pages(void* p, int64_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (p == nullptr || bytes < static_cast<int64_t>(2 * kHuge)) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
+  // Advisory only: failure (e.g. THP disabled) leaves ordinary pages, which are correct.
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t threads = std::max<int64_t>(at::get_num_threads(), 1);
+  // A few chunks per thread balance uneven rows (Zipf-skewed ids make some runs long).
+  run_chunks(n, std::max(grain, (n + 4 * threads - 1) / (4 * threads)), fn);
 }
 
 }  // namespace tzrec::embedding::tbe

@@ -6,8 +6,10 @@
 // Inputs are plain buffers; callers (FusedEmbeddingBags) validate them first: every id of a
 // feature in [0, num_rows) of its table (find_out_of_range_id), offsets [B + 1] non-decreasing from
 // 0. Work is split over torch's intra-op thread count: the forward over bags, the backward over
-// distinct rows (so no two threads ever update the same row). Results do not depend on the number
-// of threads: each row's gradient is summed in one fixed order (features, then bags, then ids).
+// tasks of one table each (tables with a large share of the batch's ids are split into shards of
+// rows by a hash of the row), so no two threads ever update the same row. Results do not depend on
+// the number of threads: each row's gradient is summed in one fixed order (features, then bags,
+// then ids).
 #pragma once
 
 #include <cstdint>

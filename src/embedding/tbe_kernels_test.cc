@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,66 @@ TEST(TbeKernelsTest, LargeBatchMatchesEmbeddingBag) {
       << (before - weight - leaf.grad()).abs().max();
 }
 
+// One table shared by three features with several threads: the backward splits the table into
+// shards of rows (hash of the row) and grows its row maps; the result must still equal autograd's
+// gradient (sgd at lr 1) and be bitwise the same as with one thread.
+TEST(TbeKernelsTest, ShardedBackwardMatchesAutogradAndOneThread) {
+  torch::manual_seed(5);
+  const int64_t B = 900, rows = 3000, D = 20;
+  const torch::Tensor initial = torch::randn({rows, D});
+  std::vector<torch::Tensor> ids, offsets, psw;
+  for (int f = 0; f < 3; ++f) {
+    torch::Tensor lengths = torch::randint(0, 15, {B}, torch::kInt64);
+    ids.push_back(zipf_ids(lengths.sum().item<int64_t>(), rows));
+    offsets.push_back(offsets_from_lengths(lengths));
+    psw.push_back(torch::rand({ids.back().numel()}));
+  }
+  std::vector<tbe::FeatureBuffers> features;
+  for (int f = 0; f < 3; ++f) {
+    tbe::FeatureBuffers fb;
+    fb.ids = ids[f].data_ptr<int64_t>();
+    fb.offsets = offsets[f].data_ptr<int64_t>();
+    fb.per_id_weights = f == 0 ? psw[f].data_ptr<float>() : nullptr;
+    fb.mean = f == 1;
+    fb.output_offset = f * D;
+    features.push_back(fb);
+  }
+  const torch::Tensor grad_out = torch::randn({B, 3 * D});
+  FusedOptimizerOptions sgd;
+  auto run = [&](int threads) {
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    torch::Tensor weight = initial.clone();
+    tbe::TableBuffers table;
+    table.weight = weight.data_ptr<float>();
+    table.num_rows = rows;
+    table.dim = D;
+    table.scalars = make_row_update_scalars(sgd, 1.0, 1);
+    tbe::backward_update({table}, features, B, grad_out.data_ptr<float>(), 3 * D,
+                         state_layout(FusedOptimizerKind::kSgd));
+    at::set_num_threads(before);
+    return weight;
+  };
+  const torch::Tensor one = run(1), four = run(4);
+  EXPECT_TRUE(torch::equal(one, four)) << (one - four).abs().max();
+
+  torch::Tensor leaf = initial.clone().requires_grad_(true);
+  std::vector<torch::Tensor> ref;
+  for (int f = 0; f < 3; ++f) {
+    torch::Tensor o = std::get<0>(torch::embedding_bag(leaf, ids[f], offsets[f], false, 0, false,
+                                                       f == 0 ? psw[f] : torch::Tensor(), true));
+    if (f == 1) {
+      torch::Tensor len = (offsets[f].slice(0, 1) - offsets[f].slice(0, 0, -1)).clamp_min(1);
+      o = o / len.to(torch::kFloat32).unsqueeze(1);
+    }
+    ref.push_back(o);
+  }
+  torch::cat(ref, 1).backward(grad_out);
+  // Hot rows sum ~1000 terms, in another order than autograd's: float rounding ~1e-5 of the sum.
+  const torch::Tensor expected = initial - leaf.grad();
+  EXPECT_TRUE(torch::allclose(four, expected, 1e-4, 1e-4)) << (four - expected).abs().max();
+}
+
 // ---- timing comparison (run by hand) --------------------------------------------------------------
 // build/tzrec_embedding_test --gtest_also_run_disabled_tests --gtest_filter='*Benchmark*'
 // Shape: 26 features, one table each (TZREC_TBE_BENCH_ROWS rows, default 1M; dim 64), ~10 ids per
@@ -188,6 +249,92 @@ TEST(TbeKernelsTest, DISABLED_BenchmarkVsPlainEmbeddingBag) {
               1e3 * fused_s / n, 1e3 * fused_forward_s / n, plain_s / fused_s);
   // Same data and updates: the two paths must agree (a sanity check of the comparison).
   EXPECT_TRUE(torch::allclose(fused_w[0], plain_w[0].detach(), 1e-4, 1e-5));
+}
+
+
+// Kernels only, shape (b) of bench/train_speed.sh: 26 features, one table each
+// (TZREC_TBE_BENCH_ROWS rows, default 1M; dim 64), 1..19 ids per bag (Zipf 1.05 ranks scattered
+// over the rows), batch 4096, adagrad; TZREC_TBE_BENCH_STEPS timed steps (default 5), TZREC_TBE_BENCH_THREADS threads (default 2).
+// Prints the mean pooled_forward and backward_update times. Needs about 2 * 4 * 64 * 26 * rows bytes.
+// build/tzrec_embedding_test --gtest_also_run_disabled_tests --gtest_filter='*BenchmarkKernels*'
+TEST(TbeKernelsTest, DISABLED_BenchmarkKernelsMultiHot) {
+  const char* env = std::getenv("TZREC_TBE_BENCH_ROWS");
+  const int64_t rows = env ? std::atoll(env) : 1000000;
+  const char* env_steps = std::getenv("TZREC_TBE_BENCH_STEPS");
+  const int64_t steps = env_steps ? std::atoll(env_steps) : 5;
+  const char* env_threads = std::getenv("TZREC_TBE_BENCH_THREADS");
+  const int threads_before = at::get_num_threads();
+  at::set_num_threads(env_threads ? std::atoi(env_threads) : 2);
+  torch::manual_seed(0);
+  const int64_t F = 26, D = 64, B = 4096;
+  std::vector<torch::Tensor> weights, states;
+  std::vector<tbe::TableBuffers> tables;
+  FusedOptimizerOptions fo;
+  fo.kind = FusedOptimizerKind::kAdagrad;
+  for (int64_t f = 0; f < F; ++f) {
+    weights.push_back(empty_embedding_weight(rows, D, torch::kFloat32).fill_(0.01));
+    states.push_back(empty_embedding_weight(rows, D, torch::kFloat32).fill_(0.0));
+    tbe::TableBuffers t;
+    t.weight = weights.back().data_ptr();
+    t.num_rows = rows;
+    t.dim = D;
+    t.momentum1 = states.back().data_ptr<float>();
+    t.scalars = make_row_update_scalars(fo, 0.01, 1);
+    tables.push_back(t);
+  }
+  std::vector<double> cdf(rows);
+  double acc = 0;
+  for (int64_t k = 0; k < rows; ++k) cdf[k] = acc += std::pow(static_cast<double>(k + 1), -1.05);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0.0, acc);
+  // Per step and feature: ids and offsets.
+  std::vector<std::vector<std::vector<int64_t>>> ids(steps + 1), offsets(steps + 1);
+  for (int64_t s = 0; s <= steps; ++s) {
+    for (int64_t f = 0; f < F; ++f) {
+      std::vector<int64_t> off{0}, v;
+      const int64_t mult = 2 * f + 7919, add = 104729 * f;
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t len = 1 + static_cast<int64_t>(rng() % 19);
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t rank = std::min<int64_t>(
+              std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin(), rows - 1);
+          v.push_back((rank * mult + add) % rows);
+        }
+        off.push_back(static_cast<int64_t>(v.size()));
+      }
+      ids[s].push_back(std::move(v));
+      offsets[s].push_back(std::move(off));
+    }
+  }
+  torch::Tensor out = torch::empty({B, F * D});
+  torch::Tensor grad = torch::randn({B, F * D}) * 0.01;
+  using Clock = std::chrono::steady_clock;
+  double fwd = 0, bwd = 0;
+  for (int64_t s = 0; s <= steps; ++s) {
+    std::vector<tbe::FeatureBuffers> features;
+    for (int64_t f = 0; f < F; ++f) {
+      tbe::FeatureBuffers fb;
+      fb.ids = ids[s][f].data();
+      fb.offsets = offsets[s][f].data();
+      fb.table = f;
+      fb.output_offset = f * D;
+      features.push_back(fb);
+    }
+    auto t0 = Clock::now();
+    tbe::pooled_forward(tables, features, B, out.data_ptr<float>(), F * D);
+    auto t1 = Clock::now();
+    tbe::backward_update(tables, features, B, grad.data_ptr<float>(), F * D,
+                         state_layout(FusedOptimizerKind::kAdagrad));
+    auto t2 = Clock::now();
+    if (s == 0) continue;  // warm-up
+    fwd += std::chrono::duration<double>(t1 - t0).count();
+    bwd += std::chrono::duration<double>(t2 - t1).count();
+  }
+  std::printf("threads %d, rows %lld: forward %.1f ms, backward+update %.1f ms per step; "
+              "checksum %.6f\n",
+              at::get_num_threads(), static_cast<long long>(rows), 1e3 * fwd / steps,
+              1e3 * bwd / steps, out.sum().item<double>() + weights[3].sum().item<double>());
+  at::set_num_threads(threads_before);
 }
 
 }  // namespace
