@@ -102,57 +102,11 @@ void update_rowwise_adagrad(const RowUpdateScalars& s, int64_t D, float* __restr
   for (int64_t d = 0; d < D; ++d) w[d] = correction * w[d] - mult * g[d];
 }
 
+// The Adam direction shared by adam and lamb: updates m1, m2 and writes
+// r = (m1/bc1) / (sqrt(m2/bc2) + eps) + wd*w into g (scratch, no longer needed as the gradient).
 TZREC_SIMD_CLONES
-void update_adam(const RowUpdateScalars& s, int64_t D, float* __restrict w, const float* __restrict g,
-                 float* __restrict m1, float* __restrict m2) {
-  const float b1 = s.beta1, b2 = s.beta2, lr = s.lr, eps = s.eps, wd = s.weight_decay;
-  const float ibc1 = s.inv_bias_correction1, ibc2 = s.inv_bias_correction2;
-  float root[kBlock];
-  for (int64_t d0 = 0; d0 < D; d0 += kBlock) {
-    const int64_t n = std::min(kBlock, D - d0);
-    float* __restrict wb = w + d0;
-    const float* __restrict gb = g + d0;
-    float* __restrict mb1 = m1 + d0;
-    float* __restrict mb2 = m2 + d0;
-    for (int64_t k = 0; k < n; ++k) {
-      const float m = b1 * mb1[k] + (1.0f - b1) * gb[k];
-      const float v = b2 * mb2[k] + (1.0f - b2) * gb[k] * gb[k];
-      mb1[k] = m;
-      mb2[k] = v;
-      root[k] = v * ibc2;
-    }
-    sqrt_inplace(n, root);
-    for (int64_t k = 0; k < n; ++k) wb[k] -= lr * ((mb1[k] * ibc1) / (root[k] + eps) + wd * wb[k]);
-  }
-}
-
-TZREC_SIMD_CLONES
-void update_partial_rowwise_adam(const RowUpdateScalars& s, int64_t D, float* __restrict w,
-                                 const float* __restrict g, float* __restrict m1,
-                                 float* __restrict m2) {
-  const float b1 = s.beta1, b2 = s.beta2, lr = s.lr, wd = s.weight_decay;
-  const float v = b2 * m2[0] + (1.0f - b2) * (sum_squares(D, g) / static_cast<float>(D));
-  m2[0] = v;
-  const float inv_denom = 1.0f / (std::sqrt(v * s.inv_bias_correction2) + s.eps);
-  const float ibc1 = s.inv_bias_correction1;
-  for (int64_t d = 0; d < D; ++d) {
-    const float m = b1 * m1[d] + (1.0f - b1) * g[d];
-    m1[d] = m;
-    w[d] -= lr * ((m * ibc1) * inv_denom + wd * w[d]);
-  }
-}
-
-// Shared tail of lamb / partial_rowwise_lamb: r is in g; w -= lr * |w|/|r| * r.
-TZREC_SIMD_CLONES
-void apply_trust_ratio(float lr, int64_t D, float* __restrict w, const float* __restrict r) {
-  const float ratio = safe_ratio(std::sqrt(sum_squares(D, w)), std::sqrt(sum_squares(D, r)));
-  const float step = lr * ratio;
-  for (int64_t d = 0; d < D; ++d) w[d] -= step * r[d];
-}
-
-TZREC_SIMD_CLONES
-void update_lamb(const RowUpdateScalars& s, int64_t D, float* __restrict w, float* __restrict g,
-                 float* __restrict m1, float* __restrict m2) {
+void adam_direction(const RowUpdateScalars& s, int64_t D, const float* __restrict w,
+                    float* __restrict g, float* __restrict m1, float* __restrict m2) {
   const float b1 = s.beta1, b2 = s.beta2, eps = s.eps, wd = s.weight_decay;
   const float ibc1 = s.inv_bias_correction1, ibc2 = s.inv_bias_correction2;
   float root[kBlock];
@@ -170,14 +124,15 @@ void update_lamb(const RowUpdateScalars& s, int64_t D, float* __restrict w, floa
       root[k] = v * ibc2;
     }
     sqrt_inplace(n, root);
-    for (int64_t k = 0; k < n; ++k) gb[k] = (mb1[k] * ibc1) / (root[k] + eps) + wd * wb[k];  // r
+    for (int64_t k = 0; k < n; ++k) gb[k] = (mb1[k] * ibc1) / (root[k] + eps) + wd * wb[k];
   }
-  apply_trust_ratio(s.lr, D, w, g);
 }
 
+// The same for partial_rowwise_adam / _lamb, whose m2 is one value per row (mean of g^2).
 TZREC_SIMD_CLONES
-void update_partial_rowwise_lamb(const RowUpdateScalars& s, int64_t D, float* __restrict w,
-                                 float* __restrict g, float* __restrict m1, float* __restrict m2) {
+void partial_rowwise_adam_direction(const RowUpdateScalars& s, int64_t D, const float* __restrict w,
+                                    float* __restrict g, float* __restrict m1,
+                                    float* __restrict m2) {
   const float b1 = s.beta1, b2 = s.beta2, wd = s.weight_decay;
   const float v = b2 * m2[0] + (1.0f - b2) * (sum_squares(D, g) / static_cast<float>(D));
   m2[0] = v;
@@ -186,9 +141,22 @@ void update_partial_rowwise_lamb(const RowUpdateScalars& s, int64_t D, float* __
   for (int64_t d = 0; d < D; ++d) {
     const float m = b1 * m1[d] + (1.0f - b1) * g[d];
     m1[d] = m;
-    g[d] = (m * ibc1) * inv_denom + wd * w[d];  // r
+    g[d] = (m * ibc1) * inv_denom + wd * w[d];
   }
-  apply_trust_ratio(s.lr, D, w, g);
+}
+
+// Adam tail: w -= lr * r.
+TZREC_SIMD_CLONES
+void apply_step(float lr, int64_t D, float* __restrict w, const float* __restrict r) {
+  for (int64_t d = 0; d < D; ++d) w[d] -= lr * r[d];
+}
+
+// LAMB tail: w -= lr * |w|/|r| * r (trust ratio from the pre-update w).
+TZREC_SIMD_CLONES
+void apply_trust_ratio(float lr, int64_t D, float* __restrict w, const float* __restrict r) {
+  const float ratio = safe_ratio(std::sqrt(sum_squares(D, w)), std::sqrt(sum_squares(D, r)));
+  const float step = lr * ratio;
+  for (int64_t d = 0; d < D; ++d) w[d] -= step * r[d];
 }
 
 TZREC_SIMD_CLONES
@@ -270,10 +238,22 @@ void apply_row_update(const RowUpdateScalars& s, int64_t D, float* w, float* g, 
     case K::kSgd: update_sgd(s, D, w, g); return;
     case K::kAdagrad: update_adagrad(s, D, w, g, m1); return;
     case K::kRowwiseAdagrad: update_rowwise_adagrad(s, D, w, g, m1); return;
-    case K::kAdam: update_adam(s, D, w, g, m1, m2); return;
-    case K::kLamb: update_lamb(s, D, w, g, m1, m2); return;
-    case K::kPartialRowwiseAdam: update_partial_rowwise_adam(s, D, w, g, m1, m2); return;
-    case K::kPartialRowwiseLamb: update_partial_rowwise_lamb(s, D, w, g, m1, m2); return;
+    case K::kAdam:
+      adam_direction(s, D, w, g, m1, m2);
+      apply_step(s.lr, D, w, g);
+      return;
+    case K::kLamb:
+      adam_direction(s, D, w, g, m1, m2);
+      apply_trust_ratio(s.lr, D, w, g);
+      return;
+    case K::kPartialRowwiseAdam:
+      partial_rowwise_adam_direction(s, D, w, g, m1, m2);
+      apply_step(s.lr, D, w, g);
+      return;
+    case K::kPartialRowwiseLamb:
+      partial_rowwise_adam_direction(s, D, w, g, m1, m2);
+      apply_trust_ratio(s.lr, D, w, g);
+      return;
     case K::kLarsSgd: update_lars_sgd(s, D, w, g, m1); return;
   }
 }
