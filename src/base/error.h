@@ -46,6 +46,13 @@ class NotSupportedError : public Error {
       : Error("not supported yet: " + what) {}
 };
 
+// A distributed run failed: a collective timed out or a peer rank died / stalled. The message names
+// the collective and, where known, the rank at fault.
+class DistributedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // I/O failure on a file we were asked to read or write.
 class IoError : public Error {
  public:

@@ -31,7 +31,8 @@ int run(int argc, char** argv) {
   std::vector<Action> actions = {add_train_eval_command(app), add_eval_command(app),
                                  add_check_config_command(app), add_gen_data_command(app),
                                  add_list_checkpoint_params_command(app),
-                                 add_parquet_meta_command(app), add_parquet_cat_command(app)};
+                                 add_parquet_meta_command(app), add_parquet_cat_command(app),
+                                 add_launch_command(app), add_plan_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

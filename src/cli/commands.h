@@ -16,5 +16,7 @@ Action add_gen_data_command(CLI::App& app);
 Action add_list_checkpoint_params_command(CLI::App& app);
 Action add_parquet_meta_command(CLI::App& app);
 Action add_parquet_cat_command(CLI::App& app);
+Action add_launch_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 
 }  // namespace tzrec::cli

@@ -18,7 +18,9 @@ void check_module_name(const std::string& name, const std::string& what) {
 
 EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> tables,
                                                        std::vector<BagConfig> bags)
-    : table_configs_(std::move(tables)), bag_configs_(std::move(bags)) {
+    : table_configs_(std::move(tables)),
+      bag_configs_(std::move(bags)),
+      deferred_(DeferTableAllocation::active()) {
   std::unordered_map<std::string, int64_t> table_index;
   std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> holders;
   for (const TableConfig& t : table_configs_) {
@@ -28,15 +30,17 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
           "embedding table '{}': num_embeddings ({}) and embedding_dim ({}) must be positive", t.name,
           t.num_embeddings, t.embedding_dim));
     }
-    if (!table_index.emplace(t.name, static_cast<int64_t>(weights_.size())).second) {
+    if (!table_index.emplace(t.name, static_cast<int64_t>(table_index.size())).second) {
       throw ConfigError(fmt::format("embedding table '{}' is defined twice", t.name));
     }
-    torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, torch::kFloat32);
-    init_table_weight(t, w);
     auto holder = std::make_shared<torch::nn::Module>();
-    w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
+    if (!deferred_) {
+      torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, torch::kFloat32);
+      init_table_weight(t, w);
+      w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
+      weights_.push_back(w);
+    }
     holders.emplace_back(t.name, holder);
-    weights_.push_back(w);
   }
   // "embedding_bags.<table>.weight", TorchRec's EmbeddingBagCollection state-dict layout.
   embedding_bags_ = register_module("embedding_bags", torch::nn::ModuleDict(holders));
@@ -68,6 +72,7 @@ std::vector<int64_t> EmbeddingBagCollectionImpl::bag_dims() const {
 FusedEmbeddingBags& EmbeddingBagCollectionImpl::enable_fused_optimizer(
     const FusedOptimizerOptions& options) {
   TORCH_CHECK(!fused_, "enable_fused_optimizer() called twice");
+  TORCH_CHECK(!deferred_, "enable_fused_optimizer() on a collection with deferred (sharded) tables");
   std::vector<FusedTableSpec> tables;
   for (size_t t = 0; t < table_configs_.size(); ++t) {
     tables.push_back(FusedTableSpec{table_configs_[t].name, weights_[t], table_configs_[t].trainable});
@@ -80,9 +85,9 @@ FusedEmbeddingBags& EmbeddingBagCollectionImpl::enable_fused_optimizer(
   return *fused_;
 }
 
-sparse::KeyedTensor EmbeddingBagCollectionImpl::forward_fused(const sparse::KeyedJaggedTensor& kjt) {
+std::vector<FusedFeatureInput> EmbeddingBagCollectionImpl::fused_inputs(
+    const sparse::KeyedJaggedTensor& kjt) const {
   std::vector<FusedFeatureInput> inputs;
-  std::vector<std::string> keys;
   inputs.reserve(bag_configs_.size());
   for (const BagConfig& bag : bag_configs_) {
     if (!kjt.contains(bag.feature_name)) {
@@ -95,14 +100,28 @@ sparse::KeyedTensor EmbeddingBagCollectionImpl::forward_fused(const sparse::Keye
     in.lengths = jt.lengths;
     if (bag.weighted && jt.weights.defined()) in.weights = jt.weights;
     inputs.push_back(std::move(in));
-    keys.push_back(bag.key());
   }
-  return sparse::KeyedTensor(std::move(keys), fused_->feature_dims(), fused_->forward(inputs));
+  return inputs;
+}
+
+sparse::KeyedTensor EmbeddingBagCollectionImpl::forward_fused(const sparse::KeyedJaggedTensor& kjt) {
+  std::vector<std::string> keys;
+  for (const BagConfig& bag : bag_configs_) keys.push_back(bag.key());
+  std::vector<FusedFeatureInput> inputs = fused_inputs(kjt);
+  torch::Tensor pooled = sharded_ ? sharded_->forward(inputs) : fused_->forward(inputs);
+  return sparse::KeyedTensor(std::move(keys), bag_dims(), std::move(pooled));
+}
+
+void EmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<ShardedLookup> lookup) {
+  TORCH_CHECK(deferred_, "attach_sharded() needs a collection built under DeferTableAllocation");
+  TORCH_CHECK(!sharded_, "attach_sharded() called twice");
+  sharded_ = std::move(lookup);
 }
 
 sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
   if (bag_configs_.empty()) return sparse::KeyedTensor();
-  if (fused_) return forward_fused(kjt);
+  if (fused_ || sharded_) return forward_fused(kjt);
+  TORCH_CHECK(!deferred_, "EmbeddingBagCollection: tables are deferred but no sharded lookup is attached");
   const int64_t batch_size = kjt.stride();
   std::vector<std::string> keys;
   std::vector<torch::Tensor> pooled;
@@ -158,10 +177,19 @@ sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJagge
 
 std::vector<EmbeddingTable> EmbeddingBagCollectionImpl::tables() {
   std::vector<EmbeddingTable> out;
+  if (deferred_) return out;
   for (size_t t = 0; t < table_configs_.size(); ++t) {
     out.push_back(EmbeddingTable{table_configs_[t].name, weights_[t], table_configs_[t].trainable});
   }
   return out;
 }
+
+namespace {
+thread_local bool defer_tables = false;
+}  // namespace
+
+DeferTableAllocation::DeferTableAllocation() : previous_(defer_tables) { defer_tables = true; }
+DeferTableAllocation::~DeferTableAllocation() { defer_tables = previous_; }
+bool DeferTableAllocation::active() { return defer_tables; }
 
 }  // namespace tzrec::embedding

@@ -5,7 +5,9 @@
 //     and for generic autograd use;
 //   - fused (enable_fused_optimizer, what training uses): one table-batched operator for all bags
 //     whose backward applies the sparse optimizer to the touched rows in place and leaves the
-//     weight gradients undefined (embedding/fused_embedding_bags.h), like TorchRec's fused TBE.
+//     weight gradients undefined (embedding/fused_embedding_bags.h), like TorchRec's fused TBE;
+//   - sharded (built under DeferTableAllocation, then attach_sharded): no local table; lookups go
+//     to a ShardedLookup over the tables' shards on all ranks (embedding/sharded_lookup.h).
 #pragma once
 
 #include <map>
@@ -17,6 +19,7 @@
 
 #include "embedding/embedding_config.h"
 #include "embedding/fused_embedding_bags.h"
+#include "embedding/sharded_lookup.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -37,6 +40,7 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   sparse::KeyedTensor forward(const sparse::KeyedJaggedTensor& kjt);
 
   // Tables in config order; weight is the registered parameter ("embedding_bags.<table>.weight").
+  // Empty for a collection whose tables are deferred (sharded).
   std::vector<EmbeddingTable> tables();
   const std::vector<TableConfig>& table_configs() const { return table_configs_; }
   const std::vector<BagConfig>& bag_configs() const { return bag_configs_; }
@@ -50,8 +54,15 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   // nullptr in plain mode.
   FusedEmbeddingBags* fused() { return fused_.get(); }
 
+  // Whether the collection was built under DeferTableAllocation (no local tables).
+  bool tables_deferred() const { return deferred_; }
+  // Routes every lookup to `lookup` (only for a deferred collection; once).
+  void attach_sharded(std::shared_ptr<ShardedLookup> lookup);
+  ShardedLookup* sharded() { return sharded_.get(); }
+
  private:
   sparse::KeyedTensor forward_fused(const sparse::KeyedJaggedTensor& kjt);
+  std::vector<FusedFeatureInput> fused_inputs(const sparse::KeyedJaggedTensor& kjt) const;
 
   std::vector<TableConfig> table_configs_;
   std::vector<BagConfig> bag_configs_;
@@ -59,6 +70,8 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   torch::nn::ModuleDict embedding_bags_{nullptr};  // "embedding_bags" → "<table>" → "weight"
   std::vector<torch::Tensor> weights_;             // [num_embeddings, dim] per table
   std::unique_ptr<FusedEmbeddingBags> fused_;
+  bool deferred_ = false;
+  std::shared_ptr<ShardedLookup> sharded_;
 };
 TORCH_MODULE(EmbeddingBagCollection);
 

@@ -219,3 +219,48 @@ TEST_F(EbcTest, ConfigErrors) {
 
 }  // namespace
 }  // namespace tzrec::embedding
+
+namespace tzrec::embedding {
+namespace {
+
+// Stand-in for dist's sharded tables: records its inputs, returns a known output.
+class RecordingLookup : public ShardedLookup {
+ public:
+  torch::Tensor forward(const std::vector<FusedFeatureInput>& inputs) override {
+    seen = inputs;
+    return torch::arange(4 * 14, torch::kFloat32).view({4, 14});
+  }
+  std::vector<FusedFeatureInput> seen;
+};
+
+TEST_F(EbcTest, DeferredTablesAllocateNothingAndRouteToTheShardedLookup) {
+  EmbeddingBagCollection ebc{nullptr};
+  {
+    DeferTableAllocation defer;
+    EXPECT_TRUE(DeferTableAllocation::active());
+    ebc = EmbeddingBagCollection(tables_, bags());
+  }
+  EXPECT_FALSE(DeferTableAllocation::active());
+  EXPECT_TRUE(ebc->tables_deferred());
+  EXPECT_TRUE(ebc->tables().empty());
+  EXPECT_TRUE(ebc->parameters().empty());
+  EXPECT_THROW(ebc->forward(kjt_), c10::Error);  // nothing attached yet
+  EXPECT_THROW(ebc->enable_fused_optimizer(FusedOptimizerOptions{}), c10::Error);
+
+  auto lookup = std::make_shared<RecordingLookup>();
+  ebc->attach_sharded(lookup);
+  sparse::KeyedTensor out = ebc->forward(kjt_);
+  EXPECT_EQ(out.keys(), (std::vector<std::string>{"f_a", "f_b", "f_c", "f_c_mean"}));
+  EXPECT_EQ(out.length_per_key(), (std::vector<int64_t>{4, 4, 3, 3}));
+  EXPECT_TRUE(torch::equal(out.values(), torch::arange(4 * 14, torch::kFloat32).view({4, 14})));
+  // One input per bag, in bag order; weights only for weighted bags.
+  ASSERT_EQ(lookup->seen.size(), 4u);
+  EXPECT_TRUE(torch::equal(lookup->seen[0].ids, a_.values));
+  EXPECT_FALSE(lookup->seen[0].weights.defined());
+  EXPECT_TRUE(torch::equal(lookup->seen[1].lengths, b_.lengths));
+  EXPECT_TRUE(torch::equal(lookup->seen[2].weights, c_.weights));
+  EXPECT_TRUE(torch::equal(lookup->seen[3].ids, c_.values));
+}
+
+}  // namespace
+}  // namespace tzrec::embedding

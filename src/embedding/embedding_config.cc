@@ -169,9 +169,10 @@ void init_table_weight(const TableConfig& table, torch::Tensor& weight) {
   }
   InitFnParser p(table);
   std::string fn = p.parse();
-  // A 2-D tensor [rows, dim] has fan_in = dim, fan_out = rows (torch _calculate_fan_in_and_fan_out).
-  const double fan_in = static_cast<double>(weight.size(1));
-  const double fan_out = static_cast<double>(weight.size(0));
+  // A 2-D tensor [rows, dim] has fan_in = dim, fan_out = rows (torch _calculate_fan_in_and_fan_out),
+  // taken from the whole table so that a shard is drawn from the table's distribution.
+  const double fan_in = static_cast<double>(table.embedding_dim);
+  const double fan_out = static_cast<double>(table.num_embeddings);
   if (fn == "uniform_") {
     weight.uniform_(p.number("a"), p.number("b"));
   } else if (fn == "normal_") {

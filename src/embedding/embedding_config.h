@@ -60,7 +60,8 @@ struct EmbeddingTable {
   bool trainable = true;
 };
 
-// Fills `weight` [num_embeddings, dim] in place (under NoGradGuard) according to table.init_fn.
+// Fills `weight` [num_embeddings, dim] — or a block (shard) of the table: the distribution always
+// follows the whole table's shape — in place (under NoGradGuard) according to table.init_fn.
 // Supported init_fn strings (optional "torch." prefix, keyword arguments as in torch.nn.init):
 //   nn.init.uniform_[,a=..,b=..]            nn.init.normal_[,mean=..,std=..]
 //   nn.init.trunc_normal_[,mean,std,a,b]    nn.init.constant_,val=..   nn.init.zeros_  nn.init.ones_

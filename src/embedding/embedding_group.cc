@@ -154,6 +154,10 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
 
 std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() { return data_->ebc->tables(); }
 
+std::string EmbeddingGroupImpl::table_parameter_name(const std::string& table) {
+  return "emb_impls.__BASE__.ebc.embedding_bags." + table + ".weight";
+}
+
 FusedEmbeddingBags& EmbeddingGroupImpl::enable_fused_optimizer(
     const FusedOptimizerOptions& options) {
   return data_->ebc->enable_fused_optimizer(options);

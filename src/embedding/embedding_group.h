@@ -51,6 +51,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
 
   std::vector<EmbeddingTable> tables();
+  // State-dict name of a table's weight below this module:
+  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight".
+  static std::string table_parameter_name(const std::string& table);
   // See EmbeddingBagCollectionImpl::enable_fused_optimizer.
   FusedEmbeddingBags& enable_fused_optimizer(const FusedOptimizerOptions& options);
   EmbeddingBagCollection ebc() const { return data_->ebc; }

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -21,6 +22,7 @@ Auc::Auc(int64_t num_thresholds) : num_thresholds_(num_thresholds) {
 }
 
 void Auc::update(const torch::Tensor& preds, const torch::Tensor& labels, const torch::Tensor& weights) {
+  TORCH_CHECK(!synced_, "auc: update() after sync(); call reset() before adding samples again");
   TORCH_CHECK(preds.is_floating_point(), "auc: predictions must be floating point, got ", preds.dtype());
   TORCH_CHECK(preds.numel() == labels.numel(), "auc: ", preds.numel(), " predictions but ", labels.numel(),
               " labels");
@@ -54,21 +56,25 @@ void Auc::update(const torch::Tensor& preds, const torch::Tensor& labels, const 
     if (weights_.empty()) weights_.assign(preds_.size(), 1.0);
   }
   for (int64_t i = 0; i < n; ++i) {
-    const bool pos = yy[i] == 1.0;
-    preds_.push_back(pp[i]);
-    labels_.push_back(pos ? 1 : 0);
     if (!w.empty()) {
       weights_.push_back(w[i]);
     } else if (!weights_.empty()) {
       weights_.push_back(1.0);
     }
-    // k = number of thresholds t with pred >= t (thresholds ascending).
-    int64_t k = std::upper_bound(thresholds_.begin(), thresholds_.end(), pp[i]) - thresholds_.begin();
-    (pos ? pos_by_k_ : neg_by_k_)[k] += 1;
+    append(pp[i], yy[i] == 1.0);
   }
 }
 
+void Auc::append(float pred, bool positive) {
+  preds_.push_back(pred);
+  labels_.push_back(positive ? 1 : 0);
+  // k = number of thresholds t with pred >= t (thresholds ascending).
+  int64_t k = std::upper_bound(thresholds_.begin(), thresholds_.end(), pred) - thresholds_.begin();
+  (positive ? pos_by_k_ : neg_by_k_)[k] += 1;
+}
+
 void Auc::merge(const Auc& other) {
+  TORCH_CHECK(!synced_, "auc: merge() after sync(); call reset() before adding samples again");
   TORCH_CHECK(other.num_thresholds_ == num_thresholds_, "auc: cannot merge metrics with ",
               other.num_thresholds_, " and ", num_thresholds_, " thresholds");
   if (!other.weights_.empty() && weights_.empty()) weights_.assign(preds_.size(), 1.0);
@@ -85,6 +91,43 @@ void Auc::merge(const Auc& other) {
   for (int64_t k = 0; k <= num_thresholds_; ++k) {
     pos_by_k_[k] += other.pos_by_k_[k];
     neg_by_k_[k] += other.neg_by_k_[k];
+  }
+}
+
+void Auc::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  if (pg.world_size() == 1) return;
+  // One float64 row per sample: (pred, label, weight); float32 predictions, 0/1 labels and the
+  // weights are exact in float64. Header row: (1 if this rank keeps weights else 0, 0, 0).
+  const int64_t n = num_samples();
+  const bool weighted = !weights_.empty();
+  torch::Tensor rows = torch::empty({n, 3}, torch::kFloat64);
+  double* r = rows.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    r[3 * i] = preds_[i];
+    r[3 * i + 1] = labels_[i];
+    r[3 * i + 2] = weighted ? weights_[i] : 1.0;
+  }
+  torch::Tensor header = torch::tensor({weighted ? 1.0 : 0.0, 0.0, 0.0}, torch::kFloat64)
+                             .reshape({1, 3});
+  const std::vector<torch::Tensor> blocks = detail::gather_blocks(pg, header, rows, "auc samples");
+  bool any_weighted = false;
+  for (const torch::Tensor& b : blocks) any_weighted = any_weighted || b[0][0].item<double>() != 0.0;
+
+  preds_.clear();
+  labels_.clear();
+  weights_.clear();
+  std::fill(pos_by_k_.begin(), pos_by_k_.end(), 0);
+  std::fill(neg_by_k_.begin(), neg_by_k_.end(), 0);
+  for (const torch::Tensor& b : blocks) {
+    const torch::Tensor block = b.contiguous();
+    const double* d = block.data_ptr<double>();
+    const int64_t rows_in_block = block.size(0) - 1;
+    for (int64_t i = 1; i <= rows_in_block; ++i) {
+      append(static_cast<float>(d[3 * i]), d[3 * i + 1] == 1.0);
+      if (any_weighted) weights_.push_back(d[3 * i + 2]);  // 1.0 for an unweighted rank's samples
+    }
   }
 }
 
@@ -152,6 +195,7 @@ double Auc::compute_binned() const {
 }
 
 void Auc::reset() {
+  synced_ = false;
   preds_.clear();
   labels_.clear();
   weights_.clear();

@@ -10,12 +10,15 @@
 //                   as in torchmetrics.
 // As in torchmetrics, a batch whose predictions are not all inside [0, 1] is taken as logits and
 // passed through a sigmoid; labels must be 0 or 1.
+// Across ranks: sync() gathers every rank's samples (see metrics/metric_sync.h for the contract).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "dist/process_group.h"
 
 namespace tzrec::metrics {
 
@@ -30,6 +33,10 @@ class Auc {
   void update(const torch::Tensor& preds, const torch::Tensor& labels, const torch::Tensor& weights = {});
   // Adds the samples and bin counts of `other` (same num_thresholds) to this metric.
   void merge(const Auc& other);
+  // Replaces the state by every rank's samples, concatenated in rank order (one all_gather); the
+  // bin counts are rebuilt from them. Ranks may differ in whether they saw sample weights: samples
+  // of an unweighted rank get weight 1. Once per evaluation, before compute() (metric_sync.h).
+  void sync(dist::ProcessGroup& pg);
   // Exact AUC. With no positive or no negative samples the ROC curve is undefined; like torchmetrics
   // the result is then 0 (and a warning is logged).
   double compute() const;
@@ -41,7 +48,11 @@ class Auc {
   int64_t num_thresholds() const { return num_thresholds_; }
 
  private:
+  // Appends one sample (prediction after the logit check) to the exact and the binned state.
+  void append(float pred, bool positive);
+
   int64_t num_thresholds_;
+  bool synced_ = false;  // sync() ran since construction / reset()
   std::vector<float> thresholds_;  // [N] ascending, torch::linspace(0, 1, N) float32
   // Exact-AUC state: every sample.
   std::vector<float> preds_;

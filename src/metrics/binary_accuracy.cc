@@ -1,6 +1,7 @@
 #include "metrics/binary_accuracy.h"
 
 #include "base/error.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -11,6 +12,7 @@ BinaryAccuracy::BinaryAccuracy(double threshold) : threshold_(threshold) {
 }
 
 void BinaryAccuracy::update(const torch::Tensor& preds, const torch::Tensor& labels) {
+  TORCH_CHECK(!synced_, "accuracy: update() after sync(); call reset() before adding samples again");
   TORCH_CHECK(preds.sizes() == labels.sizes(), "accuracy: preds ", preds.sizes(), " do not match labels ",
               labels.sizes());
   torch::Tensor p = preds.detach().to(torch::kCPU, torch::kFloat32).reshape({-1});
@@ -26,8 +28,18 @@ void BinaryAccuracy::update(const torch::Tensor& preds, const torch::Tensor& lab
 }
 
 void BinaryAccuracy::merge(const BinaryAccuracy& other) {
+  TORCH_CHECK(!synced_, "accuracy: merge() after sync(); call reset() before adding samples again");
   correct_ += other.correct_;
   count_ += other.count_;
+}
+
+void BinaryAccuracy::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  std::vector<int64_t> state = {correct_, count_};
+  detail::sum_across_ranks(pg, state, "accuracy state");
+  correct_ = state[0];
+  count_ = state[1];
 }
 
 double BinaryAccuracy::compute() const {
@@ -35,6 +47,7 @@ double BinaryAccuracy::compute() const {
 }
 
 void BinaryAccuracy::reset() {
+  synced_ = false;
   correct_ = 0;
   count_ = 0;
 }

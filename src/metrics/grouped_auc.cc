@@ -1,6 +1,7 @@
 #include "metrics/grouped_auc.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -33,6 +35,7 @@ double exact_binary_auc(std::vector<std::pair<float, uint8_t>> samples) {
 }
 
 void GroupedAuc::update(const torch::Tensor& preds, const torch::Tensor& labels, const torch::Tensor& groups) {
+  TORCH_CHECK(!synced_, "grouped_auc: update() after sync(); call reset() before adding samples again");
   TORCH_CHECK(preds.sizes() == labels.sizes() && preds.sizes() == groups.sizes(), "grouped_auc: preds ",
               preds.sizes(), ", labels ", labels.sizes(), " and groups ", groups.sizes(), " must match");
   torch::Tensor p = preds.detach().to(torch::kCPU, torch::kFloat32).reshape({-1}).contiguous();
@@ -52,9 +55,44 @@ void GroupedAuc::update(const torch::Tensor& preds, const torch::Tensor& labels,
 }
 
 void GroupedAuc::merge(const GroupedAuc& other) {
+  TORCH_CHECK(!synced_, "grouped_auc: merge() after sync(); call reset() before adding samples again");
   groups_.insert(groups_.end(), other.groups_.begin(), other.groups_.end());
   preds_.insert(preds_.end(), other.preds_.begin(), other.preds_.end());
   labels_.insert(labels_.end(), other.labels_.begin(), other.labels_.end());
+}
+
+void GroupedAuc::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  if (pg.world_size() == 1) return;
+  // int64 keeps group ids (often hashes beyond 2^53) exact; the prediction travels as its bits.
+  const int64_t n = static_cast<int64_t>(preds_.size());
+  torch::Tensor rows = torch::empty({n, 3}, torch::kInt64);
+  int64_t* r = rows.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &preds_[i], sizeof(bits));
+    r[3 * i] = groups_[i];
+    r[3 * i + 1] = bits;
+    r[3 * i + 2] = labels_[i];
+  }
+  torch::Tensor header = torch::zeros({1, 3}, torch::kInt64);  // unused, keeps every block non-empty
+  const std::vector<torch::Tensor> blocks = detail::gather_blocks(pg, header, rows, "grouped_auc samples");
+  groups_.clear();
+  preds_.clear();
+  labels_.clear();
+  for (const torch::Tensor& b : blocks) {
+    const torch::Tensor block = b.contiguous();
+    const int64_t* d = block.data_ptr<int64_t>();
+    for (int64_t i = 1; i < block.size(0); ++i) {
+      const uint32_t bits = static_cast<uint32_t>(d[3 * i + 1]);
+      float pred = 0.0F;
+      std::memcpy(&pred, &bits, sizeof(pred));
+      groups_.push_back(d[3 * i]);
+      preds_.push_back(pred);
+      labels_.push_back(d[3 * i + 2] != 0 ? 1 : 0);
+    }
+  }
 }
 
 namespace {
@@ -90,6 +128,7 @@ int64_t GroupedAuc::num_valid_groups() const {
 }
 
 void GroupedAuc::reset() {
+  synced_ = false;
   groups_.clear();
   preds_.clear();
   labels_.clear();

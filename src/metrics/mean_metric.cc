@@ -5,10 +5,12 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
 void MeanMetric::update(double value, double weight) {
+  TORCH_CHECK(!synced_, "mean metric: update() after sync(); call reset() before adding values again");
   if (!(weight >= 0.0) || std::isinf(weight)) {
     throw DataError(fmt::format("mean metric: weight must be finite and >= 0, got {}", weight));
   }
@@ -31,8 +33,18 @@ void MeanMetric::update(const torch::Tensor& values, const torch::Tensor& weight
 }
 
 void MeanMetric::merge(const MeanMetric& other) {
+  TORCH_CHECK(!synced_, "mean metric: merge() after sync(); call reset() before adding values again");
   weighted_sum_ += other.weighted_sum_;
   total_weight_ += other.total_weight_;
+}
+
+void MeanMetric::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  std::vector<double> state = {weighted_sum_, total_weight_};
+  detail::sum_across_ranks(pg, state, "mean metric state");
+  weighted_sum_ = state[0];
+  total_weight_ = state[1];
 }
 
 double MeanMetric::compute() const {
@@ -41,6 +53,7 @@ double MeanMetric::compute() const {
 }
 
 void MeanMetric::reset() {
+  synced_ = false;
   weighted_sum_ = 0.0;
   total_weight_ = 0.0;
 }

@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
+
 namespace tzrec::metrics {
 
 class MeanMetric {
@@ -14,6 +16,9 @@ class MeanMetric {
   // values: any shape; weights: same shape, or undefined (weight 1 each). Elementwise as above.
   void update(const torch::Tensor& values, const torch::Tensor& weights = {});
   void merge(const MeanMetric& other);
+  // Replaces (Σ value·weight, Σ weight) by their sums over all ranks (one float64 all_reduce).
+  // Once per evaluation, before compute() (metrics/metric_sync.h).
+  void sync(dist::ProcessGroup& pg);
   // NaN when no weight was added (0 / 0, as torchmetrics).
   double compute() const;
   void reset();
@@ -24,6 +29,7 @@ class MeanMetric {
  private:
   double weighted_sum_ = 0.0;  // accumulated in double (torchmetrics keeps float32 states)
   double total_weight_ = 0.0;
+  bool synced_ = false;  // sync() ran since construction / reset()
 };
 
 }  // namespace tzrec::metrics

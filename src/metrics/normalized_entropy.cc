@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -15,6 +16,7 @@ NormalizedEntropy::NormalizedEntropy(double eta) : eta_(eta) {
 }
 
 void NormalizedEntropy::update(const torch::Tensor& probs, const torch::Tensor& labels) {
+  TORCH_CHECK(!synced_, "normalized_entropy: update() after sync(); call reset() before adding samples again");
   TORCH_CHECK(probs.sizes() == labels.sizes(), "normalized_entropy: probs ", probs.sizes(),
               " do not match labels ", labels.sizes());
   torch::Tensor p = probs.detach().to(torch::kCPU, torch::kFloat64).reshape({-1});
@@ -33,9 +35,20 @@ void NormalizedEntropy::update(const torch::Tensor& probs, const torch::Tensor& 
 }
 
 void NormalizedEntropy::merge(const NormalizedEntropy& other) {
+  TORCH_CHECK(!synced_, "normalized_entropy: merge() after sync(); call reset() before adding samples again");
   sum_bce_ += other.sum_bce_;
   sum_label_ += other.sum_label_;
   count_ += other.count_;
+}
+
+void NormalizedEntropy::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  std::vector<double> state = {sum_bce_, sum_label_, static_cast<double>(count_)};
+  detail::sum_across_ranks(pg, state, "normalized_entropy state");
+  sum_bce_ = state[0];
+  sum_label_ = state[1];
+  count_ = static_cast<int64_t>(state[2]);
 }
 
 double NormalizedEntropy::compute() const {
@@ -47,6 +60,7 @@ double NormalizedEntropy::compute() const {
 }
 
 void NormalizedEntropy::reset() {
+  synced_ = false;
   sum_bce_ = 0.0;
   sum_label_ = 0.0;
   count_ = 0;

@@ -112,6 +112,7 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
       if (binned) (*out)[type + "_binned"] = auc->compute_binned();
     };
     m.reset = [auc] { auc->reset(); };
+    m.sync = [auc](dist::ProcessGroup& pg) { auc->sync(pg); };
   } else if (type == "mean_absolute_error" || type == "mean_squared_error") {
     auto err = std::make_shared<metrics::RegressionError>(type == "mean_absolute_error"
                                                               ? metrics::RegressionError::Kind::kAbsolute
@@ -119,6 +120,7 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
     m.update = [err](const torch::Tensor& p, const torch::Tensor& y, const sparse::Batch&) { err->update(p, y); };
     m.compute = [err, type](std::map<std::string, double>* out) { (*out)[type] = err->compute(); };
     m.reset = [err] { err->reset(); };
+    m.sync = [err](dist::ProcessGroup& pg) { err->sync(pg); };
   } else if (type == "accuracy") {
     std::shared_ptr<metrics::BinaryAccuracy> acc;
     try {
@@ -129,6 +131,7 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
     m.update = [acc](const torch::Tensor& p, const torch::Tensor& y, const sparse::Batch&) { acc->update(p, y); };
     m.compute = [acc, type](std::map<std::string, double>* out) { (*out)[type] = acc->compute(); };
     m.reset = [acc] { acc->reset(); };
+    m.sync = [acc](dist::ProcessGroup& pg) { acc->sync(pg); };
   } else if (type == "normalized_entropy") {
     std::shared_ptr<metrics::NormalizedEntropy> ne;
     try {
@@ -139,6 +142,7 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
     m.update = [ne](const torch::Tensor& p, const torch::Tensor& y, const sparse::Batch&) { ne->update(p, y); };
     m.compute = [ne, type](std::map<std::string, double>* out) { (*out)[type] = ne->compute(); };
     m.reset = [ne] { ne->reset(); };
+    m.sync = [ne](dist::ProcessGroup& pg) { ne->sync(pg); };
   } else if (type == "grouped_auc") {
     const std::string key = cfg.grouped_auc().grouping_key();
     if (key.empty()) {
@@ -170,6 +174,7 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
     };
     m.compute = [gauc, type](std::map<std::string, double>* out) { (*out)[type] = gauc->compute(); };
     m.reset = [gauc] { gauc->reset(); };
+    m.sync = [gauc](dist::ProcessGroup& pg) { gauc->sync(pg); };
   } else {
     throw NotSupportedError(fmt::format("{}.{}", path, type));
   }
@@ -274,6 +279,12 @@ std::map<std::string, double> Model::compute_metrics() {
   for (const MetricEntry& m : metrics_) m.compute(&out);
   for (const auto& [name, metric] : loss_metrics_) out[name] = metric.compute();
   return out;
+}
+
+void Model::sync_metrics(dist::ProcessGroup& pg) {
+  // Same order on every rank: the metrics and losses come from the same config.
+  for (MetricEntry& m : metrics_) m.sync(pg);
+  for (auto& entry : loss_metrics_) entry.second.sync(pg);
 }
 
 void Model::reset_metrics() {

@@ -27,6 +27,7 @@
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
 #include "embedding/embedding_config.h"
 #include "embedding/embedding_group.h"
 #include "feature/feature_info.h"
@@ -69,6 +70,12 @@ class Model : public torch::nn::Module {
   void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
   // Metric name → value, e.g. {"auc": .., "binary_cross_entropy": ..}. Does not reset.
   std::map<std::string, double> compute_metrics();
+  // Merges every configured metric and every loss metric across the ranks of `pg`, so that
+  // compute_metrics() then returns on every rank the value over all ranks' batches (a collective:
+  // every rank calls it). Once per evaluation, after the last update_metrics() and before
+  // compute_metrics(); a second call before reset_metrics() changes nothing, and update_metrics()
+  // after it is refused until reset_metrics(). World size 1: no change.
+  void sync_metrics(dist::ProcessGroup& pg);
   void reset_metrics();
 
   // Sparse parameters (embedding tables; for the sparse optimizer).
@@ -113,6 +120,7 @@ class Model : public torch::nn::Module {
     std::function<void(const torch::Tensor& pred, const torch::Tensor& label, const sparse::Batch& batch)> update;
     std::function<void(std::map<std::string, double>* out)> compute;
     std::function<void()> reset;
+    std::function<void(dist::ProcessGroup& pg)> sync;  // merges the state of every rank (metric's sync())
   };
   const torch::Tensor& batch_label(const sparse::Batch& batch) const;
   void add_metric(const protos::MetricConfig& cfg, const std::string& path, const std::string& type);

@@ -21,6 +21,7 @@
 #include "base/logging.h"
 #include "base/version.h"
 #include "train/safetensors.h"
+#include "train/sharded_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -258,60 +259,69 @@ std::optional<std::pair<std::string, int64_t>> latest_checkpoint(const std::stri
   return std::nullopt;
 }
 
-void save_checkpoint(const std::string& model_dir, const CheckpointData& data) {
+void write_checkpoint_files(const std::string& dir, const CheckpointData& data,
+                            const nlohmann::ordered_json& extra_manifest) {
   TORCH_CHECK(data.step >= 0, "save_checkpoint: negative step ", data.step);
   for (const auto& [key, t] : data.optimizer) {
     TORCH_CHECK(key.rfind("sparse.", 0) == 0 || key.rfind("dense.", 0) == 0,
                 "save_checkpoint: optimizer key '", key, "' must start with 'sparse.' or 'dense.'");
   }
+  const std::map<std::string, std::string> meta = {{"format", "pt"}};
+  save_safetensors((fs::path(dir) / kModelFile).string(), data.model, meta);
+  save_safetensors((fs::path(dir) / kOptimizerFile).string(), data.optimizer, meta);
+  nlohmann::ordered_json manifest;
+  manifest["format_version"] = kCheckpointFormatVersion;
+  manifest["step"] = data.step;
+  manifest["config_digest"] = data.config_digest;
+  manifest["tzrec_version"] = kVersion;
+  manifest["parameters"] = describe_tensors(data.model);
+  manifest["optimizer_state"] = describe_tensors(data.optimizer);
+  for (const auto& [key, value] : extra_manifest.items()) manifest[key] = value;
+  write_text_file((fs::path(dir) / kManifestFile).string(), manifest.dump(2) + "\n");
+  write_text_file((fs::path(dir) / kDataloaderFile).string(), data.dataloader_state.dump(2) + "\n");
+}
+
+std::string checkpoint_staging_dir(const std::string& model_dir, int64_t step, const std::string& tag) {
+  // Hidden sibling name: never listed as a checkpoint.
+  return (fs::path(model_dir) / ("." + std::string(kCkptPrefix) + std::to_string(step) + ".tmp-" + tag)).string();
+}
+
+void publish_checkpoint_dir(const std::string& model_dir, const std::string& staging_dir, int64_t step) {
+  std::error_code ec;
+  const std::string final_dir = checkpoint_dir(model_dir, step);
+  const std::string name = kCkptPrefix + std::to_string(step);
+  if (!fs::exists(final_dir, ec)) {
+    fs::rename(staging_dir, final_dir, ec);
+    if (ec) throw IoError(fmt::format("cannot rename {} to {}: {}", staging_dir, final_dir, ec.message()));
+  } else if (::renameat2(AT_FDCWD, staging_dir.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
+    // Atomic swap: readers see either the old or the new checkpoint; the old one is now staged.
+    fs::remove_all(staging_dir, ec);
+  } else {
+    // Filesystem without RENAME_EXCHANGE: move the old one aside, then move the new one in.
+    const std::string old_dir =
+        (fs::path(model_dir) / ("." + name + ".old-" + std::to_string(::getpid()))).string();
+    fs::remove_all(old_dir, ec);
+    fs::rename(final_dir, old_dir, ec);
+    if (ec) throw IoError(fmt::format("cannot move {} aside: {}", final_dir, ec.message()));
+    fs::rename(staging_dir, final_dir, ec);
+    if (ec) throw IoError(fmt::format("cannot rename {} to {}: {}", staging_dir, final_dir, ec.message()));
+    fs::remove_all(old_dir, ec);
+  }
+  fsync_dir(model_dir);
+}
+
+void save_checkpoint(const std::string& model_dir, const CheckpointData& data) {
   std::error_code ec;
   fs::create_directories(model_dir, ec);
   if (ec) throw IoError(fmt::format("cannot create model_dir {}: {}", model_dir, ec.message()));
-  const std::string final_dir = checkpoint_dir(model_dir, data.step);
-  const std::string name = kCkptPrefix + std::to_string(data.step);
-  // Hidden sibling names: never listed as checkpoints, unique per process.
-  const std::string tmp_dir =
-      (fs::path(model_dir) / ("." + name + ".tmp-" + std::to_string(::getpid()))).string();
+  const std::string tmp_dir = checkpoint_staging_dir(model_dir, data.step, std::to_string(::getpid()));
   fs::remove_all(tmp_dir, ec);
   if (!fs::create_directory(tmp_dir, ec) || ec) {
     throw IoError(fmt::format("cannot create {}: {}", tmp_dir, ec.message()));
   }
   try {
-    const std::map<std::string, std::string> meta = {{"format", "pt"}};
-    save_safetensors((fs::path(tmp_dir) / kModelFile).string(), data.model, meta);
-    save_safetensors((fs::path(tmp_dir) / kOptimizerFile).string(), data.optimizer, meta);
-    nlohmann::ordered_json manifest;
-    manifest["format_version"] = kCheckpointFormatVersion;
-    manifest["step"] = data.step;
-    manifest["config_digest"] = data.config_digest;
-    manifest["tzrec_version"] = kVersion;
-    manifest["parameters"] = describe_tensors(data.model);
-    manifest["optimizer_state"] = describe_tensors(data.optimizer);
-    write_text_file((fs::path(tmp_dir) / kManifestFile).string(), manifest.dump(2) + "\n");
-    write_text_file((fs::path(tmp_dir) / kDataloaderFile).string(),
-                    data.dataloader_state.dump(2) + "\n");
-
-    if (!fs::exists(final_dir, ec)) {
-      fs::rename(tmp_dir, final_dir, ec);
-      if (ec)
-        throw IoError(fmt::format("cannot rename {} to {}: {}", tmp_dir, final_dir, ec.message()));
-    } else if (::renameat2(AT_FDCWD, tmp_dir.c_str(), AT_FDCWD, final_dir.c_str(),
-                           RENAME_EXCHANGE) == 0) {
-      // Atomic swap: readers see either the old or the new checkpoint; the old one is now in tmp.
-      fs::remove_all(tmp_dir, ec);
-    } else {
-      // Filesystem without RENAME_EXCHANGE: move the old one aside, then move the new one in.
-      const std::string old_dir =
-          (fs::path(model_dir) / ("." + name + ".old-" + std::to_string(::getpid()))).string();
-      fs::remove_all(old_dir, ec);
-      fs::rename(final_dir, old_dir, ec);
-      if (ec) throw IoError(fmt::format("cannot move {} aside: {}", final_dir, ec.message()));
-      fs::rename(tmp_dir, final_dir, ec);
-      if (ec)
-        throw IoError(fmt::format("cannot rename {} to {}: {}", tmp_dir, final_dir, ec.message()));
-      fs::remove_all(old_dir, ec);
-    }
-    fsync_dir(model_dir);
+    write_checkpoint_files(tmp_dir, data, nlohmann::ordered_json::object());
+    publish_checkpoint_dir(model_dir, tmp_dir, data.step);
   } catch (...) {
     std::error_code ignored;  // the original error is what the caller needs to see
     fs::remove_all(tmp_dir, ignored);
@@ -319,7 +329,7 @@ void save_checkpoint(const std::string& model_dir, const CheckpointData& data) {
   }
 }
 
-CheckpointData load_checkpoint(const std::string& ckpt_dir) {
+CheckpointData load_checkpoint(const std::string& ckpt_dir, bool assemble_shards) {
   std::error_code ec;
   if (!fs::is_directory(ckpt_dir, ec)) {
     throw CheckpointError(fmt::format(
@@ -386,6 +396,17 @@ CheckpointData load_checkpoint(const std::string& ckpt_dir) {
     *target = load_safetensors(path).tensors;
     check_listing(manifest_path, manifest.contains(field) ? manifest[field] : json(), field,
                   *target, file);
+  }
+
+  data.dir = ckpt_dir;
+  if (assemble_shards && manifest.contains("world_size")) {
+    // A multi-rank checkpoint read by one process: whole tables and sparse state from the blocks.
+    const CheckpointTensorIndex index(ckpt_dir);
+    for (const std::string& tensor : index.names()) {
+      const bool optimizer = tensor.rfind("sparse.", 0) == 0 || tensor.rfind("dense.", 0) == 0;
+      auto& target = optimizer ? data.optimizer : data.model;
+      if (target.count(tensor) == 0) target.emplace(tensor, index.read_whole(tensor));
+    }
   }
 
   const std::string dl_path = (dir / kDataloaderFile).string();

@@ -31,6 +31,7 @@ struct CheckpointData {
   std::map<std::string, torch::Tensor> optimizer;  // "sparse.<...>", "dense.<...>"
   nlohmann::json dataloader_state;                 // may be null
   std::string config_digest;
+  std::string dir;  // set by load_checkpoint: the directory it was read from
 };
 
 // model_dir/model.ckpt-<step>
@@ -43,6 +44,15 @@ std::string checkpoint_dir(const std::string& model_dir, int64_t step);
 // Throws IoError / CheckpointError.
 void save_checkpoint(const std::string& model_dir, const CheckpointData& data);
 
+// The steps of save_checkpoint, for writers that stage a checkpoint from several processes
+// (train/distributed_checkpoint.h): the tensor files, manifest.json (plus `extra_manifest` keys)
+// and dataloader_state.json into `dir`; the hidden staging directory name of a step; and the
+// atomic move of a staged directory to checkpoint_dir(model_dir, step).
+void write_checkpoint_files(const std::string& dir, const CheckpointData& data,
+                            const nlohmann::ordered_json& extra_manifest);
+std::string checkpoint_staging_dir(const std::string& model_dir, int64_t step, const std::string& tag);
+void publish_checkpoint_dir(const std::string& model_dir, const std::string& staging_dir, int64_t step);
+
 // TorchEasyRec's latest_checkpoint: a path whose last component is "model.ckpt-<...>" is returned
 // as-is (step parsed from the name, 0 if not numeric); otherwise the highest-step
 // model.ckpt-<digits> directory inside; otherwise, if the directory itself holds a checkpoint
@@ -54,8 +64,11 @@ std::optional<std::pair<std::string, int64_t>> latest_checkpoint(const std::stri
 std::vector<std::pair<std::string, int64_t>> list_checkpoints(const std::string& model_dir);
 
 // Reads and cross-checks a checkpoint directory (manifest against the tensor files). A missing
-// file, bad manifest or mismatch throws CheckpointError naming the file and how to fix it.
-CheckpointData load_checkpoint(const std::string& ckpt_dir);
+// file, bad manifest or mismatch throws CheckpointError naming the file and how to fix it. A
+// checkpoint of a multi-rank job (train/distributed_checkpoint.h) also gets its sharded tables
+// and their optimizer state assembled into whole tensors, unless assemble_shards is false (a
+// distributed session reads its blocks itself).
+CheckpointData load_checkpoint(const std::string& ckpt_dir, bool assemble_shards = true);
 
 // Copies `stored` into `params` in place (under no_grad). Every param must be present with the
 // same shape and dtype, else CheckpointError naming the key and the expected and found

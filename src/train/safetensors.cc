@@ -1,7 +1,9 @@
 #include "train/safetensors.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +55,35 @@ struct FileCloser {
     if (f != nullptr) std::fclose(f);
   }
 };
+
+// Closes the descriptor on scope exit (error paths included).
+struct FdCloser {
+  int fd = -1;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+int open_for_reading(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw CheckpointError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  return fd;
+}
+
+// Reads exactly n bytes at `offset`; false on an error or end of file.
+bool pread_exact(int fd, void* dst, uint64_t n, uint64_t offset) {
+  auto* p = static_cast<char*>(dst);
+  while (n > 0) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 30));
+    const ssize_t got = ::pread(fd, p, want, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<uint64_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
 
 std::string shape_str(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
@@ -258,22 +289,26 @@ void save_safetensors(const std::string& path, const std::map<std::string, torch
   if (ec) throw IoError(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
+namespace {
+
+// The header of the open file `fd` (see read_safetensors_header).
+SafetensorsHeader parse_header(int fd, const std::string& path) {
   require_little_endian();
-  FileCloser file{std::fopen(path.c_str(), "rb")};
-  if (file.f == nullptr) {
-    throw CheckpointError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    throw CheckpointError(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
   }
-  std::error_code ec;
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) throw CheckpointError(fmt::format("cannot stat {}: {}", path, ec.message()));
+  if (!S_ISREG(st.st_mode)) {
+    throw CheckpointError(fmt::format("{}: not a regular file", path));
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   if (file_size < 8) {
     throw CheckpointError(fmt::format(
         "{}: file is {} bytes, shorter than the 8-byte header length; the file is truncated", path,
         file_size));
   }
   unsigned char len_bytes[8];
-  if (std::fread(len_bytes, 1, 8, file.f) != 8) {
+  if (!pread_exact(fd, len_bytes, 8, 0)) {
     throw CheckpointError(fmt::format("{}: cannot read the header length", path));
   }
   uint64_t header_len = 0;
@@ -289,7 +324,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
                                       header_len, kMaxHeaderBytes));
   }
   std::string text(header_len, '\0');
-  if (header_len > 0 && std::fread(text.data(), 1, header_len, file.f) != header_len) {
+  if (header_len > 0 && !pread_exact(fd, text.data(), header_len, 8)) {
     throw CheckpointError(fmt::format("{}: cannot read the {} byte header", path, header_len));
   }
   if (text.empty() || text[0] != '{') {
@@ -299,7 +334,9 @@ SafetensorsFile load_safetensors(const std::string& path) {
   }
   const json header = parse_header_json(path, text);
 
-  SafetensorsFile out;
+  SafetensorsHeader out;
+  out.path = path;
+  out.data_start = 8 + header_len;
   std::vector<Entry> entries;
   for (const auto& [name, info] : header.items()) {
     if (name == kMetadataKey) {
@@ -352,31 +389,194 @@ SafetensorsFile load_safetensors(const std::string& path) {
         "is corrupt",
         path, cursor, data_size));
   }
+  for (Entry& e : entries) {
+    out.tensors.emplace(e.name, SafetensorsEntry{e.type, std::move(e.shape), e.begin, e.end});
+  }
+  return out;
+}
 
-  for (const Entry& e : entries) {
-    torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(e.type));
-    const size_t nbytes = static_cast<size_t>(e.end - e.begin);
-    if (nbytes > 0) {
-      if (::fseeko(file.f, static_cast<off_t>(8 + header_len + e.begin), SEEK_SET) != 0 ||
-          std::fread(t.data_ptr(), 1, nbytes, file.f) != nbytes) {
-        throw CheckpointError(fmt::format(
-            "{}: tensor '{}': cannot read {} bytes at offset {} (file changed while reading?)",
-            path, e.name, nbytes, 8 + header_len + e.begin));
+// A tensor seen as a matrix: rows are dim 0 (0-D: one row), a row is everything after dim 0.
+struct MatrixShape {
+  int64_t rows = 1;
+  int64_t cols = 1;
+};
+
+MatrixShape matrix_shape(const SafetensorsEntry& e) {
+  MatrixShape m;
+  if (e.shape.empty()) return m;
+  m.rows = e.shape[0];
+  for (size_t i = 1; i < e.shape.size(); ++i) m.cols *= e.shape[i];
+  return m;
+}
+
+const SafetensorsEntry& find_entry(const SafetensorsHeader& header, const std::string& name) {
+  const auto it = header.tensors.find(name);
+  if (it == header.tensors.end()) {
+    throw CheckpointError(fmt::format("{}: no tensor '{}' in the file", header.path, name));
+  }
+  return it->second;
+}
+
+void check_range(const SafetensorsHeader& header, const std::string& name,
+                 const SafetensorsEntry& e, const char* what, int64_t begin, int64_t count,
+                 int64_t extent) {
+  if (begin < 0 || count < 0 || begin > extent - count) {
+    throw CheckpointError(
+        fmt::format("{}: tensor '{}' of shape {}: {} [{}, {}) lie outside [0, {})", header.path,
+                    name, shape_str(e.shape), what, begin, begin + count, extent));
+  }
+}
+
+// Bytes above the skipped bytes per row at which a column range is read row by row (one pread
+// each) instead of in chunks of whole rows; and the chunk buffer size.
+constexpr uint64_t kRowByRowGapBytes = 16u << 10;
+constexpr uint64_t kChunkBytes = 4u << 20;
+
+// Reads the matrix block rows [row_begin, +rows) x columns [col_begin, +cols) of `e` into dst,
+// whose rows are dst_stride bytes apart. The range must have been checked.
+void read_block_bytes(int fd, const SafetensorsHeader& header, const std::string& name,
+                      const SafetensorsEntry& e, int64_t row_begin, int64_t rows, int64_t col_begin,
+                      int64_t cols, char* dst, uint64_t dst_stride) {
+  if (rows == 0 || cols == 0) return;
+  const MatrixShape m = matrix_shape(e);
+  const uint64_t elem = c10::elementSize(e.dtype);
+  const uint64_t row_bytes = static_cast<uint64_t>(m.cols) * elem;
+  const uint64_t seg = static_cast<uint64_t>(cols) * elem;
+  const uint64_t first = header.data_start + e.begin +
+                         static_cast<uint64_t>(row_begin) * row_bytes +
+                         static_cast<uint64_t>(col_begin) * elem;
+  auto read = [&](void* to, uint64_t n, uint64_t offset) {
+    if (!pread_exact(fd, to, n, offset)) {
+      throw CheckpointError(fmt::format(
+          "{}: tensor '{}': cannot read {} bytes at offset {} (file changed while reading?)",
+          header.path, name, n, offset));
+    }
+  };
+  const uint64_t n_rows = static_cast<uint64_t>(rows);
+  if (seg == row_bytes && dst_stride == row_bytes) {
+    read(dst, n_rows * row_bytes, first);  // one contiguous range
+  } else if (row_bytes - seg >= kRowByRowGapBytes || row_bytes > kChunkBytes) {
+    for (uint64_t r = 0; r < n_rows; ++r) read(dst + r * dst_stride, seg, first + r * row_bytes);
+  } else {
+    // Whole rows in chunks, from the first needed byte to the last one.
+    const uint64_t chunk_rows = std::max<uint64_t>(1, kChunkBytes / row_bytes);
+    std::vector<char> buf(static_cast<size_t>(std::min(chunk_rows, n_rows) * row_bytes));
+    for (uint64_t r0 = 0; r0 < n_rows; r0 += chunk_rows) {
+      const uint64_t n = std::min(chunk_rows, n_rows - r0);
+      read(buf.data(), (n - 1) * row_bytes + seg, first + r0 * row_bytes);
+      for (uint64_t r = 0; r < n; ++r) {
+        std::memcpy(dst + (r0 + r) * dst_stride, buf.data() + r * row_bytes, seg);
       }
     }
-    if (e.type == torch::kBool) {
-      const auto* bytes = static_cast<const uint8_t*>(t.data_ptr());
-      for (size_t i = 0; i < nbytes; ++i) {
-        if (bytes[i] > 1) {
+  }
+  if (e.dtype == torch::kBool) {
+    for (uint64_t r = 0; r < n_rows; ++r) {
+      const auto* bytes = reinterpret_cast<const uint8_t*>(dst + r * dst_stride);
+      for (uint64_t c = 0; c < seg; ++c) {
+        if (bytes[c] > 1) {
+          const uint64_t element = (static_cast<uint64_t>(row_begin) + r) * m.cols +
+                                   static_cast<uint64_t>(col_begin) + c;
           throw CheckpointError(
               fmt::format("{}: tensor '{}': BOOL element {} has byte value {} (must be 0 or 1)",
-                          path, e.name, i, bytes[i]));
+                          header.path, name, element, bytes[c]));
         }
       }
     }
-    out.tensors.emplace(e.name, std::move(t));
+  }
+}
+
+torch::Tensor read_whole(int fd, const SafetensorsHeader& header, const std::string& name,
+                         const SafetensorsEntry& e) {
+  torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(e.dtype));
+  const MatrixShape m = matrix_shape(e);
+  read_block_bytes(fd, header, name, e, 0, m.rows, 0, m.cols, static_cast<char*>(t.data_ptr()),
+                   static_cast<uint64_t>(m.cols) * t.element_size());
+  return t;
+}
+
+}  // namespace
+
+SafetensorsHeader read_safetensors_header(const std::string& path) {
+  require_little_endian();
+  FdCloser file{open_for_reading(path)};
+  return parse_header(file.fd, path);
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  require_little_endian();
+  FdCloser file{open_for_reading(path)};
+  const SafetensorsHeader header = parse_header(file.fd, path);
+  SafetensorsFile out;
+  out.metadata = header.metadata;
+  for (const auto& [name, e] : header.tensors) {
+    out.tensors.emplace(name, read_whole(file.fd, header, name, e));
   }
   return out;
+}
+
+torch::Tensor read_safetensors_tensor(const SafetensorsHeader& header, const std::string& name) {
+  const SafetensorsEntry& e = find_entry(header, name);
+  FdCloser file{open_for_reading(header.path)};
+  return read_whole(file.fd, header, name, e);
+}
+
+torch::Tensor read_safetensors_rows(const SafetensorsHeader& header, const std::string& name,
+                                    int64_t row_begin, int64_t rows) {
+  const SafetensorsEntry& e = find_entry(header, name);
+  if (e.shape.empty()) {
+    throw CheckpointError(
+        fmt::format("{}: tensor '{}' is 0-D and has no rows to select", header.path, name));
+  }
+  check_range(header, name, e, "rows", row_begin, rows, e.shape[0]);
+  std::vector<int64_t> sizes = e.shape;
+  sizes[0] = rows;
+  torch::Tensor t = torch::empty(sizes, torch::TensorOptions().dtype(e.dtype));
+  const MatrixShape m = matrix_shape(e);
+  FdCloser file{open_for_reading(header.path)};
+  read_block_bytes(file.fd, header, name, e, row_begin, rows, 0, m.cols,
+                   static_cast<char*>(t.data_ptr()),
+                   static_cast<uint64_t>(m.cols) * t.element_size());
+  return t;
+}
+
+torch::Tensor read_safetensors_block(const SafetensorsHeader& header, const std::string& name,
+                                     int64_t row_begin, int64_t rows, int64_t col_begin,
+                                     int64_t cols) {
+  const SafetensorsEntry& e = find_entry(header, name);
+  if (e.shape.size() != 2) {
+    throw CheckpointError(
+        fmt::format("{}: tensor '{}' has shape {}; a row x column block needs a 2-D tensor",
+                    header.path, name, shape_str(e.shape)));
+  }
+  check_range(header, name, e, "rows", row_begin, rows, e.shape[0]);
+  check_range(header, name, e, "columns", col_begin, cols, e.shape[1]);
+  torch::Tensor t = torch::empty({rows, cols}, torch::TensorOptions().dtype(e.dtype));
+  FdCloser file{open_for_reading(header.path)};
+  read_block_bytes(file.fd, header, name, e, row_begin, rows, col_begin, cols,
+                   static_cast<char*>(t.data_ptr()),
+                   static_cast<uint64_t>(cols) * t.element_size());
+  return t;
+}
+
+void read_safetensors_block_into(const SafetensorsHeader& header, const std::string& name,
+                                 int64_t row_begin, int64_t col_begin, const torch::Tensor& out) {
+  const SafetensorsEntry& e = find_entry(header, name);
+  TORCH_CHECK(
+      out.defined() && out.device().is_cpu() && out.dim() == 2 && out.layout() == torch::kStrided,
+      "read_safetensors_block_into: out must be a 2-D strided CPU tensor");
+  TORCH_CHECK(out.scalar_type() == e.dtype, "read_safetensors_block_into: out is ",
+              out.scalar_type(), " but tensor '", name, "' is ", e.dtype);
+  TORCH_CHECK(out.stride(1) == 1 || out.size(1) <= 1,
+              "read_safetensors_block_into: the rows of out must be contiguous");
+  TORCH_CHECK(out.size(0) <= 1 || out.stride(0) >= out.size(1),
+              "read_safetensors_block_into: the rows of out must not overlap");
+  const MatrixShape m = matrix_shape(e);
+  check_range(header, name, e, "rows", row_begin, out.size(0), m.rows);
+  check_range(header, name, e, "columns", col_begin, out.size(1), m.cols);
+  FdCloser file{open_for_reading(header.path)};
+  read_block_bytes(file.fd, header, name, e, row_begin, out.size(0), col_begin, out.size(1),
+                   static_cast<char*>(out.data_ptr()),
+                   static_cast<uint64_t>(out.stride(0)) * out.element_size());
 }
 
 }  // namespace tzrec::train

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -324,6 +325,122 @@ TEST(Safetensors, FailedWriteLeavesNoFile) {
   EXPECT_FALSE(fs::exists(dir.file("x.tmp")));
   // The previous file is intact.
   EXPECT_EQ(load_safetensors(dir.file("x")).tensors.count("old"), 1u);
+}
+
+// ---- partial reads ------------------------------------------------------------------------------
+
+TEST(SafetensorsPartial, HeaderOnly) {
+  TempDir dir;
+  const std::string path = dir.file("x.safetensors");
+  // Hand-written: I64 first, then F32; the header is not padded (any length is valid).
+  const std::string header =
+      R"({"__metadata__":{"k":"v"},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},)"
+      R"("a":{"dtype":"I64","shape":[2,1],"data_offsets":[0,16]}})";
+  write_bytes(path, assemble(header, std::string(24, '\0')));
+  const SafetensorsHeader h = read_safetensors_header(path);
+  EXPECT_EQ(h.path, path);
+  EXPECT_EQ(h.data_start, 8 + header.size());
+  EXPECT_EQ(h.metadata, (std::map<std::string, std::string>{{"k", "v"}}));
+  ASSERT_EQ(h.tensors.size(), 2u);
+  EXPECT_EQ(h.tensors.at("a").dtype, torch::kInt64);
+  EXPECT_EQ(h.tensors.at("a").shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(h.tensors.at("a").begin, 0u);
+  EXPECT_EQ(h.tensors.at("a").end, 16u);
+  EXPECT_EQ(h.tensors.at("b").dtype, torch::kFloat32);
+  EXPECT_EQ(h.tensors.at("b").begin, 16u);
+  // Validated like load_safetensors.
+  write_bytes(dir.file("short"), "abc");
+  EXPECT_THROW(read_safetensors_header(dir.file("short")), CheckpointError);
+  write_bytes(dir.file("gap"), assemble(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                                        std::string(8, '\0')));
+  try {
+    read_safetensors_header(dir.file("gap"));
+    FAIL() << "expected CheckpointError";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("gap"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_safetensors_header(dir.file("missing")), CheckpointError);
+}
+
+TEST(SafetensorsPartial, RowsAndBlocks) {
+  TempDir dir;
+  const std::string path = dir.file("x.safetensors");
+  // narrow: 4-byte rows gaps (chunked reads, several chunks); wide: 32 KiB rows (row by row).
+  const torch::Tensor narrow = torch::arange(3000 * 1024, torch::kInt32).reshape({3000, 1024});
+  const torch::Tensor wide = torch::arange(5 * 8192, torch::kFloat32).reshape({5, 8192});
+  const torch::Tensor vec = torch::arange(10, torch::kInt64);
+  const torch::Tensor cube = torch::arange(24, torch::kInt16).reshape({4, 3, 2});
+  const torch::Tensor scalar = torch::tensor(2.5);
+  save_safetensors(
+      path, {{"narrow", narrow}, {"wide", wide}, {"vec", vec}, {"cube", cube}, {"scalar", scalar}});
+  const SafetensorsHeader h = read_safetensors_header(path);
+
+  EXPECT_TRUE(torch::equal(read_safetensors_tensor(h, "narrow"), narrow));
+  EXPECT_TRUE(torch::equal(read_safetensors_tensor(h, "scalar"), scalar));
+  EXPECT_TRUE(torch::equal(read_safetensors_rows(h, "vec", 3, 4),
+                           torch::tensor({3, 4, 5, 6}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(read_safetensors_rows(h, "cube", 1, 2), cube.slice(0, 1, 3)));
+  EXPECT_EQ(read_safetensors_rows(h, "vec", 10, 0).numel(), 0);
+  // Full-width rows (one pread), a column range over several chunks, row by row.
+  EXPECT_TRUE(
+      torch::equal(read_safetensors_block(h, "narrow", 7, 100, 0, 1024), narrow.slice(0, 7, 107)));
+  const torch::Tensor n = read_safetensors_block(h, "narrow", 0, 3000, 1, 1000);
+  EXPECT_EQ(n[2999][0].item<int32_t>(), 2999 * 1024 + 1);  // hand-checked corner
+  EXPECT_TRUE(torch::equal(n, narrow.slice(1, 1, 1001)));
+  const torch::Tensor w = read_safetensors_block(h, "wide", 1, 3, 100, 50);
+  EXPECT_EQ(w[0][0].item<float>(), 8192.0f + 100.0f);
+  EXPECT_TRUE(torch::equal(w, wide.slice(0, 1, 4).slice(1, 100, 150)));
+  // Into a slice of a larger tensor (rows 2 apart in memory).
+  torch::Tensor big = torch::full({4, 6}, -1, torch::kInt32);
+  read_safetensors_block_into(h, "narrow", 10, 20, big.slice(0, 1, 3).slice(1, 2, 5));
+  EXPECT_TRUE(
+      torch::equal(big.slice(0, 1, 3).slice(1, 2, 5), narrow.slice(0, 10, 12).slice(1, 20, 23)));
+  EXPECT_EQ(big[0][0].item<int32_t>(), -1);
+  EXPECT_EQ(big[1][5].item<int32_t>(), -1);
+  // 1-D tensors as a column: into an [n, 1] view.
+  torch::Tensor v = torch::zeros({3}, torch::kInt64);
+  read_safetensors_block_into(h, "vec", 7, 0, v.unsqueeze(1));
+  EXPECT_TRUE(torch::equal(v, torch::tensor({7, 8, 9}, torch::kInt64)));
+
+  auto expect = [&](const std::function<void()>& fn, const std::string& fragment) {
+    try {
+      fn();
+      ADD_FAILURE() << "expected CheckpointError with " << fragment;
+    } catch (const CheckpointError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << msg;
+      EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+    }
+  };
+  expect([&] { read_safetensors_tensor(h, "nope"); }, "no tensor 'nope'");
+  expect([&] { read_safetensors_rows(h, "vec", 8, 3); }, "rows [8, 11) lie outside [0, 10)");
+  expect([&] { read_safetensors_rows(h, "vec", -1, 1); }, "rows [-1, 0)");
+  expect([&] { read_safetensors_rows(h, "scalar", 0, 1); }, "0-D");
+  expect([&] { read_safetensors_block(h, "vec", 0, 1, 0, 1); }, "needs a 2-D tensor");
+  expect([&] { read_safetensors_block(h, "wide", 0, 1, 8000, 200); },
+         "columns [8000, 8200) lie outside [0, 8192)");
+  // The file shrank after the header was read.
+  fs::resize_file(path, fs::file_size(path) - 8);
+  expect([&] { read_safetensors_tensor(h, "wide"); }, "file changed while reading");
+}
+
+TEST(SafetensorsPartial, BoolBytesCheckedOnlyWhereRead) {
+  TempDir dir;
+  const std::string path = dir.file("b.safetensors");
+  write_bytes(path, assemble(R"({"t":{"dtype":"BOOL","shape":[3,2],"data_offsets":[0,6]}})",
+                             hex_bytes({1, 0, 0, 1, 5, 1})));
+  const SafetensorsHeader h = read_safetensors_header(path);
+  EXPECT_TRUE(torch::equal(read_safetensors_rows(h, "t", 0, 2),
+                           torch::tensor({1, 0, 0, 1}, torch::kBool).reshape({2, 2})));
+  EXPECT_TRUE(
+      torch::equal(read_safetensors_block(h, "t", 2, 1, 1, 1), torch::ones({1, 1}, torch::kBool)));
+  try {
+    read_safetensors_block(h, "t", 1, 2, 0, 1);
+    FAIL() << "expected CheckpointError";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("element 4 has byte value 5"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

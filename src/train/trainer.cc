@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "feature/batch_loader.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_policy.h"
+#include "train/distributed_checkpoint.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
 #include "train/progress.h"
@@ -53,7 +55,9 @@ class TrainLoop {
         session_(session),
         train_config_(config.train_config()),
         progress_(train_config_.log_step_count_steps()) {
-    if (train_config_.use_tensorboard()) {
+    pg_ = session_.process_group();
+    chief_ = pg_ == nullptr || pg_->rank() == 0;
+    if (chief_ && train_config_.use_tensorboard()) {
       train_writer_ = std::make_unique<TensorBoardWriter>(config_.model_dir());
       eval_writer_ = std::make_unique<TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
     }
@@ -77,13 +81,17 @@ class TrainLoop {
     progress_.restart_window();
     bool done = false;
     while (num_epochs < 0 || epoch < num_epochs) {
+      feature::LoaderShard shard;
+      if (pg_ != nullptr) shard = {pg_->rank(), pg_->world_size()};
       feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain,
-                                  position ? &*position : nullptr);
+                                  position ? &*position : nullptr, shard);
       const bool resumed_mid_epoch = position.has_value();
       position.reset();
       int64_t batches_this_epoch = 0;
       auto wait_start = std::chrono::steady_clock::now();
-      while (auto loaded = loader.next()) {
+      while (true) {
+        auto loaded = loader.next();
+        if (!all_ranks_have_data(loaded.has_value())) break;
         const double waited = seconds_since(wait_start);
         run_timing_.add_wait(waited);
         window_timing_.add_wait(waited);
@@ -104,8 +112,11 @@ class TrainLoop {
       }
       if (done) break;
       if (batches_this_epoch == 0 && !resumed_mid_epoch) {
-        throw DataError(fmt::format("train input '{}' produced no batches; check the path and files",
-                                    config_.train_input_path()));
+        throw DataError(fmt::format("train input '{}' produced no batches{}; check the path and files",
+                                    config_.train_input_path(),
+                                    pg_ != nullptr && pg_->world_size() > 1
+                                        ? fmt::format(" on at least one of the {} ranks", pg_->world_size())
+                                        : ""));
       }
       ++epoch;
       session_.advance_epoch_schedules();
@@ -122,13 +133,23 @@ class TrainLoop {
   }
 
  private:
+  // Ranks stop an epoch together at the first batch some rank does not have (TorchEasyRec's
+  // check_all_workers_data_status): the others' extra batches are dropped, no rank waits forever
+  // in a collective. Single process: whether there is a batch.
+  bool all_ranks_have_data(bool have) {
+    if (pg_ == nullptr || pg_->world_size() == 1) return have;
+    torch::Tensor flag = torch::tensor({have ? 1 : 0}, torch::kInt32);
+    pg_->all_reduce(flag, dist::ReduceOp::kMin, "train data status");
+    return flag.item<int>() == 1;
+  }
+
   static double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
 
   void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
     const auto start = std::chrono::steady_clock::now();
-    const auto embedding_before = session_.sparse_optimizer().timing();
+    const auto embedding_before = session_.embedding_timing();
     auto& model = session_.model();
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
@@ -148,12 +169,12 @@ class TrainLoop {
     for (const auto& [name, value] : losses) snapshot.losses[name] = value.item<double>();
     snapshot.losses["total_loss"] = total.item<double>();
     const double seconds = seconds_since(start);
-    const auto embedding_after = session_.sparse_optimizer().timing();
+    const auto embedding_after = session_.embedding_timing();
     run_timing_.add_step(seconds, embedding_before, embedding_after);
     window_timing_.add_step(seconds, embedding_before, embedding_after);
     snapshot.data_wait_fraction = window_timing_.wait_fraction();
     if (step % log_every_ == 0) window_timing_.reset();  // the progress window restarts too
-    progress_.on_step(snapshot, batch.batch_size);
+    if (chief_) progress_.on_step(snapshot, batch.batch_size * (pg_ != nullptr ? pg_->world_size() : 1));
     if (train_writer_ && step % log_every_ == 0) write_train_summaries(snapshot);
     session_.advance_step_schedules();
   }
@@ -188,20 +209,26 @@ class TrainLoop {
     data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
     data.dataloader_state[kTrainPositionKey] =
         position != nullptr ? position->to_json() : nlohmann::json(nullptr);
-    progress_.interrupt();
-    save_checkpoint(config_.model_dir(), data);
+    if (chief_) progress_.interrupt();
+    if (session_.distributed()) {
+      save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(),
+                                  session_.sharded_embeddings()->plan().to_json(), *pg_);
+    } else {
+      save_checkpoint(config_.model_dir(), data);
+    }
     last_saved_step_ = step;
     log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
     if (config_.eval_input_path().empty()) {
-      prune_checkpoints(config_.model_dir(), retention_, step);
+      if (chief_) prune_checkpoints(config_.model_dir(), retention_, step);
       return;
     }
     std::map<std::string, double> metrics;
     {
       // eval_config.use_dense_ema: evaluate with the EMA weights, then swap the live ones back.
       auto ema = session_.swap_in_ema(use_dense_ema_for_eval(config_));
-      metrics = evaluate(session_.model(), config_, config_.eval_input_path());
+      metrics = evaluate(session_.model(), config_, config_.eval_input_path(), pg_);
     }
+    if (!chief_) return;
     log::info("Eval Result Epoch-{} model-{}: {}", epochs_completed, step, format_metrics(metrics));
     write_result_line((fs::path(config_.model_dir()) / kTrainEvalResultFilename).string(), step,
                       metrics, WriteMode::kAppend);
@@ -227,6 +254,8 @@ class TrainLoop {
   StepTiming run_timing_;     // the whole run, logged at its end
   StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
+  dist::ProcessGroup* pg_ = nullptr;  // null or world size 1: single process
+  bool chief_ = true;                 // rank 0: progress, TensorBoard, result files, pruning
   std::unique_ptr<TensorBoardWriter> train_writer_;  // model_dir
   std::unique_ptr<TensorBoardWriter> eval_writer_;   // model_dir/eval_val
 };
@@ -246,9 +275,27 @@ ResumePoint resume_point(const CheckpointData& checkpoint) {
 
 }  // namespace
 
+namespace {
+
+// The job's process group from torchrun's variables (a single process without them). Ranks other
+// than 0 log warnings and errors only, unless LOG_LEVEL asks for more.
+std::shared_ptr<dist::ProcessGroup> join_job() {
+  auto pg = dist::ProcessGroup::create(dist::dist_env_from_environment());
+  if (pg->world_size() > 1) {
+    if (pg->rank() != 0 && std::getenv("LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarning);
+    log::info("distributed job: {} ranks ({} per node), rank {}", pg->world_size(), pg->env().local_world_size,
+              pg->rank());
+  }
+  return pg;
+}
+
+}  // namespace
+
 void train_and_evaluate(const TrainEvalOptions& options) {
   auto config = load_run_config(options.pipeline_config_path, options.overrides);
   setup_runtime();
+  auto pg = join_job();
+  const bool chief = pg->rank() == 0;
   const std::string& model_dir = config.model_dir();
   fs::create_directories(model_dir);
 
@@ -260,12 +307,14 @@ void train_and_evaluate(const TrainEvalOptions& options) {
         model_dir, existing.back().first));
   }
 
-  TrainingSession session(config, /*with_optimizers=*/true);
+  std::optional<dist::ShardingPlan> saved_plan;
+  if (options.continue_train && !existing.empty()) saved_plan = load_sharding_plan(existing.back().first);
+  TrainingSession session(config, /*with_optimizers=*/true, pg, saved_plan);
   const std::string config_digest = digest_text(config::to_text(config));
   ResumePoint resume;
   if (options.continue_train && !existing.empty()) {
     const auto& [path, step] = existing.back();
-    auto checkpoint = load_checkpoint(path);
+    auto checkpoint = load_checkpoint(path, /*assemble_shards=*/!session.distributed());
     if (checkpoint.config_digest != config_digest) {
       log::warning("pipeline config differs from the one checkpoint {} was trained with", path);
     }
@@ -278,6 +327,10 @@ void train_and_evaluate(const TrainEvalOptions& options) {
                 config.train_config().fine_tune_checkpoint(), path);
     }
   } else if (!config.train_config().fine_tune_checkpoint().empty()) {
+    if (session.distributed()) {
+      throw NotSupportedError("train_config.fine_tune_checkpoint in a multi-rank job; fine-tune on one "
+                              "process, or continue a multi-rank run with --continue_train");
+    }
     // TorchEasyRec: weights (and optimizer state) only; step 0, data from the beginning.
     FineTuneOptions fine_tune;
     fine_tune.checkpoint_path = config.train_config().fine_tune_checkpoint();
@@ -286,8 +339,10 @@ void train_and_evaluate(const TrainEvalOptions& options) {
     fine_tune_restore(session, fine_tune);
   }
 
-  config::save_pipeline_config(config, (fs::path(model_dir) / "pipeline.config").string());
-  write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
+  if (chief) {
+    config::save_pipeline_config(config, (fs::path(model_dir) / "pipeline.config").string());
+    write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
+  }
 
   session.model().train();
   TrainLoop loop(config, session, config_digest);
@@ -306,11 +361,13 @@ std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
     throw CheckpointError(fmt::format(
         "no checkpoint found in {}; train first or pass --checkpoint_path model_dir/model.ckpt-N", where));
   }
-  TrainingSession session(config, /*with_optimizers=*/false);
-  auto checkpoint = load_checkpoint(latest->first);
+  auto pg = join_job();
+  TrainingSession session(config, /*with_optimizers=*/false, pg, load_sharding_plan(latest->first));
+  auto checkpoint = load_checkpoint(latest->first, /*assemble_shards=*/!session.distributed());
   session.restore(checkpoint, /*restore_optimizer=*/false);
   if (use_dense_ema_for_eval(config)) session.load_ema_weights(checkpoint);
-  auto metrics = evaluate(session.model(), config, config.eval_input_path());
+  auto metrics = evaluate(session.model(), config, config.eval_input_path(), pg.get());
+  if (pg->rank() != 0) return metrics;
   log::info("Eval Result model-{}: {}", checkpoint.step, format_metrics(metrics));
   fs::create_directories(config.model_dir());
   write_result_line((fs::path(config.model_dir()) / options.eval_result_filename).string(),

@@ -6,7 +6,9 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "embedding/sharded_lookup.h"
 #include "feature/features.h"
+#include "train/embedding_sharding.h"
 #include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
 
@@ -46,16 +48,36 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
   return config.train_config().dense_optimizer().has_ema();
 }
 
-TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers)
-    : config_(config) {
+TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers,
+                                 std::shared_ptr<dist::ProcessGroup> process_group,
+                                 const std::optional<dist::ShardingPlan>& saved_plan)
+    : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
-  model_ = models::create_model(config_, features_);
+  const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
+  if (distributed) {
+    // No full table is ever allocated: the collection gets this rank's shards below.
+    embedding::DeferTableAllocation defer;
+    model_ = models::create_model(config_, features_);
+  } else {
+    model_ = models::create_model(config_, features_);
+  }
+  const auto sparse_options = (distributed || with_optimizers)
+                                  ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
+                                  : embedding::FusedOptimizerOptions{};
+  if (distributed) {
+    auto& ebc = *model_->embedding_group()->ebc();
+    const dist::ShardingPlan plan = plan_embedding_sharding(config_, ebc, sparse_options, *process_group_, saved_plan);
+    sharded_ = attach_sharded_tables(ebc, sparse_options, plan, process_group_, with_optimizers);
+    std::vector<torch::Tensor> dense;
+    for (auto& [name, tensor] : model_->dense_parameters()) dense.push_back(tensor);
+    gradient_sync_ = std::make_unique<DenseGradientSync>(process_group_, std::move(dense));
+    gradient_sync_->broadcast_parameters();
+  }
   if (with_optimizers) {
     const auto& train_config = config_.train_config();
     // TorchRec's fused tables: the sparse optimizer (and its gradient clipping of the pooled
     // output gradient) runs inside the embedding backward.
-    sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(
-        sparse_optimizer_options(train_config.sparse_optimizer()));
+    if (!distributed) sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(sparse_options);
     const auto& dense_config = train_config.dense_optimizer();
     const auto dense_named = model_->dense_parameters();
     // Group the dense parameters by part_optimizers[i].regex_pattern (first full match wins).
@@ -109,12 +131,28 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     if (dense_config.has_ema()) {
       ema_ = std::make_unique<optim::DenseEma>(dense_named, dense_config.ema().decay());
     }
-    sparse_optimizer_->set_lr(sparse_lr_->lr());
+    set_sparse_lr(sparse_lr_->lr());
     dense_optimizer_->set_lr(dense_lr_->lr());
     clipping_ = grad_clipping_options(train_config);
     accumulation_ = gradient_accumulation(train_config);
     for (auto& [name, tensor] : model_->dense_parameters()) dense_params_.push_back(tensor);
   }
+}
+
+embedding::FusedEmbeddingBags& TrainingSession::sparse_optimizer() {
+  TORCH_CHECK(sparse_optimizer_ != nullptr, "sparse_optimizer(): the session is distributed or has no optimizers");
+  return *sparse_optimizer_;
+}
+
+embedding::FusedEmbeddingBags::Timing TrainingSession::embedding_timing() const {
+  if (sparse_optimizer_ != nullptr) return sparse_optimizer_->timing();
+  if (sharded_ != nullptr && !sharded_->local_shards().empty()) return sharded_->local().timing();
+  return {};
+}
+
+void TrainingSession::set_sparse_lr(double lr) {
+  if (sparse_optimizer_ != nullptr) sparse_optimizer_->set_lr(lr);
+  if (sharded_ != nullptr) sharded_->set_lr(lr);
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> TrainingSession::model_tensors() {
@@ -130,7 +168,8 @@ std::vector<std::pair<std::string, torch::Tensor>> TrainingSession::model_tensor
 
 std::map<std::string, torch::Tensor> TrainingSession::optimizer_state() const {
   TORCH_CHECK(has_optimizers(), "optimizer_state() on a session built without optimizers");
-  auto out = with_prefix(sparse_optimizer_->state_dict(), kSparsePrefix);
+  std::map<std::string, torch::Tensor> out;
+  if (sparse_optimizer_ != nullptr) out = with_prefix(sparse_optimizer_->state_dict(), kSparsePrefix);
   auto dense = with_prefix(dense_optimizer_->state_dict(), kDensePrefix);
   out.insert(dense.begin(), dense.end());
   for (const Part& part : parts_) {
@@ -183,10 +222,122 @@ void TrainingSession::load_ema_weights(const CheckpointData& checkpoint) {
   restore_tensors(values, targets, "dense EMA");
 }
 
+namespace {
+
+// A sparse optimizer slot of a shard: "sparse.<table>.<slot>"; row-wise ([rows]) state of a column
+// block belongs to that block only and is stored as "sparse.<table>.<slot>@cols<c0>-<c1>" (restored
+// only onto the same column split).
+std::string sparse_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
+                              const dist::Shard& shard, int64_t dim) {
+  std::string name = "sparse." + table + "." + slot;
+  if (value.dim() == 1 && shard.cols != dim) {
+    name += fmt::format("@cols{}-{}", shard.col_offset, shard.col_offset + shard.cols);
+  }
+  return name;
+}
+
+std::string table_weight_name(const std::string& table) {
+  return "embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table);
+}
+
+// A shard's block of a stored optimizer slot: [rows, dim] state → rows x cols; [rows] → rows;
+// scalars whole.
+torch::Tensor read_state_block(const CheckpointTensorIndex& index, const std::string& name,
+                               const dist::Shard& shard) {
+  const auto shape = index.shape(name);
+  if (shape.empty()) return index.read_whole(name);
+  if (shape.size() == 1) return index.read_block(name, shard.row_offset, shard.rows, 0, 0);
+  return index.read_block(name, shard.row_offset, shard.rows, shard.col_offset, shard.cols);
+}
+
+}  // namespace
+
+ShardBlocks TrainingSession::checkpoint_blocks() const {
+  TORCH_CHECK(sharded_ != nullptr, "checkpoint_blocks() on a single-process session");
+  ShardBlocks out;
+  std::map<std::string, torch::Tensor> state;
+  if (!sharded_->local_shards().empty() && has_optimizers()) state = sharded_->local().state_dict();
+  for (const auto& ls : sharded_->local_shards()) {
+    const dist::TableSharding& ts = sharded_->plan().table(ls.table);
+    out.model.push_back({table_weight_name(ls.table), {ts.num_embeddings, ts.embedding_dim},
+                         ls.shard.row_offset, ls.shard.col_offset, ls.weight});
+    const std::string prefix = ls.local_name + ".";
+    for (const auto& [key, value] : state) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      const std::string name =
+          sparse_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
+      if (value.dim() == 0) {
+        out.optimizer.push_back({name, {}, 0, 0, value});
+      } else if (value.dim() == 1) {
+        out.optimizer.push_back({name, {ts.num_embeddings}, ls.shard.row_offset, 0, value});
+      } else {
+        out.optimizer.push_back({name, {ts.num_embeddings, ts.embedding_dim}, ls.shard.row_offset,
+                                 ls.shard.col_offset, value});
+      }
+    }
+  }
+  return out;
+}
+
+void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_optimizer) {
+  const CheckpointTensorIndex index(ckpt_dir);
+  std::map<std::string, torch::Tensor> state;
+  const bool with_state = restore_optimizer && has_optimizers() && !sharded_->local_shards().empty();
+  if (with_state) state = sharded_->local().state_dict();
+  torch::NoGradGuard no_grad;
+  for (const auto& ls : sharded_->local_shards()) {
+    const std::string name = table_weight_name(ls.table);
+    if (!index.contains(name)) {
+      throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, name));
+    }
+    const auto shape = index.shape(name);
+    const dist::TableSharding& ts = sharded_->plan().table(ls.table);
+    if (shape != std::vector<int64_t>{ts.num_embeddings, ts.embedding_dim}) {
+      throw CheckpointError(fmt::format("checkpoint {}: '{}' is [{}] but the model's table is [{}, {}]", ckpt_dir,
+                                        name, fmt::join(shape, ", "), ts.num_embeddings, ts.embedding_dim));
+    }
+    ls.weight.copy_(index.read_block(name, ls.shard.row_offset, ls.shard.rows, ls.shard.col_offset, ls.shard.cols));
+    const std::string prefix = ls.local_name + ".";
+    for (auto& [key, value] : state) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      const std::string stored =
+          sparse_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
+      if (!index.contains(stored)) {
+        throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
+                                          "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
+                                          ckpt_dir, stored));
+      }
+      torch::Tensor block = read_state_block(index, stored, ls.shard);
+      if (block.sizes() != value.sizes()) {
+        throw CheckpointError(fmt::format("checkpoint {}: sparse optimizer state '{}' has shape [{}] for this shard, "
+                                          "expected [{}]",
+                                          ckpt_dir, stored, fmt::join(block.sizes(), ", "),
+                                          fmt::join(value.sizes(), ", ")));
+      }
+      value.copy_(block);
+    }
+  }
+}
+
 void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_optimizer) {
-  restore_tensors(checkpoint.model, model_tensors(), "model");
+  if (sharded_ != nullptr) {
+    // Dense tensors from the whole-tensor files; tables from the blocks (a single-process
+    // checkpoint's whole tables are blocks too).
+    auto dense = model_tensors();
+    std::map<std::string, torch::Tensor> stored;
+    for (const auto& [name, tensor] : dense) {
+      auto it = checkpoint.model.find(name);
+      if (it != checkpoint.model.end()) stored.emplace(name, it->second);
+    }
+    restore_tensors(stored, dense, "model");
+    restore_shards(checkpoint.dir, restore_optimizer);
+  } else {
+    restore_tensors(checkpoint.model, model_tensors(), "model");
+  }
   if (restore_optimizer && has_optimizers()) {
-    sparse_optimizer_->load_state_dict(strip_prefix(checkpoint.optimizer, kSparsePrefix));
+    if (sparse_optimizer_ != nullptr) {
+      sparse_optimizer_->load_state_dict(strip_prefix(checkpoint.optimizer, kSparsePrefix));
+    }
     // Split "dense." keys between the EMA, the part optimizers and the dense optimizer.
     std::map<std::string, torch::Tensor> main_state;
     for (const auto& [key, value] : strip_prefix(checkpoint.optimizer, kDensePrefix)) {
@@ -220,7 +371,7 @@ void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t
     for (Part& part : parts_) part.optimizer->zero_grad();
     // The fused sparse optimizer updates rows in every backward (also inside an accumulation
     // window, as FBGEMM does); its learning rate changes only at the start of a window.
-    sparse_optimizer_->set_lr(sparse_lr_->lr());
+    set_sparse_lr(sparse_lr_->lr());
   }
   dense_optimizer_->set_lr(dense_lr_->lr());
   for (Part& part : parts_) part.optimizer->set_lr(part.lr->lr());
@@ -230,6 +381,7 @@ void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t
     total_loss.backward();
   }
   if (accumulation_.step_after(step)) {
+    if (gradient_sync_) gradient_sync_->sync();  // the mean over the ranks, like DDP
     optim::clip_gradients(clipping_, dense_params_);
     dense_optimizer_->step();
     for (Part& part : parts_) part.optimizer->step();

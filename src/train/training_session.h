@@ -4,11 +4,15 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
+#include "dist/sharded_embedding_bags.h"
+#include "dist/sharding_plan.h"
 #include "embedding/fused_embedding_bags.h"
 #include "feature/feature_info.h"
 #include "models/model.h"
@@ -18,6 +22,8 @@
 #include "optim/gradient_accumulation.h"
 #include "optim/lr_scheduler.h"
 #include "train/checkpoint.h"
+#include "train/dense_gradient_sync.h"
+#include "train/distributed_checkpoint.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
@@ -36,23 +42,43 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config);
 // "dense.ema.__n_averaged__" for the EMA.
 class TrainingSession {
  public:
-  // with_optimizers=false builds the model only (eval / predict).
-  TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers);
+  // with_optimizers=false builds the model only (eval / predict). With a process group of more
+  // than one rank the session is distributed: the embedding tables are sharded by a plan
+  // (`saved_plan` when restoring and still valid, else planned; train/embedding_sharding.h) and
+  // hold only this rank's shards, dense parameters start from rank 0's values and their gradients
+  // are averaged over the ranks before every dense step.
+  TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers,
+                  std::shared_ptr<dist::ProcessGroup> process_group = nullptr,
+                  const std::optional<dist::ShardingPlan>& saved_plan = std::nullopt);
 
   const protos::EasyRecConfig& config() const { return config_; }
   models::Model& model() { return *model_; }
-  // The embedding tables' fused operator: the sparse optimizer runs inside its backward.
-  embedding::FusedEmbeddingBags& sparse_optimizer() { return *sparse_optimizer_; }
+  // The embedding tables' fused operator: the sparse optimizer runs inside its backward. Single
+  // process only (TORCH_CHECK); a distributed session has sharded_embeddings() instead.
+  embedding::FusedEmbeddingBags& sparse_optimizer();
+  // nullptr unless distributed.
+  dist::ShardedEmbeddingBags* sharded_embeddings() { return sharded_.get(); }
+  dist::ProcessGroup* process_group() { return process_group_.get(); }
+  bool distributed() const { return sharded_ != nullptr; }
+  // Time spent in the embedding lookups and fused updates of this rank (local shards).
+  embedding::FusedEmbeddingBags::Timing embedding_timing() const;
   optim::DenseOptimizer& dense_optimizer() { return *dense_optimizer_; }
-  bool has_optimizers() const { return sparse_optimizer_ != nullptr; }
+  bool has_optimizers() const { return dense_optimizer_ != nullptr; }
 
   // Parameters and buffers by state-dict name (what model.safetensors holds).
   std::vector<std::pair<std::string, torch::Tensor>> model_tensors();
-  // "sparse.<...>" and "dense.<...>" optimizer state.
+  // "sparse.<...>" and "dense.<...>" optimizer state (distributed: "dense.<...>" only; the sparse
+  // state lives in the shards).
   std::map<std::string, torch::Tensor> optimizer_state() const;
 
   // Restores the model (and optimizer state unless restore_optimizer is false) from a checkpoint.
+  // Distributed: dense tensors from `checkpoint`, this rank's shards (and their optimizer state)
+  // read block by block from checkpoint.dir, whatever world size wrote it.
   void restore(const CheckpointData& checkpoint, bool restore_optimizer);
+  // Distributed: this rank's table shards and their sparse optimizer state as checkpoint blocks
+  // (names as in a single-process checkpoint: "embedding_group.emb_impls.__BASE__.ebc.
+  // embedding_bags.<table>.weight", "sparse.<table>.<slot>").
+  ShardBlocks checkpoint_blocks() const;
 
   // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
   // gradient accumulation (dense gradients kept over the window, loss divided by its length),
@@ -92,7 +118,12 @@ class TrainingSession {
   protos::EasyRecConfig config_;
   std::vector<feature::FeatureInfo> features_;
   std::shared_ptr<models::Model> model_;
-  embedding::FusedEmbeddingBags* sparse_optimizer_ = nullptr;  // owned by the model's EBC
+  embedding::FusedEmbeddingBags* sparse_optimizer_ = nullptr;  // owned by the model's EBC (single process)
+  std::shared_ptr<dist::ProcessGroup> process_group_;
+  std::shared_ptr<dist::ShardedEmbeddingBags> sharded_;  // distributed
+  std::unique_ptr<DenseGradientSync> gradient_sync_;     // distributed
+  void set_sparse_lr(double lr);
+  void restore_shards(const std::string& ckpt_dir, bool restore_optimizer);
   std::unique_ptr<optim::DenseOptimizer> dense_optimizer_;
   std::unique_ptr<optim::LrScheduler> sparse_lr_;
   std::unique_ptr<optim::LrScheduler> dense_lr_;

@@ -1,0 +1,39 @@
+// How an EmbeddingBagCollection hands its pooled lookups to tables sharded across processes,
+// without embedding/ knowing about process groups (dist/ implements ShardedLookup).
+//
+// A distributed job builds its model under a DeferTableAllocation guard: the collections then
+// allocate no table at all (not even transiently: a rank may hold a tiny part of tables that do not
+// fit one machine) and register no table parameter. The job then attaches a ShardedLookup built
+// from table_configs() / bag_configs(), which owns this rank's shards.
+#pragma once
+
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/fused_embedding_bags.h"
+
+namespace tzrec::embedding {
+
+class ShardedLookup {
+ public:
+  virtual ~ShardedLookup() = default;
+  // inputs: this rank's batch, one per bag in bag order (FusedFeatureInput). Returns [B, sum of
+  // the bags' dims] like FusedEmbeddingBags::forward.
+  virtual torch::Tensor forward(const std::vector<FusedFeatureInput>& inputs) = 0;
+};
+
+// While one is alive on this thread, new EmbeddingBagCollections defer their tables (see above).
+class DeferTableAllocation {
+ public:
+  DeferTableAllocation();
+  ~DeferTableAllocation();
+  DeferTableAllocation(const DeferTableAllocation&) = delete;
+  DeferTableAllocation& operator=(const DeferTableAllocation&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
+}  // namespace tzrec::embedding

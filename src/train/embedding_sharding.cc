@@ -1,0 +1,238 @@
+#include "train/embedding_sharding.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "embedding/fused_row_optimizer.h"
+#include "train/distributed_checkpoint.h"
+
+namespace tzrec::train {
+namespace {
+
+using google::protobuf::Message;
+
+// Allowed sharding types of a ParameterConstraints message; empty = no constraint.
+std::vector<dist::ShardingType> constraint_types(const protos::ParameterConstraints& c,
+                                                 const std::string& path) {
+  std::vector<dist::ShardingType> out;
+  for (int i = 0; i < c.sharding_types_size(); ++i) {
+    const std::string& name = c.sharding_types(i);
+    const std::string field = fmt::format("{}.sharding_types[{}]", path, i);
+    if (name == "table_column_wise" || name == "grid_shard") {
+      throw NotSupportedError(fmt::format("{}: sharding type \"{}\"; use data_parallel, table_wise, "
+                                          "row_wise, table_row_wise or column_wise",
+                                          field, name));
+    }
+    out.push_back(dist::parse_sharding_type(name, field));
+  }
+  for (int i = 0; i < c.compute_kernels_size(); ++i) {
+    const std::string& k = c.compute_kernels(i);
+    if (k != "fused" && k != "dense") {
+      throw NotSupportedError(fmt::format("{}.compute_kernels[{}]: \"{}\" (the CPU engine has the fused "
+                                          "kernel only; use \"fused\")",
+                                          path, i, k));
+    }
+  }
+  return out;
+}
+
+struct FeatureConstraint {
+  std::string feature;
+  std::string path;
+  std::vector<dist::ShardingType> types;
+};
+
+// Table name → the constraint of the first feature that sets one on it ("{name}" and the wide
+// twin "{name}_wide" share the feature's constraint).
+std::map<std::string, FeatureConstraint> table_constraints(const protos::EasyRecConfig& config) {
+  std::map<std::string, FeatureConstraint> out;
+  for (int i = 0; i < config.feature_configs_size(); ++i) {
+    const protos::FeatureConfig& fc = config.feature_configs(i);
+    const auto* oneof = fc.GetDescriptor()->FindOneofByName("feature");
+    const auto* set = fc.GetReflection()->GetOneofFieldDescriptor(fc, oneof);
+    if (set == nullptr) continue;
+    const Message& m = fc.GetReflection()->GetMessage(fc, set);
+    const auto* d = m.GetDescriptor();
+    const auto* constraints_field = d->FindFieldByName("embedding_constraints");
+    if (constraints_field == nullptr || !m.GetReflection()->HasField(m, constraints_field)) continue;
+    const std::string path = fmt::format("feature_configs[{}].{}.embedding_constraints", i, set->name());
+    const auto& c = static_cast<const protos::ParameterConstraints&>(
+        m.GetReflection()->GetMessage(m, constraints_field));
+    const std::string feature = m.GetReflection()->GetString(m, d->FindFieldByName("feature_name"));
+    std::string table;
+    if (const auto* e = d->FindFieldByName("embedding_name"); e != nullptr && m.GetReflection()->HasField(m, e)) {
+      table = m.GetReflection()->GetString(m, e);
+    }
+    if (table.empty()) table = feature + "_emb";
+    FeatureConstraint fcons{feature, path, constraint_types(c, path)};
+    std::sort(fcons.types.begin(), fcons.types.end());
+    for (const std::string& name : {table, table + "_wide"}) {
+      auto it = out.find(name);
+      if (it != out.end() && it->second.types != fcons.types) {
+        throw ConfigError(fmt::format("{} and {} set different sharding_types for the shared embedding "
+                                      "table '{}'; give them the same embedding_constraints",
+                                      it->second.path, path, name));
+      }
+      out.emplace(name, fcons);
+    }
+  }
+  return out;
+}
+
+std::vector<dist::ShardingType> intersect(const std::vector<dist::ShardingType>& a,
+                                          const std::vector<dist::ShardingType>& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  std::vector<dist::ShardingType> out;
+  for (auto t : a) {
+    if (std::find(b.begin(), b.end(), t) != b.end()) out.push_back(t);
+  }
+  return out;
+}
+
+// Sparse optimizer state bytes per row: per-element slots ([rows, dim]) and row-wise slots ([rows],
+// kept whole by every column block).
+std::pair<double, double> state_bytes_per_row(const embedding::FusedOptimizerOptions& optimizer, int64_t dim) {
+  const auto layout = embedding::state_layout(optimizer.kind);
+  double full = 0, row = 0;
+  for (auto w : {layout.momentum1, layout.momentum2}) {
+    if (w == embedding::StateWidth::kFull) full += 4.0 * static_cast<double>(dim);
+    if (w == embedding::StateWidth::kRow) row += 4.0;
+  }
+  return {full, row};
+}
+
+// A seed for one shard's initial values: the same on every rank for the same (table, shard).
+uint64_t shard_seed(const std::string& table, int shard_index) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (char c : table) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h ^ (static_cast<uint64_t>(shard_index) * 0x9E3779B97F4A7C15ULL);
+}
+
+}  // namespace
+
+std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
+                                               embedding::EmbeddingBagCollectionImpl& ebc,
+                                               const embedding::FusedOptimizerOptions& optimizer) {
+  const auto constraints = table_constraints(config);
+  std::vector<dist::ShardingType> global;
+  if (config.train_config().has_global_embedding_constraints()) {
+    global = constraint_types(config.train_config().global_embedding_constraints(),
+                              "train_config.global_embedding_constraints");
+  }
+  std::map<std::string, int> readers;
+  for (const embedding::BagConfig& b : ebc.bag_configs()) ++readers[b.table_name];
+  std::vector<dist::PlannerTable> out;
+  for (const embedding::TableConfig& t : ebc.table_configs()) {
+    dist::PlannerTable p;
+    p.name = t.name;
+    p.num_embeddings = t.num_embeddings;
+    p.embedding_dim = t.embedding_dim;
+    p.bytes_per_value = 4;
+    p.trainable = t.trainable;
+    const auto [full, row] = state_bytes_per_row(optimizer, t.embedding_dim);
+    p.optimizer_bytes_per_row = t.trainable ? full : 0;
+    p.optimizer_rowwise_bytes_per_row = t.trainable ? row : 0;
+    p.num_features = std::max(1, readers[t.name]);
+    p.pooling_factor = static_cast<double>(p.num_features);
+    auto it = constraints.find(t.name);
+    p.allowed = intersect(it == constraints.end() ? std::vector<dist::ShardingType>() : it->second.types, global);
+    if (p.allowed.empty() && (it != constraints.end() && !it->second.types.empty()) && !global.empty()) {
+      throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "
+                                    "type for embedding table '{}'",
+                                    it->second.path, t.name));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
+                                           embedding::EmbeddingBagCollectionImpl& ebc,
+                                           const embedding::FusedOptimizerOptions& optimizer,
+                                           dist::ProcessGroup& pg,
+                                           const std::optional<dist::ShardingPlan>& saved) {
+  const auto tables = planner_tables(config, ebc, optimizer);
+  std::string plan_json;
+  if (pg.rank() == 0) {
+    dist::ShardingPlan plan;
+    bool reuse = false;
+    if (saved) {
+      reuse = saved->world_size == pg.world_size();
+      for (const auto& t : tables) {
+        bool found = false;
+        for (const auto& s : saved->tables) {
+          if (s.table == t.name) {
+            found = s.num_embeddings == t.num_embeddings && s.embedding_dim == t.embedding_dim;
+          }
+        }
+        if (!found) {
+          throw CheckpointError(fmt::format(
+              "the saved sharding plan has no embedding table '{}' of shape [{}, {}]; the checkpoint was "
+              "trained with another config",
+              t.name, t.num_embeddings, t.embedding_dim));
+        }
+      }
+      if (!reuse && sharding_plan_forced()) {
+        throw ConfigError(fmt::format(
+            "FORCE_LOAD_SHARDING_PLAN is set but the saved sharding plan is for {} ranks and this job has "
+            "{}; unset it to re-plan (checkpoints reshard), or run with {} ranks",
+            saved->world_size, pg.world_size(), saved->world_size));
+      }
+      if (!reuse) {
+        log::info("the saved sharding plan is for {} ranks, this job has {}: planning again (tables are "
+                  "resharded when the checkpoint is loaded)",
+                  saved->world_size, pg.world_size());
+      }
+    }
+    if (reuse) {
+      plan = *saved;
+    } else {
+      const auto topology = dist::topology_from_env(pg.world_size(), pg.env().local_world_size,
+                                                    config.data_config().batch_size());
+      plan = dist::plan_sharding(tables, topology);
+      log::info("embedding sharding plan:\n{}", dist::format_plan(plan, tables, topology));
+    }
+    plan_json = plan.to_json().dump();
+  }
+  plan_json = pg.broadcast_string(plan_json, 0, "sharding plan");
+  return dist::ShardingPlan::from_json(nlohmann::json::parse(plan_json), "the sharding plan of rank 0");
+}
+
+std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
+    embedding::EmbeddingBagCollectionImpl& ebc, const embedding::FusedOptimizerOptions& optimizer,
+    const dist::ShardingPlan& plan, std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer) {
+  std::vector<dist::ShardedTableSpec> specs;
+  std::map<std::string, const embedding::TableConfig*> by_name;
+  for (const embedding::TableConfig& t : ebc.table_configs()) {
+    specs.push_back({t.name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, torch::kFloat32});
+    by_name[t.name] = &t;
+  }
+  std::vector<embedding::FusedFeatureSpec> features;
+  for (const embedding::BagConfig& b : ebc.bag_configs()) features.push_back({b.feature_name, b.table_name, b.pooling});
+  auto sharded = std::make_shared<dist::ShardedEmbeddingBags>(std::move(specs), std::move(features), optimizer,
+                                                              plan, std::move(pg));
+  // Initial values from a seed per (table, shard) — the same on every rank for a replicated table —
+  // with the global generator's state restored afterwards.
+  for (const auto& ls : sharded->local_shards()) {
+    const dist::TableSharding& ts = plan.table(ls.table);
+    const int seed_index = ts.type == dist::ShardingType::kDataParallel ? 0 : ls.shard_index;
+    torch::Tensor w = ls.weight;
+    auto gen = at::detail::getDefaultCPUGenerator();
+    const torch::Tensor saved_state = gen.get_state();
+    gen.set_current_seed(shard_seed(ls.table, seed_index));
+    embedding::init_table_weight(*by_name.at(ls.table), w);
+    gen.set_state(saved_state);
+  }
+  ebc.attach_sharded(sharded);
+  return sharded;
+}
+
+}  // namespace tzrec::train

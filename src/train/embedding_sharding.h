@@ -1,0 +1,46 @@
+// The embedding tables of a distributed job: planner inputs from the pipeline config, the plan
+// (planned, or the one saved with a checkpoint), and the model's collection switched to sharded
+// tables that hold only this rank's shards.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dist/planner.h"
+#include "dist/process_group.h"
+#include "dist/sharded_embedding_bags.h"
+#include "embedding/embedding_bag_collection.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::train {
+
+// One PlannerTable per table of `ebc` (built under embedding::DeferTableAllocation): sizes, fp32
+// values, the optimizer state bytes per row of `optimizer`, the number of features reading it,
+// a pooling factor of 1 id per feature (value_dim / sequence features: their configured
+// length), and the allowed sharding types from the features' embedding_constraints intersected
+// with train_config.global_embedding_constraints. A constraint naming an unknown or unsupported
+// sharding type (table_column_wise, grid_shard) → ConfigError / NotSupportedError with the field
+// path; features of one table with different constraints → ConfigError naming both.
+std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
+                                               embedding::EmbeddingBagCollectionImpl& ebc,
+                                               const embedding::FusedOptimizerOptions& optimizer);
+
+// The plan for this job: `saved` when given (a checkpoint's plan, checked against the tables and
+// the world size — a plan for another world size is re-planned with a log line, since checkpoints
+// reshard), otherwise planned. Rank 0 plans and broadcasts, so every rank runs the same plan.
+dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
+                                           embedding::EmbeddingBagCollectionImpl& ebc,
+                                           const embedding::FusedOptimizerOptions& optimizer,
+                                           dist::ProcessGroup& pg,
+                                           const std::optional<dist::ShardingPlan>& saved);
+
+// Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated
+// table identically on every rank; other shards from a seed of table and shard, so runs are
+// reproducible), and attaches them to `ebc`. with_optimizer=false (evaluation) freezes them.
+std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
+    embedding::EmbeddingBagCollectionImpl& ebc, const embedding::FusedOptimizerOptions& optimizer,
+    const dist::ShardingPlan& plan, std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer);
+
+}  // namespace tzrec::train
