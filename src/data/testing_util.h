@@ -27,6 +27,8 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   const std::string& path() const { return path_; }
+  // path()/name (nothing is created).
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
   // Writes `bytes` verbatim to path()/name and returns the full path.
   std::string write(const std::string& name, const std::string& bytes) const {
     const std::string full = path_ + "/" + name;

@@ -13,30 +13,14 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "data/testing_util.h"
 
 namespace tzrec::train {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tzrec_shard_test_XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using data::testing::TempDir;
 
 // Expects fn() to throw CheckpointError whose message contains every fragment.
 void expect_error(const std::function<void()>& fn, std::initializer_list<std::string> fragments) {
