@@ -164,7 +164,15 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
     }
   }
   if (train.mixed_precision() == "FP16") {
-    problems->not_supported(p + ".mixed_precision", "FP16 (CPU autocast computes in BF16)");
+    // FP16 trains with the loss scaler (optim/grad_scaler.h checks the same bounds).
+    const auto& gs = train.grad_scaler();
+    const std::string gp = p + ".grad_scaler";
+    if (!(gs.init_scale() > 0)) problems->add(gp + ".init_scale", "must be > 0, e.g. 65536");
+    if (!(gs.growth_factor() > 1)) problems->add(gp + ".growth_factor", "must be > 1, e.g. 2");
+    if (!(gs.backoff_factor() > 0 && gs.backoff_factor() < 1)) {
+      problems->add(gp + ".backoff_factor", "must be in (0, 1), e.g. 0.5");
+    }
+    if (gs.growth_interval() < 1) problems->add(gp + ".growth_interval", "must be >= 1, e.g. 2000");
   } else if (!train.mixed_precision().empty() && train.mixed_precision() != "BF16") {
     problems->add(p + ".mixed_precision", "must be \"BF16\", \"FP16\" or empty, got '" +
                                               train.mixed_precision() + "'");
@@ -177,20 +185,17 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
     problems->add(p + ".grad_clipping.clipping_type",
                   "must be norm, value or none, got '" + train.grad_clipping().clipping_type() + "'");
   }
-  if (train.is_profiling()) problems->not_supported(p + ".is_profiling");
-  // TorchEasyRec's TENSORBOARD_SUMMARIES; this build writes the loss and learning-rate scalars.
+  // TorchEasyRec's TENSORBOARD_SUMMARIES (train/training_summaries.h writes them).
   for (int i = 0; i < train.tensorboard_summaries_size(); ++i) {
     const std::string& summary = train.tensorboard_summaries(i);
     const std::string path = p + ".tensorboard_summaries[" + std::to_string(i) + "]";
-    if (summary == "loss" || summary == "learning_rate") continue;
-    if (summary == "parameter" || summary == "gradient" || summary == "gradient_norm" ||
-        summary == "global_gradient_norm") {
-      problems->not_supported(path, summary);
-    } else {
-      problems->add(path, "unknown summary '" + summary +
-                              "'; use loss, learning_rate, parameter, gradient, gradient_norm or "
-                              "global_gradient_norm");
+    if (summary == "loss" || summary == "learning_rate" || summary == "parameter" ||
+        summary == "gradient" || summary == "gradient_norm" || summary == "global_gradient_norm") {
+      continue;
     }
+    problems->add(path, "unknown summary '" + summary +
+                            "'; use loss, learning_rate, parameter, gradient, gradient_norm or "
+                            "global_gradient_norm");
   }
   if (train.has_delta_embedding_dump_config()) {
     problems->not_supported(p + ".delta_embedding_dump_config");

@@ -165,11 +165,58 @@ std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_na
   return field ? field->name() : "";
 }
 
-void check_losses_and_metrics(const protos::ModelConfig& model, Problems* problems) {
+// A key naming a sparse feature (grouping_key, session_name): required and configured.
+void check_feature_key(const std::string& key, const std::string& path, const Features& features,
+                       Problems* problems) {
+  if (key.empty()) {
+    problems->add(path, "must name a sparse feature (e.g. a user id feature)");
+  } else if (auto it = features.find(key); it == features.end()) {
+    problems->add(path, "unknown feature '" + key + "'; use the name of an id feature in feature_configs");
+  } else if (it->second && !is_sparse_feature(*it->second)) {
+    problems->add(path, "'" + key + "' is a dense feature; the key is the first id of a sparse feature");
+  }
+}
+
+// What the configured losses predict (tzrec RankModel): "probs" [B] (binary), "probs" [B, C]
+// (+ "probs1" for C == 2) (softmax / jrc), "y" (l2).
+struct Predictions {
+  uint32_t num_class = 1;
+  bool binary = false;   // binary_cross_entropy / binary_focal_loss, num_class 1
+  bool softmax = false;  // softmax_cross_entropy / jrc_loss, num_class > 1
+  bool l2 = false;
+};
+
+// Checks that a metric (eval or train) finds the prediction it reads; `mp` = "<path>.<name>".
+void check_metric_input(const std::string& name, const std::string& mp, const Predictions& pred, bool has_losses,
+                        Problems* problems) {
+  if (name == "mean_absolute_error" || name == "mean_squared_error" || name == "xauc" || name == "grouped_xauc") {
+    if (!pred.l2) problems->add(mp, "needs the regression prediction 'y'; add losses { l2_loss {} }");
+    return;
+  }
+  const bool binary_only = name == "auc" || name == "normalized_entropy" || name == "grouped_auc";
+  const bool multiclass_only = name == "multiclass_auc";
+  if (!binary_only && !multiclass_only && name != "accuracy") return;
+  if (!has_losses) return;  // reported at model_config.losses
+  if (pred.num_class == 1) {
+    if (multiclass_only) {
+      problems->add(mp, "needs num_class > 1 and losses { softmax_cross_entropy {} }; use auc for a binary model");
+    } else if (!pred.binary) {
+      problems->add(mp, "needs prediction 'probs'; add losses { binary_cross_entropy {} } or binary_focal_loss");
+    }
+  } else if (binary_only && pred.num_class > 2 && pred.softmax) {  // else the losses are reported
+    problems->add(mp, fmt::format("needs a binary prediction (num_class 1 or 2), got num_class {}; use "
+                                  "multiclass_auc or accuracy",
+                                  pred.num_class));
+  }
+}
+
+void check_losses(const protos::ModelConfig& model, const Features& features, Predictions* pred,
+                  Problems* problems) {
   const std::string p = "model_config";
   if (model.losses_size() == 0) {
     problems->add(p + ".losses", "needs at least one loss, e.g. losses { binary_cross_entropy {} }");
   }
+  const uint32_t num_class = model.num_class();
   for (int i = 0; i < model.losses_size(); ++i) {
     const auto& loss = model.losses(i);
     const std::string lp = item_path(p, "losses", i);
@@ -178,58 +225,149 @@ void check_losses_and_metrics(const protos::ModelConfig& model, Problems* proble
     if (!sid.empty()) problems->not_supported(lp + "." + sid);
     if (name.empty()) {
       if (sid.empty()) problems->add(lp, "no loss type set (e.g. binary_cross_entropy {})");
-    } else if (name == "binary_cross_entropy") {
+      continue;
+    }
+    const bool binary = name == "binary_cross_entropy" || name == "binary_focal_loss" || name == "l2_loss";
+    if (binary && num_class != 1) {
+      problems->add(lp + "." + name, fmt::format("needs num_class 1, got model_config.num_class {}; use "
+                                                 "softmax_cross_entropy for num_class > 1",
+                                                 num_class));
+    }
+    if (name == "binary_cross_entropy") {
+      pred->binary = true;
       const float ls = loss.binary_cross_entropy().label_smoothing();
       if (!(ls >= 0 && ls <= 1)) {
         problems->add(lp + ".binary_cross_entropy.label_smoothing", "must be in [0, 1]");
       }
     } else if (name == "binary_focal_loss") {
+      pred->binary = true;
       if (!(loss.binary_focal_loss().gamma() >= 0)) problems->add(lp + ".binary_focal_loss.gamma", "must be >= 0");
       const float alpha = loss.binary_focal_loss().alpha();
       if (!(alpha > 0 && alpha < 1)) problems->add(lp + ".binary_focal_loss.alpha", "must be in (0, 1)");
-    } else if (name != "l2_loss") {
+    } else if (name == "l2_loss") {
+      pred->l2 = true;
+    } else if (name == "softmax_cross_entropy") {
+      pred->softmax = true;
+      if (num_class < 2) {
+        problems->add(lp + ".softmax_cross_entropy",
+                      fmt::format("needs model_config.num_class > 1 (the number of classes), got {}; use "
+                                  "binary_cross_entropy for a binary model with num_class 1",
+                                  num_class));
+      }
+      const float ls = loss.softmax_cross_entropy().label_smoothing();
+      if (!(ls >= 0 && ls <= 1)) {
+        problems->add(lp + ".softmax_cross_entropy.label_smoothing", "must be in [0, 1]");
+      }
+    } else if (name == "jrc_loss") {
+      pred->softmax = true;
+      if (num_class != 2) {
+        problems->add(lp + ".jrc_loss", fmt::format("needs model_config.num_class 2, got {}", num_class));
+      }
+      check_feature_key(loss.jrc_loss().session_name(), lp + ".jrc_loss.session_name", features, problems);
+      const float alpha = loss.jrc_loss().alpha();
+      if (!(alpha >= 0 && alpha <= 1)) problems->add(lp + ".jrc_loss.alpha", "must be in [0, 1]");
+    } else {
       problems->not_supported(lp + "." + name);
     }
   }
+}
+
+void check_metrics(const protos::ModelConfig& model, const Features& features, const Predictions& pred,
+                   Problems* problems) {
+  const std::string p = "model_config";
   for (int i = 0; i < model.metrics_size(); ++i) {
     const auto& metric = model.metrics(i);
     const std::string mp = item_path(p, "metrics", i);
     const std::string name = oneof_set(metric, "metric");
     if (name.empty()) {
       problems->add(mp, "no metric type set (e.g. auc {})");
-    } else if (name == "auc") {
+      continue;
+    }
+    if (name == "auc") {
       if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
+    } else if (name == "multiclass_auc") {
+      if (metric.multiclass_auc().thresholds() == 1) {
+        problems->add(mp + ".multiclass_auc.thresholds", "must be > 1 (or 0 for the exact AUC)");
+      }
+      const std::string& avg = metric.multiclass_auc().average();
+      if (avg != "macro" && avg != "weighted") {
+        problems->add(mp + ".multiclass_auc.average", "must be \"macro\" or \"weighted\", got \"" + avg + "\"");
+      }
     } else if (name == "accuracy") {
       const float t = metric.accuracy().threshold();
       if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
+      const uint32_t k = metric.accuracy().top_k();
+      if (model.num_class() > 1 && (k < 1 || k > model.num_class())) {
+        problems->add(mp + ".accuracy.top_k", fmt::format("must be in [1, num_class = {}]", model.num_class()));
+      }
     } else if (name == "normalized_entropy") {
       const float eta = metric.normalized_entropy().eta();
       if (!(eta >= 0 && eta < 0.5)) problems->add(mp + ".normalized_entropy.eta", "must be in [0, 0.5)");
     } else if (name == "grouped_auc") {
-      if (metric.grouped_auc().grouping_key().empty()) {
-        problems->add(mp + ".grouped_auc.grouping_key", "must name a sparse feature (e.g. a user id feature)");
+      check_feature_key(metric.grouped_auc().grouping_key(), mp + ".grouped_auc.grouping_key", features, problems);
+    } else if (name == "xauc") {
+      const float r = metric.xauc().sample_ratio();
+      if (!(r > 0 && r <= 1)) problems->add(mp + ".xauc.sample_ratio", "must be in (0, 1]");
+    } else if (name == "grouped_xauc") {
+      check_feature_key(metric.grouped_xauc().grouping_key(), mp + ".grouped_xauc.grouping_key", features,
+                        problems);
+      if (metric.grouped_xauc().max_pairs_per_group() == 0) {
+        problems->add(mp + ".grouped_xauc.max_pairs_per_group", "must be > 0");
       }
+    } else if (name == "recall_at_k") {
+      problems->not_supported(mp + ".recall_at_k", "needs a match model's similarity output; rank models have none");
+      continue;
     } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
       problems->not_supported(mp + "." + name);
+      continue;
     }
+    check_metric_input(name, mp + "." + name, pred, model.losses_size() > 0, problems);
   }
-  // Metrics read the prediction their loss produces (tzrec: predictions["y"] / ["probs"]).
-  bool has_l2 = false, has_binary = false;
-  for (const auto& loss : model.losses()) {
-    has_l2 |= loss.has_l2_loss();
-    has_binary |= loss.has_binary_cross_entropy() || loss.has_binary_focal_loss();
-  }
-  for (int i = 0; i < model.metrics_size(); ++i) {
-    const std::string name = oneof_set(model.metrics(i), "metric");
-    const std::string mp = item_path(p, "metrics", i) + "." + name;
-    if ((name == "mean_absolute_error" || name == "mean_squared_error") && !has_l2) {
-      problems->add(mp, "needs the regression prediction 'y'; add losses { l2_loss {} }");
-    } else if ((name == "auc" || name == "accuracy" || name == "normalized_entropy" || name == "grouped_auc") &&
-               !has_binary && model.losses_size() > 0) {
-      problems->add(mp, "needs prediction 'probs'; add losses { binary_cross_entropy {} } or binary_focal_loss");
+}
+
+void check_train_metrics(const protos::ModelConfig& model, const Predictions& pred, Problems* problems) {
+  const std::string p = "model_config";
+  for (int i = 0; i < model.train_metrics_size(); ++i) {
+    const auto& metric = model.train_metrics(i);
+    const std::string mp = item_path(p, "train_metrics", i);
+    const std::string name = oneof_set(metric, "metric");
+    if (!(metric.decay_rate() >= 0 && metric.decay_rate() <= 1)) {
+      problems->add(mp + ".decay_rate", "must be in [0, 1]");
     }
+    if (metric.decay_step() < 1) problems->add(mp + ".decay_step", "must be >= 1");
+    if (name.empty()) {
+      problems->add(mp, "no metric type set (e.g. auc {})");
+      continue;
+    }
+    if (name == "auc") {
+      if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
+    } else if (name == "accuracy") {
+      const float t = metric.accuracy().threshold();
+      if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
+      const uint32_t k = metric.accuracy().top_k();
+      if (model.num_class() > 1 && (k < 1 || k > model.num_class())) {
+        problems->add(mp + ".accuracy.top_k", fmt::format("must be in [1, num_class = {}]", model.num_class()));
+      }
+    } else if (name == "xauc") {
+      const float r = metric.xauc().sample_ratio();
+      if (!(r > 0 && r <= 1)) problems->add(mp + ".xauc.sample_ratio", "must be in (0, 1]");
+    } else if (name == "recall_at_k") {
+      problems->not_supported(mp + ".recall_at_k", "needs a match model's similarity output; rank models have none");
+      continue;
+    } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
+      problems->not_supported(mp + "." + name);
+      continue;
+    }
+    check_metric_input(name, mp + "." + name, pred, model.losses_size() > 0, problems);
   }
-  if (model.train_metrics_size() > 0) problems->not_supported(p + ".train_metrics");
+}
+
+void check_losses_and_metrics(const protos::ModelConfig& model, const Features& features, Problems* problems) {
+  Predictions pred;
+  pred.num_class = model.num_class();
+  check_losses(model, features, &pred, problems);
+  check_metrics(model, features, pred, problems);
+  check_train_metrics(model, pred, problems);
 }
 
 }  // namespace
@@ -279,12 +417,10 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
   } else {
     problems->not_supported(p + "." + name);
   }
-  if (model.num_class() != 1) {
-    problems->not_supported(p + ".num_class", std::to_string(model.num_class()));
-  }
+  if (model.num_class() == 0) problems->add(p + ".num_class", "must be >= 1");
   if (model.has_variational_dropout()) problems->not_supported(p + ".variational_dropout");
   if (model.use_pareto_loss_weight()) problems->not_supported(p + ".use_pareto_loss_weight");
-  check_losses_and_metrics(model, problems);
+  check_losses_and_metrics(model, features, problems);
 }
 
 }  // namespace tzrec::config::detail

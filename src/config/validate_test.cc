@@ -228,7 +228,18 @@ TEST(Validate, TrainConfigSubset) {
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { ema { decay: 0.9 } } }")));
   EXPECT_TRUE(HasProblem(deepfm("train_config { dense_optimizer { ema { decay: 1.5 } } }"),
                          "train_config.dense_optimizer.ema.decay", "must be in [0, 1]"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { mixed_precision: 'FP16' }"), "train_config.mixed_precision"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: 'FP16' }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: 'FP16' grad_scaler { init_scale: 1024 } }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'FP16' grad_scaler { init_scale: 0 } }"),
+                         "train_config.grad_scaler.init_scale", "must be > 0"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'FP16' grad_scaler { growth_factor: 1 } }"),
+                         "train_config.grad_scaler.growth_factor", "must be > 1"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'FP16' grad_scaler { backoff_factor: 1 } }"),
+                         "train_config.grad_scaler.backoff_factor", "must be in (0, 1)"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'FP16' grad_scaler { growth_interval: 0 } }"),
+                         "train_config.grad_scaler.growth_interval", "must be >= 1"));
+  // The scaler is only used (and checked) with FP16.
+  EXPECT_TRUE(NoProblems(deepfm("train_config { grad_scaler { growth_interval: 0 } }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { mixed_precision: 'BF16' }")));
   EXPECT_TRUE(HasProblem(deepfm("train_config { mixed_precision: 'bf16' }"), "train_config.mixed_precision",
                          "must be \"BF16\", \"FP16\" or empty, got 'bf16'"));
@@ -243,9 +254,12 @@ TEST(Validate, TrainConfigSubset) {
   EXPECT_TRUE(NoProblems(deepfm("train_config { keep_checkpoint_max: 3 }")));
   EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config {} }"),
                            "train_config.delta_embedding_dump_config"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { is_profiling: true }"), "train_config.is_profiling"));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { tensorboard_summaries: ['loss', 'gradient'] }"),
-                           "train_config.tensorboard_summaries[1]"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { is_profiling: true }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['loss', 'gradient'] }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['parameter', 'gradient_norm', "
+                                "'global_gradient_norm', 'gradient'] }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { tensorboard_summaries: ['parameter', 'gradients'] }"),
+                         "train_config.tensorboard_summaries[1]", "unknown summary 'gradients'"));
   EXPECT_TRUE(HasProblem(deepfm("train_config { tensorboard_summaries: 'losses' }"),
                          "train_config.tensorboard_summaries[0]", "unknown summary 'losses'"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['loss', 'learning_rate'] }")));
@@ -398,18 +412,81 @@ TEST(Validate, MlpRules) {
 }
 
 TEST(Validate, ModelCommonSubset) {
-  EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 2 }"), "model_config.num_class",
-                         "not supported yet: model_config.num_class: 2"));
+  // num_class > 1 needs softmax_cross_entropy / jrc_loss; the binary losses need num_class 1.
+  EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 2 }"), "model_config.losses[0].binary_cross_entropy",
+                         "needs num_class 1, got model_config.num_class 2"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 0 }"), "model_config.num_class", "must be >= 1"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { variational_dropout {} }"), "model_config.variational_dropout"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { train_metrics { auc {} } }"), "model_config.train_metrics"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { softmax_cross_entropy {} } }"),
-                           "model_config.losses[1].softmax_cross_entropy"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { use_pareto_loss_weight: true }"),
+                           "model_config.use_pareto_loss_weight"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { xauc {} } }"), "model_config.metrics[1].xauc"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { metrics { multiclass_auc {} } }"),
-                           "model_config.metrics[1].multiclass_auc"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { jrc_loss { session_name: 'c0' } } }"),
-                           "model_config.losses[1].jrc_loss"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { recall_at_k {} } }"), "model_config.metrics[1].recall_at_k",
+                         "not supported yet: model_config.metrics[1].recall_at_k: needs a match model's similarity"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { recall_at_k {} } }"),
+                         "model_config.train_metrics[0].recall_at_k", "needs a match model's similarity"));
+
+  // Softmax / JRC models: the binary loss of kDeepFm is replaced and its auc metric removed.
+  auto classifier = [](const std::string& losses, const std::string& extra) {
+    std::string text = kDeepFm;
+    text.replace(text.find("losses { binary_cross_entropy {} }"), 34, losses);
+    text.replace(text.find("metrics { auc {} }"), 18, "");
+    return parse_pipeline_config_text(std::string(kCommon) + text + extra, "classifier.config");
+  };
+  EXPECT_TRUE(NoProblems(classifier("losses { softmax_cross_entropy { label_smoothing: 0.1 } } num_class: 3",
+                                    "model_config { metrics { multiclass_auc { average: 'weighted' } } "
+                                    "metrics { accuracy { top_k: 2 } } train_metrics { accuracy {} } }")));
+  EXPECT_TRUE(NoProblems(classifier("losses { jrc_loss { session_name: 'c1' alpha: 0.3 } } num_class: 2",
+                                    "model_config { metrics { normalized_entropy {} } "
+                                    "metrics { grouped_auc { grouping_key: 'c0' } } "
+                                    "train_metrics { auc {} decay_rate: 0.5 decay_step: 10 } }")));
+  EXPECT_TRUE(HasProblem(classifier("losses { softmax_cross_entropy {} }", ""),
+                         "model_config.losses[0].softmax_cross_entropy", "needs model_config.num_class > 1"));
+  EXPECT_TRUE(HasProblem(classifier("losses { softmax_cross_entropy { label_smoothing: 2 } } num_class: 2", ""),
+                         "model_config.losses[0].softmax_cross_entropy.label_smoothing", "must be in [0, 1]"));
+  EXPECT_TRUE(HasProblem(classifier("losses { jrc_loss { session_name: 'c1' } } num_class: 3", ""),
+                         "model_config.losses[0].jrc_loss", "needs model_config.num_class 2, got 3"));
+  EXPECT_TRUE(HasProblem(classifier("losses { jrc_loss { session_name: 'nope' } } num_class: 2", ""),
+                         "model_config.losses[0].jrc_loss.session_name", "unknown feature 'nope'"));
+  EXPECT_TRUE(HasProblem(classifier("losses { jrc_loss { session_name: 'd0' } } num_class: 2", ""),
+                         "model_config.losses[0].jrc_loss.session_name", "'d0' is a dense feature"));
+  EXPECT_TRUE(HasProblem(classifier("losses { jrc_loss { session_name: 'c1' alpha: 1.5 } } num_class: 2", ""),
+                         "model_config.losses[0].jrc_loss.alpha", "must be in [0, 1]"));
+  // auc (kDeepFm's metric) reads a binary prediction: refused with 3 classes.
+  EXPECT_TRUE(HasProblem(classifier("losses { softmax_cross_entropy {} } num_class: 3",
+                                    "model_config { metrics { auc {} } }"),
+                         "model_config.metrics[0].auc", "needs a binary prediction (num_class 1 or 2), got num_class 3"));
+  EXPECT_TRUE(HasProblem(classifier("losses { softmax_cross_entropy {} } num_class: 3",
+                                    "model_config { metrics { accuracy { top_k: 4 } } }"),
+                         "model_config.metrics[0].accuracy.top_k", "must be in [1, num_class = 3]"));
+  EXPECT_TRUE(HasProblem(classifier("losses { softmax_cross_entropy {} } num_class: 3",
+                                    "model_config { metrics { multiclass_auc { average: 'micro' } } }"),
+                         "model_config.metrics[0].multiclass_auc.average", "must be \"macro\" or \"weighted\""));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { multiclass_auc {} } }"),
+                         "model_config.metrics[1].multiclass_auc", "needs num_class > 1"));
+
+  // Regression metrics on "y".
+  EXPECT_TRUE(NoProblems(deepfm("model_config { losses { l2_loss {} } metrics { xauc { sample_ratio: 0.5 } } "
+                                "metrics { grouped_xauc { grouping_key: 'c0' } } train_metrics { xauc {} } "
+                                "train_metrics { mean_squared_error {} } train_metrics { mean_absolute_error {} } }")));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { xauc {} } }"), "model_config.metrics[1].xauc",
+                         "add losses { l2_loss {} }"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { l2_loss {} } metrics { xauc { sample_ratio: 0 } } }"),
+                         "model_config.metrics[1].xauc.sample_ratio", "must be in (0, 1]"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { l2_loss {} } metrics { grouped_xauc { grouping_key: '' } } }"),
+                         "model_config.metrics[1].grouped_xauc.grouping_key", "must name a sparse feature"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { mean_absolute_error {} } }"),
+                         "model_config.train_metrics[0].mean_absolute_error", "add losses { l2_loss {} }"));
+
+  // Train metrics.
+  EXPECT_TRUE(NoProblems(deepfm("model_config { train_metrics { auc {} } train_metrics { accuracy {} } }")));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { auc {} decay_rate: 1.5 } }"),
+                         "model_config.train_metrics[0].decay_rate", "must be in [0, 1]"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { auc {} decay_step: 0 } }"),
+                         "model_config.train_metrics[0].decay_step", "must be >= 1"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { auc { thresholds: 1 } } }"),
+                         "model_config.train_metrics[0].auc.thresholds", "must be > 1"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { } }"), "model_config.train_metrics[0]",
+                         "no metric type set"));
   EXPECT_TRUE(NoProblems(deepfm("model_config { metrics { grouped_auc { grouping_key: 'c0' } } "
                                 "metrics { accuracy {} } metrics { normalized_entropy {} } "
                                 "metrics { mean_absolute_error {} } metrics { mean_squared_error {} } "
@@ -422,6 +499,8 @@ TEST(Validate, ModelCommonSubset) {
                          "model_config.metrics[0].auc", "needs prediction 'probs'"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { grouped_auc { grouping_key: '' } } }"),
                          "model_config.metrics[1].grouped_auc.grouping_key", "must name a sparse feature"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { grouped_auc { grouping_key: 'user' } } }"),
+                         "model_config.metrics[1].grouped_auc.grouping_key", "unknown feature 'user'"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { accuracy { threshold: 2 } } }"),
                          "model_config.metrics[1].accuracy.threshold", "must be in [0, 1]"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { normalized_entropy { eta: 0.5 } } }"),
@@ -452,7 +531,8 @@ TEST(Validate, ReportsEveryProblem) {
     EXPECT_NE(msg.find("data_config.batch_size: must be > 0\n"), std::string::npos) << msg;
     EXPECT_NE(msg.find("data_config.dataset_type: not supported yet: data_config.dataset_type: OdpsDataset\n"),
               std::string::npos) << msg;
-    EXPECT_NE(msg.find("model_config.num_class: not supported yet: model_config.num_class: 3"), std::string::npos)
+    EXPECT_NE(msg.find("model_config.losses[0].binary_cross_entropy: needs num_class 1, got model_config.num_class 3"),
+              std::string::npos)
         << msg;
   }
 }

@@ -101,14 +101,20 @@ void ReadPosition::check_files(const std::vector<std::string>& paths,
 
 ReadPosition ReadPosition::for_workers(int workers, int rank, int world_size) const {
   if (kind == PositionKind::kRowRanges) {
-    if (world_size > 1 || this->world_size > 1) {
-      throw NotSupportedError("resuming ParquetDataset positions with world_size > 1");
+    if (world_size != this->world_size) {
+      // A multi-rank position covers one rank's rows only: positions of all ranks are merged
+      // for another world size by position_for_rank (rank_read_positions.h).
+      throw UsageError(fmt::format(
+          "for_workers: the Parquet read position was made for {} rank(s), not {}; build it with "
+          "position_for_rank",
+          this->world_size, world_size));
     }
     if (workers == num_workers) return *this;
     std::vector<RowRange> rest;
     for (const auto& ranges : remaining_ranges()) rest.insert(rest.end(), ranges.begin(), ranges.end());
     ReadPosition p;
     p.kind = kind;
+    p.world_size = world_size;
     p.num_workers = workers;
     p.next_worker = 0;
     p.files = files;

@@ -18,8 +18,9 @@
 // worker w was given and worker_rows[w] how many of their rows it consumed (a prefix). A loader
 // rebuilt with the same number of workers continues with exactly the next batch; with another
 // number the remaining rows (each worker's ranges minus its consumed prefix, in worker order)
-// are re-split over the new workers, each read exactly once. Resuming with world_size > 1 is
-// not supported (a fresh multi-rank plan is).
+// are re-split over the new workers, each read exactly once. A position written by one rank of
+// a multi-rank run covers that rank's rows only; the positions of all ranks are combined for a
+// resumed run by position_for_rank (rank_read_positions.h).
 //   {"format": "parquet", "num_workers": 2, "next_worker": 0, "worker_rows": [10, 8],
 //    "worker_ranges": [[[0, 36]], [[36, 72]]],
 //    "files": [{"path": "a.parquet", "rows": 40}, {"path": "b.parquet", "rows": 32}]}
@@ -72,8 +73,8 @@ struct ReadPosition {
   // this->num_workers, next_worker restarts at 0 and worker_rows are recounted for the new
   // round-robin file assignment (kFilePrefix) or the remaining rows are re-split over the new
   // workers with worker_rows 0 (kRowRanges). A loader resumed from p starts from
-  // p.for_workers(n). kRowRanges: throws NotSupportedError when this position or the resumed
-  // run has world_size > 1.
+  // p.for_workers(n). kRowRanges: only this rank's rows are re-split; throws UsageError when
+  // world_size differs from the position's (use position_for_rank first).
   ReadPosition for_workers(int num_workers, int rank = 0, int world_size = 1) const;
 
   // kRowRanges: each worker's ranges without its consumed prefix (the ranges its reader reads).

@@ -99,12 +99,17 @@ TEST(RowRangePosition, ResplitAndChecks) {
             std::string::npos);
   EXPECT_NE(error_of<DataError>([&] { p.check_files({"a"}, {7}); }).find("written for 2 input files"),
             std::string::npos);
-  // Fresh multi-rank plans work; resuming them does not.
+  // A rank's position of a multi-rank run re-splits only that rank's rows; another world size
+  // needs position_for_rank (rank_read_positions_test.cc).
   ReadPosition r1 = ReadPosition::start_row_ranges({"a", "b"}, {7, 4}, 2, 1, 2);
   EXPECT_EQ(r1.worker_ranges, (std::vector<Ranges>{{{6, 9}}, {{9, 11}}}));
   EXPECT_EQ(ReadPosition::from_json(r1.to_json()), r1);
-  EXPECT_NE(error_of<NotSupportedError>([&] { r1.for_workers(2); }).find("world_size > 1"), std::string::npos);
-  EXPECT_NE(error_of<NotSupportedError>([&] { p.for_workers(3, 0, 2); }).find("world_size > 1"),
+  r1.advance(0, {{0, 1}});
+  const ReadPosition r1_three = r1.for_workers(3, 1, 2);
+  EXPECT_EQ(r1_three.world_size, 2);
+  EXPECT_EQ(r1_three.worker_ranges, (std::vector<Ranges>{{{7, 9}}, {{9, 10}}, {{10, 11}}}));
+  EXPECT_NE(error_of<UsageError>([&] { r1.for_workers(2); }).find("made for 2 rank(s), not 1"), std::string::npos);
+  EXPECT_NE(error_of<UsageError>([&] { p.for_workers(3, 0, 2); }).find("made for 1 rank(s), not 2"),
             std::string::npos);
 }
 

@@ -437,4 +437,15 @@ std::string ProcessGroup::broadcast_string(const std::string& value, int root, c
   return std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), bytes.numel());
 }
 
+std::vector<std::string> ProcessGroup::all_gather_strings(const std::string& value, const std::string& what) {
+  // One trailing byte more than the string, so that no rank sends an empty block.
+  torch::Tensor bytes = torch::zeros({static_cast<int64_t>(value.size()) + 1}, torch::kUInt8);
+  if (!value.empty()) std::memcpy(bytes.data_ptr<uint8_t>(), value.data(), value.size());
+  std::vector<std::string> out;
+  for (const torch::Tensor& t : all_gather(bytes, what)) {
+    out.emplace_back(reinterpret_cast<const char*>(t.data_ptr<uint8_t>()), static_cast<size_t>(t.numel() - 1));
+  }
+  return out;
+}
+
 }  // namespace tzrec::dist

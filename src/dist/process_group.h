@@ -76,6 +76,8 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   void barrier(const std::string& what);
   // Root's string everywhere (e.g. a sharding plan as JSON).
   std::string broadcast_string(const std::string& value, int root, const std::string& what);
+  // Every rank's string, in rank order (e.g. each rank's data read position as JSON).
+  std::vector<std::string> all_gather_strings(const std::string& value, const std::string& what);
 
   // Collectives issued so far by this rank (the sequence number of the next one).
   int64_t collective_count() const;

@@ -137,6 +137,7 @@ TEST(ProcessGroup, SingleProcessCollectivesAreLocal) {
   EXPECT_TRUE(torch::equal(pg->all_to_all(rows, {3}, &recv, "x"), rows));
   EXPECT_EQ(recv, std::vector<int64_t>({3}));
   EXPECT_EQ(pg->broadcast_string("plan", 0, "x"), "plan");
+  EXPECT_EQ(pg->all_gather_strings("pos", "x"), std::vector<std::string>{"pos"});
   pg->barrier("x");
   EXPECT_EQ(pg->collective_count(), 0);
 }
@@ -204,6 +205,8 @@ TEST(ProcessGroup, CollectivesAcrossThreeRanks) {
     EXPECT_EQ(pg.collective_count(), before + 1);
 
     EXPECT_EQ(pg.broadcast_string(r == 2 ? "from two" : "", 2, "text"), "from two");
+    EXPECT_EQ(pg.all_gather_strings(std::string(static_cast<size_t>(r), 'x'), "strings"),
+              (std::vector<std::string>{"", "x", "xx"}));
     pg.barrier("end");
 
     // Traffic: the float all_to_all sent (6 - (r + 1)) rows of 3 floats to other ranks.

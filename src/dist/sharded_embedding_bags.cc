@@ -26,8 +26,15 @@ struct Slot {
   int64_t cols = 0;
 };
 
+// Loss scaling of the backward (set_gradient_scale), shared by the operator and its nodes.
+struct LossScaleState {
+  std::optional<double> scale;
+  bool found_inf = false;  // the latest backward was skipped
+};
+
 // The exchange geometry of one forward call, shared with its backward.
 struct StepRouting {
+  std::shared_ptr<LossScaleState> loss_scale;
   std::shared_ptr<ProcessGroup> pg;
   const std::vector<std::vector<Slot>>* remote_slots = nullptr;  // per owner rank
   const std::vector<Slot>* dp_slots = nullptr;
@@ -114,8 +121,18 @@ class OutputDistBackward : public torch::autograd::Node {
     torch::Tensor gz = grads.empty() || !grads[0].defined()
                            ? torch::zeros({r.batch_sizes[r.rank], r.total_dim}, torch::kFloat32)
                            : grads[0].to(torch::kFloat32).contiguous();
-    torch::Tensor gy = output_backward(r, gz);
     torch::autograd::variable_list out(num_outputs());
+    if (r.loss_scale->scale) {
+      // Every rank runs this node, so all of them agree and skip (or not) together.
+      torch::Tensor found_inf = torch::zeros({1}, torch::kInt32);
+      if (!torch::isfinite(gz).all().item<bool>()) found_inf.fill_(1);
+      r.pg->all_reduce(found_inf, ReduceOp::kMax, "embedding gradient found_inf");
+      if (found_inf.item<int32_t>() != 0) {
+        r.loss_scale->found_inf = true;
+        return out;  // undefined: the local fused operator updates nothing
+      }
+    }
+    torch::Tensor gy = output_backward(r, gz);
     if (num_outputs() > 0) out[0] = gy;
     return out;
   }
@@ -146,6 +163,7 @@ struct ShardedEmbeddingBags::Impl {
   std::vector<LocalShard> shards;
   std::unique_ptr<embedding::FusedEmbeddingBags> local;
   double lr = 0;
+  std::shared_ptr<LossScaleState> loss_scale = std::make_shared<LossScaleState>();
 
   // Slots sent to owner o: its non-replicated slots, then every replicated slot.
   std::vector<const Slot*> slots_to(int o) const {
@@ -298,6 +316,16 @@ void ShardedEmbeddingBags::set_lr(double lr) {
 
 double ShardedEmbeddingBags::lr() const { return impl_->lr; }
 
+void ShardedEmbeddingBags::set_gradient_scale(std::optional<double> scale) {
+  TORCH_CHECK(!scale || *scale > 0, "ShardedEmbeddingBags: gradient scale must be > 0, got ", *scale);
+  impl_->loss_scale->scale = scale;
+  if (impl_->local) impl_->local->set_gradient_scale(scale);
+}
+
+bool ShardedEmbeddingBags::last_backward_found_inf() const {
+  return impl_->loss_scale->found_inf || (impl_->local && impl_->local->last_backward_found_inf());
+}
+
 namespace {
 
 // One feature's batch, normalised: ids int64, lengths int64 [B], weights float32 or undefined.
@@ -363,6 +391,7 @@ torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>
   m.pg->all_reduce(sizes, ReduceOp::kSum, "embedding batch sizes");
   auto routing = std::make_shared<StepRouting>();
   routing->pg = m.pg;
+  routing->loss_scale = m.loss_scale;
   routing->remote_slots = &m.remote_slots;
   routing->dp_slots = &m.dp_slots;
   routing->owner_width = m.owner_width;
@@ -477,6 +506,7 @@ torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>
                                                     torch::autograd::deleteNode);
     if (y.requires_grad()) node->set_next_edges(torch::autograd::collect_next_edges(y));
     torch::autograd::set_history(z, node);
+    m.loss_scale->found_inf = false;
   }
   return z;
 }

@@ -21,6 +21,12 @@
 // receives is the sum over ranks of the gradients of their own losses (TorchRec's semantics: the
 // embedding gradient is not averaged over ranks).
 //
+// Loss scaling (FP16 training): with a gradient scale set, the backward first agrees across the
+// ranks (one all_reduce max) whether any rank's output gradient holds inf / nan. If so, every
+// rank skips the exchange and all of its shard updates for that backward and
+// last_backward_found_inf() is true on every rank; otherwise the local operator unscales the
+// gradient as FusedEmbeddingBags does.
+//
 // Equivalence with the unsharded operator on the concatenated batch of all ranks (rank order):
 // outputs and updates are equal for every sharding type and optimizer, except that row-wise
 // optimizer state (rowwise_adagrad, partial_rowwise_*, lamb / lars trust ratios) of a
@@ -30,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +91,12 @@ class ShardedEmbeddingBags : public embedding::ShardedLookup {
   std::vector<int64_t> feature_dims() const;
   void set_lr(double lr);
   double lr() const;
+  // The loss scale of the gradients backward receives (FusedEmbeddingBags::set_gradient_scale);
+  // set the same value on every rank.
+  void set_gradient_scale(std::optional<double> scale);
+  // Whether the latest backward was skipped for a non-finite gradient on any rank (the same on
+  // every rank). Reset to false by every forward() that records a backward.
+  bool last_backward_found_inf() const;
 
   struct Impl;
 

@@ -32,6 +32,8 @@ struct FusedEmbeddingBags::Group {
   std::vector<Feature> features;
   int64_t total_dim = 0;
   FusedEmbeddingBags::Timing timing;
+  std::optional<double> gradient_scale;  // loss scale S of incoming gradients; nullopt: none
+  bool last_found_inf = false;
 };
 
 namespace {
@@ -95,6 +97,16 @@ class FusedEmbeddingBagsBackward : public torch::autograd::Node {
     TORCH_CHECK(grad.dim() == 2 && grad.size(0) == batch_size_ && grad.size(1) == g.total_dim,
                 "FusedEmbeddingBagsBackward: gradient has shape ", grad.sizes(), ", expected [",
                 batch_size_, ", ", g.total_dim, "]");
+    if (g.gradient_scale) {
+      if (!torch::isfinite(grad).all().item<bool>()) {
+        // An overflowed (loss-scaled) step: leave every row and all optimizer state as they are.
+        g.last_found_inf = true;
+        release_variables();
+        return no_grads;
+      }
+      // Out of place: the incoming gradient may be shared with other consumers.
+      grad = grad * static_cast<float>(1.0 / *g.gradient_scale);
+    }
     if (g.options.gradient_clipping) {
       grad = grad.clamp(-g.options.max_gradient, g.options.max_gradient);
     }
@@ -287,6 +299,7 @@ torch::Tensor FusedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& 
         torch::autograd::deleteNode);
     node->set_next_edges(torch::autograd::collect_next_edges(trainable_weights));
     torch::autograd::set_history(output, node);
+    g.last_found_inf = false;
   }
   g.timing.forward_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -325,6 +338,15 @@ const FusedOptimizerOptions& FusedEmbeddingBags::options() const { return group_
 void FusedEmbeddingBags::set_lr(double lr) { group_->options.lr = lr; }
 
 double FusedEmbeddingBags::lr() const { return group_->options.lr; }
+
+void FusedEmbeddingBags::set_gradient_scale(std::optional<double> scale) {
+  TORCH_CHECK(!scale || *scale > 0, "FusedEmbeddingBags: gradient scale must be > 0, got ", *scale);
+  group_->gradient_scale = scale;
+}
+
+std::optional<double> FusedEmbeddingBags::gradient_scale() const { return group_->gradient_scale; }
+
+bool FusedEmbeddingBags::last_backward_found_inf() const { return group_->last_found_inf; }
 
 std::map<std::string, torch::Tensor> FusedEmbeddingBags::state_dict() const {
   std::map<std::string, torch::Tensor> out;

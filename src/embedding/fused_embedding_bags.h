@@ -10,11 +10,18 @@
 //
 // The step counter t of adam / lamb / partial_rowwise_* advances once per backward for every
 // trainable table of the group, touched or not (FBGEMM's per-module iter). The learning rate used is the one set when backward runs (set_lr).
+//
+// Loss scaling (FP16 training, optim/grad_scaler.h): with a gradient scale S set, backward sees
+// the gradient of S * loss. It first checks it: any inf / nan skips the whole update of that
+// backward (no row, no optimizer state, no step counter changes) and is reported by
+// last_backward_found_inf(); otherwise the gradient is multiplied by 1/S (S's float32
+// reciprocal, as on the dense side) before clipping and the row updates.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +77,15 @@ class FusedEmbeddingBags {
 
   void set_lr(double lr);
   double lr() const;
+
+  // The loss scale S of the gradients backward receives (see above); nullopt (the default): no
+  // unscaling and no finiteness check. S must be > 0 (TORCH_CHECK).
+  void set_gradient_scale(std::optional<double> scale);
+  std::optional<double> gradient_scale() const;
+  // Whether the latest backward skipped its update because its gradient held inf / nan (only
+  // checked while a gradient scale is set). Reset to false by every forward() that records a
+  // backward.
+  bool last_backward_found_inf() const;
 
   // Optimizer state, keys per trainable table (the checkpoint names, "sparse." + key):
   //   "<table>.momentum1"  [rows, dim] or [rows] (rowwise_adagrad)        float32

@@ -1,7 +1,10 @@
 #include "metrics/multiclass_auc.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -28,6 +31,7 @@ MulticlassAuc::MulticlassAuc(int64_t num_classes, int64_t num_thresholds, AucAve
 }
 
 void MulticlassAuc::update(const torch::Tensor& preds, const torch::Tensor& labels) {
+  TORCH_CHECK(!synced_, "multiclass_auc: update() after sync(); call reset() before adding samples again");
   if (preds.dim() != 2 || preds.size(1) != num_classes_ || labels.numel() != preds.size(0)) {
     throw UsageError(fmt::format("multiclass_auc: expected preds [B, {}] and labels [B], got {} and {}", num_classes_,
                                  c10::str(preds.sizes()), c10::str(labels.sizes())));
@@ -55,6 +59,7 @@ void MulticlassAuc::update(const torch::Tensor& preds, const torch::Tensor& labe
 }
 
 void MulticlassAuc::merge(const MulticlassAuc& other) {
+  TORCH_CHECK(!synced_, "multiclass_auc: merge() after sync(); call reset() before adding samples again");
   TORCH_CHECK(other.num_classes_ == num_classes_ && other.num_thresholds_ == num_thresholds_,
               "multiclass_auc: cannot merge metrics with different num_classes or thresholds");
   for (int64_t c = 0; c < num_classes_; ++c) {
@@ -92,7 +97,20 @@ double MulticlassAuc::compute() const {
   return weight_sum == 0.0 ? 0.0 : sum / weight_sum;
 }
 
+void MulticlassAuc::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  if (pg.world_size() == 1) return;
+  for (Auc& a : per_class_) a.sync(pg);
+  std::vector<int64_t> counts(positives_);
+  counts.push_back(num_samples_);
+  detail::sum_across_ranks(pg, counts, "multiclass_auc counts");
+  std::copy(counts.begin(), counts.end() - 1, positives_.begin());
+  num_samples_ = counts.back();
+}
+
 void MulticlassAuc::reset() {
+  synced_ = false;
   for (Auc& a : per_class_) a.reset();
   std::fill(positives_.begin(), positives_.end(), 0);
   num_samples_ = 0;

@@ -23,6 +23,7 @@
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
 #include "metrics/auc.h"
 
 namespace tzrec::metrics {
@@ -42,6 +43,10 @@ class MulticlassAuc {
   // tzrec::UsageError for shapes that do not match.
   void update(const torch::Tensor& preds, const torch::Tensor& labels);
   void merge(const MulticlassAuc& other);
+  // Replaces the state by the state of all ranks: each class's Auc::sync() (one all_gather per
+  // class) and the positive / sample counts summed (one int64 all_reduce). Once per evaluation,
+  // before compute() (metrics/metric_sync.h).
+  void sync(dist::ProcessGroup& pg);
   // Averaged AUC (see above); 0 when nothing was seen. Throws tzrec::UsageError for average "none".
   double compute() const;
   // One AUC per class.
@@ -58,6 +63,7 @@ class MulticlassAuc {
   std::vector<Auc> per_class_;           // one-vs-rest state of class c
   std::vector<int64_t> positives_;       // samples with label c
   int64_t num_samples_ = 0;
+  bool synced_ = false;  // sync() ran since construction / reset()
 };
 
 }  // namespace tzrec::metrics

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -139,6 +141,7 @@ XAuc::XAuc(XAucOptions options) : options_(options) {
 }
 
 void XAuc::update(const torch::Tensor& preds, const torch::Tensor& targets) {
+  TORCH_CHECK(!synced_, "xauc: update() after sync(); call reset() before adding samples again");
   std::vector<float> p;
   std::vector<double> t;
   read_batch("xauc", preds, targets, &p, &t);
@@ -151,6 +154,7 @@ void XAuc::update(const torch::Tensor& preds, const torch::Tensor& targets) {
 }
 
 void XAuc::merge(const XAuc& other) {
+  TORCH_CHECK(!synced_, "xauc: merge() after sync(); call reset() before adding samples again");
   TORCH_CHECK(other.options_.in_batch == options_.in_batch, "xauc: cannot merge in_batch and whole-set metrics");
   preds_.insert(preds_.end(), other.preds_.begin(), other.preds_.end());
   targets_.insert(targets_.end(), other.targets_.begin(), other.targets_.end());
@@ -189,7 +193,41 @@ double XAuc::compute_exact() const {
   return exact_xauc(preds_, targets_);
 }
 
+void XAuc::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  if (pg.world_size() == 1) return;
+  // One float64 row per sample (pred, target), or per batch value (value, 0) with in_batch;
+  // float32 predictions are exact in float64.
+  const bool in_batch = options_.in_batch;
+  const int64_t n = static_cast<int64_t>(in_batch ? batch_values_.size() : preds_.size());
+  torch::Tensor rows = torch::zeros({n, 2}, torch::kFloat64);
+  double* r = rows.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    r[2 * i] = in_batch ? batch_values_[i] : static_cast<double>(preds_[i]);
+    r[2 * i + 1] = in_batch ? 0.0 : targets_[i];
+  }
+  const std::vector<torch::Tensor> blocks =
+      detail::gather_blocks(pg, torch::zeros({1, 2}, torch::kFloat64), rows, "xauc samples");
+  preds_.clear();
+  targets_.clear();
+  batch_values_.clear();
+  for (const torch::Tensor& b : blocks) {
+    const torch::Tensor block = b.contiguous();
+    const double* d = block.data_ptr<double>();
+    for (int64_t i = 1; i < block.size(0); ++i) {
+      if (in_batch) {
+        batch_values_.push_back(d[2 * i]);
+      } else {
+        preds_.push_back(static_cast<float>(d[2 * i]));
+        targets_.push_back(d[2 * i + 1]);
+      }
+    }
+  }
+}
+
 void XAuc::reset() {
+  synced_ = false;
   preds_.clear();
   targets_.clear();
   batch_values_.clear();
@@ -199,6 +237,7 @@ GroupedXAuc::GroupedXAuc(uint64_t max_pairs_per_group, uint64_t seed)
     : max_pairs_per_group_(max_pairs_per_group == 0 ? 100 : max_pairs_per_group), seed_(seed) {}
 
 void GroupedXAuc::update(const torch::Tensor& preds, const torch::Tensor& targets, const torch::Tensor& groups) {
+  TORCH_CHECK(!synced_, "grouped_xauc: update() after sync(); call reset() before adding samples again");
   std::vector<float> p;
   std::vector<double> t;
   read_batch("grouped_xauc", preds, targets, &p, &t);
@@ -212,6 +251,7 @@ void GroupedXAuc::update(const torch::Tensor& preds, const torch::Tensor& target
 }
 
 void GroupedXAuc::merge(const GroupedXAuc& other) {
+  TORCH_CHECK(!synced_, "grouped_xauc: merge() after sync(); call reset() before adding samples again");
   groups_.insert(groups_.end(), other.groups_.begin(), other.groups_.end());
   preds_.insert(preds_.end(), other.preds_.begin(), other.preds_.end());
   targets_.insert(targets_.end(), other.targets_.begin(), other.targets_.end());
@@ -271,7 +311,45 @@ int64_t GroupedXAuc::num_valid_groups() const {
   return valid;
 }
 
+void GroupedXAuc::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  if (pg.world_size() == 1) return;
+  // int64 rows (group id, float32 bits of the prediction, float64 bits of the target): exact for
+  // group ids beyond 2^53 and for every value.
+  const int64_t n = static_cast<int64_t>(preds_.size());
+  torch::Tensor rows = torch::empty({n, 3}, torch::kInt64);
+  int64_t* r = rows.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t pred_bits = 0;
+    std::memcpy(&pred_bits, &preds_[i], sizeof(pred_bits));
+    r[3 * i] = groups_[i];
+    r[3 * i + 1] = pred_bits;
+    std::memcpy(&r[3 * i + 2], &targets_[i], sizeof(double));
+  }
+  const std::vector<torch::Tensor> blocks =
+      detail::gather_blocks(pg, torch::zeros({1, 3}, torch::kInt64), rows, "grouped_xauc samples");
+  groups_.clear();
+  preds_.clear();
+  targets_.clear();
+  for (const torch::Tensor& b : blocks) {
+    const torch::Tensor block = b.contiguous();
+    const int64_t* d = block.data_ptr<int64_t>();
+    for (int64_t i = 1; i < block.size(0); ++i) {
+      const uint32_t pred_bits = static_cast<uint32_t>(d[3 * i + 1]);
+      float pred = 0.0F;
+      std::memcpy(&pred, &pred_bits, sizeof(pred));
+      double target = 0.0;
+      std::memcpy(&target, &d[3 * i + 2], sizeof(target));
+      groups_.push_back(d[3 * i]);
+      preds_.push_back(pred);
+      targets_.push_back(target);
+    }
+  }
+}
+
 void GroupedXAuc::reset() {
+  synced_ = false;
   groups_.clear();
   preds_.clear();
   targets_.clear();

@@ -18,6 +18,8 @@
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
+
 namespace tzrec::metrics {
 
 // Number of concordant pairs among all n(n-1)/2 pairs (see above); O(n log n).
@@ -71,6 +73,10 @@ class XAuc {
   void update(const torch::Tensor& preds, const torch::Tensor& targets);
   // Concatenates the samples (or per-batch values with in_batch) of `other`.
   void merge(const XAuc& other);
+  // Replaces the state by every rank's samples (or per-batch values with in_batch), in rank order
+  // (one float64 all_gather), so that compute() then samples from the pairs of all ranks' rows.
+  // Once per evaluation, before compute() (metrics/metric_sync.h).
+  void sync(dist::ProcessGroup& pg);
   // See XAucOptions. NaN when there is no pair (fewer than 2 samples, or no batch with 2 rows).
   // The sampled estimate restarts its sampler from `seed` on every call, so it is repeatable.
   double compute() const;
@@ -86,6 +92,7 @@ class XAuc {
   std::vector<float> preds_;
   std::vector<double> targets_;
   std::vector<double> batch_values_;  // in_batch: exact XAUC of each batch with >= 2 rows
+  bool synced_ = false;               // sync() ran since construction / reset()
 };
 
 // Grouped XAUC: per group with more than one row, XAUC of the group (at most max_pairs_per_group
@@ -103,6 +110,10 @@ class GroupedXAuc {
   // preds, targets: [B] numeric; groups: [B] integer group ids. Throws tzrec::DataError for NaN.
   void update(const torch::Tensor& preds, const torch::Tensor& targets, const torch::Tensor& groups);
   void merge(const GroupedXAuc& other);
+  // Replaces the state by every rank's (group, pred, target) samples, in rank order (one int64
+  // all_gather carrying the group id and the bits of the values), so groups split across ranks are
+  // evaluated whole. Once per evaluation, before compute() (metrics/metric_sync.h).
+  void sync(dist::ProcessGroup& pg);
   // NaN (with a warning) when no group has two rows.
   double compute() const;
   // Number of groups with at least two rows among the samples seen.
@@ -117,6 +128,7 @@ class GroupedXAuc {
   std::vector<int64_t> groups_;
   std::vector<float> preds_;
   std::vector<double> targets_;
+  bool synced_ = false;  // sync() ran since construction / reset()
 };
 
 }  // namespace tzrec::metrics

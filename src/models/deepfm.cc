@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "models/config_convert.h"
+#include "nn/fp16_linear.h"
 
 namespace tzrec::models {
 
@@ -47,11 +48,15 @@ TensorMap DeepFM::predict_impl(const sparse::Batch& batch) {
   torch::Tensor y_deep = deep_mlp_->forward(deep);                       // [B, H]
   torch::Tensor fm_in = grouped.at(fm_group_).reshape({-1, fm_num_features_, fm_dim_});  // [B, N, D]
   torch::Tensor y_fm = fm_->forward(fm_in);                                               // [B, D]
+  // output_mlp through nn::linear_forward (follows the mixed-precision mode).
+  auto output_linear = [this](const torch::Tensor& x) {
+    return nn::linear_forward(x, output_mlp_->weight, output_mlp_->bias);
+  };
   torch::Tensor y;
   if (final_mlp_) {
-    y = output_mlp_->forward(final_mlp_->forward(torch::cat({y_wide, y_fm, y_deep}, 1)));
+    y = output_linear(final_mlp_->forward(torch::cat({y_wide, y_fm, y_deep}, 1)));
   } else {
-    y = y_wide + y_fm.sum(1, /*keepdim=*/true) + output_mlp_->forward(y_deep);
+    y = y_wide + y_fm.sum(1, /*keepdim=*/true) + output_linear(y_deep);
   }
   return output_to_prediction(y);
 }

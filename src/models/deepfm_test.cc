@@ -213,7 +213,7 @@ TEST(DeepFM, ConfigErrors) {
       feature_groups { group_name: "deep" feature_names: ["a"] }
       deepfm { deep { hidden_units: [3] } }
       losses { softmax_cross_entropy {} } })",
-                    "model_config.losses[0].softmax_cross_entropy", true);
+                    "model_config.losses[0].softmax_cross_entropy: needs model_config.num_class > 1");
   expect_error_with(R"(model_config {
       feature_groups { group_name: "wide" feature_names: ["a"] group_type: WIDE }
       feature_groups { group_name: "seq" feature_names: ["a"] group_type: SEQUENCE }

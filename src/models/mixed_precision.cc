@@ -1,17 +1,34 @@
 #include "models/mixed_precision.h"
 
+#include <atomic>
+
+#include <ATen/Context.h>
+
 #include "base/error.h"
+#include "base/logging.h"
 
 namespace tzrec::models {
+namespace {
+
+void warn_fp16_emulated_once() {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  log::warning(
+      "train_config.mixed_precision: FP16 on the CPU is emulated: the dense layers' GEMM inputs, "
+      "outputs and gradients are rounded to fp16 (overflow to inf like a GPU, handled by "
+      "train_config.grad_scaler) while the arithmetic stays fp32, so it is slower than fp32; "
+      "\"BF16\" is the fast mixed precision on CPUs");
+}
+
+}  // namespace
 
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config) {
   const std::string& value = config.train_config().mixed_precision();
   if (value.empty()) return std::nullopt;
   if (value == "BF16") return c10::ScalarType::BFloat16;
   if (value == "FP16") {
-    throw NotSupportedError(
-        "train_config.mixed_precision: FP16 (this build trains on the CPU, where autocast computes "
-        "in BF16; use \"BF16\")");
+    if (!at::hasCUDA()) warn_fp16_emulated_once();
+    return c10::ScalarType::Half;
   }
   throw ConfigError(fmt::format(
       "train_config.mixed_precision: '{}' is not a precision; use \"BF16\" or \"FP16\", or leave "

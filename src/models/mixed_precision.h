@@ -9,9 +9,10 @@
 
 namespace tzrec::models {
 
-// The autocast dtype for the model's dense part: nullopt for fp32, kBFloat16 for "BF16".
-// "FP16" → tzrec::NotSupportedError (CPU autocast computes in bf16; fp16 with a grad scaler needs
-// a CUDA build); anything else → tzrec::ConfigError naming the field.
+// The mixed-precision dtype of the model's dense part, for nn::AutocastGuard: nullopt for fp32,
+// kBFloat16 for "BF16" (CPU autocast), kHalf for "FP16" (on the CPU: the fp16 emulation of
+// nn/fp16_emulation.h, trained with train_config.grad_scaler). Anything else → tzrec::ConfigError
+// naming the field. "FP16" on a machine without CUDA logs, once per process, that it is emulated.
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config);
 
 }  // namespace tzrec::models

@@ -16,7 +16,7 @@ protos::EasyRecConfig with_precision(const std::string& value) {
 TEST(MixedPrecision, Values) {
   EXPECT_FALSE(mixed_precision_dtype(with_precision("")).has_value());
   EXPECT_EQ(mixed_precision_dtype(with_precision("BF16")), c10::ScalarType::BFloat16);
-  EXPECT_THROW(mixed_precision_dtype(with_precision("FP16")), NotSupportedError);
+  EXPECT_EQ(mixed_precision_dtype(with_precision("FP16")), c10::ScalarType::Half);
   try {
     mixed_precision_dtype(with_precision("fp32"));
     FAIL();

@@ -1,20 +1,38 @@
 // Model base class with TorchEasyRec RankModel semantics (tzrec/models/rank_model.py, reference §4,
-// §7.1, §7.2): predictions, losses, eval metrics and the split of parameters for the optimizers.
+// §7.1, §7.2, §7.3): predictions, losses, eval and train metrics, and the split of parameters for the
+// optimizers. Loss setup and evaluation live in model_losses.cc, eval metrics in model_metrics.cc,
+// train metrics in model_train_metrics.cc.
 //
-// Supported config (everything else throws when the model is built); num_class must be 1:
-//   losses:  binary_cross_entropy {label_smoothing}, binary_focal_loss {gamma, alpha}
+// Supported config (everything else throws when the model is built):
+//   losses (num_class 1):
+//            binary_cross_entropy {label_smoothing}, binary_focal_loss {gamma, alpha}
 //                → predictions "logits" [B], "probs" [B] = sigmoid(logits)
 //            l2_loss → prediction "y" [B] (raw output, no sigmoid)
-//   metrics on "probs" (need a binary loss):
-//            auc {thresholds}  → "auc" (exact AUC); when `thresholds` is set explicitly also
+//   losses (num_class C > 1; the label column holds class ids 0..C-1):
+//            softmax_cross_entropy {label_smoothing}; jrc_loss {session_name, alpha} (C must be 2;
+//            session = first id of sparse feature session_name per row, loss/jrc_loss.h)
+//                → predictions "logits" [B, C], "probs" [B, C] = softmax(logits), and
+//                  "probs1" [B] = probs[:, 1] when C == 2
+//   eval metrics on the class probabilities (need a classification loss):
+//            auc {thresholds} → "auc" (exact AUC); when `thresholds` is set explicitly also
 //            "auc_binned" (torchmetrics BinaryAUROC(thresholds) as tzrec reports it)
-//            accuracy {threshold} → "accuracy" (binary; top_k only applies to multiclass)
+//            accuracy {threshold, top_k} → "accuracy": binary (p > threshold) for num_class 1,
+//            multiclass top-k (torchmetrics micro accuracy, threshold unused) for num_class > 1
 //            normalized_entropy {eta} → "normalized_entropy"
 //            grouped_auc {grouping_key} → "grouped_auc" (group = first id of sparse feature
 //            grouping_key in the batch)
-//   metrics on "y" (need l2_loss, as in tzrec, which reads predictions["y"]):
-//            mean_absolute_error, mean_squared_error
-//   each loss is also a metric under its own name: mean of batch losses weighted by batch size.
+//            auc, normalized_entropy and grouped_auc read "probs" (num_class 1) or "probs1"
+//            (num_class 2); num_class > 2 is refused for them.
+//            multiclass_auc {thresholds, average} → "multiclass_auc" on "probs" [B, C], C > 1
+//            (binned one-vs-rest AUC, averaged "macro" or "weighted"; thresholds 0 = exact)
+//   eval metrics on "y" (need l2_loss, as in tzrec, which reads predictions["y"]):
+//            mean_absolute_error, mean_squared_error, xauc {sample_ratio, max_pairs, in_batch},
+//            grouped_xauc {grouping_key, max_pairs_per_group}
+//   recall_at_k needs a match model's "similarity" output: refused for rank models.
+//   each loss is also an eval metric under its own name: mean of batch losses weighted by batch size.
+//   train_metrics (reference §7.3): auc, accuracy (on the same inputs as above), mean_absolute_error,
+//            mean_squared_error, xauc (on "y"), each decayed by decay_rate every decay_step updates
+//            (metrics::TrainMetricWrapper); recall_at_k is refused.
 #pragma once
 
 #include <functional>
@@ -31,9 +49,7 @@
 #include "embedding/embedding_config.h"
 #include "embedding/embedding_group.h"
 #include "feature/feature_info.h"
-#include "loss/binary_cross_entropy.h"
-#include "loss/binary_focal_loss.h"
-#include "metrics/auc.h"
+#include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/model.pb.h"
@@ -52,20 +68,22 @@ class Model : public torch::nn::Module {
         std::vector<std::string> sample_weights);
   virtual ~Model() = default;
 
-  // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits) for binary losses, "y" [B] for l2_loss.
-  // Runs predict_impl under CPU autocast when mixed precision is set (predictions are fp32 either
+  // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits) for binary losses, "y" [B] for l2_loss;
+  // "logits" [B, C], "probs" [B, C] = softmax(logits) (+ "probs1" [B] when C == 2) for
+  // softmax_cross_entropy / jrc_loss. Runs predict_impl under CPU autocast when mixed precision is set (predictions are fp32 either
   // way).
   TensorMap predict(const sparse::Batch& batch);
   // train_config.mixed_precision (mixed_precision.h); nullopt: fp32. create_model sets it.
   void set_mixed_precision(std::optional<c10::ScalarType> dtype) { mixed_precision_ = dtype; }
 
   // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
-  // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label). With a sample weight field,
-  // mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or
-  // sample-weight column.
+  // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label); "softmax_cross_entropy" =
+  // CE(logits [B, C], class id); "jrc_loss" (loss/jrc_loss.h). With a sample weight field,
+  // mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or sample-weight column, a
+  // label that is not a class id in [0, num_class) (softmax / jrc), or a missing session feature.
   TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
-  // Adds the batch to every metric (grouped_auc: throws DataError when the batch lacks the grouping
-  // feature; a row with no id for it is group 0, as in tzrec); `losses` (from loss()) feed the loss metrics, weighted by the
+  // Adds the batch to every eval metric (grouped_auc / grouped_xauc: throws DataError when the batch
+  // lacks the grouping feature; a row with no id for it is group 0, as in tzrec); `losses` (from loss()) feed the loss metrics, weighted by the
   // batch size. Pass an empty map to skip the loss metrics.
   void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
   // Metric name → value, e.g. {"auc": .., "binary_cross_entropy": ..}. Does not reset.
@@ -77,6 +95,18 @@ class Model : public torch::nn::Module {
   // after it is refused until reset_metrics(). World size 1: no change.
   void sync_metrics(dist::ProcessGroup& pg);
   void reset_metrics();
+
+  // Train metrics (model_config.train_metrics, reference §7.3). Each is per rank: it sees only this
+  // rank's train batches and is never synced (as tzrec's TrainMetricWrapper).
+  bool has_train_metrics() const { return !train_metrics_.empty(); }
+  // Adds one train batch (the predictions of the step, the batch it ran on) to every train metric;
+  // call it once per train step. Throws DataError as update_metrics() for bad labels.
+  void update_train_metrics(const TensorMap& predictions, const sparse::Batch& batch);
+  // Metric name → current decayed value (same names as the eval metrics, e.g. {"auc": ..}); 0 until
+  // a metric's first decay_step updates.
+  std::map<std::string, double> compute_train_metrics() const;
+  // Back to the initial state (values 0, step counts 0).
+  void reset_train_metrics();
 
   // Sparse parameters (embedding tables; for the sparse optimizer).
   std::vector<embedding::EmbeddingTable> embedding_tables();
@@ -106,32 +136,53 @@ class Model : public torch::nn::Module {
   embedding::EmbeddingGroup embedding_group_{nullptr};
 
  private:
-  enum class LossType { kBinaryCrossEntropy, kBinaryFocal, kL2 };
+  // One configured loss; `compute` owns the loss object (loss/*.h).
   struct LossEntry {
-    std::string name;
-    LossType type;
-    loss::BinaryCrossEntropy bce;
-    loss::BinaryFocalLoss focal;
+    std::string name;   // loss oneof name, e.g. "softmax_cross_entropy"
+    std::string input;  // prediction key: "logits" or "y"
+    // pred: predictions[input]; label: the batch label column as stored ([B] float32); weight: [B]
+    // or undefined.
+    std::function<torch::Tensor(const torch::Tensor& pred, const torch::Tensor& label, const torch::Tensor& weight,
+                                const sparse::Batch& batch)>
+        compute;
   };
-  // One configured metric; the closures own the metric object (metrics/*.h).
+  // One configured eval metric; the closures own the metric object (metrics/*.h).
   struct MetricEntry {
     std::string name;
-    std::string input;  // prediction key: "probs" or "y"
+    std::string input;  // prediction key: "probs", "probs1" or "y"
     std::function<void(const torch::Tensor& pred, const torch::Tensor& label, const sparse::Batch& batch)> update;
     std::function<void(std::map<std::string, double>* out)> compute;
     std::function<void()> reset;
     std::function<void(dist::ProcessGroup& pg)> sync;  // merges the state of every rank (metric's sync())
   };
+  struct TrainMetricEntry {
+    std::string name;
+    std::string input;  // prediction key, as MetricEntry
+    metrics::TrainMetricWrapper metric;
+  };
   const torch::Tensor& batch_label(const sparse::Batch& batch) const;
+  // model_losses.cc: losses_ and the prediction flags from model_config.losses.
+  void init_losses();
+  // model_metrics.cc: metrics_ from model_config.metrics.
   void add_metric(const protos::MetricConfig& cfg, const std::string& path, const std::string& type);
+  // model_train_metrics.cc: train_metrics_ from model_config.train_metrics.
+  void init_train_metrics();
+  // Prediction key a classification metric reads: "probs" (num_class 1, or `multiclass`), "probs1"
+  // (binary metric, num_class 2). Throws ConfigError when the losses do not produce it or num_class
+  // does not fit (binary metric with num_class > 2, multiclass metric with num_class 1).
+  std::string class_metric_input(const std::string& path, const std::string& type, bool multiclass) const;
+  // "y" for a regression metric; ConfigError without l2_loss.
+  std::string regression_metric_input(const std::string& path, const std::string& type) const;
 
   std::string label_name_;
   std::string sample_weight_name_;  // "" = unweighted
   std::vector<LossEntry> losses_;
-  bool has_binary_loss_ = false;  // predictions have "logits" / "probs"
-  bool has_l2_loss_ = false;      // predictions have "y"
+  bool has_binary_loss_ = false;   // predictions have "logits" [B] / "probs" [B]
+  bool has_softmax_loss_ = false;  // predictions have "logits" [B, C] / "probs" [B, C] (/ "probs1")
+  bool has_l2_loss_ = false;       // predictions have "y"
   std::vector<MetricEntry> metrics_;
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
+  std::vector<TrainMetricEntry> train_metrics_;
   std::optional<c10::ScalarType> mixed_precision_;
 };
 

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "models/config_convert.h"
+#include "nn/fp16_linear.h"
 
 namespace tzrec::models {
 
@@ -48,7 +49,8 @@ TensorMap MultiTower::predict_impl(const sparse::Batch& batch) {
   for (auto& [group, mlp] : tower_mlps_) outputs.push_back(mlp->forward(grouped.at(group)));  // [B, H_i]
   torch::Tensor y = torch::cat(outputs, -1);  // [B, Σ H_i]
   if (final_mlp_) y = final_mlp_->forward(y);
-  return output_to_prediction(output_mlp_->forward(y));
+  // output_mlp through nn::linear_forward (follows the mixed-precision mode).
+  return output_to_prediction(nn::linear_forward(y, output_mlp_->weight, output_mlp_->bias));
 }
 
 }  // namespace tzrec::models

@@ -1,7 +1,15 @@
-// Scoped CPU autocast (mixed precision): inside the scope, autocast-eligible ops (linear, matmul,
-// conv, ...) run in the given low-precision dtype on casted copies of their fp32 inputs and
-// weights; parameters stay fp32 (the master weights) and autograd casts gradients back. Ops
-// outside autocast's lists (our fused embedding bags, element-wise ops) are unaffected.
+// Scoped mixed precision for the model's forward pass (train_config.mixed_precision).
+//
+// kBFloat16: CPU autocast. Autocast-eligible ops (linear, matmul, conv, ...) run in bf16 on casted
+// copies of their fp32 inputs and weights; parameters stay fp32 (the master weights) and autograd
+// casts gradients back. Ops outside autocast's lists (our fused embedding bags, element-wise ops)
+// are unaffected.
+//
+// kHalf: FP16. CPU tensors take the fp16 emulation of nn/fp16_emulation.h (libtorch's CPU autocast
+// has no fp16): the dense layers' GEMMs (nn::linear_forward) round inputs, weights, outputs and
+// gradients to fp16 and compute in fp32; CPU bf16 autocast is switched off inside the scope. In a
+// build with CUDA, CUDA autocast (fp16) is enabled as well, so that CUDA tensors run real fp16
+// kernels (linear_forward never emulates for them).
 #pragma once
 
 #include <optional>
@@ -12,8 +20,8 @@ namespace tzrec::nn {
 
 class AutocastGuard {
  public:
-  // nullopt: no-op. Otherwise enables CPU autocast to *dtype (kBFloat16 on CPU) until destruction,
-  // restoring the previous state (guards nest).
+  // nullopt: no-op. kBFloat16 or kHalf: as above until destruction, restoring the previous state
+  // (guards nest). Other dtypes → TORCH_CHECK.
   explicit AutocastGuard(std::optional<c10::ScalarType> dtype);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
@@ -23,6 +31,10 @@ class AutocastGuard {
   bool active_ = false;
   bool prev_enabled_ = false;
   c10::ScalarType prev_dtype_ = c10::ScalarType::BFloat16;
+  bool prev_fp16_emulation_ = false;
+  bool cuda_ = false;  // CUDA autocast switched on by this guard (kHalf with CUDA available)
+  bool prev_cuda_enabled_ = false;
+  c10::ScalarType prev_cuda_dtype_ = c10::ScalarType::Half;
 };
 
 }  // namespace tzrec::nn

@@ -2,14 +2,15 @@
 
 #include "base/error.h"
 #include "nn/activation.h"
+#include "nn/fp16_linear.h"
 
 namespace tzrec::nn {
 
 PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation,
                                bool use_bn, bool bias, double dropout_ratio, bool use_ln) {
   TORCH_CHECK(!(use_bn && use_ln), "Perceptron: use_bn and use_ln are exclusive");
-  perceptron_->push_back(
-      torch::nn::Linear(torch::nn::LinearOptions(in_features, out_features).bias(use_bn ? false : bias)));
+  linear_ = torch::nn::Linear(torch::nn::LinearOptions(in_features, out_features).bias(use_bn ? false : bias));
+  perceptron_->push_back(linear_);
   if (use_bn) perceptron_->push_back(torch::nn::BatchNorm1d(out_features));
   if (use_ln) perceptron_->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_features})));
   torch::nn::AnyModule act = create_activation(activation);
@@ -18,7 +19,12 @@ PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const 
   register_module("perceptron", perceptron_);
 }
 
-torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) { return perceptron_->forward(x); }
+torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) {
+  torch::Tensor y = linear_forward(x, linear_->weight, linear_->bias);
+  auto it = perceptron_->begin();
+  for (++it; it != perceptron_->end(); ++it) y = it->forward(y);
+  return y;
+}
 
 MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& config_path)
     : options_(std::move(options)) {

@@ -27,6 +27,8 @@ struct MLPOptions {
 };
 
 // One layer: Sequential "perceptron" of Linear → [BatchNorm1d | LayerNorm] → activation → [Dropout].
+// The Linear's GEMM runs through nn::linear_forward (nn/fp16_linear.h), so it follows the
+// mixed-precision mode (fp16 emulation on the CPU).
 class PerceptronImpl : public torch::nn::Module {
  public:
   PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation, bool use_bn,
@@ -36,6 +38,7 @@ class PerceptronImpl : public torch::nn::Module {
 
  private:
   torch::nn::Sequential perceptron_;
+  torch::nn::Linear linear_{nullptr};  // perceptron_[0] (not registered twice)
 };
 TORCH_MODULE(Perceptron);
 

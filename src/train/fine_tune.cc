@@ -1,6 +1,8 @@
 #include "train/fine_tune.h"
 
+#include <cctype>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -9,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "train/sharded_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -116,6 +119,102 @@ PartialLoadResult load_partial(const std::map<std::string, torch::Tensor>& store
   return result;
 }
 
+namespace {
+
+// A multi-rank session: dense tensors from the checkpoint's whole-tensor files, each local table
+// shard read block by block (train/sharded_checkpoint.h), whatever world size wrote the checkpoint.
+PartialLoadResult load_partial_sharded(TrainingSession& session, const CheckpointData& checkpoint,
+                                       const CheckpointTensorIndex& index,
+                                       const std::map<std::string, std::string>& param_map) {
+  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
+  std::set<std::string> table_names;
+  for (const auto& ts : sharded.plan().tables) table_names.insert(table_weight_name(ts.table));
+  std::map<std::string, std::string> dense_map, table_map;
+  for (const auto& [name, source] : param_map) (table_names.count(name) ? table_map : dense_map).emplace(name, source);
+  PartialLoadResult result = load_partial(checkpoint.model, session.model_tensors(), dense_map);
+
+  auto source_of = [&](const std::string& name) {
+    auto it = table_map.find(name);
+    return it != table_map.end() ? it->second : name;
+  };
+  for (const auto& ts : sharded.plan().tables) {
+    const std::string name = table_weight_name(ts.table);
+    const std::string source = source_of(name);
+    if (!index.contains(source)) {
+      result.missing.push_back(name);
+      continue;
+    }
+    const std::vector<int64_t> expected = {ts.num_embeddings, ts.embedding_dim};
+    if (index.shape(source) != expected) {
+      throw CheckpointError(fmt::format(
+          "fine_tune_checkpoint: parameter '{}'{} has shape [{}] in the model but [{}] in the checkpoint; "
+          "map it to a compatible tensor with fine_tune_ckpt_param_map or rename it",
+          name, source == name ? "" : fmt::format(" (checkpoint '{}')", source), fmt::join(expected, ", "),
+          fmt::join(index.shape(source), ", ")));
+    }
+    result.loaded.push_back(name);
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& ls : sharded.local_shards()) {
+    const std::string name = table_weight_name(ls.table);
+    const std::string source = source_of(name);
+    if (index.contains(source)) ls.weight.copy_(read_shard_block(index, source, ls.shard));
+  }
+  return result;
+}
+
+// Why this rank's sparse optimizer state cannot come from the checkpoint, or "" when every slot
+// of every local shard is stored with this shard's shape.
+std::string sharded_state_mismatch(TrainingSession& session, const CheckpointTensorIndex& index) {
+  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
+  if (sharded.local_shards().empty()) return "";
+  const auto state = sharded.local().state_dict();
+  for (const auto& ls : sharded.local_shards()) {
+    const int64_t dim = sharded.plan().table(ls.table).embedding_dim;
+    const std::string prefix = ls.local_name + ".";
+    for (const auto& [key, value] : state) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      const std::string stored = shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, dim);
+      if (!index.contains(stored)) return fmt::format("sparse optimizer state '{}' is not in the checkpoint", stored);
+      std::vector<int64_t> shape = index.shape(stored);
+      if (shape.size() >= 1) shape[0] = ls.shard.rows;
+      if (shape.size() == 2) shape[1] = ls.shard.cols;
+      if (!value.sizes().equals(shape)) {
+        return fmt::format("sparse optimizer state '{}' does not fit shard {} of table {}", stored, ls.shard_index,
+                           ls.table);
+      }
+    }
+  }
+  return "";
+}
+
+void restore_sharded_state(TrainingSession& session, const CheckpointTensorIndex& index) {
+  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
+  if (sharded.local_shards().empty()) return;
+  auto state = sharded.local().state_dict();
+  torch::NoGradGuard no_grad;
+  for (const auto& ls : sharded.local_shards()) {
+    const int64_t dim = sharded.plan().table(ls.table).embedding_dim;
+    const std::string prefix = ls.local_name + ".";
+    for (auto& [key, value] : state) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      value.copy_(read_shard_block(index, shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, dim),
+                                   ls.shard));
+    }
+  }
+}
+
+// Whether every rank says yes (a collective; single process: `ok`).
+bool all_ranks_agree(TrainingSession& session, bool ok) {
+  dist::ProcessGroup* pg = session.process_group();
+  if (pg == nullptr || pg->world_size() == 1) return ok;
+  torch::Tensor flag = torch::tensor({ok ? 1 : 0}, torch::kInt32);
+  pg->all_reduce(flag, dist::ReduceOp::kMin, "fine_tune_checkpoint optimizer state check");
+  return flag.item<int>() == 1;
+}
+
+}  // namespace
+
 FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions& options) {
   auto latest = latest_checkpoint(options.checkpoint_path);
   if (!latest) {
@@ -126,11 +225,15 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   }
   FineTuneResult result;
   result.checkpoint_dir = latest->first;
-  const CheckpointData checkpoint = load_checkpoint(latest->first);
+  const bool sharded = session.distributed();
+  const CheckpointData checkpoint = load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
+  std::optional<CheckpointTensorIndex> index;
+  if (sharded) index.emplace(latest->first);
   std::map<std::string, std::string> param_map;
   if (!options.param_map_path.empty()) param_map = read_param_map(options.param_map_path);
 
-  result.model = load_partial(checkpoint.model, session.model_tensors(), param_map);
+  result.model = sharded ? load_partial_sharded(session, checkpoint, *index, param_map)
+                         : load_partial(checkpoint.model, session.model_tensors(), param_map);
   log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
             result.model.loaded.size() + result.model.missing.size(), latest->first);
   if (!result.model.missing.empty()) {
@@ -139,7 +242,7 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   }
 
   if (!options.restore_optimizer || !session.has_optimizers()) return result;
-  if (checkpoint.optimizer.empty()) {
+  if (checkpoint.optimizer.empty() && !(sharded && index->stored_world_size() > 1)) {
     log::info("fine_tune_checkpoint: {} holds no optimizer state; optimizers start fresh", latest->first);
     return result;
   }
@@ -153,20 +256,36 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
     return result;
   }
   const auto sparse_stored = strip_prefix(checkpoint.optimizer, "sparse.");
-  const std::string sparse_problem = sparse_state_mismatch(sparse_stored, session.sparse_optimizer().state_dict());
-  if (!sparse_problem.empty()) {
+  const std::string sparse_problem =
+      sharded ? sharded_state_mismatch(session, *index)
+              : sparse_state_mismatch(sparse_stored, session.sparse_optimizer().state_dict());
+  // Ranks decide together: the dense optimizer state is replicated and must stay identical.
+  if (!all_ranks_agree(session, sparse_problem.empty())) {
     log::warning("fine_tune_checkpoint: optimizer state not restored ({}); optimizers start fresh",
-                 sparse_problem);
+                 sparse_problem.empty() ? "it does not fit another rank's shards" : sparse_problem);
     return result;
   }
   try {
-    // Validates everything before changing anything, so a failure leaves the state fresh.
-    session.dense_optimizer().load_state_dict(strip_prefix(checkpoint.optimizer, "dense."));
+    // Validates everything before changing anything, so a failure leaves the state fresh (the
+    // same outcome on every rank: they read the same dense state).
+    // The dense optimizer's own slots: not the EMA, grad scaler or part optimizers' state.
+    auto dense_state = strip_prefix(checkpoint.optimizer, "dense.");
+    for (auto it = dense_state.begin(); it != dense_state.end();) {
+      const std::string& k = it->first;
+      const bool other = k.rfind("ema.", 0) == 0 || k.rfind("grad_scaler.", 0) == 0 ||
+                         (k.rfind("part", 0) == 0 && k.size() > 4 && std::isdigit(static_cast<unsigned char>(k[4])));
+      it = other ? dense_state.erase(it) : std::next(it);
+    }
+    session.dense_optimizer().load_state_dict(dense_state);
   } catch (const CheckpointError& e) {
     log::warning("fine_tune_checkpoint: optimizer state not restored ({}); optimizers start fresh", e.what());
     return result;
   }
-  session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above
+  if (sharded) {
+    restore_sharded_state(session, *index);  // checked to fit above
+  } else {
+    session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above
+  }
   result.optimizer_restored = true;
   log::info("fine_tune_checkpoint: restored optimizer state from {}", latest->first);
   return result;

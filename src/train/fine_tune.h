@@ -50,6 +50,9 @@ struct FineTuneResult {
 // remapped and it fits this session's optimizers exactly; otherwise the optimizers start fresh
 // with a warning saying why. The step counter and data position are not restored (the caller
 // trains from step 0). No checkpoint at the path → CheckpointError.
+// A multi-rank session (a collective: every rank calls it) reads dense tensors whole and only its
+// own table shards (and their sparse optimizer state) block by block, from a checkpoint written
+// on any world size; the ranks restore the optimizer state all or none.
 FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions& options);
 
 }  // namespace tzrec::train

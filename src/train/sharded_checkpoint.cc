@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "embedding/embedding_group.h"
 
 namespace tzrec::train {
 namespace {
@@ -534,6 +535,26 @@ torch::Tensor CheckpointTensorIndex::read_whole(const std::string& name) const {
   const std::vector<int64_t>& s = find(name).shape;
   if (s.empty()) return read_block(name, 0, 0, 0, 0);
   return read_block(name, 0, s[0], 0, s.size() == 2 ? s[1] : 0);
+}
+
+std::string table_weight_name(const std::string& table) {
+  return "embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table);
+}
+
+std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
+                             const dist::Shard& shard, int64_t embedding_dim) {
+  std::string name = "sparse." + table + "." + slot;
+  if (value.dim() == 1 && shard.cols != embedding_dim) {
+    name += fmt::format("@cols{}-{}", shard.col_offset, shard.col_offset + shard.cols);
+  }
+  return name;
+}
+
+torch::Tensor read_shard_block(const CheckpointTensorIndex& index, const std::string& name, const dist::Shard& shard) {
+  const auto shape = index.shape(name);
+  if (shape.empty()) return index.read_whole(name);
+  if (shape.size() == 1) return index.read_block(name, shard.row_offset, shard.rows, 0, 0);
+  return index.read_block(name, shard.row_offset, shard.rows, shard.col_offset, shard.cols);
 }
 
 }  // namespace tzrec::train

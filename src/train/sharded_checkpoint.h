@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/sharding_plan.h"
 #include "train/safetensors.h"
 
 namespace tzrec::train {
@@ -130,5 +131,18 @@ class CheckpointTensorIndex {
   std::vector<SafetensorsHeader> files_;
   std::map<std::string, Logical> tensors_;
 };
+
+// Names of an embedding table's tensors in checkpoints (the same on any world size):
+//   weight: "embedding_group.<EmbeddingGroupImpl::table_parameter_name(table)>";
+//   sparse optimizer slot: "sparse.<table>.<slot>", except row-wise ([rows]) state of a column
+//   block, which belongs to that block only: "sparse.<table>.<slot>@cols<c0>-<c1>" (restored only
+//   onto the same column split).
+std::string table_weight_name(const std::string& table);
+std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
+                             const dist::Shard& shard, int64_t embedding_dim);
+
+// The part of stored tensor `name` that `shard` holds: [rows, dim] state → rows × cols of the
+// shard; [rows] → its rows; 0-D → the scalar.
+torch::Tensor read_shard_block(const CheckpointTensorIndex& index, const std::string& name, const dist::Shard& shard);
 
 }  // namespace tzrec::train

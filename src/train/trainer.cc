@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -14,6 +16,7 @@
 #include "base/logging.h"
 #include "base/version.h"
 #include "config/pipeline_config.h"
+#include "data/rank_read_positions.h"
 #include "feature/batch_loader.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_policy.h"
@@ -23,6 +26,8 @@
 #include "train/progress.h"
 #include "train/step_timing.h"
 #include "train/tensorboard_writer.h"
+#include "train/training_profiler.h"
+#include "train/training_summaries.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +37,8 @@ namespace {
 
 constexpr const char* kTrainEvalResultFilename = "train_eval_result_v2.txt";
 constexpr const char* kEpochsCompletedKey = "__epochs_completed__";
-constexpr const char* kTrainPositionKey = "train_position";
+constexpr const char* kTrainPositionKey = "train_position";    // single process
+constexpr const char* kTrainPositionsKey = "train_positions";  // multi-rank: one per rank
 
 void write_text_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -62,6 +68,12 @@ class TrainLoop {
       eval_writer_ = std::make_unique<TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
     }
     config_digest_ = std::move(config_digest);
+    summaries_ = std::make_unique<TrainingSummaries>(train_config_, train_writer_.get());
+    if (train_writer_ && summaries_->wants_gradients()) {
+      session_.set_gradient_observer([this](int64_t step) {
+        if (step % log_every_ == 0) summaries_->write_gradients(session_.model().dense_parameters(), step);
+      });
+    }
   }
 
   void run(ResumePoint resume) {
@@ -79,6 +91,8 @@ class TrainLoop {
       return;
     }
     progress_.restart_window();
+    TrainingProfiler profiler(train_config_.is_profiling(),
+                              (fs::path(config_.model_dir()) / kTrainEvalTraceDir).string());
     bool done = false;
     while (num_epochs < 0 || epoch < num_epochs) {
       feature::LoaderShard shard;
@@ -102,6 +116,7 @@ class TrainLoop {
         if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last) {
           save_and_evaluate(step, epoch, &*current_position_);
         }
+        profiler.step();
         last_trained_step_ = step;
         ++step;
         if (last) {
@@ -126,13 +141,51 @@ class TrainLoop {
         save_and_evaluate(last_trained_step_, epoch, nullptr);
       }
     }
-    if (run_timing_.steps() > 0) log::info("training time: {}", run_timing_.summary());
+    profiler.stop();
+    if (run_timing_.steps() > 0) {
+      log::info("training time: {}; {:.0f} samples/s", run_timing_.summary(),
+                run_timing_.total_seconds() > 0 ? trained_samples_ / run_timing_.total_seconds() : 0.0);
+      log_step_traffic();
+    }
     if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
       save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
     }
   }
 
  private:
+  bool distributed() const { return pg_ != nullptr && pg_->world_size() > 1; }
+
+  // This rank's embedding tables (its shards when distributed) for parameter histograms.
+  NamedTensors local_embedding_tables() {
+    NamedTensors out;
+    if (session_.distributed()) {
+      std::set<std::string> seen;
+      for (auto& b : session_.checkpoint_blocks().model) {
+        if (seen.insert(b.name).second) out.emplace_back(b.name, b.value);
+      }
+      return out;
+    }
+    std::set<std::string> dense;
+    for (const auto& [n, t] : session_.model().dense_parameters()) dense.insert(n);
+    for (const auto& item : session_.model().named_parameters(/*recurse=*/true)) {
+      if (!dense.count(item.key())) out.emplace_back(item.key(), item.value());
+    }
+    return out;
+  }
+
+  // Bytes this rank sent per training step through each collective kind (checkpoints and
+  // evaluations excluded).
+  void log_step_traffic() const {
+    if (!distributed() || run_timing_.steps() == 0) return;
+    std::string parts;
+    for (const auto& [kind, bytes] : step_traffic_) {
+      if (bytes == 0) continue;
+      parts += fmt::format("{}{} {:.1f} KiB", parts.empty() ? "" : ", ", kind,
+                           static_cast<double>(bytes) / static_cast<double>(run_timing_.steps()) / 1024.0);
+    }
+    log::info("bytes sent per training step by rank {}: {}", pg_->rank(), parts.empty() ? "none" : parts);
+  }
+
   // Ranks stop an epoch together at the first batch some rank does not have (TorchEasyRec's
   // check_all_workers_data_status): the others' extra batches are dropped, no rank waits forever
   // in a collective. Single process: whether there is a batch.
@@ -150,9 +203,11 @@ class TrainLoop {
   void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
     const auto start = std::chrono::steady_clock::now();
     const auto embedding_before = session_.embedding_timing();
+    const auto traffic_before = distributed() ? pg_->traffic() : std::vector<std::pair<std::string, int64_t>>{};
     auto& model = session_.model();
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
+    if (model.has_train_metrics()) model.update_train_metrics(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
     session_.backward_and_step(total, step);
@@ -170,22 +225,38 @@ class TrainLoop {
     snapshot.losses["total_loss"] = total.item<double>();
     const double seconds = seconds_since(start);
     const auto embedding_after = session_.embedding_timing();
+    if (distributed()) {
+      for (const auto& [kind, bytes] : pg_->traffic()) step_traffic_[kind] += bytes;
+      for (const auto& [kind, bytes] : traffic_before) step_traffic_[kind] -= bytes;
+    }
+    trained_samples_ += batch.batch_size * (pg_ != nullptr ? pg_->world_size() : 1);
     run_timing_.add_step(seconds, embedding_before, embedding_after);
     window_timing_.add_step(seconds, embedding_before, embedding_after);
     snapshot.data_wait_fraction = window_timing_.wait_fraction();
     if (step % log_every_ == 0) window_timing_.reset();  // the progress window restarts too
     if (chief_) progress_.on_step(snapshot, batch.batch_size * (pg_ != nullptr ? pg_->world_size() : 1));
-    if (train_writer_ && step % log_every_ == 0) write_train_summaries(snapshot);
+    if (chief_ && model.has_train_metrics() && step % log_every_ == 0) {
+      // model_config.train_metrics (decayed, this rank's batches): a log line and metric/<name>.
+      const auto train_metrics = model.compute_train_metrics();
+      log::info("train metrics at step {}: {}", step, format_metrics(train_metrics));
+      if (train_writer_) {
+        for (const auto& [name, value] : train_metrics) train_writer_->add_scalar("metric/" + name, value, step);
+      }
+    }
+    if (train_writer_ && step % log_every_ == 0) {
+      write_train_summaries(snapshot);
+      if (summaries_->wants_parameters()) {
+        summaries_->write_parameters(session_.model().dense_parameters(), step);
+        summaries_->write_table_parameters(local_embedding_tables(), pg_ != nullptr ? pg_->rank() : 0, step);
+      }
+    }
     session_.advance_step_schedules();
   }
 
   // TorchEasyRec's scalars: loss/<name>, loss/total and lr/g<i> every log_step_count_steps.
   void write_train_summaries(const ProgressSnapshot& snapshot) {
-    const auto& summaries = train_config_.tensorboard_summaries();
     // An empty list means TorchEasyRec's default ["loss", "learning_rate"].
-    auto wanted = [&](const char* name) {
-      return summaries.empty() || std::find(summaries.begin(), summaries.end(), name) != summaries.end();
-    };
+    auto wanted = [&](const char* name) { return summaries_->wants(name); };
     if (wanted("loss")) {
       for (const auto& [name, value] : snapshot.losses) {
         train_writer_->add_scalar(name == "total_loss" ? "loss/total" : "loss/" + name, value,
@@ -207,8 +278,12 @@ class TrainLoop {
     data.config_digest = config_digest_;
     data.dataloader_state = nlohmann::json::object();
     data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
-    data.dataloader_state[kTrainPositionKey] =
-        position != nullptr ? position->to_json() : nlohmann::json(nullptr);
+    if (session_.distributed()) {
+      data.dataloader_state[kTrainPositionsKey] = gather_positions(position);
+    } else {
+      data.dataloader_state[kTrainPositionKey] =
+          position != nullptr ? position->to_json() : nlohmann::json(nullptr);
+    }
     if (chief_) progress_.interrupt();
     if (session_.distributed()) {
       save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(),
@@ -242,6 +317,18 @@ class TrainLoop {
     progress_.restart_window();
   }
 
+  // Every rank's read position, in rank order (null when the ranks saved at an epoch end).
+  nlohmann::json gather_positions(const data::ReadPosition* position) {
+    const auto all = pg_->all_gather_strings(position != nullptr ? position->to_json().dump() : "",
+                                             "train read positions");
+    nlohmann::json out = nlohmann::json::array();
+    for (const std::string& text : all) {
+      if (text.empty()) return nullptr;  // ranks end epochs together: all or none
+      out.push_back(nlohmann::json::parse(text));
+    }
+    return out;
+  }
+
   const protos::EasyRecConfig& config_;
   TrainingSession& session_;
   const protos::TrainConfig& train_config_;
@@ -252,24 +339,45 @@ class TrainLoop {
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   ProgressReporter progress_;
   StepTiming run_timing_;     // the whole run, logged at its end
+  double trained_samples_ = 0;  // over all ranks
+  std::map<std::string, int64_t> step_traffic_;  // collective kind → bytes sent in training steps
   StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
   dist::ProcessGroup* pg_ = nullptr;  // null or world size 1: single process
   bool chief_ = true;                 // rank 0: progress, TensorBoard, result files, pruning
   std::unique_ptr<TensorBoardWriter> train_writer_;  // model_dir
   std::unique_ptr<TensorBoardWriter> eval_writer_;   // model_dir/eval_val
+  std::unique_ptr<TrainingSummaries> summaries_;     // tensorboard_summaries beyond loss / lr
 };
 
-ResumePoint resume_point(const CheckpointData& checkpoint) {
+// Where rank `rank` of `world_size` resumes. The checkpoint holds one position ("train_position",
+// single process) or one per rank ("train_positions"); on another world size the remaining rows
+// are re-split over the new ranks (data/rank_read_positions.h).
+ResumePoint resume_point(const CheckpointData& checkpoint, int rank, int world_size) {
   ResumePoint point;
   point.next_step = checkpoint.step + 1;
   const auto& state = checkpoint.dataloader_state;
-  if (state.is_object()) {
-    if (state.contains(kEpochsCompletedKey)) point.epochs_completed = state[kEpochsCompletedKey].get<int64_t>();
-    if (state.contains(kTrainPositionKey) && !state[kTrainPositionKey].is_null()) {
-      point.position = data::ReadPosition::from_json(state[kTrainPositionKey]);
+  if (!state.is_object()) return point;
+  if (state.contains(kEpochsCompletedKey)) point.epochs_completed = state[kEpochsCompletedKey].get<int64_t>();
+  std::vector<data::ReadPosition> saved;
+  if (state.contains(kTrainPositionsKey) && !state[kTrainPositionsKey].is_null()) {
+    const auto& list = state[kTrainPositionsKey];
+    if (!list.is_array() || list.empty()) {
+      throw CheckpointError(fmt::format("{}: dataloader_state.{} must be a non-empty array of read positions",
+                                        checkpoint.dir, kTrainPositionsKey));
     }
+    for (const auto& p : list) saved.push_back(data::ReadPosition::from_json(p));
+  } else if (state.contains(kTrainPositionKey) && !state[kTrainPositionKey].is_null()) {
+    saved.push_back(data::ReadPosition::from_json(state[kTrainPositionKey]));
   }
+  if (saved.empty()) return point;
+  if (static_cast<int>(saved.size()) != world_size) {
+    log::info("the checkpoint's data positions come from {} rank(s), this run has {}: the rows not trained "
+              "yet are re-split over the ranks (each read once; batch boundaries differ from an "
+              "uninterrupted run)",
+              saved.size(), world_size);
+  }
+  point.position = data::position_for_rank(saved, rank, world_size);
   return point;
 }
 
@@ -319,7 +427,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
       log::warning("pipeline config differs from the one checkpoint {} was trained with", path);
     }
     session.restore(checkpoint, !options.ignore_restore_optimizer);
-    resume = resume_point(checkpoint);
+    resume = resume_point(checkpoint, pg->rank(), pg->world_size());
     session.set_schedule_position(resume.next_step, resume.epochs_completed);
     log::info("restored {} (step {}); training continues at step {}", path, step, resume.next_step);
     if (!config.train_config().fine_tune_checkpoint().empty()) {
@@ -327,10 +435,6 @@ void train_and_evaluate(const TrainEvalOptions& options) {
                 config.train_config().fine_tune_checkpoint(), path);
     }
   } else if (!config.train_config().fine_tune_checkpoint().empty()) {
-    if (session.distributed()) {
-      throw NotSupportedError("train_config.fine_tune_checkpoint in a multi-rank job; fine-tune on one "
-                              "process, or continue a multi-rank run with --continue_train");
-    }
     // TorchEasyRec: weights (and optimizer state) only; step 0, data from the beginning.
     FineTuneOptions fine_tune;
     fine_tune.checkpoint_path = config.train_config().fine_tune_checkpoint();

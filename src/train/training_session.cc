@@ -17,8 +17,9 @@ namespace {
 
 constexpr const char* kSparsePrefix = "sparse.";
 constexpr const char* kDensePrefix = "dense.";
-// Inside the "dense." namespace: EMA shadows and part optimizer i state.
+// Inside the "dense." namespace: EMA shadows, the FP16 loss scaler and part optimizer i state.
 constexpr const char* kEmaPrefix = "ema.";
+constexpr const char* kGradScalerPrefix = "grad_scaler.";
 std::string part_prefix(int config_index) { return fmt::format("part{}.", config_index); }
 // TorchEasyRec's parameter FQN: TrainWrapper holds the model as attribute "model".
 constexpr const char* kFqnPrefix = "model.";
@@ -40,6 +41,16 @@ std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, to
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+optim::GradScalerOptions grad_scaler_options(const protos::TrainConfig& train_config) {
+  const protos::GradScaler& gs = train_config.grad_scaler();
+  optim::GradScalerOptions o;
+  o.init_scale = gs.init_scale();
+  o.growth_factor = gs.growth_factor();
+  o.backoff_factor = gs.backoff_factor();
+  o.growth_interval = gs.growth_interval();
+  return o;
+}
 
 }  // namespace
 
@@ -133,6 +144,9 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     }
     set_sparse_lr(sparse_lr_->lr());
     dense_optimizer_->set_lr(dense_lr_->lr());
+    if (train_config.mixed_precision() == "FP16") {
+      scaler_ = std::make_unique<optim::GradScaler>(grad_scaler_options(train_config));
+    }
     clipping_ = grad_clipping_options(train_config);
     accumulation_ = gradient_accumulation(train_config);
     for (auto& [name, tensor] : model_->dense_parameters()) dense_params_.push_back(tensor);
@@ -181,6 +195,10 @@ std::map<std::string, torch::Tensor> TrainingSession::optimizer_state() const {
     auto state = with_prefix(ema_->state_dict(), std::string(kDensePrefix) + kEmaPrefix);
     out.insert(state.begin(), state.end());
   }
+  if (scaler_) {
+    auto state = with_prefix(scaler_->state_dict(), std::string(kDensePrefix) + kGradScalerPrefix);
+    out.insert(state.begin(), state.end());
+  }
   return out;
 }
 
@@ -222,35 +240,7 @@ void TrainingSession::load_ema_weights(const CheckpointData& checkpoint) {
   restore_tensors(values, targets, "dense EMA");
 }
 
-namespace {
-
-// A sparse optimizer slot of a shard: "sparse.<table>.<slot>"; row-wise ([rows]) state of a column
-// block belongs to that block only and is stored as "sparse.<table>.<slot>@cols<c0>-<c1>" (restored
-// only onto the same column split).
-std::string sparse_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
-                              const dist::Shard& shard, int64_t dim) {
-  std::string name = "sparse." + table + "." + slot;
-  if (value.dim() == 1 && shard.cols != dim) {
-    name += fmt::format("@cols{}-{}", shard.col_offset, shard.col_offset + shard.cols);
-  }
-  return name;
-}
-
-std::string table_weight_name(const std::string& table) {
-  return "embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table);
-}
-
-// A shard's block of a stored optimizer slot: [rows, dim] state → rows x cols; [rows] → rows;
-// scalars whole.
-torch::Tensor read_state_block(const CheckpointTensorIndex& index, const std::string& name,
-                               const dist::Shard& shard) {
-  const auto shape = index.shape(name);
-  if (shape.empty()) return index.read_whole(name);
-  if (shape.size() == 1) return index.read_block(name, shard.row_offset, shard.rows, 0, 0);
-  return index.read_block(name, shard.row_offset, shard.rows, shard.col_offset, shard.cols);
-}
-
-}  // namespace
+// Table and optimizer-state names of shards: train/sharded_checkpoint.h.
 
 ShardBlocks TrainingSession::checkpoint_blocks() const {
   TORCH_CHECK(sharded_ != nullptr, "checkpoint_blocks() on a single-process session");
@@ -265,7 +255,7 @@ ShardBlocks TrainingSession::checkpoint_blocks() const {
     for (const auto& [key, value] : state) {
       if (key.rfind(prefix, 0) != 0) continue;
       const std::string name =
-          sparse_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
+          shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
       if (value.dim() == 0) {
         out.optimizer.push_back({name, {}, 0, 0, value});
       } else if (value.dim() == 1) {
@@ -301,13 +291,13 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
     for (auto& [key, value] : state) {
       if (key.rfind(prefix, 0) != 0) continue;
       const std::string stored =
-          sparse_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
+          shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
       if (!index.contains(stored)) {
         throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
                                           "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
                                           ckpt_dir, stored));
       }
-      torch::Tensor block = read_state_block(index, stored, ls.shard);
+      torch::Tensor block = read_shard_block(index, stored, ls.shard);
       if (block.sizes() != value.sizes()) {
         throw CheckpointError(fmt::format("checkpoint {}: sparse optimizer state '{}' has shape [{}] for this shard, "
                                           "expected [{}]",
@@ -341,7 +331,7 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
     // Split "dense." keys between the EMA, the part optimizers and the dense optimizer.
     std::map<std::string, torch::Tensor> main_state;
     for (const auto& [key, value] : strip_prefix(checkpoint.optimizer, kDensePrefix)) {
-      bool taken = starts_with(key, kEmaPrefix);
+      bool taken = starts_with(key, kEmaPrefix) || starts_with(key, kGradScalerPrefix);
       for (const Part& part : parts_) taken = taken || starts_with(key, part_prefix(part.config_index));
       if (!taken) main_state.emplace(key, value);
     }
@@ -349,6 +339,16 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
     for (Part& part : parts_) {
       part.optimizer->load_state_dict(strip_prefix(
           checkpoint.optimizer, kDensePrefix + part_prefix(part.config_index)));
+    }
+    if (scaler_) {
+      auto state = strip_prefix(checkpoint.optimizer, std::string(kDensePrefix) + kGradScalerPrefix);
+      if (state.empty()) {
+        log::warning("checkpoint step {} has no FP16 loss scaler state (trained without mixed_precision "
+                     "FP16?); the loss scale starts at train_config.grad_scaler.init_scale ({})",
+                     checkpoint.step, scaler_->scale_value());
+      } else {
+        scaler_->load_state_dict(state);
+      }
     }
   }
   // The EMA is training state of its own (TorchEasyRec's dense_ema/ directory), restored even
@@ -364,6 +364,34 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
   }
 }
 
+void TrainingSession::set_gradient_observer(std::function<void(int64_t step)> observer) {
+  gradient_observer_ = std::move(observer);
+}
+
+void TrainingSession::set_sparse_gradient_scale(std::optional<double> scale) {
+  if (sparse_optimizer_ != nullptr) sparse_optimizer_->set_gradient_scale(scale);
+  if (sharded_ != nullptr) sharded_->set_gradient_scale(scale);
+}
+
+bool TrainingSession::sparse_found_inf() const {
+  if (sparse_optimizer_ != nullptr) return sparse_optimizer_->last_backward_found_inf();
+  if (sharded_ != nullptr) return sharded_->last_backward_found_inf();
+  return false;
+}
+
+bool TrainingSession::unscale_and_check() {
+  bool found_inf = scaler_->unscale(dense_params_);
+  found_inf = found_inf || window_found_inf_;
+  if (gradient_sync_) {
+    // Synced gradients are equal on every rank, but the sparse flags of local shards need not be:
+    // all ranks skip, or none.
+    torch::Tensor flag = torch::full({1}, found_inf ? 1 : 0, torch::kInt32);
+    process_group_->all_reduce(flag, dist::ReduceOp::kMax, "FP16 gradient found_inf");
+    found_inf = flag.item<int32_t>() != 0;
+  }
+  return found_inf;
+}
+
 void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t step) {
   TORCH_CHECK(has_optimizers(), "backward_and_step() on a session built without optimizers");
   if (accumulation_.zero_grad_before(step)) {
@@ -372,20 +400,38 @@ void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t
     // The fused sparse optimizer updates rows in every backward (also inside an accumulation
     // window, as FBGEMM does); its learning rate changes only at the start of a window.
     set_sparse_lr(sparse_lr_->lr());
+    window_found_inf_ = false;
   }
   dense_optimizer_->set_lr(dense_lr_->lr());
   for (Part& part : parts_) part.optimizer->set_lr(part.lr->lr());
-  if (accumulation_.enabled()) {
-    (total_loss / static_cast<double>(accumulation_.loss_divisor())).backward();
-  } else {
-    total_loss.backward();
+  torch::Tensor loss = total_loss;
+  if (accumulation_.enabled()) loss = loss / static_cast<double>(accumulation_.loss_divisor());
+  if (scaler_) {
+    // The sparse side unscales inside backward with the same scale.
+    set_sparse_gradient_scale(scaler_->scale_value());
+    loss = scaler_->scale(loss);
+  }
+  loss.backward();
+  last_step_skipped_ = false;
+  if (scaler_ && sparse_found_inf()) {
+    window_found_inf_ = true;
+    last_step_skipped_ = true;
   }
   if (accumulation_.step_after(step)) {
     if (gradient_sync_) gradient_sync_->sync();  // the mean over the ranks, like DDP
-    optim::clip_gradients(clipping_, dense_params_);
-    dense_optimizer_->step();
-    for (Part& part : parts_) part.optimizer->step();
-    if (ema_) ema_->update();  // TorchEasyRec's EMAOptimizer: after each dense step
+    const bool found_inf = scaler_ && unscale_and_check();
+    if (found_inf) {
+      last_step_skipped_ = true;
+      log::debug("step {}: inf/nan gradients at loss scale {}; the dense step is skipped", step,
+                 scaler_->scale_value());
+    } else {
+      if (gradient_observer_) gradient_observer_(step);
+      optim::clip_gradients(clipping_, dense_params_);
+      dense_optimizer_->step();
+      for (Part& part : parts_) part.optimizer->step();
+      if (ema_) ema_->update();  // TorchEasyRec's EMAOptimizer: after each dense step
+    }
+    if (scaler_) scaler_->update(found_inf);
   }
 }
 

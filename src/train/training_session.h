@@ -2,6 +2,7 @@
 // mapping between them and checkpoint tensors.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "optim/dense_ema.h"
 #include "optim/dense_optimizer.h"
 #include "optim/grad_clipping.h"
+#include "optim/grad_scaler.h"
 #include "optim/gradient_accumulation.h"
 #include "optim/lr_scheduler.h"
 #include "train/checkpoint.h"
@@ -39,7 +41,17 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config);
 // with the dense optimizer. A part optimizer that matches nothing is dropped with a warning, as in
 // TorchEasyRec. Checkpoint optimizer keys: "dense.<param>.<slot>" for the dense optimizer,
 // "dense.part<i>.<param>.<slot>" for part_optimizers[i], "dense.ema.<param>" and
-// "dense.ema.__n_averaged__" for the EMA.
+// "dense.ema.__n_averaged__" for the EMA, "dense.grad_scaler.scale" ([] float32) and
+// "dense.grad_scaler.growth_tracker" ([] int64) for the FP16 loss scaler.
+//
+// train_config.mixed_precision "FP16" trains with a loss scaler (optim/grad_scaler.h, configured by
+// train_config.grad_scaler): backward runs on loss * S; the fused sparse optimizer unscales the
+// pooled gradient itself and skips its update when that gradient is not finite; at the end of an
+// accumulation window (after the cross-rank sync) the dense gradients are unscaled and, when any
+// dense or sparse gradient of the window was inf / nan (agreed across ranks), the dense step and
+// the EMA update are skipped; then S is updated. A step in which only a dense parameter's gradient
+// overflows skips the dense update only: the sparse rows were already updated in backward with
+// their finite gradient.
 class TrainingSession {
  public:
   // with_optimizers=false builds the model only (eval / predict). With a process group of more
@@ -82,9 +94,22 @@ class TrainingSession {
 
   // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
   // gradient accumulation (dense gradients kept over the window, loss divided by its length),
-  // learning rates from the schedules, dense gradient clipping, then the updates. The sparse
-  // side updates on every step, as fused embedding optimizers do.
+  // loss scaling (FP16), learning rates from the schedules, dense gradient sync (distributed),
+  // unscaling and the overflow check (FP16), the gradient observer, dense gradient clipping, then
+  // the updates. The sparse side updates on every step, as fused embedding optimizers do.
   void backward_and_step(const torch::Tensor& total_loss, int64_t step);
+  // Called by backward_and_step with the step number once the dense gradients are final (synced
+  // across ranks, unscaled) and before clipping and the dense step, only on steps where the dense
+  // step happens (not inside an accumulation window, not on a skipped FP16 step). For gradient
+  // summaries: read the parameters' .grad. An empty function removes the observer.
+  void set_gradient_observer(std::function<void(int64_t step)> observer);
+  // The FP16 loss scaler; nullptr unless mixed_precision is "FP16" (and optimizers are built).
+  const optim::GradScaler* grad_scaler() const { return scaler_.get(); }
+  // The current loss scale S; 1.0 without a scaler.
+  double grad_scale() const { return scaler_ ? scaler_->scale_value() : 1.0; }
+  // Whether the last backward_and_step skipped an update for inf / nan gradients: the sparse
+  // update of that step, or the dense step of the window it ended.
+  bool last_step_skipped() const { return last_step_skipped_; }
   // Advance the per-step schedules after a trained step / the per-epoch ones at an epoch end.
   void advance_step_schedules();
   void advance_epoch_schedules();
@@ -137,8 +162,17 @@ class TrainingSession {
   };
   std::vector<Part> parts_;
   std::unique_ptr<optim::DenseEma> ema_;
+  std::unique_ptr<optim::GradScaler> scaler_;  // FP16 only
+  bool window_found_inf_ = false;  // some sparse backward of the accumulation window overflowed
+  bool last_step_skipped_ = false;
+  std::function<void(int64_t)> gradient_observer_;
 
   std::vector<optim::LrScheduler*> schedulers();
+  void set_sparse_gradient_scale(std::optional<double> scale);
+  bool sparse_found_inf() const;
+  // Unscales the dense gradients; whether any gradient of the window (dense or sparse, any rank)
+  // was not finite.
+  bool unscale_and_check();
 };
 
 }  // namespace tzrec::train

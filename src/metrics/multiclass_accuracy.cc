@@ -1,0 +1,63 @@
+#include "metrics/multiclass_accuracy.h"
+
+#include "base/error.h"
+#include "metrics/metric_sync.h"
+
+namespace tzrec::metrics {
+
+MulticlassAccuracy::MulticlassAccuracy(int64_t num_classes, int64_t top_k) : num_classes_(num_classes), top_k_(top_k) {
+  if (num_classes < 2) {
+    throw ConfigError(fmt::format("accuracy: multiclass accuracy needs num_class >= 2, got {}", num_classes));
+  }
+  if (top_k < 1 || top_k > num_classes) {
+    throw ConfigError(fmt::format("accuracy.top_k: must be in [1, num_class = {}], got {}", num_classes, top_k));
+  }
+}
+
+void MulticlassAccuracy::update(const torch::Tensor& preds, const torch::Tensor& labels) {
+  TORCH_CHECK(!synced_, "accuracy: update() after sync(); call reset() before adding samples again");
+  if (preds.dim() != 2 || preds.size(1) != num_classes_ || labels.numel() != preds.size(0)) {
+    throw UsageError(fmt::format("accuracy: expected preds [B, {}] and labels [B], got {} and {}", num_classes_,
+                                 c10::str(preds.sizes()), c10::str(labels.sizes())));
+  }
+  if (preds.size(0) == 0) return;
+  torch::Tensor p = preds.detach().to(torch::kCPU, torch::kFloat32);
+  torch::Tensor y = labels.detach().reshape({-1}).to(torch::kCPU, torch::kFloat64);
+  if (torch::isnan(p).any().item<bool>()) throw DataError("accuracy: predictions contain NaN");
+  torch::Tensor bad = (y < 0) | (y >= static_cast<double>(num_classes_)) | (y != torch::floor(y));
+  if (bad.any().item<bool>()) {
+    throw DataError(fmt::format("accuracy: labels must be class ids in [0, {}), got {}", num_classes_,
+                                y.masked_select(bad)[0].item<double>()));
+  }
+  torch::Tensor top = std::get<1>(p.topk(top_k_, /*dim=*/1));                  // [B, k]
+  torch::Tensor hit = (top == y.to(torch::kInt64).unsqueeze(1)).any(1);       // [B]
+  correct_ += hit.sum().item<int64_t>();
+  count_ += p.size(0);
+}
+
+void MulticlassAccuracy::merge(const MulticlassAccuracy& other) {
+  TORCH_CHECK(!synced_, "accuracy: merge() after sync(); call reset() before adding samples again");
+  correct_ += other.correct_;
+  count_ += other.count_;
+}
+
+void MulticlassAccuracy::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  std::vector<int64_t> state = {correct_, count_};
+  detail::sum_across_ranks(pg, state, "accuracy state");
+  correct_ = state[0];
+  count_ = state[1];
+}
+
+double MulticlassAccuracy::compute() const {
+  return count_ == 0 ? 0.0 : static_cast<double>(correct_) / static_cast<double>(count_);
+}
+
+void MulticlassAccuracy::reset() {
+  synced_ = false;
+  correct_ = 0;
+  count_ = 0;
+}
+
+}  // namespace tzrec::metrics

@@ -1,0 +1,102 @@
+// Model train metrics (reference §7.3, TrainMetricConfig): every configured metric wrapped in a
+// metrics::TrainMetricWrapper (decay_rate, decay_step), updated once per train step on this rank.
+#include <memory>
+#include <optional>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "metrics/binary_accuracy.h"
+#include "metrics/multiclass_accuracy.h"
+#include "metrics/regression_metrics.h"
+#include "metrics/xauc.h"
+#include "models/model.h"
+#include "models/model_inputs.h"
+
+namespace tzrec::models {
+
+void Model::init_train_metrics() {
+  std::unordered_set<std::string> names;
+  for (int i = 0; i < model_config_.train_metrics_size(); ++i) {
+    const protos::TrainMetricConfig& cfg = model_config_.train_metrics(i);
+    const std::string path = fmt::format("model_config.train_metrics[{}]", i);
+    const std::string type = detail::oneof_field(cfg, "metric");
+    if (type.empty()) throw ConfigError(fmt::format("{}: no metric set; use e.g. auc {{}}", path));
+    if (!names.insert(type).second) {
+      throw ConfigError(fmt::format("{}: train metric {} is configured twice", path, type));
+    }
+    const double rate = cfg.decay_rate();
+    const int64_t step = cfg.decay_step();
+    if (!(rate >= 0.0 && rate <= 1.0)) {
+      throw ConfigError(fmt::format("{}.decay_rate: must be in [0, 1], got {}", path, rate));
+    }
+    if (step < 1) throw ConfigError(fmt::format("{}.decay_step: must be >= 1, got {}", path, step));
+    std::string input;
+    std::optional<metrics::TrainMetricWrapper> wrapper;
+    try {
+      if (type == "auc") {
+        input = class_metric_input(path, type, false);
+        const int64_t thresholds = cfg.auc().thresholds();
+        if (thresholds < 2) {
+          throw ConfigError(fmt::format("{}.auc.thresholds: must be >= 2, got {}", path, thresholds));
+        }
+        wrapper.emplace(metrics::TrainMetricWrapper::decay_auc(thresholds, rate, step));
+      } else if (type == "accuracy") {
+        input = class_metric_input(path, type, num_class_ > 1);
+        metrics::BufferedMetric acc =
+            num_class_ > 1
+                ? metrics::make_buffered_metric(
+                      std::make_shared<metrics::MulticlassAccuracy>(num_class_, cfg.accuracy().top_k()))
+                : metrics::make_buffered_metric(std::make_shared<metrics::BinaryAccuracy>(cfg.accuracy().threshold()));
+        wrapper.emplace(std::move(acc), rate, step);
+      } else if (type == "mean_absolute_error" || type == "mean_squared_error") {
+        input = regression_metric_input(path, type);
+        auto err = std::make_shared<metrics::RegressionError>(type == "mean_absolute_error"
+                                                                  ? metrics::RegressionError::Kind::kAbsolute
+                                                                  : metrics::RegressionError::Kind::kSquared);
+        wrapper.emplace(metrics::make_buffered_metric(err), rate, step);
+      } else if (type == "xauc") {
+        input = regression_metric_input(path, type);
+        metrics::XAucOptions opts;
+        opts.sample_ratio = cfg.xauc().sample_ratio();
+        opts.max_pairs = cfg.xauc().max_pairs();
+        opts.in_batch = cfg.xauc().in_batch();
+        wrapper.emplace(metrics::make_buffered_metric(std::make_shared<metrics::XAuc>(opts)), rate, step);
+      } else if (type == "recall_at_k") {
+        throw NotSupportedError(fmt::format(
+            "{}.recall_at_k: needs a match model's similarity output; rank models (deepfm, multi_tower) have none, "
+            "remove the metric",
+            path));
+      } else {
+        throw NotSupportedError(fmt::format("{}.{}", path, type));
+      }
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      if (msg.rfind("model_config.", 0) == 0) throw;
+      const std::string local = msg.rfind("metrics.", 0) == 0 ? msg.substr(8) : msg;
+      throw ConfigError(fmt::format("{}.{}", path, local));
+    }
+    train_metrics_.push_back(TrainMetricEntry{type, input, std::move(*wrapper)});
+  }
+}
+
+void Model::update_train_metrics(const TensorMap& predictions, const sparse::Batch& batch) {
+  if (train_metrics_.empty()) return;
+  const torch::Tensor& label = batch_label(batch);
+  for (TrainMetricEntry& m : train_metrics_) {
+    auto it = predictions.find(m.input);
+    TORCH_CHECK(it != predictions.end(), "train metric ", m.name, ": predictions have no '", m.input, "'");
+    m.metric.update(it->second, label);
+  }
+}
+
+std::map<std::string, double> Model::compute_train_metrics() const {
+  std::map<std::string, double> out;
+  for (const TrainMetricEntry& m : train_metrics_) out[m.name] = m.metric.compute();
+  return out;
+}
+
+void Model::reset_train_metrics() {
+  for (TrainMetricEntry& m : train_metrics_) m.metric.reset();
+}
+
+}  // namespace tzrec::models
