@@ -1,6 +1,8 @@
 // `tzrec list_checkpoint_params`: the tensors stored in a checkpoint (TorchEasyRec's
-// tzrec.tools.list_distcp_param), one "<name> <shape> <dtype>" line each.
+// tzrec.tools.list_distcp_param), one "<name> <shape> <dtype>" line each, sorted by name; the
+// tables of a multi-rank checkpoint with their whole shapes, read from the file headers.
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,6 +11,7 @@
 #include "base/logging.h"
 #include "cli/commands.h"
 #include "train/checkpoint.h"
+#include "train/sharded_checkpoint.h"
 
 namespace tzrec::cli {
 namespace {
@@ -35,10 +38,13 @@ std::string dtype_name(torch::ScalarType t) {
   }
 }
 
-void print_tensors(const std::map<std::string, torch::Tensor>& tensors) {
-  for (const auto& [name, tensor] : tensors) {
-    std::printf("%s\n", fmt::format("{} [{}] {}", name, fmt::join(tensor.sizes(), ", "),
-                                    dtype_name(tensor.scalar_type()))
+// The tensors of one file prefix ("model" / "optimizer"), from the headers alone: tables of a
+// multi-rank checkpoint with their global shapes, nothing read into memory.
+void print_tensors(const train::CheckpointTensorIndex& index, const std::string& prefix) {
+  for (const std::string& name : index.names()) {
+    if (index.file_prefix(name) != prefix) continue;
+    std::printf("%s\n", fmt::format("{} [{}] {}", name, fmt::join(index.shape(name), ", "),
+                                    dtype_name(index.dtype(name)))
                             .c_str());
   }
 }
@@ -61,9 +67,17 @@ Action add_list_checkpoint_params_command(CLI::App& app) {
           options->checkpoint_path));
     }
     log::info("listing {}", latest->first);
-    const auto checkpoint = train::load_checkpoint(latest->first);
-    print_tensors(checkpoint.model);
-    if (options->optimizer) print_tensors(checkpoint.optimizer);
+    // Headers only: a checkpoint's tables are not read into memory.
+    for (const char* file : {"manifest.json", "model.safetensors", "optimizer.safetensors"}) {
+      if (!std::filesystem::exists(std::filesystem::path(latest->first) / file)) {
+        throw CheckpointError(fmt::format("{}: missing {}; not a complete checkpoint written by tzrec — use "
+                                          "another checkpoint",
+                                          latest->first, file));
+      }
+    }
+    const train::CheckpointTensorIndex index(latest->first);
+    print_tensors(index, "model");
+    if (options->optimizer) print_tensors(index, "optimizer");
     std::fflush(stdout);
     return 0;
   };

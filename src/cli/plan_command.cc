@@ -1,5 +1,7 @@
 // `tzrec plan`: the embedding sharding plan a job of --world_size ranks would use, printed as a
-// table (table, sharding, ranks, MB per rank, why), without allocating any table or training.
+// table (table, ids per sample, sharding, ranks, MB per rank, why), without allocating any table or
+// training. The ids per sample of each table are measured on the first batches of
+// train_input_path when it can be read (as training jobs do), else estimated.
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include "models/model.h"
 #include "train/embedding_sharding.h"
 #include "train/optimizer_builder.h"
+#include "train/pooling_factors.h"
 #include "train/run_config.h"
 
 namespace tzrec::cli {
@@ -22,6 +25,7 @@ struct PlanOptions {
   int world_size = 1;
   int local_world_size = 0;  // 0: all ranks on one node
   bool json = false;
+  bool measure = true;
 };
 
 }  // namespace
@@ -34,6 +38,8 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_option("--local_world_size", options->local_world_size,
                   "ranks per node (default: world_size, one node)");
   cmd->add_flag("--json", options->json, "print the plan as JSON (the plan.json of checkpoints)");
+  cmd->add_flag("!--no_measure", options->measure,
+                "do not read train_input_path to measure the ids per sample of each table (use estimates)");
   return [options]() {
     if (options->world_size < 1) throw UsageError("--world_size must be at least 1");
     const int local = options->local_world_size > 0 ? options->local_world_size : options->world_size;
@@ -49,7 +55,10 @@ Action add_plan_command(CLI::App& app) {
     }
     auto& ebc = *model->embedding_group()->ebc();
     const auto optimizer = train::sparse_optimizer_options(config.train_config().sparse_optimizer());
-    const auto tables = train::planner_tables(config, ebc, optimizer);
+    auto tables = train::planner_tables(config, ebc, optimizer);
+    if (options->measure) {
+      train::apply_pooling_factors(train::measure_pooling_factors(config, ebc.bag_configs(), nullptr), &tables);
+    }
     const auto topology = dist::topology_from_env(options->world_size, local, config.data_config().batch_size());
     const dist::ShardingPlan plan = dist::plan_sharding(tables, topology);
     const std::string text = options->json ? plan.to_json().dump(2) : dist::format_plan(plan, tables, topology);

@@ -1,4 +1,5 @@
 // validate(): model_config checks (feature groups, model, losses, metrics, MLPs).
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -272,6 +273,36 @@ void check_losses(const protos::ModelConfig& model, const Features& features, Pr
   }
 }
 
+// Outcome of check_common_metric().
+enum class MetricCheck { kChecked, kRefused, kOther };
+
+// The checks of the metric types that eval metrics (MetricConfig) and train metrics
+// (TrainMetricConfig) share: auc, accuracy, xauc, mean_absolute_error, mean_squared_error
+// (kChecked), recall_at_k (reported as not supported: kRefused); any other type: kOther.
+template <typename Config>
+MetricCheck check_common_metric(const Config& metric, const std::string& name, const std::string& mp,
+                                uint32_t num_class, Problems* problems) {
+  if (name == "auc") {
+    if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
+  } else if (name == "accuracy") {
+    const float t = metric.accuracy().threshold();
+    if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
+    const uint32_t k = metric.accuracy().top_k();
+    if (num_class > 1 && (k < 1 || k > num_class)) {
+      problems->add(mp + ".accuracy.top_k", fmt::format("must be in [1, num_class = {}]", num_class));
+    }
+  } else if (name == "xauc") {
+    const float r = metric.xauc().sample_ratio();
+    if (!(r > 0 && r <= 1)) problems->add(mp + ".xauc.sample_ratio", "must be in (0, 1]");
+  } else if (name == "recall_at_k") {
+    problems->not_supported(mp + ".recall_at_k", "needs a match model's similarity output; rank models have none");
+    return MetricCheck::kRefused;
+  } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
+    return MetricCheck::kOther;
+  }
+  return MetricCheck::kChecked;
+}
+
 void check_metrics(const protos::ModelConfig& model, const Features& features, const Predictions& pred,
                    Problems* problems) {
   const std::string p = "model_config";
@@ -283,43 +314,32 @@ void check_metrics(const protos::ModelConfig& model, const Features& features, c
       problems->add(mp, "no metric type set (e.g. auc {})");
       continue;
     }
-    if (name == "auc") {
-      if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
-    } else if (name == "multiclass_auc") {
-      if (metric.multiclass_auc().thresholds() == 1) {
-        problems->add(mp + ".multiclass_auc.thresholds", "must be > 1 (or 0 for the exact AUC)");
+    const MetricCheck common = check_common_metric(metric, name, mp, model.num_class(), problems);
+    if (common == MetricCheck::kRefused) continue;
+    if (common == MetricCheck::kOther) {
+      if (name == "multiclass_auc") {
+        if (metric.multiclass_auc().thresholds() == 1) {
+          problems->add(mp + ".multiclass_auc.thresholds", "must be > 1 (or 0 for the exact AUC)");
+        }
+        const std::string& avg = metric.multiclass_auc().average();
+        if (avg != "macro" && avg != "weighted") {
+          problems->add(mp + ".multiclass_auc.average", "must be \"macro\" or \"weighted\", got \"" + avg + "\"");
+        }
+      } else if (name == "normalized_entropy") {
+        const float eta = metric.normalized_entropy().eta();
+        if (!(eta >= 0 && eta < 0.5)) problems->add(mp + ".normalized_entropy.eta", "must be in [0, 0.5)");
+      } else if (name == "grouped_auc") {
+        check_feature_key(metric.grouped_auc().grouping_key(), mp + ".grouped_auc.grouping_key", features, problems);
+      } else if (name == "grouped_xauc") {
+        check_feature_key(metric.grouped_xauc().grouping_key(), mp + ".grouped_xauc.grouping_key", features,
+                          problems);
+        if (metric.grouped_xauc().max_pairs_per_group() == 0) {
+          problems->add(mp + ".grouped_xauc.max_pairs_per_group", "must be > 0");
+        }
+      } else {
+        problems->not_supported(mp + "." + name);
+        continue;
       }
-      const std::string& avg = metric.multiclass_auc().average();
-      if (avg != "macro" && avg != "weighted") {
-        problems->add(mp + ".multiclass_auc.average", "must be \"macro\" or \"weighted\", got \"" + avg + "\"");
-      }
-    } else if (name == "accuracy") {
-      const float t = metric.accuracy().threshold();
-      if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
-      const uint32_t k = metric.accuracy().top_k();
-      if (model.num_class() > 1 && (k < 1 || k > model.num_class())) {
-        problems->add(mp + ".accuracy.top_k", fmt::format("must be in [1, num_class = {}]", model.num_class()));
-      }
-    } else if (name == "normalized_entropy") {
-      const float eta = metric.normalized_entropy().eta();
-      if (!(eta >= 0 && eta < 0.5)) problems->add(mp + ".normalized_entropy.eta", "must be in [0, 0.5)");
-    } else if (name == "grouped_auc") {
-      check_feature_key(metric.grouped_auc().grouping_key(), mp + ".grouped_auc.grouping_key", features, problems);
-    } else if (name == "xauc") {
-      const float r = metric.xauc().sample_ratio();
-      if (!(r > 0 && r <= 1)) problems->add(mp + ".xauc.sample_ratio", "must be in (0, 1]");
-    } else if (name == "grouped_xauc") {
-      check_feature_key(metric.grouped_xauc().grouping_key(), mp + ".grouped_xauc.grouping_key", features,
-                        problems);
-      if (metric.grouped_xauc().max_pairs_per_group() == 0) {
-        problems->add(mp + ".grouped_xauc.max_pairs_per_group", "must be > 0");
-      }
-    } else if (name == "recall_at_k") {
-      problems->not_supported(mp + ".recall_at_k", "needs a match model's similarity output; rank models have none");
-      continue;
-    } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
-      problems->not_supported(mp + "." + name);
-      continue;
     }
     check_metric_input(name, mp + "." + name, pred, model.losses_size() > 0, problems);
   }
@@ -339,22 +359,9 @@ void check_train_metrics(const protos::ModelConfig& model, const Predictions& pr
       problems->add(mp, "no metric type set (e.g. auc {})");
       continue;
     }
-    if (name == "auc") {
-      if (metric.auc().thresholds() <= 1) problems->add(mp + ".auc.thresholds", "must be > 1");
-    } else if (name == "accuracy") {
-      const float t = metric.accuracy().threshold();
-      if (!(t >= 0 && t <= 1)) problems->add(mp + ".accuracy.threshold", "must be in [0, 1]");
-      const uint32_t k = metric.accuracy().top_k();
-      if (model.num_class() > 1 && (k < 1 || k > model.num_class())) {
-        problems->add(mp + ".accuracy.top_k", fmt::format("must be in [1, num_class = {}]", model.num_class()));
-      }
-    } else if (name == "xauc") {
-      const float r = metric.xauc().sample_ratio();
-      if (!(r > 0 && r <= 1)) problems->add(mp + ".xauc.sample_ratio", "must be in (0, 1]");
-    } else if (name == "recall_at_k") {
-      problems->not_supported(mp + ".recall_at_k", "needs a match model's similarity output; rank models have none");
-      continue;
-    } else if (name != "mean_absolute_error" && name != "mean_squared_error") {
+    const MetricCheck common = check_common_metric(metric, name, mp, model.num_class(), problems);
+    if (common == MetricCheck::kRefused) continue;
+    if (common == MetricCheck::kOther) {
       problems->not_supported(mp + "." + name);
       continue;
     }
@@ -418,7 +425,13 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
     problems->not_supported(p + "." + name);
   }
   if (model.num_class() == 0) problems->add(p + ".num_class", "must be >= 1");
-  if (model.has_variational_dropout()) problems->not_supported(p + ".variational_dropout");
+  if (model.has_variational_dropout()) {
+    const float lambda = model.variational_dropout().regularization_lambda();
+    if (!std::isfinite(lambda) || lambda < 0) {
+      problems->add(p + ".variational_dropout.regularization_lambda",
+                    fmt::format("must be a finite number >= 0, got {}", lambda));
+    }
+  }
   if (model.use_pareto_loss_weight()) problems->not_supported(p + ".use_pareto_loss_weight");
   check_losses_and_metrics(model, features, problems);
 }

@@ -416,7 +416,9 @@ TEST(Validate, ModelCommonSubset) {
   EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 2 }"), "model_config.losses[0].binary_cross_entropy",
                          "needs num_class 1, got model_config.num_class 2"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { num_class: 0 }"), "model_config.num_class", "must be >= 1"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { variational_dropout {} }"), "model_config.variational_dropout"));
+  EXPECT_TRUE(NoProblems(deepfm("model_config { variational_dropout {} }")));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { variational_dropout { regularization_lambda: -0.1 } }"),
+                         "model_config.variational_dropout.regularization_lambda", "must be a finite number >= 0"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { use_pareto_loss_weight: true }"),
                            "model_config.use_pareto_loss_weight"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));

@@ -394,14 +394,16 @@ std::string format_plan(const ShardingPlan& plan, const std::vector<PlannerTable
   const int w = plan.world_size;
   std::vector<double> rank_bytes(w, 0.0), rank_seconds(w, 0.0);
   std::vector<std::vector<std::string>> rows = {
-      {"table", "rows x dim", "sharding", "ranks", "MiB per shard", "reason"}};
+      {"table", "rows x dim", "ids/sample", "sharding", "ranks", "MiB per shard", "reason"}};
   for (const TableSharding& ts : plan.tables) {
     const PlannerTable* t = nullptr;
     for (const PlannerTable& c : tables) {
       if (c.name == ts.table) t = &c;
     }
-    std::string mib = "?";
+    std::string mib = "?", ids = "?";
     if (t != nullptr) {
+      ids = t->pooling_measured ? fmt::format("{:.2f}", t->pooling_factor)
+                                : fmt::format("{:g} (est.)", t->pooling_factor);
       double lo = -1, hi = 0;
       for (const Shard& s : ts.shards) {
         const double b = shard_memory(*t, s).total();
@@ -415,7 +417,8 @@ std::string format_plan(const ShardingPlan& plan, const std::vector<PlannerTable
       const double m = 1024.0 * 1024.0;
       mib = compare(lo, hi) == 0 ? fmt::format("{:.1f}", hi / m) : fmt::format("{:.1f}..{:.1f}", lo / m, hi / m);
     }
-    rows.push_back({ts.table, fmt::format("{} x {}", ts.num_embeddings, ts.embedding_dim), sharding_type_name(ts.type),
+    rows.push_back({ts.table, fmt::format("{} x {}", ts.num_embeddings, ts.embedding_dim), ids,
+                    sharding_type_name(ts.type),
                     rank_list(ts.shards), mib, ts.reason});
   }
   std::vector<size_t> width(rows[0].size(), 0);

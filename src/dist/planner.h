@@ -53,6 +53,7 @@ struct PlannerTable {
   bool trainable = true;  // frozen tables carry no optimizer state (both fields above are ignored)
   // Mean ids per sample, summed over the features reading the table (measured or estimated).
   double pooling_factor = 1;
+  bool pooling_measured = false;  // pooling_factor was measured on data (shown in format_plan)
   int num_features = 1;  // features that read this table (pooled outputs per sample)
   // Allowed sharding types (embedding_constraints ∩ global_embedding_constraints); empty = all.
   std::vector<ShardingType> allowed;

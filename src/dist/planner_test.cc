@@ -316,8 +316,10 @@ TEST(PlannerTopologyTest, BadValuesNameTheVariable) {
 }
 
 TEST(PlannerTest, FormatPlanListsEveryTableAndRank) {
-  const std::vector<PlannerTable> tables = {table("user_id_emb", 10000, 64), table("item_id_emb", 20000, 32),
-                                            table("cate_emb", 100, 8), table("huge", 10, 4)};
+  std::vector<PlannerTable> tables = {table("user_id_emb", 10000, 64), table("item_id_emb", 20000, 32),
+                                      table("cate_emb", 100, 8), table("huge", 10, 4)};
+  tables[0].pooling_factor = 2.5;  // measured; the others keep the estimate of 1
+  tables[0].pooling_measured = true;
   const PlannerTopology tp = topo(4, 2, kGiB);
   const ShardingPlan plan = plan_sharding(tables, tp);
   const std::string text = format_plan(plan, tables, tp);
@@ -325,7 +327,7 @@ TEST(PlannerTest, FormatPlanListsEveryTableAndRank) {
   std::string line, header;
   std::getline(lines, line);  // title
   std::getline(lines, header);
-  expect_contains(header, {"table", "rows x dim", "sharding", "ranks", "MiB per shard", "reason"});
+  expect_contains(header, {"table", "rows x dim", "ids/sample", "sharding", "ranks", "MiB per shard", "reason"});
   std::getline(lines, line);  // ----
   EXPECT_EQ(line.find_first_not_of('-'), std::string::npos);
   // One line per table, the sharding column aligned with the header's.
@@ -334,6 +336,7 @@ TEST(PlannerTest, FormatPlanListsEveryTableAndRank) {
     EXPECT_EQ(line.rfind(t.table, 0), 0u) << line;
     EXPECT_EQ(line.find(sharding_type_name(t.type)), header.find("sharding")) << line;
     EXPECT_NE(line.find(t.reason), std::string::npos);
+    EXPECT_NE(line.find(t.table == "user_id_emb" ? " 2.50 " : " 1 (est.) "), std::string::npos) << line;
   }
   for (int r = 0; r < 4; ++r) {
     ASSERT_TRUE(std::getline(lines, line));

@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <cstdlib>
@@ -106,7 +107,7 @@ struct ProcessGroup::Impl {
   std::mutex state_mu;
   std::string current;         // "all_reduce 'dense gradients'" while one runs, else ""
   int64_t current_seq = -1;    // its sequence number
-  std::map<std::string, int64_t> traffic;
+  std::map<std::pair<std::string, std::string>, CollectiveTraffic> traffic;  // (kind, what) →
 
   // Heartbeat thread (own store client: the main thread's may be blocked in a wait).
   std::thread heartbeat;
@@ -225,27 +226,71 @@ struct ProcessGroup::Impl {
     }
   }
 
+  // A started collective.
+  struct Launched {
+    int64_t seq = -1;
+    std::string kind, what;
+    int64_t bytes = 0;
+    c10::intrusive_ptr<c10d::Work> work;
+    std::chrono::steady_clock::time_point started;
+  };
+
+  [[noreturn]] void fail(const Launched& l, const std::exception& e) const {
+    throw DistributedError(fmt::format(
+        "rank {}: collective #{} {} of {} failed: {}; {}. Check the other ranks' logs; set "
+        "PROCESS_GROUP_TIMEOUT_SECONDS (now {} s) if a rank legitimately needs longer",
+        env.rank, l.seq, l.kind, l.what, first_line(e.what()), diagnose(l.seq), env.timeout.count()));
+  }
+
   template <typename Start>
-  void run(const char* kind, const std::string& what, int64_t bytes, Start&& start) {
-    const int64_t s = seq++;
+  Launched launch(const char* kind, const std::string& what, int64_t bytes, Start&& start) {
+    Launched l;
+    l.seq = seq++;
+    l.kind = kind;
+    l.what = what;
+    l.bytes = bytes;
+    l.started = std::chrono::steady_clock::now();
+    try {
+      l.work = start();
+    } catch (const std::exception& e) {
+      fail(l, e);
+    }
+    return l;
+  }
+
+  // Waits for `l` (named as this rank's current collective meanwhile) and counts its traffic, with
+  // the time since `waited_from`.
+  void complete(const Launched& l, std::chrono::steady_clock::time_point waited_from) {
     {
       std::lock_guard<std::mutex> lock(state_mu);
-      current = fmt::format("{} '{}'", kind, what);
-      current_seq = s;
+      current = fmt::format("{} '{}'", l.kind, l.what);
+      current_seq = l.seq;
     }
     try {
-      c10::intrusive_ptr<c10d::Work> work = start();
-      work->wait();
+      l.work->wait();
     } catch (const std::exception& e) {
-      const std::string reason = first_line(e.what());
-      throw DistributedError(fmt::format(
-          "rank {}: collective #{} {} of {} failed: {}; {}. Check the other ranks' logs; set "
-          "PROCESS_GROUP_TIMEOUT_SECONDS (now {} s) if a rank legitimately needs longer",
-          env.rank, s, kind, what, reason, diagnose(s), env.timeout.count()));
+      fail(l, e);
     }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
     std::lock_guard<std::mutex> lock(state_mu);
     current.clear();
-    traffic[kind] += bytes;
+    record(l.kind, l.what, l.bytes, seconds);
+  }
+
+  template <typename Start>
+  void run(const char* kind, const std::string& what, int64_t bytes, Start&& start) {
+    const Launched l = launch(kind, what, bytes, std::forward<Start>(start));
+    complete(l, l.started);
+  }
+
+  // Under state_mu.
+  void record(const std::string& kind, const std::string& what, int64_t bytes, double seconds) {
+    CollectiveTraffic& t = traffic[{kind, what}];
+    t.kind = kind;
+    t.what = what;
+    ++t.calls;
+    t.bytes += bytes;
+    t.seconds += seconds;
   }
 };
 
@@ -299,9 +344,12 @@ const DistEnv& ProcessGroup::env() const { return impl_->env; }
 
 int64_t ProcessGroup::collective_count() const { return impl_->seq.load(); }
 
-std::vector<std::pair<std::string, int64_t>> ProcessGroup::traffic() const {
+std::vector<CollectiveTraffic> ProcessGroup::traffic() const {
   std::lock_guard<std::mutex> lock(impl_->state_mu);
-  return {impl_->traffic.begin(), impl_->traffic.end()};
+  std::vector<CollectiveTraffic> out;
+  out.reserve(impl_->traffic.size());
+  for (const auto& [key, t] : impl_->traffic) out.push_back(t);
+  return out;
 }
 
 void ProcessGroup::reset_traffic() {
@@ -318,17 +366,67 @@ void check_cpu_contiguous(const torch::Tensor& t, const std::string& what) {
               ": tensor must be a contiguous CPU tensor");
 }
 
+c10d::AllreduceOptions allreduce_options(ReduceOp op) {
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = op == ReduceOp::kSum   ? c10d::ReduceOp::SUM
+                  : op == ReduceOp::kMax ? c10d::ReduceOp::MAX
+                                         : c10d::ReduceOp::MIN;
+  return opts;
+}
+
 }  // namespace
 
 void ProcessGroup::all_reduce(torch::Tensor& tensor, ReduceOp op, const std::string& what) {
   check_cpu_contiguous(tensor, what);
   if (!impl_->env.distributed()) return;
-  c10d::AllreduceOptions opts;
-  opts.reduceOp = op == ReduceOp::kSum   ? c10d::ReduceOp::SUM
-                  : op == ReduceOp::kMax ? c10d::ReduceOp::MAX
-                                         : c10d::ReduceOp::MIN;
   std::vector<at::Tensor> tensors = {tensor};
-  impl_->run("all_reduce", what, nbytes(tensor), [&] { return impl_->gloo->allreduce(tensors, opts); });
+  impl_->run("all_reduce", what, nbytes(tensor),
+             [&] { return impl_->gloo->allreduce(tensors, allreduce_options(op)); });
+}
+
+struct PendingCollective::State {
+  std::shared_ptr<ProcessGroup> pg;  // keeps the group alive until the wait
+  ProcessGroup::Impl::Launched launched;
+  std::vector<at::Tensor> tensors;
+};
+
+PendingCollective ProcessGroup::all_reduce_async(const torch::Tensor& tensor, ReduceOp op, const std::string& what) {
+  check_cpu_contiguous(tensor, what);
+  PendingCollective pending;
+  if (!impl_->env.distributed()) return pending;
+  auto state = std::make_unique<PendingCollective::State>();
+  state->pg = shared_from_this();
+  state->tensors = {tensor};
+  state->launched = impl_->launch("all_reduce", what, nbytes(tensor),
+                                  [&] { return impl_->gloo->allreduce(state->tensors, allreduce_options(op)); });
+  pending.state_ = std::move(state);
+  return pending;
+}
+
+void PendingCollective::wait() {
+  if (!state_) return;
+  std::unique_ptr<State> state = std::move(state_);
+  state->pg->impl_->complete(state->launched, std::chrono::steady_clock::now());
+}
+
+PendingCollective::PendingCollective() = default;
+PendingCollective::PendingCollective(PendingCollective&&) noexcept = default;
+
+PendingCollective& PendingCollective::operator=(PendingCollective&& other) noexcept {
+  if (this != &other) {
+    PendingCollective previous(std::move(*this));  // waited for when it goes out of scope
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+PendingCollective::~PendingCollective() {
+  if (!state_) return;
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    log::warning("a collective nobody waited for failed: {}", first_line(e.what()));
+  }
 }
 
 void ProcessGroup::broadcast(torch::Tensor& tensor, int root, const std::string& what) {

@@ -46,6 +46,39 @@ DistEnv dist_env_from_environment();
 
 enum class ReduceOp { kSum, kMax, kMin };
 
+// The collectives of one kind and purpose.
+struct CollectiveTraffic {
+  std::string kind;  // "all_reduce", "broadcast", "all_gather", "all_to_all"
+  std::string what;  // the purpose the caller named, e.g. "dense gradients"
+  int64_t calls = 0;
+  int64_t bytes = 0;     // payload bytes this rank sent
+  // Time this rank spent in them: start to completion, waiting for slower ranks included; for
+  // asynchronous ones only the wait at completion (the communication not hidden behind work).
+  double seconds = 0;
+};
+
+class ProcessGroup;
+
+// A collective started without waiting (ProcessGroup::all_reduce_async). wait() completes it and
+// throws DistributedError as the blocking collectives do; destroying one that was not waited
+// for waits for it and only logs a failure.
+class PendingCollective {
+ public:
+  PendingCollective();
+  PendingCollective(PendingCollective&&) noexcept;
+  PendingCollective& operator=(PendingCollective&& other) noexcept;
+  ~PendingCollective();
+
+  bool active() const { return state_ != nullptr; }
+  void wait();
+
+  struct State;
+
+ private:
+  friend class ProcessGroup;
+  std::unique_ptr<State> state_;
+};
+
 class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
  public:
   // Joins the job: rank 0 hosts the TCPStore at MASTER_ADDR:MASTER_PORT, every rank connects and
@@ -62,6 +95,10 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
 
   // In place over `tensor` (contiguous CPU, any dtype Gloo reduces: float, double, int32/64, ...).
   void all_reduce(torch::Tensor& tensor, ReduceOp op, const std::string& what);
+  // all_reduce that returns once the collective is started: `tensor` holds the result after
+  // wait(); it must stay alive and untouched until then. Every rank must start its collectives in
+  // the same order (asynchronous ones included). Single process: already complete.
+  PendingCollective all_reduce_async(const torch::Tensor& tensor, ReduceOp op, const std::string& what);
   // In place: root's values everywhere. Shapes and dtypes must match on every rank.
   void broadcast(torch::Tensor& tensor, int root, const std::string& what);
   // Every rank's `input` (same dtype and trailing shape; dim-0 sizes may differ), in rank order.
@@ -81,14 +118,15 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
 
   // Collectives issued so far by this rank (the sequence number of the next one).
   int64_t collective_count() const;
-  // Bytes this rank sent through each collective kind since construction or reset_traffic():
-  // "all_reduce", "broadcast", "all_gather", "all_to_all" (payload bytes, for the benchmark).
-  std::vector<std::pair<std::string, int64_t>> traffic() const;
+  // What this rank's collectives did since construction or reset_traffic(), per kind and purpose
+  // (sorted by kind, then what), for the training log and the benchmark.
+  std::vector<CollectiveTraffic> traffic() const;
   void reset_traffic();
 
   struct Impl;
 
  private:
+  friend class PendingCollective;
   explicit ProcessGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -209,12 +210,22 @@ TEST(ProcessGroup, CollectivesAcrossThreeRanks) {
               (std::vector<std::string>{"", "x", "xx"}));
     pg.barrier("end");
 
-    // Traffic: the float all_to_all sent (6 - (r + 1)) rows of 3 floats to other ranks.
-    int64_t a2a = 0;
-    for (const auto& [kind, bytes] : pg.traffic()) {
-      if (kind == "all_to_all") a2a = bytes;
+    // Traffic: the float all_to_all sent (6 - (r + 1)) rows of 3 floats to other ranks, after
+    // exchanging its row counts (8 bytes to each peer).
+    int64_t a2a = 0, counts = 0, calls = 0;
+    for (const CollectiveTraffic& t : pg.traffic()) {
+      EXPECT_GE(t.seconds, 0.0);
+      if (t.kind != "all_to_all") continue;
+      calls += t.calls;
+      (t.what.find("(row counts)") != std::string::npos ? counts : a2a) += t.bytes;
     }
-    EXPECT_EQ(a2a, 8 * 2 + (6 - (r + 1)) * 3 * 4);  // + the count exchange (8 bytes to each peer)
+    EXPECT_EQ(counts, 8 * 2);  // "rows" exchanged its counts, "nothing" had them
+    EXPECT_EQ(calls, 1 + 2);
+    EXPECT_EQ(a2a, (6 - (r + 1)) * 3 * 4);
+    const auto traffic = pg.traffic();
+    EXPECT_TRUE(std::any_of(traffic.begin(), traffic.end(), [](const CollectiveTraffic& t) {
+      return t.kind == "all_to_all" && t.what == "rows" && t.calls == 1;
+    }));
   });
   expect_all_succeeded(statuses);
 }

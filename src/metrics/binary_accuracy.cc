@@ -1,7 +1,6 @@
 #include "metrics/binary_accuracy.h"
 
 #include "base/error.h"
-#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -12,7 +11,7 @@ BinaryAccuracy::BinaryAccuracy(double threshold) : threshold_(threshold) {
 }
 
 void BinaryAccuracy::update(const torch::Tensor& preds, const torch::Tensor& labels) {
-  TORCH_CHECK(!synced_, "accuracy: update() after sync(); call reset() before adding samples again");
+  TORCH_CHECK(!state_.synced(), "accuracy: update() after sync(); call reset() before adding samples again");
   TORCH_CHECK(preds.sizes() == labels.sizes(), "accuracy: preds ", preds.sizes(), " do not match labels ",
               labels.sizes());
   torch::Tensor p = preds.detach().to(torch::kCPU, torch::kFloat32).reshape({-1});
@@ -23,33 +22,15 @@ void BinaryAccuracy::update(const torch::Tensor& preds, const torch::Tensor& lab
   // torchmetrics: any value outside [0, 1] → the whole batch is logits.
   if (((p < 0) | (p > 1)).any().item<bool>()) p = torch::sigmoid(p);
   torch::Tensor positive = (p > threshold_).to(torch::kFloat64);  // [B]
-  correct_ += (positive == y).sum().item<int64_t>();
-  count_ += p.numel();
+  state_.add((positive == y).sum().item<int64_t>(), p.numel());
 }
 
-void BinaryAccuracy::merge(const BinaryAccuracy& other) {
-  TORCH_CHECK(!synced_, "accuracy: merge() after sync(); call reset() before adding samples again");
-  correct_ += other.correct_;
-  count_ += other.count_;
-}
+void BinaryAccuracy::merge(const BinaryAccuracy& other) { state_.merge(other.state_); }
 
-void BinaryAccuracy::sync(dist::ProcessGroup& pg) {
-  if (synced_) return;
-  synced_ = true;
-  std::vector<int64_t> state = {correct_, count_};
-  detail::sum_across_ranks(pg, state, "accuracy state");
-  correct_ = state[0];
-  count_ = state[1];
-}
+void BinaryAccuracy::sync(dist::ProcessGroup& pg) { state_.sync(pg); }
 
-double BinaryAccuracy::compute() const {
-  return count_ == 0 ? 0.0 : static_cast<double>(correct_) / static_cast<double>(count_);
-}
+double BinaryAccuracy::compute() const { return state_.value(); }
 
-void BinaryAccuracy::reset() {
-  synced_ = false;
-  correct_ = 0;
-  count_ = 0;
-}
+void BinaryAccuracy::reset() { state_.reset(); }
 
 }  // namespace tzrec::metrics

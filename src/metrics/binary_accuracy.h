@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "dist/process_group.h"
+#include "metrics/hit_rate.h"
 
 namespace tzrec::metrics {
 
@@ -30,9 +31,7 @@ class BinaryAccuracy {
 
  private:
   double threshold_;
-  int64_t correct_ = 0;
-  int64_t count_ = 0;
-  bool synced_ = false;  // sync() ran since construction / reset()
+  detail::HitRate state_;
 };
 
 }  // namespace tzrec::metrics

@@ -65,34 +65,13 @@ void GroupedAuc::sync(dist::ProcessGroup& pg) {
   if (synced_) return;
   synced_ = true;
   if (pg.world_size() == 1) return;
-  // int64 keeps group ids (often hashes beyond 2^53) exact; the prediction travels as its bits.
-  const int64_t n = static_cast<int64_t>(preds_.size());
-  torch::Tensor rows = torch::empty({n, 3}, torch::kInt64);
-  int64_t* r = rows.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, &preds_[i], sizeof(bits));
-    r[3 * i] = groups_[i];
-    r[3 * i + 1] = bits;
-    r[3 * i + 2] = labels_[i];
-  }
-  torch::Tensor header = torch::zeros({1, 3}, torch::kInt64);  // unused, keeps every block non-empty
-  const std::vector<torch::Tensor> blocks = detail::gather_blocks(pg, header, rows, "grouped_auc samples");
-  groups_.clear();
-  preds_.clear();
+  detail::GroupedSamples samples{std::move(groups_), std::move(preds_),
+                                 std::vector<int64_t>(labels_.begin(), labels_.end())};
+  detail::gather_grouped_samples(pg, samples, "grouped_auc samples");
+  groups_ = std::move(samples.groups);
+  preds_ = std::move(samples.preds);
   labels_.clear();
-  for (const torch::Tensor& b : blocks) {
-    const torch::Tensor block = b.contiguous();
-    const int64_t* d = block.data_ptr<int64_t>();
-    for (int64_t i = 1; i < block.size(0); ++i) {
-      const uint32_t bits = static_cast<uint32_t>(d[3 * i + 1]);
-      float pred = 0.0F;
-      std::memcpy(&pred, &bits, sizeof(pred));
-      groups_.push_back(d[3 * i]);
-      preds_.push_back(pred);
-      labels_.push_back(d[3 * i + 2] != 0 ? 1 : 0);
-    }
-  }
+  for (int64_t label : samples.payload) labels_.push_back(label != 0 ? 1 : 0);
 }
 
 namespace {

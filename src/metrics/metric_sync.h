@@ -29,4 +29,16 @@ void sum_across_ranks(dist::ProcessGroup& pg, std::vector<int64_t>& values, cons
 std::vector<torch::Tensor> gather_blocks(dist::ProcessGroup& pg, const torch::Tensor& header,
                                          const torch::Tensor& rows, const std::string& what);
 
+// Per-sample state of the grouped metrics: group id, float32 prediction and one int64 per sample
+// (a label, or the bits of a float64 target).
+struct GroupedSamples {
+  std::vector<int64_t> groups;
+  std::vector<float> preds;
+  std::vector<int64_t> payload;
+};
+
+// Replaces `samples` by every rank's samples, in rank order (one all_gather of int64 rows; group
+// ids beyond 2^53 and every prediction bit travel exactly).
+void gather_grouped_samples(dist::ProcessGroup& pg, GroupedSamples& samples, const std::string& what);
+
 }  // namespace tzrec::metrics::detail

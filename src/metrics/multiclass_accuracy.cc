@@ -1,7 +1,6 @@
 #include "metrics/multiclass_accuracy.h"
 
 #include "base/error.h"
-#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -15,7 +14,7 @@ MulticlassAccuracy::MulticlassAccuracy(int64_t num_classes, int64_t top_k) : num
 }
 
 void MulticlassAccuracy::update(const torch::Tensor& preds, const torch::Tensor& labels) {
-  TORCH_CHECK(!synced_, "accuracy: update() after sync(); call reset() before adding samples again");
+  TORCH_CHECK(!state_.synced(), "accuracy: update() after sync(); call reset() before adding samples again");
   if (preds.dim() != 2 || preds.size(1) != num_classes_ || labels.numel() != preds.size(0)) {
     throw UsageError(fmt::format("accuracy: expected preds [B, {}] and labels [B], got {} and {}", num_classes_,
                                  c10::str(preds.sizes()), c10::str(labels.sizes())));
@@ -31,33 +30,15 @@ void MulticlassAccuracy::update(const torch::Tensor& preds, const torch::Tensor&
   }
   torch::Tensor top = std::get<1>(p.topk(top_k_, /*dim=*/1));                  // [B, k]
   torch::Tensor hit = (top == y.to(torch::kInt64).unsqueeze(1)).any(1);       // [B]
-  correct_ += hit.sum().item<int64_t>();
-  count_ += p.size(0);
+  state_.add(hit.sum().item<int64_t>(), p.size(0));
 }
 
-void MulticlassAccuracy::merge(const MulticlassAccuracy& other) {
-  TORCH_CHECK(!synced_, "accuracy: merge() after sync(); call reset() before adding samples again");
-  correct_ += other.correct_;
-  count_ += other.count_;
-}
+void MulticlassAccuracy::merge(const MulticlassAccuracy& other) { state_.merge(other.state_); }
 
-void MulticlassAccuracy::sync(dist::ProcessGroup& pg) {
-  if (synced_) return;
-  synced_ = true;
-  std::vector<int64_t> state = {correct_, count_};
-  detail::sum_across_ranks(pg, state, "accuracy state");
-  correct_ = state[0];
-  count_ = state[1];
-}
+void MulticlassAccuracy::sync(dist::ProcessGroup& pg) { state_.sync(pg); }
 
-double MulticlassAccuracy::compute() const {
-  return count_ == 0 ? 0.0 : static_cast<double>(correct_) / static_cast<double>(count_);
-}
+double MulticlassAccuracy::compute() const { return state_.value(); }
 
-void MulticlassAccuracy::reset() {
-  synced_ = false;
-  correct_ = 0;
-  count_ = 0;
-}
+void MulticlassAccuracy::reset() { state_.reset(); }
 
 }  // namespace tzrec::metrics

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "dist/process_group.h"
+#include "metrics/hit_rate.h"
 
 namespace tzrec::metrics {
 
@@ -31,14 +32,12 @@ class MulticlassAccuracy {
   double compute() const;
   void reset();
 
-  int64_t num_samples() const { return count_; }
+  int64_t num_samples() const { return state_.samples(); }
 
  private:
   int64_t num_classes_;
   int64_t top_k_;
-  int64_t correct_ = 0;
-  int64_t count_ = 0;
-  bool synced_ = false;  // sync() ran since construction / reset()
+  detail::HitRate state_;
 };
 
 }  // namespace tzrec::metrics

@@ -315,37 +315,14 @@ void GroupedXAuc::sync(dist::ProcessGroup& pg) {
   if (synced_) return;
   synced_ = true;
   if (pg.world_size() == 1) return;
-  // int64 rows (group id, float32 bits of the prediction, float64 bits of the target): exact for
-  // group ids beyond 2^53 and for every value.
-  const int64_t n = static_cast<int64_t>(preds_.size());
-  torch::Tensor rows = torch::empty({n, 3}, torch::kInt64);
-  int64_t* r = rows.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t pred_bits = 0;
-    std::memcpy(&pred_bits, &preds_[i], sizeof(pred_bits));
-    r[3 * i] = groups_[i];
-    r[3 * i + 1] = pred_bits;
-    std::memcpy(&r[3 * i + 2], &targets_[i], sizeof(double));
-  }
-  const std::vector<torch::Tensor> blocks =
-      detail::gather_blocks(pg, torch::zeros({1, 3}, torch::kInt64), rows, "grouped_xauc samples");
-  groups_.clear();
-  preds_.clear();
-  targets_.clear();
-  for (const torch::Tensor& b : blocks) {
-    const torch::Tensor block = b.contiguous();
-    const int64_t* d = block.data_ptr<int64_t>();
-    for (int64_t i = 1; i < block.size(0); ++i) {
-      const uint32_t pred_bits = static_cast<uint32_t>(d[3 * i + 1]);
-      float pred = 0.0F;
-      std::memcpy(&pred, &pred_bits, sizeof(pred));
-      double target = 0.0;
-      std::memcpy(&target, &d[3 * i + 2], sizeof(target));
-      groups_.push_back(d[3 * i]);
-      preds_.push_back(pred);
-      targets_.push_back(target);
-    }
-  }
+  // Targets travel as their float64 bits: exact.
+  detail::GroupedSamples samples{std::move(groups_), std::move(preds_), std::vector<int64_t>(targets_.size())};
+  std::memcpy(samples.payload.data(), targets_.data(), targets_.size() * sizeof(double));
+  detail::gather_grouped_samples(pg, samples, "grouped_xauc samples");
+  groups_ = std::move(samples.groups);
+  preds_ = std::move(samples.preds);
+  targets_.assign(samples.payload.size(), 0.0);
+  std::memcpy(targets_.data(), samples.payload.data(), samples.payload.size() * sizeof(double));
 }
 
 void GroupedXAuc::reset() {

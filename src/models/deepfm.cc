@@ -42,7 +42,7 @@ DeepFM::DeepFM(const protos::ModelConfig& model_config, const std::vector<featur
 }
 
 TensorMap DeepFM::predict_impl(const sparse::Batch& batch) {
-  std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
+  std::map<std::string, torch::Tensor> grouped = build_input(batch);
   torch::Tensor y_wide = grouped.at("wide").sum(1, /*keepdim=*/true);  // [B, 1]
   const torch::Tensor& deep = grouped.at("deep");                       // [B, deep_dim]
   torch::Tensor y_deep = deep_mlp_->forward(deep);                       // [B, H]

@@ -125,6 +125,58 @@ TEST(DeepFM, ForwardMatchesPlainOps) {
   }
 }
 
+// model_config.variational_dropout: one dropout per group of more than one feature; in eval every
+// feature is scaled by its keep probability. With all rates 0.5 and the weights of
+// HandComputedWideAndFm the wide part halves and the FM (quadratic) quarters:
+//   logits 3/2 + 3/4 = 2.25, 1.5/2 + 0 = 0.75, 4.5/2 + 6/4 = 3.75.
+TEST(DeepFM, VariationalDropoutPerGroup) {
+  auto config = parse_config(config_text(false));
+  config.mutable_model_config()->mutable_variational_dropout()->set_regularization_lambda(0.3f);
+  DeepFM model(config.model_config(), features(), {"clk"}, {});
+  auto p = dense_of(model);
+  ASSERT_EQ(p.count("group_variational_dropouts.wide.feature_p"), 1u) << ::testing::PrintToString(keys_of(model.dense_parameters()));
+  EXPECT_EQ(p["group_variational_dropouts.wide.feature_p"].sizes(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(p["group_variational_dropouts.deep.feature_p"].sizes(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(p["group_variational_dropouts.fm.feature_p"].sizes(), (std::vector<int64_t>{2}));
+  model.eval();
+  {
+    torch::NoGradGuard g;
+    auto t = tables_of(model);
+    t["a_emb"].copy_(torch::stack({torch::arange(5.0f), torch::ones({5})}, 1));
+    t["b_emb"].copy_(torch::stack({torch::ones({4}), torch::arange(4.0f)}, 1));
+    t["a_emb_wide"].fill_(0.5);
+    t["b_emb_wide"].fill_(0.5);
+    for (auto& [name, param] : model.dense_parameters()) param.zero_();
+  }
+  auto batch = make_batch();
+  auto pred = model.predict(batch);
+  EXPECT_TRUE(torch::allclose(pred["logits"], torch::tensor({2.25f, 0.75f, 3.75f}), 1e-6, 1e-6)) << pred["logits"];
+  auto losses = model.loss(pred, batch);
+  // λ / B · Σ (1 - 0.5): wide and fm 0.3 / 3 · 1, deep 0.3 / 3 · 1.5.
+  ASSERT_EQ(losses.count("deep_feature_p_loss"), 1u);
+  EXPECT_NEAR(losses["wide_feature_p_loss"].item<double>(), 0.1, 1e-7);
+  EXPECT_NEAR(losses["deep_feature_p_loss"].item<double>(), 0.15, 1e-7);
+  EXPECT_NEAR(losses["fm_feature_p_loss"].item<double>(), 0.1, 1e-7);
+  EXPECT_EQ(losses.size(), 4u);  // + binary_cross_entropy
+
+  // Training: the rates get gradients from the task loss and the penalty.
+  model.train();
+  {
+    torch::NoGradGuard g;
+    for (auto& [name, param] : model.dense_parameters()) param.normal_();
+  }
+  pred = model.predict(batch);
+  losses = model.loss(pred, batch);
+  torch::Tensor total = torch::zeros({});
+  for (auto& [name, value] : losses) total = total + value;
+  total.backward();
+  for (const char* group : {"wide", "deep", "fm"}) {
+    auto grad = dense_of(model)[std::string("group_variational_dropouts.") + group + ".feature_p"].grad();
+    ASSERT_TRUE(grad.defined()) << group;
+    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << group;
+  }
+}
+
 TEST(DeepFM, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text(true));
   DeepFM model(config.model_config(), features(), {"clk"}, {});

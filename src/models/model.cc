@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "models/config_convert.h"
 #include "models/model_inputs.h"
 #include "nn/autocast.h"
@@ -20,7 +21,6 @@ Model::Model(const protos::ModelConfig& model_config, std::vector<std::string> l
   }
   label_name_ = labels[0];
   if (!sample_weights.empty()) sample_weight_name_ = sample_weights[0];
-  if (model_config_.has_variational_dropout()) throw NotSupportedError("model_config.variational_dropout");
   if (model_config_.use_pareto_loss_weight()) throw NotSupportedError("model_config.use_pareto_loss_weight");
   if (num_class_ < 1) throw ConfigError(fmt::format("model_config.num_class: must be >= 1, got {}", num_class_));
 
@@ -45,6 +45,33 @@ void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_
   embedding_group_ = register_module(
       "embedding_group", embedding::EmbeddingGroup(to_feature_specs(features), to_group_configs(model_config_),
                                                    wide_embedding_dim, wide_init_fn));
+  if (!model_config_.has_variational_dropout()) return;
+  const protos::VariationalDropout& vd = model_config_.variational_dropout();
+  if (vd.embedding_wise_variational_dropout()) {
+    log::warning(
+        "model_config.variational_dropout.embedding_wise_variational_dropout is ignored: as in TorchEasyRec, "
+        "each feature of a group gets one dropout rate");
+  }
+  group_variational_dropouts_ = register_module("group_variational_dropouts", torch::nn::ModuleDict());
+  for (const std::string& group : embedding_group_->group_names()) {
+    std::vector<int64_t> dims = embedding_group_->group_feature_dims(group);
+    if (dims.size() < 2) continue;  // tzrec: a single feature has nothing to be ranked against
+    nn::VariationalDropout dropout(std::move(dims), vd.regularization_lambda());
+    using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+    group_variational_dropouts_->update(std::vector<Entry>{{group, dropout.ptr()}});
+    variational_dropouts_.emplace_back(group, dropout);
+  }
+}
+
+std::map<std::string, torch::Tensor> Model::build_input(const sparse::Batch& batch) {
+  std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
+  feature_p_losses_.clear();
+  for (auto& [group, dropout] : variational_dropouts_) {
+    auto [noisy, penalty] = dropout->forward(grouped.at(group));
+    grouped[group] = noisy;
+    feature_p_losses_[group + "_feature_p_loss"] = penalty;
+  }
+  return grouped;
 }
 
 void Model::require_group(const std::string& model_name, const std::string& group) const {

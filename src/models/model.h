@@ -51,6 +51,7 @@
 #include "feature/feature_info.h"
 #include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
+#include "nn/variational_dropout.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/model.pb.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -79,7 +80,8 @@ class Model : public torch::nn::Module {
   // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
   // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label); "softmax_cross_entropy" =
   // CE(logits [B, C], class id); "jrc_loss" (loss/jrc_loss.h). With a sample weight field,
-  // mean(loss_b * w_b / mean(w)). Throws DataError naming a missing label or sample-weight column, a
+  // mean(loss_b * w_b / mean(w)). With model_config.variational_dropout also
+  // "<group>_feature_p_loss" per group that has one (its penalty from the last predict()). Throws DataError naming a missing label or sample-weight column, a
   // label that is not a class id in [0, num_class) (softmax / jrc), or a missing session feature.
   TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
   // Adds the batch to every eval metric (grouped_auc / grouped_xauc: throws DataError when the batch
@@ -126,8 +128,15 @@ class Model : public torch::nn::Module {
   // wide_embedding_dim 0 → 4 (tzrec default).
   void init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim = 0,
                   const std::string& wide_init_fn = "");
+  // Also builds, when model_config.variational_dropout is set, one nn::VariationalDropout per
+  // group of more than one feature ("group_variational_dropouts.<group>.feature_p", as tzrec's
+  // RankModel).
+  //
   // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'".
   void require_group(const std::string& model_name, const std::string& group) const;
+  // The embedding group's outputs (group → [B, group_total_dim]) after the group variational
+  // dropouts; models read their inputs through this. Keeps each dropout's penalty for loss().
+  std::map<std::string, torch::Tensor> build_input(const sparse::Batch& batch);
   // output: [B, num_class] → predictions per configured loss.
   TensorMap output_to_prediction(const torch::Tensor& output) const;
 
@@ -184,6 +193,9 @@ class Model : public torch::nn::Module {
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
   std::vector<TrainMetricEntry> train_metrics_;
   std::optional<c10::ScalarType> mixed_precision_;
+  torch::nn::ModuleDict group_variational_dropouts_{nullptr};  // group → nn::VariationalDropout
+  std::vector<std::pair<std::string, nn::VariationalDropout>> variational_dropouts_;
+  TensorMap feature_p_losses_;  // "<group>_feature_p_loss" → penalty of the last build_input()
 };
 
 // Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower).

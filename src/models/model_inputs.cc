@@ -29,4 +29,18 @@ torch::Tensor first_id_per_row(const sparse::Batch& batch, const std::string& fe
   return torch::where(has_id, first, torch::zeros_like(first));
 }
 
+void throw_recall_at_k_not_supported(const std::string& path) {
+  throw NotSupportedError(fmt::format(
+      "{}.recall_at_k: needs a match model's similarity output; rank models (deepfm, multi_tower) have none, "
+      "remove the metric",
+      path));
+}
+
+void rethrow_metric_error(const ConfigError& e, const std::string& path) {
+  const std::string msg = e.what();
+  if (msg.rfind("model_config.", 0) == 0) throw;  // the exception being handled, type intact
+  const std::string local = msg.rfind("metrics.", 0) == 0 ? msg.substr(8) : msg;
+  throw ConfigError(fmt::format("{}.{}", path, local));
+}
+
 }  // namespace tzrec::models::detail

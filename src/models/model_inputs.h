@@ -7,6 +7,7 @@
 #include <google/protobuf/message.h>
 #include <torch/torch.h>
 
+#include "base/error.h"
 #include "sparse/batch.h"
 
 namespace tzrec::models::detail {
@@ -20,5 +21,14 @@ std::string oneof_field(const google::protobuf::Message& msg, const std::string&
 // has no such feature.
 torch::Tensor first_id_per_row(const sparse::Batch& batch, const std::string& feature, const std::string& what,
                                bool* any_empty = nullptr);
+
+// NotSupportedError for recall_at_k at `path` (model_config.metrics[i] / train_metrics[i]): it
+// needs a match model's similarity output.
+[[noreturn]] void throw_recall_at_k_not_supported(const std::string& path);
+
+// Call inside a catch block: rethrows a metric class's ConfigError ("[metrics.]<metric>.<field>:
+// ...") with the config path of the metric in front; errors already naming a model_config path
+// are rethrown unchanged.
+[[noreturn]] void rethrow_metric_error(const ConfigError& e, const std::string& path);
 
 }  // namespace tzrec::models::detail

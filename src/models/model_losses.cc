@@ -118,6 +118,7 @@ TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) 
     TORCH_CHECK(it != predictions.end(), "loss ", l.name, ": predictions have no '", l.input, "'");
     losses[l.name] = l.compute(it->second, label, weight, batch);
   }
+  for (const auto& [name, penalty] : feature_p_losses_) losses[name] = penalty;
   return losses;
 }
 

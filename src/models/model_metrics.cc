@@ -168,19 +168,12 @@ void Model::add_metric(const protos::MetricConfig& cfg, const std::string& path,
         gx->update(p, y, groups(batch));
       };
     } else if (type == "recall_at_k") {
-      throw NotSupportedError(fmt::format(
-          "{}.recall_at_k: needs a match model's similarity output; rank models (deepfm, multi_tower) have none, "
-          "remove the metric",
-          path));
+      detail::throw_recall_at_k_not_supported(path);
     } else {
       throw NotSupportedError(fmt::format("{}.{}", path, type));
     }
   } catch (const ConfigError& e) {
-    const std::string msg = e.what();
-    // Errors of the metric classes name only "[metrics.]<metric>.<field>"; prefix the config path.
-    if (msg.rfind("model_config.", 0) == 0) throw;
-    const std::string local = msg.rfind("metrics.", 0) == 0 ? msg.substr(8) : msg;
-    throw ConfigError(fmt::format("{}.{}", path, local));
+    detail::rethrow_metric_error(e, path);
   }
   metrics_.push_back(std::move(m));
 }

@@ -62,18 +62,12 @@ void Model::init_train_metrics() {
         opts.in_batch = cfg.xauc().in_batch();
         wrapper.emplace(metrics::make_buffered_metric(std::make_shared<metrics::XAuc>(opts)), rate, step);
       } else if (type == "recall_at_k") {
-        throw NotSupportedError(fmt::format(
-            "{}.recall_at_k: needs a match model's similarity output; rank models (deepfm, multi_tower) have none, "
-            "remove the metric",
-            path));
+        detail::throw_recall_at_k_not_supported(path);
       } else {
         throw NotSupportedError(fmt::format("{}.{}", path, type));
       }
     } catch (const ConfigError& e) {
-      const std::string msg = e.what();
-      if (msg.rfind("model_config.", 0) == 0) throw;
-      const std::string local = msg.rfind("metrics.", 0) == 0 ? msg.substr(8) : msg;
-      throw ConfigError(fmt::format("{}.{}", path, local));
+      detail::rethrow_metric_error(e, path);
     }
     train_metrics_.push_back(TrainMetricEntry{type, input, std::move(*wrapper)});
   }

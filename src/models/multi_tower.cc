@@ -43,7 +43,7 @@ MultiTower::MultiTower(const protos::ModelConfig& model_config, const std::vecto
 }
 
 TensorMap MultiTower::predict_impl(const sparse::Batch& batch) {
-  std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
+  std::map<std::string, torch::Tensor> grouped = build_input(batch);
   std::vector<torch::Tensor> outputs;
   outputs.reserve(tower_mlps_.size());
   for (auto& [group, mlp] : tower_mlps_) outputs.push_back(mlp->forward(grouped.at(group)));  // [B, H_i]

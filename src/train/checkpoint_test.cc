@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "data/testing_util.h"
 #include "train/safetensors.h"
 
 namespace tzrec::train {
@@ -16,24 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tzrec_ckpt_test_XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using data::testing::TempDir;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -102,7 +86,7 @@ TEST(Checkpoint, Sha256Vectors) {
 
 TEST(Checkpoint, RoundTripAndLayout) {
   TempDir tmp;
-  const std::string model_dir = tmp.sub("model_dir");  // created by save_checkpoint
+  const std::string model_dir = tmp.file("model_dir");  // created by save_checkpoint
   const CheckpointData d = sample_data(40);
   save_checkpoint(model_dir, d);
   const std::string ckpt = checkpoint_dir(model_dir, 40);
@@ -148,17 +132,17 @@ TEST(Checkpoint, ListAndLatest) {
   TempDir tmp;
   const std::string md = tmp.path();
   EXPECT_FALSE(latest_checkpoint(md).has_value());
-  EXPECT_FALSE(latest_checkpoint(tmp.sub("does_not_exist")).has_value());
-  EXPECT_TRUE(list_checkpoints(tmp.sub("does_not_exist")).empty());
+  EXPECT_FALSE(latest_checkpoint(tmp.file("does_not_exist")).has_value());
+  EXPECT_TRUE(list_checkpoints(tmp.file("does_not_exist")).empty());
   for (int64_t step : {100, 5, 20}) save_checkpoint(md, sample_data(step));
   // Entries that are not checkpoints.
-  fs::create_directory(tmp.sub("model.ckpt-abc"));
-  fs::create_directory(tmp.sub("model.ckpt-"));
-  fs::create_directory(tmp.sub("model.ckpt-12x"));
-  fs::create_directory(tmp.sub(".model.ckpt-500.tmp-1"));
-  fs::create_directory(tmp.sub("eval_val"));
-  write_text(tmp.sub("model.ckpt-300"), "a file, not a directory");
-  write_text(tmp.sub("pipeline.config"), "");
+  fs::create_directory(tmp.file("model.ckpt-abc"));
+  fs::create_directory(tmp.file("model.ckpt-"));
+  fs::create_directory(tmp.file("model.ckpt-12x"));
+  fs::create_directory(tmp.file(".model.ckpt-500.tmp-1"));
+  fs::create_directory(tmp.file("eval_val"));
+  write_text(tmp.file("model.ckpt-300"), "a file, not a directory");
+  write_text(tmp.file("pipeline.config"), "");
 
   const auto all = list_checkpoints(md);
   ASSERT_EQ(all.size(), 3u);
@@ -174,9 +158,9 @@ TEST(Checkpoint, ListAndLatest) {
   EXPECT_EQ(latest_checkpoint(md + "/model.ckpt-abc"),
             std::make_pair(md + "/model.ckpt-abc", int64_t{0}));
   // A directory that itself holds a checkpoint (no model.ckpt-* inside): its manifest step.
-  fs::copy(md + "/model.ckpt-20", tmp.sub("copied"), fs::copy_options::recursive);
-  EXPECT_EQ(latest_checkpoint(tmp.sub("copied")), std::make_pair(tmp.sub("copied"), int64_t{20}));
-  EXPECT_FALSE(latest_checkpoint(tmp.sub("eval_val")).has_value());
+  fs::copy(md + "/model.ckpt-20", tmp.file("copied"), fs::copy_options::recursive);
+  EXPECT_EQ(latest_checkpoint(tmp.file("copied")), std::make_pair(tmp.file("copied"), int64_t{20}));
+  EXPECT_FALSE(latest_checkpoint(tmp.file("eval_val")).has_value());
 }
 
 TEST(Checkpoint, OverwriteSameStepIsAtomicReplace) {
@@ -262,18 +246,18 @@ TEST(Checkpoint, RestoreTensorsErrors) {
 
 TEST(Checkpoint, LoadErrorsNameTheFile) {
   TempDir tmp;
-  std::string msg = checkpoint_error_of([&] { load_checkpoint(tmp.sub("nope")); });
-  EXPECT_NE(msg.find(tmp.sub("nope") + " does not exist"), std::string::npos) << msg;
+  std::string msg = checkpoint_error_of([&] { load_checkpoint(tmp.file("nope")); });
+  EXPECT_NE(msg.find(tmp.file("nope") + " does not exist"), std::string::npos) << msg;
 
-  fs::create_directories(tmp.sub("empty/model.ckpt-3"));
-  msg = checkpoint_error_of([&] { load_checkpoint(tmp.sub("empty/model.ckpt-3")); });
+  fs::create_directories(tmp.file("empty/model.ckpt-3"));
+  msg = checkpoint_error_of([&] { load_checkpoint(tmp.file("empty/model.ckpt-3")); });
   EXPECT_NE(msg.find("missing manifest.json"), std::string::npos) << msg;
 
-  fs::create_directories(tmp.sub("dcp/model.ckpt-3/model"));
-  msg = checkpoint_error_of([&] { load_checkpoint(tmp.sub("dcp/model.ckpt-3")); });
+  fs::create_directories(tmp.file("dcp/model.ckpt-3/model"));
+  msg = checkpoint_error_of([&] { load_checkpoint(tmp.file("dcp/model.ckpt-3")); });
   EXPECT_NE(msg.find("PyTorch TorchEasyRec checkpoint"), std::string::npos) << msg;
 
-  const std::string md = tmp.sub("md");
+  const std::string md = tmp.file("md");
   save_checkpoint(md, sample_data(9));
   const std::string ckpt = checkpoint_dir(md, 9);
   const std::string manifest_text = read_text(ckpt + "/manifest.json");

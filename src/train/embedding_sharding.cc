@@ -9,6 +9,7 @@
 #include "base/logging.h"
 #include "embedding/fused_row_optimizer.h"
 #include "train/distributed_checkpoint.h"
+#include "train/pooling_factors.h"
 
 namespace tzrec::train {
 namespace {
@@ -158,8 +159,10 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
                                            embedding::EmbeddingBagCollectionImpl& ebc,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
-                                           const std::optional<dist::ShardingPlan>& saved) {
-  const auto tables = planner_tables(config, ebc, optimizer);
+                                           const std::optional<dist::ShardingPlan>& saved,
+                                           const std::map<std::string, double>& pooling_factors) {
+  auto tables = planner_tables(config, ebc, optimizer);
+  apply_pooling_factors(pooling_factors, &tables);
   std::string plan_json;
   if (pg.rank() == 0) {
     dist::ShardingPlan plan;

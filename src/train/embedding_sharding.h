@@ -3,6 +3,7 @@
 // tables that hold only this rank's shards.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,8 +19,8 @@ namespace tzrec::train {
 
 // One PlannerTable per table of `ebc` (built under embedding::DeferTableAllocation): sizes, fp32
 // values, the optimizer state bytes per row of `optimizer`, the number of features reading it,
-// a pooling factor of 1 id per feature (value_dim / sequence features: their configured
-// length), and the allowed sharding types from the features' embedding_constraints intersected
+// a pooling factor estimated as 1 id per feature reading it (apply_pooling_factors in
+// train/pooling_factors.h replaces it by measured values), and the allowed sharding types from the features' embedding_constraints intersected
 // with train_config.global_embedding_constraints. A constraint naming an unknown or unsupported
 // sharding type (table_column_wise, grid_shard) → ConfigError / NotSupportedError with the field
 // path; features of one table with different constraints → ConfigError naming both.
@@ -29,12 +30,15 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
 
 // The plan for this job: `saved` when given (a checkpoint's plan, checked against the tables and
 // the world size — a plan for another world size is re-planned with a log line, since checkpoints
-// reshard), otherwise planned. Rank 0 plans and broadcasts, so every rank runs the same plan.
+// reshard), otherwise planned with `pooling_factors` (table → measured ids per sample, see
+// measure_pooling_factors; tables not in it keep the estimate). Rank 0 plans and broadcasts, so
+// every rank runs the same plan.
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
                                            embedding::EmbeddingBagCollectionImpl& ebc,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
-                                           const std::optional<dist::ShardingPlan>& saved);
+                                           const std::optional<dist::ShardingPlan>& saved,
+                                           const std::map<std::string, double>& pooling_factors = {});
 
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated
 // table identically on every rank; other shards from a seed of table and shard, so runs are

@@ -1,6 +1,5 @@
 #include "train/fine_tune.h"
 
-#include <cctype>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -11,21 +10,13 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "train/local_shard_state.h"
 #include "train/sharded_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
 
 std::string shape_text(const torch::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
-
-std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, torch::Tensor>& in,
-                                                  const std::string& prefix) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : in) {
-    if (k.rfind(prefix, 0) == 0) out.emplace(k.substr(prefix.size()), v);
-  }
-  return out;
-}
 
 // Why the sparse state of the checkpoint cannot be loaded into `current`, or "" when it fits
 // exactly (same keys, same shapes). The sparse state exists from construction, so this is a
@@ -166,41 +157,26 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const Checkpoin
 // Why this rank's sparse optimizer state cannot come from the checkpoint, or "" when every slot
 // of every local shard is stored with this shard's shape.
 std::string sharded_state_mismatch(TrainingSession& session, const CheckpointTensorIndex& index) {
-  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
-  if (sharded.local_shards().empty()) return "";
-  const auto state = sharded.local().state_dict();
-  for (const auto& ls : sharded.local_shards()) {
-    const int64_t dim = sharded.plan().table(ls.table).embedding_dim;
-    const std::string prefix = ls.local_name + ".";
-    for (const auto& [key, value] : state) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      const std::string stored = shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, dim);
-      if (!index.contains(stored)) return fmt::format("sparse optimizer state '{}' is not in the checkpoint", stored);
-      std::vector<int64_t> shape = index.shape(stored);
-      if (shape.size() >= 1) shape[0] = ls.shard.rows;
-      if (shape.size() == 2) shape[1] = ls.shard.cols;
-      if (!value.sizes().equals(shape)) {
-        return fmt::format("sparse optimizer state '{}' does not fit shard {} of table {}", stored, ls.shard_index,
-                           ls.table);
-      }
+  for (const LocalShardState& s : local_shard_states(*session.sharded_embeddings())) {
+    if (!index.contains(s.stored_name)) {
+      return fmt::format("sparse optimizer state '{}' is not in the checkpoint", s.stored_name);
+    }
+    std::vector<int64_t> shape = index.shape(s.stored_name);
+    if (shape.size() >= 1) shape[0] = s.shard->shard.rows;
+    if (shape.size() == 2) shape[1] = s.shard->shard.cols;
+    if (!s.value.sizes().equals(shape)) {
+      return fmt::format("sparse optimizer state '{}' does not fit shard {} of table {}", s.stored_name,
+                         s.shard->shard_index, s.shard->table);
     }
   }
   return "";
 }
 
 void restore_sharded_state(TrainingSession& session, const CheckpointTensorIndex& index) {
-  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
-  if (sharded.local_shards().empty()) return;
-  auto state = sharded.local().state_dict();
   torch::NoGradGuard no_grad;
-  for (const auto& ls : sharded.local_shards()) {
-    const int64_t dim = sharded.plan().table(ls.table).embedding_dim;
-    const std::string prefix = ls.local_name + ".";
-    for (auto& [key, value] : state) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      value.copy_(read_shard_block(index, shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, dim),
-                                   ls.shard));
-    }
+  for (const LocalShardState& s : local_shard_states(*session.sharded_embeddings())) {
+    torch::Tensor value = s.value;
+    value.copy_(read_shard_block(index, s.stored_name, s.shard->shard));
   }
 }
 
@@ -268,15 +244,7 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   try {
     // Validates everything before changing anything, so a failure leaves the state fresh (the
     // same outcome on every rank: they read the same dense state).
-    // The dense optimizer's own slots: not the EMA, grad scaler or part optimizers' state.
-    auto dense_state = strip_prefix(checkpoint.optimizer, "dense.");
-    for (auto it = dense_state.begin(); it != dense_state.end();) {
-      const std::string& k = it->first;
-      const bool other = k.rfind("ema.", 0) == 0 || k.rfind("grad_scaler.", 0) == 0 ||
-                         (k.rfind("part", 0) == 0 && k.size() > 4 && std::isdigit(static_cast<unsigned char>(k[4])));
-      it = other ? dense_state.erase(it) : std::next(it);
-    }
-    session.dense_optimizer().load_state_dict(dense_state);
+    session.dense_optimizer().load_state_dict(dense_optimizer_state(checkpoint.optimizer));
   } catch (const CheckpointError& e) {
     log::warning("fine_tune_checkpoint: optimizer state not restored ({}); optimizers start fresh", e.what());
     return result;

@@ -289,6 +289,11 @@ CheckpointTensorIndex::CheckpointTensorIndex(const std::string& dir) : dir_(dir)
   }
 }
 
+std::string CheckpointTensorIndex::file_prefix(const std::string& name) const {
+  const std::string file = fs::path(files_[find(name).pieces.front().file].path).filename().string();
+  return file.substr(0, file.find_first_of(".-"));
+}
+
 void CheckpointTensorIndex::add_whole_file(size_t file) {
   for (const auto& [key, e] : files_[file].tensors) {
     Piece p;

@@ -86,6 +86,9 @@ class CheckpointTensorIndex {
   // An unknown name throws CheckpointError naming the directory and the tensor.
   std::vector<int64_t> shape(const std::string& name) const;  // global shape
   torch::ScalarType dtype(const std::string& name) const;
+  // The file prefix that holds the tensor: "model" (model.safetensors, model-R-of-W) or
+  // "optimizer".
+  std::string file_prefix(const std::string& name) const;
 
   // Rows [row_offset, +rows) x columns [col_offset, +cols) of a 2-D tensor: [rows, cols].
   // 1-D (and whole-file N-D tensors, N > 2): rows along dim 0, col_offset / cols ignored:

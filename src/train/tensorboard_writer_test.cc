@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "data/testing_util.h"
 
 namespace tzrec::train {
 namespace {
@@ -32,25 +33,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("tzrec_tb_{}_{}_{}", getpid(), info->test_suite_name(), info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using data::testing::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -184,7 +167,7 @@ TEST(TensorBoardWriter, WritesAndReadsBackScalarsAndHistograms) {
   std::string path;
   const double before = std::floor(static_cast<double>(time(nullptr)));
   {
-    TensorBoardWriter writer(dir.path().string());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     write_sample(writer, s);
   }  // destructor closes
@@ -200,8 +183,8 @@ TEST(TensorBoardWriter, FileNameFollowsTensorBoard) {
   EXPECT_EQ(tensorboard_event_file_name(42.0, "h", 1, 0, ".eval"), "events.out.tfevents.0000000042.h.1.0.eval");
 
   TempDir dir;
-  TensorBoardWriter a(dir.path().string());
-  TensorBoardWriter b(dir.path().string(), TensorBoardWriter::Options{".sfx", 120});
+  TensorBoardWriter a(dir.path());
+  TensorBoardWriter b(dir.path(), TensorBoardWriter::Options{".sfx", 120});
   EXPECT_NE(a.path(), b.path());  // same second, same process: the uid keeps them apart
   char host[256] = {0};
   ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
@@ -220,7 +203,7 @@ TEST(TensorBoardWriter, FileNameFollowsTensorBoard) {
 
 TEST(TensorBoardWriter, CreatesMissingDirectories) {
   TempDir dir;
-  const fs::path nested = dir.path() / "model_dir" / "eval_val";
+  const fs::path nested = fs::path(dir.path()) / "model_dir" / "eval_val";
   TensorBoardWriter writer(nested.string());
   EXPECT_TRUE(fs::is_directory(nested));
   EXPECT_TRUE(fs::is_regular_file(writer.path()));
@@ -228,7 +211,7 @@ TEST(TensorBoardWriter, CreatesMissingDirectories) {
 
 TEST(TensorBoardWriter, UnwritableDirectoryThrowsIoErrorNamingIt) {
   TempDir dir;
-  const fs::path not_a_dir = dir.path() / "plain_file";
+  const fs::path not_a_dir = fs::path(dir.path()) / "plain_file";
   write_bytes(not_a_dir.string(), "x");
   try {
     TensorBoardWriter writer((not_a_dir / "sub").string());
@@ -236,7 +219,7 @@ TEST(TensorBoardWriter, UnwritableDirectoryThrowsIoErrorNamingIt) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find(not_a_dir.string()), std::string::npos) << e.what();
   }
-  EXPECT_THROW(read_tensorboard_events((dir.path() / "missing").string()), IoError);
+  EXPECT_THROW(read_tensorboard_events((fs::path(dir.path()) / "missing").string()), IoError);
 }
 
 // Hand-encoded bytes: Event{wall_time=1.5 (fixed64), step=3 (varint), summary{value{tag "a",
@@ -306,7 +289,7 @@ TEST(TensorBoardWriter, CorruptByteIsReportedWithRecordIndex) {
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.path().string());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     writer.add_scalar("a", 1.0, 1);
     writer.add_scalar("b", 2.0, 2);
@@ -346,7 +329,7 @@ TEST(TensorBoardWriter, ReaderSkipsUnknownFieldsAndAcceptsUnpackedDoubles) {
   const std::string summary = std::string("\x0a") + char(value.size()) + value;
   const std::string event = std::string("\x09\x00\x00\x00\x00\x00\x00\xf8\x3f", 9) + "\x22\x03xyz" + "\x38\x09" +
                             "\x2a" + char(summary.size()) + summary;
-  const std::string path = (dir.path() / "events.out.tfevents.handmade").string();
+  const std::string path = (fs::path(dir.path()) / "events.out.tfevents.handmade").string();
   write_bytes(path, frame_tfrecord(event));
   const auto events = read_tensorboard_events(path);
   ASSERT_EQ(events.size(), 1u);
@@ -361,7 +344,7 @@ TEST(TensorBoardWriter, ReaderSkipsUnknownFieldsAndAcceptsUnpackedDoubles) {
 TEST(TensorBoardWriter, FlushPolicy) {
   TempDir dir;
   {
-    TensorBoardWriter writer(dir.path().string());  // flush_secs 120
+    TensorBoardWriter writer(dir.path());  // flush_secs 120
     EXPECT_EQ(read_tensorboard_events(writer.path()).size(), 1u);  // file_version flushed at once
     writer.add_scalar("a", 1.0, 1);
     EXPECT_EQ(read_tensorboard_events(writer.path()).size(), 1u);  // still buffered
@@ -369,7 +352,7 @@ TEST(TensorBoardWriter, FlushPolicy) {
     EXPECT_EQ(read_tensorboard_events(writer.path()).size(), 2u);
   }
   {
-    TensorBoardWriter writer((dir.path() / "eager").string(), TensorBoardWriter::Options{"", 0});
+    TensorBoardWriter writer((fs::path(dir.path()) / "eager").string(), TensorBoardWriter::Options{"", 0});
     writer.add_scalar("a", 1.0, 1);
     writer.add_scalar("b", 2.0, 2);
     EXPECT_EQ(read_tensorboard_events(writer.path()).size(), 3u);  // flush_secs 0: every event
@@ -378,7 +361,7 @@ TEST(TensorBoardWriter, FlushPolicy) {
 
 TEST(TensorBoardWriter, CloseIsIdempotentAndLaterWritesThrow) {
   TempDir dir;
-  TensorBoardWriter writer(dir.path().string());
+  TensorBoardWriter writer(dir.path());
   writer.add_scalar("a", 1.0, 1);
   writer.close();
   writer.close();
@@ -392,7 +375,7 @@ TEST(TensorBoardWriter, ConcurrentWritersLoseNothing) {
   constexpr int kSteps = 200;
   std::string path;
   {
-    TensorBoardWriter writer(dir.path().string());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
@@ -492,7 +475,7 @@ TEST(TensorBoardHistogram, NothingToBucketThrowsNamingTheTag) {
   const std::vector<double> bad = {std::nan(""), 1e30};
   EXPECT_THROW(make_histogram(bad.data(), bad.size()), std::invalid_argument);
   TempDir dir;
-  TensorBoardWriter writer(dir.path().string());
+  TensorBoardWriter writer(dir.path());
   try {
     writer.add_histogram("grad/emb", bad, 1);
     FAIL() << "expected std::invalid_argument";
@@ -528,7 +511,7 @@ TEST(TensorBoardPython, IndependentDecoderReadsOurFile) {
   Sample s;
   std::string path;
   {
-    TensorBoardWriter writer(dir.path().string());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     write_sample(writer, s);
   }
@@ -560,7 +543,7 @@ TEST(TensorBoardPython, IndependentDecoderReadsOurFile) {
   write_bytes(path, bytes);
   lines.clear();
   EXPECT_EQ(run_python_tool("events", path, dir.path(), &lines), 1);
-  EXPECT_NE(read_bytes((dir.path() / "python_err.txt").string()).find("record 6"), std::string::npos);
+  EXPECT_NE(read_bytes((fs::path(dir.path()) / "python_err.txt").string()).find("record 6"), std::string::npos);
   EXPECT_EQ(lines.size(), 6u);  // records 0..5 decoded before the bad one
 }
 

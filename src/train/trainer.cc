@@ -25,6 +25,7 @@
 #include "train/fine_tune.h"
 #include "train/progress.h"
 #include "train/step_timing.h"
+#include "train/step_traffic.h"
 #include "train/tensorboard_writer.h"
 #include "train/training_profiler.h"
 #include "train/training_summaries.h"
@@ -173,17 +174,12 @@ class TrainLoop {
     return out;
   }
 
-  // Bytes this rank sent per training step through each collective kind (checkpoints and
+  // What this rank's collectives sent and how long they took per training step (checkpoints and
   // evaluations excluded).
   void log_step_traffic() const {
     if (!distributed() || run_timing_.steps() == 0) return;
-    std::string parts;
-    for (const auto& [kind, bytes] : step_traffic_) {
-      if (bytes == 0) continue;
-      parts += fmt::format("{}{} {:.1f} KiB", parts.empty() ? "" : ", ", kind,
-                           static_cast<double>(bytes) / static_cast<double>(run_timing_.steps()) / 1024.0);
-    }
-    log::info("bytes sent per training step by rank {}: {}", pg_->rank(), parts.empty() ? "none" : parts);
+    log::info("collectives per training step on rank {} (bytes sent, time): {}", pg_->rank(),
+              step_traffic_.per_step_summary(run_timing_.steps()));
   }
 
   // Ranks stop an epoch together at the first batch some rank does not have (TorchEasyRec's
@@ -203,7 +199,7 @@ class TrainLoop {
   void train_step(const sparse::Batch& batch, int64_t step, int64_t epoch, int64_t num_steps) {
     const auto start = std::chrono::steady_clock::now();
     const auto embedding_before = session_.embedding_timing();
-    const auto traffic_before = distributed() ? pg_->traffic() : std::vector<std::pair<std::string, int64_t>>{};
+    if (distributed()) step_traffic_.begin(*pg_);
     auto& model = session_.model();
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
@@ -225,10 +221,7 @@ class TrainLoop {
     snapshot.losses["total_loss"] = total.item<double>();
     const double seconds = seconds_since(start);
     const auto embedding_after = session_.embedding_timing();
-    if (distributed()) {
-      for (const auto& [kind, bytes] : pg_->traffic()) step_traffic_[kind] += bytes;
-      for (const auto& [kind, bytes] : traffic_before) step_traffic_[kind] -= bytes;
-    }
+    if (distributed()) step_traffic_.end(*pg_);
     trained_samples_ += batch.batch_size * (pg_ != nullptr ? pg_->world_size() : 1);
     run_timing_.add_step(seconds, embedding_before, embedding_after);
     window_timing_.add_step(seconds, embedding_before, embedding_after);
@@ -340,7 +333,7 @@ class TrainLoop {
   ProgressReporter progress_;
   StepTiming run_timing_;     // the whole run, logged at its end
   double trained_samples_ = 0;  // over all ranks
-  std::map<std::string, int64_t> step_traffic_;  // collective kind → bytes sent in training steps
+  StepTraffic step_traffic_;  // collectives of the training steps
   StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
   dist::ProcessGroup* pg_ = nullptr;  // null or world size 1: single process

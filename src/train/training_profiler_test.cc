@@ -15,30 +15,14 @@
 #include <torch/torch.h>
 
 #include "base/error.h"
+#include "data/testing_util.h"
 
 namespace tzrec::train {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("tzrec_profiler_{}_{}_{}", getpid(), info->test_suite_name(), info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using data::testing::TempDir;
 
 // A tiny training step: forward, backward, SGD update of w: [8, 4].
 void tiny_step(torch::Tensor& w) {
@@ -74,7 +58,7 @@ std::vector<std::string> step_scopes(const nlohmann::json& trace) {
 
 TEST(TrainingProfiler, RecordsTheActiveWindowAsChromeTrace) {
   TempDir dir;
-  const fs::path trace_dir = dir.path() / "model_dir" / kTrainEvalTraceDir;
+  const fs::path trace_dir = fs::path(dir.path()) / "model_dir" / kTrainEvalTraceDir;
   auto w = torch::full({8, 4}, 0.1).set_requires_grad(true);
   TrainingProfiler profiler(true, trace_dir.string(), ProfilerSchedule{/*wait=*/1, /*warmup=*/1, /*active=*/3});
   EXPECT_TRUE(fs::is_directory(trace_dir));  // created up front
@@ -162,7 +146,7 @@ TEST(TrainingProfiler, StopInsideTheWindowWritesWhatWasRecorded) {
   auto w = torch::full({8, 4}, 0.1).set_requires_grad(true);
   std::string path;
   {
-    TrainingProfiler profiler(true, dir.path().string(), ProfilerSchedule{0, 0, 10});
+    TrainingProfiler profiler(true, dir.path(), ProfilerSchedule{0, 0, 10});
     for (int i = 0; i < 2; ++i) {
       tiny_step(w);
       profiler.step();
@@ -181,7 +165,7 @@ TEST(TrainingProfiler, NothingWrittenBeforeTheWindowOrWhenDisabled) {
   TempDir dir;
   auto w = torch::full({8, 4}, 0.1).set_requires_grad(true);
   {
-    TrainingProfiler profiler(true, (dir.path() / "early").string());  // default: records steps 2..11
+    TrainingProfiler profiler(true, (fs::path(dir.path()) / "early").string());  // default: records steps 2..11
     tiny_step(w);
     profiler.step();  // step 1: warmup
     EXPECT_FALSE(profiler.recording());
@@ -189,18 +173,18 @@ TEST(TrainingProfiler, NothingWrittenBeforeTheWindowOrWhenDisabled) {
     EXPECT_TRUE(profiler.trace_path().empty());
     profiler.step();  // after stop: no-op
   }
-  EXPECT_TRUE(files_in(dir.path() / "early").empty());
+  EXPECT_TRUE(files_in(fs::path(dir.path()) / "early").empty());
   {
-    TrainingProfiler profiler(false, (dir.path() / "off").string());
+    TrainingProfiler profiler(false, (fs::path(dir.path()) / "off").string());
     for (int i = 0; i < 14; ++i) {
       tiny_step(w);
       profiler.step();
     }
     EXPECT_FALSE(profiler.recording());
   }
-  EXPECT_FALSE(fs::exists(dir.path() / "off"));
+  EXPECT_FALSE(fs::exists(fs::path(dir.path()) / "off"));
   // A later profiler on the same thread still works (the earlier ones released the profiler).
-  TrainingProfiler again(true, (dir.path() / "again").string(), ProfilerSchedule{0, 0, 1});
+  TrainingProfiler again(true, (fs::path(dir.path()) / "again").string(), ProfilerSchedule{0, 0, 1});
   tiny_step(w);
   again.step();
   EXPECT_FALSE(again.trace_path().empty());
@@ -208,7 +192,7 @@ TEST(TrainingProfiler, NothingWrittenBeforeTheWindowOrWhenDisabled) {
 
 TEST(TrainingProfiler, UncreatableTraceDirectoryThrowsIoErrorNamingIt) {
   TempDir dir;
-  const fs::path file = dir.path() / "model_dir";
+  const fs::path file = fs::path(dir.path()) / "model_dir";
   std::ofstream(file) << "not a directory";
   const std::string trace_dir = (file / kTrainEvalTraceDir).string();
   try {

@@ -1,5 +1,6 @@
 #include "train/training_session.h"
 
+#include <cctype>
 #include <regex>
 
 #include <fmt/ranges.h>
@@ -9,8 +10,10 @@
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
 #include "train/embedding_sharding.h"
+#include "train/local_shard_state.h"
 #include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
+#include "train/pooling_factors.h"
 
 namespace tzrec::train {
 namespace {
@@ -31,15 +34,6 @@ std::map<std::string, torch::Tensor> with_prefix(const std::map<std::string, tor
   return out;
 }
 
-std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, torch::Tensor>& in,
-                                                  const std::string& prefix) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : in) {
-    if (k.rfind(prefix, 0) == 0) out.emplace(k.substr(prefix.size()), v);
-  }
-  return out;
-}
-
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 optim::GradScalerOptions grad_scaler_options(const protos::TrainConfig& train_config) {
@@ -53,6 +47,24 @@ optim::GradScalerOptions grad_scaler_options(const protos::TrainConfig& train_co
 }
 
 }  // namespace
+
+std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, torch::Tensor>& in,
+                                                  const std::string& prefix) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : in) {
+    if (starts_with(k, prefix)) out.emplace(k.substr(prefix.size()), v);
+  }
+  return out;
+}
+
+std::map<std::string, torch::Tensor> dense_optimizer_state(const std::map<std::string, torch::Tensor>& optimizer_state) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [key, value] : strip_prefix(optimizer_state, kDensePrefix)) {
+    const bool part = starts_with(key, "part") && key.size() > 4 && std::isdigit(static_cast<unsigned char>(key[4]));
+    if (!part && !starts_with(key, kEmaPrefix) && !starts_with(key, kGradScalerPrefix)) out.emplace(key, value);
+  }
+  return out;
+}
 
 bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
   if (config.eval_config().has_use_dense_ema()) return config.eval_config().use_dense_ema();
@@ -77,7 +89,14 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                   : embedding::FusedOptimizerOptions{};
   if (distributed) {
     auto& ebc = *model_->embedding_group()->ebc();
-    const dist::ShardingPlan plan = plan_embedding_sharding(config_, ebc, sparse_options, *process_group_, saved_plan);
+    // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
+    // the first batches of every rank's data.
+    const bool plans = !saved_plan || saved_plan->world_size != process_group_->world_size();
+    const auto pooling_factors = with_optimizers && plans
+                                     ? measure_pooling_factors(config_, ebc.bag_configs(), process_group_.get())
+                                     : std::map<std::string, double>{};
+    const dist::ShardingPlan plan =
+        plan_embedding_sharding(config_, ebc, sparse_options, *process_group_, saved_plan, pooling_factors);
     sharded_ = attach_sharded_tables(ebc, sparse_options, plan, process_group_, with_optimizers);
     std::vector<torch::Tensor> dense;
     for (auto& [name, tensor] : model_->dense_parameters()) dense.push_back(tensor);
@@ -245,25 +264,22 @@ void TrainingSession::load_ema_weights(const CheckpointData& checkpoint) {
 ShardBlocks TrainingSession::checkpoint_blocks() const {
   TORCH_CHECK(sharded_ != nullptr, "checkpoint_blocks() on a single-process session");
   ShardBlocks out;
-  std::map<std::string, torch::Tensor> state;
-  if (!sharded_->local_shards().empty() && has_optimizers()) state = sharded_->local().state_dict();
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
     out.model.push_back({table_weight_name(ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
-    const std::string prefix = ls.local_name + ".";
-    for (const auto& [key, value] : state) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      const std::string name =
-          shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
-      if (value.dim() == 0) {
-        out.optimizer.push_back({name, {}, 0, 0, value});
-      } else if (value.dim() == 1) {
-        out.optimizer.push_back({name, {ts.num_embeddings}, ls.shard.row_offset, 0, value});
-      } else {
-        out.optimizer.push_back({name, {ts.num_embeddings, ts.embedding_dim}, ls.shard.row_offset,
-                                 ls.shard.col_offset, value});
-      }
+  }
+  if (!has_optimizers()) return out;
+  for (const LocalShardState& s : local_shard_states(*sharded_)) {
+    const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
+    const dist::Shard& shard = s.shard->shard;
+    if (s.value.dim() == 0) {
+      out.optimizer.push_back({s.stored_name, {}, 0, 0, s.value});
+    } else if (s.value.dim() == 1) {
+      out.optimizer.push_back({s.stored_name, {ts.num_embeddings}, shard.row_offset, 0, s.value});
+    } else {
+      out.optimizer.push_back(
+          {s.stored_name, {ts.num_embeddings, ts.embedding_dim}, shard.row_offset, shard.col_offset, s.value});
     }
   }
   return out;
@@ -271,9 +287,6 @@ ShardBlocks TrainingSession::checkpoint_blocks() const {
 
 void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_optimizer) {
   const CheckpointTensorIndex index(ckpt_dir);
-  std::map<std::string, torch::Tensor> state;
-  const bool with_state = restore_optimizer && has_optimizers() && !sharded_->local_shards().empty();
-  if (with_state) state = sharded_->local().state_dict();
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded_->local_shards()) {
     const std::string name = table_weight_name(ls.table);
@@ -287,25 +300,23 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
                                         name, fmt::join(shape, ", "), ts.num_embeddings, ts.embedding_dim));
     }
     ls.weight.copy_(index.read_block(name, ls.shard.row_offset, ls.shard.rows, ls.shard.col_offset, ls.shard.cols));
-    const std::string prefix = ls.local_name + ".";
-    for (auto& [key, value] : state) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      const std::string stored =
-          shard_state_name(ls.table, key.substr(prefix.size()), value, ls.shard, ts.embedding_dim);
-      if (!index.contains(stored)) {
-        throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
-                                          "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
-                                          ckpt_dir, stored));
-      }
-      torch::Tensor block = read_shard_block(index, stored, ls.shard);
-      if (block.sizes() != value.sizes()) {
-        throw CheckpointError(fmt::format("checkpoint {}: sparse optimizer state '{}' has shape [{}] for this shard, "
-                                          "expected [{}]",
-                                          ckpt_dir, stored, fmt::join(block.sizes(), ", "),
-                                          fmt::join(value.sizes(), ", ")));
-      }
-      value.copy_(block);
+  }
+  if (!restore_optimizer || !has_optimizers()) return;
+  for (const LocalShardState& s : local_shard_states(*sharded_)) {
+    if (!index.contains(s.stored_name)) {
+      throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
+                                        "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
+                                        ckpt_dir, s.stored_name));
     }
+    torch::Tensor block = read_shard_block(index, s.stored_name, s.shard->shard);
+    if (block.sizes() != s.value.sizes()) {
+      throw CheckpointError(fmt::format("checkpoint {}: sparse optimizer state '{}' has shape [{}] for this shard, "
+                                        "expected [{}]",
+                                        ckpt_dir, s.stored_name, fmt::join(block.sizes(), ", "),
+                                        fmt::join(s.value.sizes(), ", ")));
+    }
+    torch::Tensor value = s.value;
+    value.copy_(block);
   }
 }
 
@@ -328,14 +339,7 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
     if (sparse_optimizer_ != nullptr) {
       sparse_optimizer_->load_state_dict(strip_prefix(checkpoint.optimizer, kSparsePrefix));
     }
-    // Split "dense." keys between the EMA, the part optimizers and the dense optimizer.
-    std::map<std::string, torch::Tensor> main_state;
-    for (const auto& [key, value] : strip_prefix(checkpoint.optimizer, kDensePrefix)) {
-      bool taken = starts_with(key, kEmaPrefix) || starts_with(key, kGradScalerPrefix);
-      for (const Part& part : parts_) taken = taken || starts_with(key, part_prefix(part.config_index));
-      if (!taken) main_state.emplace(key, value);
-    }
-    dense_optimizer_->load_state_dict(main_state);
+    dense_optimizer_->load_state_dict(dense_optimizer_state(checkpoint.optimizer));
     for (Part& part : parts_) {
       part.optimizer->load_state_dict(strip_prefix(
           checkpoint.optimizer, kDensePrefix + part_prefix(part.config_index)));
@@ -411,14 +415,17 @@ void TrainingSession::backward_and_step(const torch::Tensor& total_loss, int64_t
     set_sparse_gradient_scale(scaler_->scale_value());
     loss = scaler_->scale(loss);
   }
+  const bool steps = accumulation_.step_after(step);
+  // The step's backward all-reduces the dense gradients bucket by bucket as they are computed.
+  if (gradient_sync_ && steps) gradient_sync_->prepare_for_backward();
   loss.backward();
   last_step_skipped_ = false;
   if (scaler_ && sparse_found_inf()) {
     window_found_inf_ = true;
     last_step_skipped_ = true;
   }
-  if (accumulation_.step_after(step)) {
-    if (gradient_sync_) gradient_sync_->sync();  // the mean over the ranks, like DDP
+  if (steps) {
+    if (gradient_sync_) gradient_sync_->finish();  // the mean over the ranks, like DDP
     const bool found_inf = scaler_ && unscale_and_check();
     if (found_inf) {
       last_step_skipped_ = true;

@@ -34,6 +34,14 @@ namespace tzrec::train {
 // train_config.dense_optimizer.ema is configured (reference §2.6).
 bool use_dense_ema_for_eval(const protos::EasyRecConfig& config);
 
+// The entries of `in` whose key starts with `prefix`, with the prefix removed.
+std::map<std::string, torch::Tensor> strip_prefix(const std::map<std::string, torch::Tensor>& in,
+                                                  const std::string& prefix);
+// A checkpoint's optimizer state that belongs to the dense optimizer itself: the "dense." entries
+// (prefix removed) except the EMA's ("ema."), the FP16 loss scaler's ("grad_scaler.") and the part
+// optimizers' ("part<i>.").
+std::map<std::string, torch::Tensor> dense_optimizer_state(const std::map<std::string, torch::Tensor>& optimizer_state);
+
 // Dense parameters are split between the dense optimizer and dense_optimizer.part_optimizers: each
 // parameter goes to the first part optimizer whose regex_pattern (std::regex ECMAScript, full
 // match, like Python's re.fullmatch) matches its TorchEasyRec FQN "model.<state-dict name>" (the

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "data/testing_util.h"
 #include "train/tensorboard_writer.h"
 
 namespace tzrec::train {
@@ -19,24 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("tzrec_summaries_{}_{}_{}", getpid(), info->test_suite_name(), info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using data::testing::TempDir;
 
 protos::TrainConfig config_with(const std::vector<std::string>& summaries) {
   protos::TrainConfig config;
@@ -84,7 +68,7 @@ TEST(TrainingSummaries, WritesTorchEasyRecTagsHistogramsAndNorms) {
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.str());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     TrainingSummaries summaries(
         config_with({"parameter", "gradient", "gradient_norm", "global_gradient_norm"}), &writer);
@@ -150,7 +134,7 @@ TEST(TrainingSummaries, WritesOnlyWhatIsAsked) {
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.str());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     TrainingSummaries summaries(config_with({"global_gradient_norm"}), &writer);
     EXPECT_FALSE(summaries.wants_parameters());
@@ -173,7 +157,7 @@ TEST(TrainingSummaries, DefaultsAndNoWriter) {
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.str());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     TrainingSummaries defaults(config_with({}), &writer);
     EXPECT_TRUE(defaults.wants("loss"));
@@ -199,7 +183,7 @@ TEST(TrainingSummaries, NoGradientsMeansNoGlobalNormAndNonFiniteHistogramIsSkipp
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.str());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     TrainingSummaries summaries(config_with({"parameter", "global_gradient_norm"}), &writer);
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -222,7 +206,7 @@ TEST(TrainingSummaries, DoubleAndHalfTensorsAreBucketed) {
   TempDir dir;
   std::string path;
   {
-    TensorBoardWriter writer(dir.str());
+    TensorBoardWriter writer(dir.path());
     path = writer.path();
     TrainingSummaries summaries(config_with({"parameter"}), &writer);
     summaries.write_parameters({{"d", torch::tensor({0.5, 1.5}, torch::kDouble)},

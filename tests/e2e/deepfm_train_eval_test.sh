@@ -64,4 +64,16 @@ bf16_auc=$(tail -1 "$WORK/bf16/train_eval_result_v2.txt" | /usr/bin/python3 -c '
 echo "BF16 train_eval AUC: $bf16_auc (fp32 $auc)"
 /usr/bin/python3 -c "import sys; sys.exit(0 if abs($bf16_auc - $auc) <= 0.002 else 1)" \
   || fail "BF16 AUC $bf16_auc is not within 0.002 of fp32 $auc"
+# model_config.variational_dropout: every group gets learnt per-feature dropout rates, whose
+# penalty is a logged loss; it still learns.
+VD_EDIT='{"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet","model_config.variational_dropout.regularization_lambda":"0.01"}'
+"$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/vd" \
+  --edit_config_json "$VD_EDIT" 2> "$WORK/vd.log" || { cat "$WORK/vd.log"; fail "variational_dropout train_eval"; }
+grep -q "deep_feature_p_loss:" "$WORK/vd.log" || fail "no deep_feature_p_loss in the variational_dropout log"
+"$TZREC" list_checkpoint_params --checkpoint_path "$WORK/vd" > "$WORK/vd_params.txt" 2> /dev/null
+grep -q '^group_variational_dropouts\.deep\.feature_p \[39\] float32$' "$WORK/vd_params.txt" \
+  || fail "no [39] feature_p of the deep group in the checkpoint"
+vd_auc=$(tail -1 "$WORK/vd/train_eval_result_v2.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
+echo "variational_dropout train_eval AUC: $vd_auc (without $auc)"
+/usr/bin/python3 -c "import sys; sys.exit(0 if $vd_auc > 0.7 else 1)" || fail "variational_dropout AUC $vd_auc <= 0.7"
 echo OK

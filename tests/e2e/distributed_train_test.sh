@@ -30,6 +30,21 @@ for f in model.safetensors optimizer.safetensors manifest.json plan.json dataloa
   [[ -s "$last/$f" ]] || fail "missing $last/$f"
 done
 grep -q "embedding sharding plan" "$WORK/launch.log" || fail "the plan was not logged"
+# The plan's ids per sample were measured on the first batches (one id per row and feature here).
+grep -Eq '^cat_0_emb +[0-9]+ x 16 +1\.00 ' "$WORK/launch.log" || fail "the plan did not use measured ids per sample"
+# tzrec plan measures them too (on the saved config's train_input_path), or estimates with --no_measure.
+"$TZREC" plan --pipeline_config_path "$WORK/dist/pipeline.config" --world_size 2 > "$WORK/plan.log" 2>&1 \
+  || fail "tzrec plan"
+grep -Eq '^cat_0_emb_wide +[0-9]+ x 4 +1\.00 ' "$WORK/plan.log" || fail "tzrec plan did not measure ids per sample"
+"$TZREC" plan --pipeline_config_path "$WORK/dist/pipeline.config" --world_size 2 --no_measure \
+  > "$WORK/plan_est.log" 2>&1 || fail "tzrec plan --no_measure"
+grep -Eq '^cat_0_emb +[0-9]+ x 16 +1 \(est\.\) ' "$WORK/plan_est.log" || fail "tzrec plan --no_measure did not estimate"
+# list_checkpoint_params shows a sharded table once, with its whole shape, and its optimizer state.
+"$TZREC" list_checkpoint_params --checkpoint_path "$last" --optimizer > "$WORK/list.txt" 2> "$WORK/list.log" \
+  || fail "list_checkpoint_params of the 2-rank checkpoint"
+[[ $(grep -c '^embedding_group\.emb_impls\.__BASE__\.ebc\.embedding_bags\.cat_9_emb\.weight \[30000, 16\] float32$' \
+     "$WORK/list.txt") == 1 ]] || fail "list_checkpoint_params: cat_9_emb weight not listed once as [30000, 16]"
+grep -q '^sparse\.cat_9_emb\.' "$WORK/list.txt" || fail "list_checkpoint_params: no optimizer state of cat_9_emb"
 auc=$(auc_of "$WORK/dist/train_eval_result_v2.txt")
 echo "2-rank train_eval AUC: $auc"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $auc >= 0.55 else 1)" || fail "AUC $auc < 0.55 (20 steps: it learns)"
