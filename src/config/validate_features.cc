@@ -38,9 +38,7 @@ void check_pooling(const std::string& pooling, const std::string& path, Problems
 }
 
 void check_data_type(const std::string& data_type, const std::string& path, Problems* problems) {
-  if (data_type == "FP16") {
-    problems->not_supported(path, data_type);
-  } else if (data_type != "FP32") {
+  if (data_type != "FP32" && data_type != "FP16") {
     problems->add(path, "must be FP32 or FP16, got '" + data_type + "'");
   }
 }

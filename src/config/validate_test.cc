@@ -301,7 +301,9 @@ TEST(Validate, IdFeatureRules) {
   auto pooling = edited(deepfm(), R"({"feature_configs[1].id_feature.pooling": "max"})");
   EXPECT_TRUE(HasProblem(pooling, "feature_configs[1].id_feature.pooling", "must be sum or mean"));
   auto fp16 = edited(deepfm(), R"({"feature_configs[1].id_feature.data_type": "FP16"})");
-  EXPECT_TRUE(NotSupported(fp16, "feature_configs[1].id_feature.data_type"));
+  EXPECT_TRUE(NoProblems(fp16));
+  auto fp8 = edited(deepfm(), R"({"feature_configs[1].id_feature.data_type": "FP8"})");
+  EXPECT_TRUE(HasProblem(fp8, "feature_configs[1].id_feature.data_type", "must be FP32 or FP16, got 'FP8'"));
 }
 
 TEST(Validate, RawFeatureRules) {

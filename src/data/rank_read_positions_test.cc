@@ -17,6 +17,8 @@
 namespace tzrec::data {
 namespace {
 
+using testing::error_of;
+
 using testing::TempDir;
 using Batches = std::vector<std::vector<int64_t>>;
 using Loader = ParallelLoader<std::vector<int64_t>>;
@@ -189,16 +191,6 @@ TEST_P(RankPositions, RoundTripOneTwoFourOne) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, RankPositions, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? std::string("Parquet") : std::string("Csv"); });
-
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(RankPositions, PositionsThatDoNotBelongTogetherAreRejected) {
   const ReadPosition a = ReadPosition::start_row_ranges({"a", "b"}, {7, 4}, 2, 0, 2);

@@ -16,18 +16,10 @@
 namespace tzrec::data {
 namespace {
 
+using testing::error_of;
+
 using testing::TempDir;
 using Ranges = std::vector<RowRange>;
-
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(RowRangePosition, FreshPlanAdvanceAndJson) {
   ReadPosition p = ReadPosition::start_row_ranges({"a.parquet", "b.parquet"}, {7, 4}, 3);

@@ -5,12 +5,24 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 namespace tzrec::data::testing {
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+// The message of the E that f() throws, or "(no error)".
+template <typename E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 class TempDir {
  public:
   TempDir() {

@@ -35,7 +35,7 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
     }
     auto holder = std::make_shared<torch::nn::Module>();
     if (!deferred_) {
-      torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, torch::kFloat32);
+      torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, t.dtype);
       init_table_weight(t, w);
       w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
       weights_.push_back(w);
@@ -154,14 +154,20 @@ sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJagge
     }
     torch::Tensor offsets = torch::zeros({batch_size + 1}, lengths.options());  // [B + 1]
     if (batch_size > 0) offsets.slice(0, 1).copy_(torch::cumsum(lengths, 0));
+    // float16 storage (data_type FP16): pool the touched rows in float32, as the fused kernels do.
+    torch::Tensor pool_weight = weight;
+    if (weight.scalar_type() != torch::kFloat32) {
+      pool_weight = weight.index_select(0, ids).to(torch::kFloat32);  // [sum(L), dim]
+      ids = torch::arange(ids.numel(), ids.options());
+    }
     torch::Tensor per_sample_weights;
     if (bag.weighted && jt.weights.defined()) {
-      per_sample_weights = jt.weights.to(weight.device(), weight.scalar_type());  // [sum(L)]
+      per_sample_weights = jt.weights.to(weight.device(), torch::kFloat32);  // [sum(L)]
     }
     // Mode sum always: FBGEMM/TorchRec mean pooling is sum(w_i * e_i) / L (divides by the id count,
     // also for weighted ids), which embedding_bag's mean mode cannot express with weights.
     // sparse=true makes the weight gradient a sparse [rows, dim] tensor with one row per id.
-    auto result = torch::embedding_bag(weight, ids, offsets, /*scale_grad_by_freq=*/false,
+    auto result = torch::embedding_bag(pool_weight, ids, offsets, /*scale_grad_by_freq=*/false,
                                        /*mode=*/0, /*sparse=*/true, per_sample_weights,
                                        /*include_last_offset=*/true);
     torch::Tensor out = std::get<0>(result);  // [B, dim]

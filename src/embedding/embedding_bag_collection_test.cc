@@ -1,8 +1,11 @@
 #include "embedding/embedding_bag_collection.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "embedding/embedding_group.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -150,6 +153,64 @@ TEST_F(EbcTest, FusedModeUpdatesRowsInBackward) {
     torch::Tensor expect =
         plain->tables()[i].weight.detach() - 0.5 * plain->tables()[i].weight.grad().to_dense();
     EXPECT_TRUE(torch::allclose(w.detach(), expect, 1e-5, 1e-6)) << "table " << i;
+  }
+}
+
+// data_type FP16: float16 storage; the plain forward pools the float16 rows in float32, the fused
+// one too, and the fused SGD update is the float32 update rounded to float16.
+TEST_F(EbcTest, Fp16TablesPoolInFloat32AndUpdateInPlace) {
+  for (auto& t : tables_) t.dtype = torch::kFloat16;
+  EmbeddingBagCollection plain16(tables_, bags());
+  EmbeddingBagCollection fused16(tables_, bags());
+  auto as32 = tables_;
+  for (auto& t : as32) t.dtype = torch::kFloat32;
+  EmbeddingBagCollection plain32(as32, bags());
+  {
+    torch::NoGradGuard no_grad;
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(plain16->tables()[i].weight.scalar_type(), torch::kFloat16);
+      fused16->tables()[i].weight.copy_(plain16->tables()[i].weight);
+      plain32->tables()[i].weight.copy_(plain16->tables()[i].weight);  // the same (float16) values
+    }
+  }
+  // Default init within the torchrec bound, drawn in float32 and rounded.
+  EXPECT_LE(plain16->tables()[0].weight.abs().max().item<double>(), std::sqrt(1.0 / 10) + 1e-3);
+  FusedOptimizerOptions options;
+  options.kind = FusedOptimizerKind::kSgd;
+  options.lr = 0.5;
+  fused16->enable_fused_optimizer(options);
+
+  auto k16 = plain16->forward(kjt_);
+  auto k32 = plain32->forward(kjt_);
+  auto kf = fused16->forward(kjt_);
+  EXPECT_EQ(k16.values().scalar_type(), torch::kFloat32);
+  EXPECT_TRUE(torch::allclose(k16.values(), k32.values(), 1e-6, 1e-6));
+  EXPECT_TRUE(torch::allclose(kf.values(), k32.values(), 1e-6, 1e-6));
+  torch::manual_seed(3);
+  torch::Tensor r = torch::randn(k32.values().sizes());
+  k32.values().backward(r);
+  kf.values().backward(r);
+  for (int i = 0; i < 2; ++i) {
+    const torch::Tensor w = fused16->tables()[i].weight.detach();
+    EXPECT_EQ(w.scalar_type(), torch::kFloat16);
+    torch::Tensor expect = (plain32->tables()[i].weight.detach() - 0.5 * plain32->tables()[i].weight.grad().to_dense())
+                               .to(torch::kFloat16);
+    EXPECT_TRUE(torch::allclose(w.to(torch::kFloat32), expect.to(torch::kFloat32), 1e-3, 1e-4)) << "table " << i;
+    EXPECT_FALSE(torch::equal(w, plain16->tables()[i].weight.detach())) << "table " << i << " was updated";
+  }
+}
+
+// Features sharing a table must agree on its data_type.
+TEST_F(EbcTest, SharedTableWithDifferentDataTypesIsAConfigError) {
+  FeatureSpec a{"a", true, 10, 4, "shared"};
+  FeatureSpec b{"b", true, 10, 4, "shared"};
+  b.dtype = torch::kFloat16;
+  FeatureGroupConfig g{"deep", GroupType::kDeep, {"a", "b"}};
+  try {
+    EmbeddingGroup group(std::vector<FeatureSpec>{a, b}, std::vector<FeatureGroupConfig>{g}, 4);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("data_type FP32 vs FP16"), std::string::npos) << e.what();
   }
 }
 

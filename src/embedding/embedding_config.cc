@@ -1,5 +1,6 @@
 #include "embedding/embedding_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -158,9 +159,21 @@ double calculate_gain(const InitFnParser& p, const std::string& nonlinearity, do
 
 }  // namespace
 
+std::string data_type_name(torch::ScalarType dtype) { return dtype == torch::kFloat16 ? "FP16" : "FP32"; }
+
 void init_table_weight(const TableConfig& table, torch::Tensor& weight) {
   TORCH_CHECK(weight.dim() == 2, "init_table_weight expects a 2-D weight");
   torch::NoGradGuard no_grad;
+  if (weight.scalar_type() != torch::kFloat32) {
+    constexpr int64_t kBlockRows = 1 << 16;
+    for (int64_t r = 0; r < weight.size(0); r += kBlockRows) {
+      const int64_t n = std::min(kBlockRows, weight.size(0) - r);
+      torch::Tensor block = torch::empty({n, weight.size(1)}, torch::kFloat32);
+      init_table_weight(table, block);
+      weight.narrow(0, r, n).copy_(block);
+    }
+    return;
+  }
   if (table.init_fn.empty()) {
     // torchrec BaseEmbeddingConfig default: uniform(-sqrt(1/num_embeddings), sqrt(1/num_embeddings)).
     double bound = std::sqrt(1.0 / static_cast<double>(table.num_embeddings));

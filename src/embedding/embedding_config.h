@@ -19,6 +19,9 @@ struct TableConfig {
   // otherwise a TorchEasyRec init_fn string, see init_table_weight().
   std::string init_fn;
   bool trainable = true;
+  // Storage of the weights: float32, or float16 for data_type FP16 (the fused kernels pool and
+  // update in float32 and round each updated row back to float16; optimizer state stays float32).
+  torch::ScalarType dtype = torch::kFloat32;
 };
 
 // One pooled lookup: the ids of `feature_name` looked up in table `table_name` and pooled per row.
@@ -49,6 +52,7 @@ struct FeatureSpec {
   bool weighted = false;
   bool trainable = true;
   std::string init_fn;
+  torch::ScalarType dtype = torch::kFloat32;  // table storage: data_type FP32 / FP16
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
 };
@@ -56,7 +60,7 @@ struct FeatureSpec {
 // A table's parameter as handed to optimizers and checkpoints.
 struct EmbeddingTable {
   std::string name;      // table name
-  torch::Tensor weight;  // [num_embeddings, embedding_dim] float32 parameter
+  torch::Tensor weight;  // [num_embeddings, embedding_dim] parameter (float32, or float16 for FP16)
   bool trainable = true;
 };
 
@@ -68,7 +72,11 @@ struct EmbeddingTable {
 //   nn.init.xavier_uniform_[,gain=..]       nn.init.xavier_normal_[,gain=..]
 //   nn.init.kaiming_uniform_[,a=..,mode='fan_in'|'fan_out',nonlinearity='..']   kaiming_normal_ (same)
 // Fan-in/out follow torch on a 2-D [rows, dim] tensor: fan_in = dim, fan_out = rows.
-// Unknown function or argument → tzrec::ConfigError naming the table.
+// Unknown function or argument → tzrec::ConfigError naming the table. A float16 weight is drawn in
+// float32 blocks of rows and rounded (no whole-table float32 copy).
 void init_table_weight(const TableConfig& table, torch::Tensor& weight);
+
+// "FP32" / "FP16" (feature_configs' data_type) of a table dtype.
+std::string data_type_name(torch::ScalarType dtype);
 
 }  // namespace tzrec::embedding

@@ -84,6 +84,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
         t.embedding_dim = wide ? wide_embedding_dim : f.embedding_dim;
         t.init_fn = (wide && !wide_init_fn.empty()) ? wide_init_fn : f.init_fn;
         t.trainable = f.trainable;
+        t.dtype = f.dtype;
         auto it = table_requests.find(t.name);
         if (it == table_requests.end()) {
           table_requests.emplace(t.name, TableRequest{t, f.pooling, name});
@@ -92,14 +93,16 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
           const TableRequest& prev = it->second;
           if (prev.config.num_embeddings != t.num_embeddings ||
               prev.config.embedding_dim != t.embedding_dim || prev.config.init_fn != t.init_fn ||
-              prev.config.trainable != t.trainable || prev.pooling != f.pooling) {
+              prev.config.trainable != t.trainable || prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
             throw ConfigError(fmt::format(
                 "features '{}' and '{}' share embedding table '{}' but disagree on it: "
                 "num_embeddings {} vs {}, embedding_dim {} vs {}, pooling {} vs {}, init_fn \"{}\" vs "
-                "\"{}\", trainable {} vs {}; give them the same settings or different embedding_name",
+                "\"{}\", trainable {} vs {}, data_type {} vs {}; give them the same settings or different "
+                "embedding_name",
                 prev.feature, name, t.name, prev.config.num_embeddings, t.num_embeddings,
                 prev.config.embedding_dim, t.embedding_dim, prev.pooling, f.pooling, prev.config.init_fn,
-                t.init_fn, prev.config.trainable, t.trainable));
+                t.init_fn, prev.config.trainable, t.trainable, data_type_name(prev.config.dtype),
+                data_type_name(t.dtype)));
           }
         }
         std::string key = feature_tables[name].size() > 1 ? name + "@" + t.name : name;

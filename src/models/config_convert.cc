@@ -15,6 +15,7 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
   spec.weighted = info.weighted;
   spec.trainable = info.trainable;
   spec.init_fn = info.init_fn;
+  spec.dtype = info.data_type == "FP16" ? torch::kFloat16 : torch::kFloat32;
   spec.value_dim = info.value_dim;
   return spec;
 }

@@ -136,7 +136,7 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
     p.name = t.name;
     p.num_embeddings = t.num_embeddings;
     p.embedding_dim = t.embedding_dim;
-    p.bytes_per_value = 4;
+    p.bytes_per_value = t.dtype == torch::kFloat16 ? 2 : 4;
     p.trainable = t.trainable;
     const auto [full, row] = state_bytes_per_row(optimizer, t.embedding_dim);
     p.optimizer_bytes_per_row = t.trainable ? full : 0;
@@ -215,7 +215,7 @@ std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
   std::vector<dist::ShardedTableSpec> specs;
   std::map<std::string, const embedding::TableConfig*> by_name;
   for (const embedding::TableConfig& t : ebc.table_configs()) {
-    specs.push_back({t.name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, torch::kFloat32});
+    specs.push_back({t.name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, t.dtype});
     by_name[t.name] = &t;
   }
   std::vector<embedding::FusedFeatureSpec> features;
