@@ -3,6 +3,8 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include <cstdint>
+#include <limits>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -159,6 +161,9 @@ struct ShardedEmbeddingBags::Impl {
   std::vector<int64_t> owner_width;             // per rank: block_width(remote_slots[rank])
   int64_t dp_width = 0;
   bool any_row_mean = false;     // some row-split slot of a mean-pooled feature (needs weights)
+  // Every table has fewer than 2^31 rows: ids travel as int32 (half the bytes; the same on
+  // every rank, since every rank has the same tables).
+  bool int32_ids = true;
   bool any_trainable = false;
   std::vector<LocalShard> shards;
   std::unique_ptr<embedding::FusedEmbeddingBags> local;
@@ -195,6 +200,7 @@ ShardedEmbeddingBags::ShardedEmbeddingBags(std::vector<ShardedTableSpec> tables,
   std::unordered_map<std::string, int> table_index;
   for (size_t t = 0; t < m.tables.size(); ++t) {
     const ShardedTableSpec& spec = m.tables[t];
+    if (spec.num_embeddings > std::numeric_limits<int32_t>::max()) m.int32_ids = false;
     if (!table_index.emplace(spec.name, static_cast<int>(t)).second) {
       throw ConfigError(fmt::format("embedding table '{}' is defined twice", spec.name));
     }
@@ -446,8 +452,10 @@ torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>
   const int64_t n_local = static_cast<int64_t>(mine.size());
   std::vector<int64_t> recv_len_counts(w);
   for (int s = 0; s < w; ++s) recv_len_counts[s] = n_local * routing->batch_sizes[s];
-  torch::Tensor recv_len = m.pg->all_to_all(cat_or_empty(send_len, torch::kInt64), len_counts, nullptr,
-                                            "embedding lengths", &recv_len_counts);
+  // Lengths (ids per bag) always fit int32; they travel as int32.
+  torch::Tensor recv_len = m.pg->all_to_all(cat_or_empty(send_len, torch::kInt64).to(torch::kInt32), len_counts,
+                                            nullptr, "embedding lengths", &recv_len_counts)
+                               .to(torch::kInt64);
   // Ids per (source, local slot): the sums of the received lengths.
   std::vector<torch::Tensor> len_blocks(w);  // [n_local, B_s]
   std::vector<int64_t> recv_id_counts(w);
@@ -461,8 +469,10 @@ torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>
     recv_id_counts[s] = 0;
     for (int64_t c : ids_per_slot[s]) recv_id_counts[s] += c;
   }
-  torch::Tensor recv_ids = m.pg->all_to_all(cat_or_empty(send_ids, torch::kInt64), id_counts, nullptr,
-                                            "embedding ids", &recv_id_counts);
+  const auto id_type = m.int32_ids ? torch::kInt32 : torch::kInt64;
+  torch::Tensor recv_ids = m.pg->all_to_all(cat_or_empty(send_ids, torch::kInt64).to(id_type), id_counts, nullptr,
+                                            "embedding ids", &recv_id_counts)
+                               .to(torch::kInt64);
   torch::Tensor recv_w;
   if (send_weights) {
     recv_w = m.pg->all_to_all(cat_or_empty(send_w, torch::kFloat32), id_counts, nullptr,
