@@ -168,53 +168,80 @@ FusedEmbeddingBags& EmbeddingGroupImpl::enable_fused_optimizer(
 
 std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {
   sparse::KeyedTensor pooled = data_->ebc->forward(batch.sparse_features);
-  // A group takes one slice per run of adjacent pooled columns (not one per feature): in backward
-  // every slice costs a zero-filled gradient of the whole pooled width plus an add, which with one
-  // slice per feature dominated the step time of wide models. Column offset of every bag key in
-  // pooled.values() [B, sum(dims)]:
+  // Column offset of every bag key in pooled.values() [B, sum(dims)].
   std::unordered_map<std::string, int64_t> column;
-  int64_t c = 0;
+  int64_t total = 0;
   for (size_t i = 0; i < pooled.keys().size(); ++i) {
-    column[pooled.keys()[i]] = c;
-    c += pooled.length_per_key()[i];
+    column[pooled.keys()[i]] = total;
+    total += pooled.length_per_key()[i];
   }
-  std::map<std::string, torch::Tensor> out;
-  for (const Group& g : groups_) {
-    std::vector<torch::Tensor> parts;
-    int64_t run_start = -1, run_end = -1;  // pending run of adjacent pooled columns
-    auto flush = [&]() {
-      if (run_start >= 0) parts.push_back(pooled.values().slice(1, run_start, run_end));
-      run_start = run_end = -1;
-    };
-    for (const Slot& s : g.slots) {
-      if (s.is_sparse) {
-        const int64_t start = column.at(s.key);
-        if (run_start >= 0 && start == run_end) {
-          run_end += s.dim;
-        } else {
-          flush();
-          run_start = start;
-          run_end = start + s.dim;
-        }
+  // Each group reads runs of adjacent pooled columns. The pooled output is cut once, at every run
+  // boundary of every group, into segments (split_with_sizes: views, whose backward writes the
+  // whole gradient once); a run is one segment or the concatenation of several, and groups
+  // sharing columns share segments (their gradients add up over those columns only). Slicing the
+  // pooled output per run instead costs, in backward, a zero-filled gradient of the whole pooled
+  // width per slice plus adds of that width — most of a wide model's step.
+  struct Part {
+    bool sparse;
+    int64_t start = 0, end = 0;  // pooled columns (sparse); width (dense: end)
+    std::string dense_key;       // dense feature (not sparse)
+  };
+  std::vector<std::vector<Part>> group_parts(groups_.size());
+  std::set<int64_t> cuts = {0, total};
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    std::vector<Part>& parts = group_parts[gi];
+    for (const Slot& s : groups_[gi].slots) {
+      if (!s.is_sparse) {
+        parts.push_back(Part{false, 0, s.dim, s.key});
+        continue;
+      }
+      const int64_t start = column.at(s.key);
+      if (!parts.empty() && parts.back().sparse && parts.back().end == start) {
+        parts.back().end += s.dim;
       } else {
-        flush();
-        if (!batch.dense_features.contains(s.key)) {
-          throw DataError(fmt::format("dense features of the batch have no feature '{}' (group '{}')",
-                                      s.key, g.name));
-        }
-        torch::Tensor v = batch.dense_features[s.key];
-        TORCH_CHECK(v.dim() == 2 && v.size(1) == s.dim, "dense feature ", s.key, " must be [B, ", s.dim,
-                    "], got ", v.sizes());
-        parts.push_back(v.to(torch::kFloat32));
+        parts.push_back(Part{true, start, start + s.dim, ""});
       }
     }
-    flush();
-    if (parts.empty()) {
+    for (const Part& part : parts) {
+      if (!part.sparse) continue;
+      cuts.insert(part.start);
+      cuts.insert(part.end);
+    }
+  }
+  std::vector<int64_t> sizes;
+  std::unordered_map<int64_t, size_t> segment_at;  // first column → segment index
+  for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
+    segment_at[*it] = sizes.size();
+    sizes.push_back(*std::next(it) - *it);
+  }
+  std::vector<torch::Tensor> segments;
+  if (total > 0) segments = pooled.values().split_with_sizes(sizes, 1);
+
+  std::map<std::string, torch::Tensor> out;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const Group& g = groups_[gi];
+    std::vector<torch::Tensor> tensors;
+    for (const Part& part : group_parts[gi]) {
+      if (part.sparse) {
+        size_t k = segment_at.at(part.start);
+        for (int64_t col = part.start; col < part.end; col += sizes[k++]) tensors.push_back(segments[k]);
+        continue;
+      }
+      if (!batch.dense_features.contains(part.dense_key)) {
+        throw DataError(fmt::format("dense features of the batch have no feature '{}' (group '{}')",
+                                    part.dense_key, g.name));
+      }
+      torch::Tensor v = batch.dense_features[part.dense_key];
+      TORCH_CHECK(v.dim() == 2 && v.size(1) == part.end, "dense feature ", part.dense_key, " must be [B, ",
+                  part.end, "], got ", v.sizes());
+      tensors.push_back(v.to(torch::kFloat32));
+    }
+    if (tensors.empty()) {
       out[g.name] = torch::zeros({batch.batch_size, 0}, torch::kFloat32);
-    } else if (parts.size() == 1) {
-      out[g.name] = parts[0];  // a view: no copy in forward, one slice gradient in backward
+    } else if (tensors.size() == 1) {
+      out[g.name] = tensors[0];  // a view of the pooled output or the dense feature: no copy
     } else {
-      out[g.name] = torch::cat(parts, 1);
+      out[g.name] = torch::cat(tensors, 1);
     }
   }
   return out;
