@@ -24,6 +24,7 @@ using parquet::ColumnBuilder;
 using parquet::ColumnData;
 using parquet::PhysicalType;
 using parquet::WriterField;
+using testing::error_of;
 using testing::TempDir;
 
 // Writes `rows` rows with a required int64 column "id" = first_id + i (the global row number).
@@ -462,15 +463,6 @@ std::string schema_file(std::vector<parquet::SchemaElement> schema) {
   return parquet::testing::craft_file(schema, cols, 0);
 }
 
-std::string data_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "(no DataError)";
-}
-
 TEST(ParquetFiles, RejectsUnreadableTypesAndNamesMissingColumns) {
   using parquet::testing::schema_group;
   using parquet::testing::schema_leaf;
@@ -522,10 +514,10 @@ TEST(ParquetFiles, RejectsUnreadableTypesAndNamesMissingColumns) {
       {"lb", "list<bool>"},
       {"mb", "map<double,int32>"}};
   for (const auto& [column, type] : rejected) {
-    EXPECT_EQ(data_error_of([&] { files->check_columns({"ok", column}); }),
+    EXPECT_EQ(error_of<DataError>([&] { files->check_columns({"ok", column}); }),
               "column " + column + " of " + path + " has type " + type + tail);
   }
-  const std::string missing = data_error_of([&] { files->check_columns({"nope"}); });
+  const std::string missing = error_of<DataError>([&] { files->check_columns({"nope"}); });
   EXPECT_NE(missing.find(path + ": column 'nope'"), std::string::npos) << missing;
   EXPECT_NE(missing.find("(columns: ok, flag, r, ts, fixed, dec, st, ls, one, lb, mb)"), std::string::npos)
       << missing;
@@ -533,7 +525,7 @@ TEST(ParquetFiles, RejectsUnreadableTypesAndNamesMissingColumns) {
   IdFiles d;
   auto id_files = ParquetFiles::open(d.paths);
   ParquetBatchReader reader(id_files, {"id", "label"}, {RowRange{0, 10}}, 4, false);
-  const std::string msg = data_error_of([&] { reader.next(); });
+  const std::string msg = error_of<DataError>([&] { reader.next(); });
   EXPECT_NE(msg.find(d.paths[1] + ": column 'label'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("(columns: id)"), std::string::npos) << msg;
 }
@@ -553,7 +545,7 @@ TEST(ParquetFiles, DifferentTypesAcrossFilesAreNamed) {
     w.close();
   }
   auto files = ParquetFiles::open({a, path});
-  EXPECT_EQ(data_error_of([&] { files->check_columns({"id"}); }),
+  EXPECT_EQ(error_of<DataError>([&] { files->check_columns({"id"}); }),
             "column id has type int64 in " + a + " but int32 in " + path +
                 "; all input files must give a column the same type");
 }
@@ -563,13 +555,13 @@ TEST(ParquetFiles, TruncatedFilesAreDataErrorsNamingTheFile) {
   const std::string bytes = parquet::testing::read_file(d.paths[4]);
   TempDir dir;
   const std::string cut = dir.write("cut.parquet", bytes.substr(0, bytes.size() - 10));
-  std::string msg = data_error_of([&] { ParquetFiles::open({d.paths[2], cut}); });
+  std::string msg = error_of<DataError>([&] { ParquetFiles::open({d.paths[2], cut}); });
   EXPECT_NE(msg.find(cut), std::string::npos) << msg;
   // A file truncated after the footers were read: the reader names it.
   auto files = ParquetFiles::open(d.paths);
   parquet::testing::write_file(d.paths[4], bytes.substr(0, bytes.size() / 2));
   ParquetBatchReader reader(files, {"id"}, {RowRange{0, 143}}, 50, false);
-  msg = data_error_of([&] {
+  msg = error_of<DataError>([&] {
     while (reader.next()) {
     }
   });
