@@ -17,20 +17,12 @@ namespace {
 using testing::make_kjt;
 using testing::parse_config;
 
-std::string config_text(const std::string& model_extra, const std::string& data = R"(label_fields: "clk")") {
-  return "data_config { " + data + R"( }
-    model_config {
-      feature_groups { group_name: "user" feature_names: ["u"] }
-      multi_tower { towers { input: "user" mlp { hidden_units: [4] } } final { hidden_units: [3] } }
-      )" + model_extra + "\n}";
-}
-
 std::vector<feature::FeatureInfo> features() {
   return {testing::sparse_feature("u", 6, 3), testing::sparse_feature("s", 50, 2)};
 }
 
 std::shared_ptr<Model> make(const std::string& model_extra, const std::string& data = R"(label_fields: "clk")") {
-  return create_model(parse_config(config_text(model_extra, data)), features());
+  return create_model(parse_config(testing::tiny_multi_tower_config(model_extra, data)), features());
 }
 
 sparse::Batch batch_of(const std::vector<float>& labels) {

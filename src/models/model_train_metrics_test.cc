@@ -16,11 +16,7 @@ namespace {
 using testing::parse_config;
 
 std::shared_ptr<Model> make(const std::string& model_extra) {
-  return create_model(parse_config(R"(data_config { label_fields: "clk" }
-    model_config {
-      feature_groups { group_name: "user" feature_names: ["u"] }
-      multi_tower { towers { input: "user" mlp { hidden_units: [4] } } final { hidden_units: [3] } }
-      )" + model_extra + "\n}"),
+  return create_model(parse_config(testing::tiny_multi_tower_config(model_extra)),
                       {testing::sparse_feature("u", 6, 3)});
 }
 

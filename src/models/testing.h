@@ -22,6 +22,18 @@ inline protos::EasyRecConfig parse_config(const std::string& text) {
   return config;
 }
 
+// The small model the loss and metric tests share: MultiTower over group "user" = [sparse feature
+// "u"] (tower [4], final [3]); `model_extra` is appended inside model_config, `data` is the body of
+// data_config.
+inline std::string tiny_multi_tower_config(const std::string& model_extra,
+                                           const std::string& data = R"(label_fields: "clk")") {
+  return "data_config { " + data + R"( }
+    model_config {
+      feature_groups { group_name: "user" feature_names: ["u"] }
+      multi_tower { towers { input: "user" mlp { hidden_units: [4] } } final { hidden_units: [3] } }
+      )" + model_extra + "\n}";
+}
+
 inline feature::FeatureInfo sparse_feature(const std::string& name, int64_t rows, int64_t dim) {
   feature::FeatureInfo f;
   f.name = name;
