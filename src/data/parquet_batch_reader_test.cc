@@ -30,19 +30,10 @@ using testing::TempDir;
 // Writes `rows` rows with a required int64 column "id" = first_id + i (the global row number).
 std::string write_ids(const TempDir& dir, const std::string& name, int64_t first_id, int64_t rows,
                       int64_t row_group_rows) {
-  const std::string path = dir.path() + "/" + name;
   parquet::WriterOptions o;
   o.row_group_rows = row_group_rows;
   o.page_bytes = 64;  // several pages per row group: partial row groups skip pages
-  parquet::FileWriter w(path, {WriterField{"id", PhysicalType::kInt64, false}}, o);
-  ColumnBuilder id(w.schema().column(0));
-  for (int64_t i = 0; i < rows; ++i) id.append(first_id + i);
-  parquet::Table t;
-  t.num_rows = rows;
-  t.columns.push_back(id.finish());
-  w.write(std::move(t));
-  w.close();
-  return path;
+  return testing::write_id_parquet(dir.path() + "/" + name, first_id, rows, o);
 }
 
 // Files of 0, 1, 37, 0, 100 and 5 rows with row groups of 7, 1, 10, 3, 16 and 2 rows.

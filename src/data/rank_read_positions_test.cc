@@ -36,18 +36,9 @@ struct Dataset {
     for (int f = 0; f < 7; ++f) {
       const std::string name = "part-" + std::to_string(f) + (parquet_files ? ".parquet" : ".csv");
       if (parquet_files) {
-        const std::string path = dir.file(name);
         parquet::WriterOptions o;
         o.row_group_rows = 6;
-        parquet::FileWriter w(path, {parquet::WriterField{"id", parquet::PhysicalType::kInt64, false}}, o);
-        parquet::ColumnBuilder id(w.schema().column(0));
-        for (int64_t i = 0; i < sizes[f]; ++i) id.append(total + i);
-        parquet::Table t;
-        t.num_rows = sizes[f];
-        t.columns.push_back(id.finish());
-        w.write(std::move(t));
-        w.close();
-        paths.push_back(path);
+        paths.push_back(testing::write_id_parquet(dir.file(name), total, sizes[f], o));
       } else {
         std::string text = "id\n";
         for (int64_t i = 0; i < sizes[f]; ++i) text += std::to_string(total + i) + "\n";

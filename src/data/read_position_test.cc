@@ -119,15 +119,7 @@ struct Files {
       const std::string path = dir.path() + "/part-" + std::to_string(f) + ".parquet";
       parquet::WriterOptions o;
       o.row_group_rows = groups[f];
-      parquet::FileWriter w(path, {parquet::WriterField{"id", parquet::PhysicalType::kInt64, false}}, o);
-      parquet::ColumnBuilder id(w.schema().column(0));
-      for (int64_t i = 0; i < sizes[f]; ++i) id.append(total + i);
-      parquet::Table t;
-      t.num_rows = sizes[f];
-      t.columns.push_back(id.finish());
-      w.write(std::move(t));
-      w.close();
-      paths.push_back(path);
+      paths.push_back(testing::write_id_parquet(path, total, sizes[f], o));
       total += sizes[f];
     }
   }
@@ -244,14 +236,7 @@ TEST(RowRangePosition, ResumeWithChangedFilesIsADataError) {
   std::string msg = error_of<DataError>([&] { make_loader(d, 2, &positions[1], &fewer); });
   EXPECT_NE(msg.find("written for 4 input files but the input path now gives 3"), std::string::npos) << msg;
   // part-2 rewritten with 39 rows.
-  parquet::FileWriter w(d.paths[2], {parquet::WriterField{"id", parquet::PhysicalType::kInt64, false}});
-  parquet::ColumnBuilder id(w.schema().column(0));
-  for (int64_t i = 0; i < 39; ++i) id.append(i);
-  parquet::Table t;
-  t.num_rows = 39;
-  t.columns.push_back(id.finish());
-  w.write(std::move(t));
-  w.close();
+  testing::write_id_parquet(d.paths[2], 0, 39);
   msg = error_of<DataError>([&] { make_loader(d, 2, &positions[1]); });
   EXPECT_NE(msg.find(d.paths[2] + " has 39 rows but had 40"), std::string::npos) << msg;
 }

@@ -8,10 +8,12 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "parquet/writer.h"
 
 namespace tzrec::data::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 // The message of the E that f() throws, or "(no error)".
 template <typename E>
 std::string error_of(const std::function<void()>& f) {
@@ -23,6 +25,22 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// Writes a Parquet file at `path` with `rows` rows of one required int64 column "id" =
+// first_id + i (a global row number), with `options` (row group and page sizes); returns path.
+inline std::string write_id_parquet(const std::string& path, int64_t first_id, int64_t rows,
+                                    const parquet::WriterOptions& options = {}) {
+  parquet::FileWriter w(path, {parquet::WriterField{"id", parquet::PhysicalType::kInt64, false}}, options);
+  parquet::ColumnBuilder id(w.schema().column(0));
+  for (int64_t i = 0; i < rows; ++i) id.append(first_id + i);
+  parquet::Table t;
+  t.num_rows = rows;
+  t.columns.push_back(id.finish());
+  w.write(std::move(t));
+  w.close();
+  return path;
+}
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
  public:
   TempDir() {
