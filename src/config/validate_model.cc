@@ -1,4 +1,5 @@
 // validate(): model_config checks (feature groups, model, losses, metrics, MLPs).
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -178,6 +179,16 @@ void check_feature_key(const std::string& key, const std::string& path, const Fe
   }
 }
 
+// The losses, metrics and num_class of one task: model_config itself for single-task models, a
+// task tower for multi-task models.
+struct TaskView {
+  std::string path;  // "model_config" or "model_config.mmoe.task_towers[i]"
+  uint32_t num_class = 1;
+  const google::protobuf::RepeatedPtrField<protos::LossConfig>* losses = nullptr;
+  const google::protobuf::RepeatedPtrField<protos::MetricConfig>* metrics = nullptr;
+  const google::protobuf::RepeatedPtrField<protos::TrainMetricConfig>* train_metrics = nullptr;
+};
+
 // What the configured losses predict (tzrec RankModel): "probs" [B] (binary), "probs" [B, C]
 // (+ "probs1" for C == 2) (softmax / jrc), "y" (l2).
 struct Predictions {
@@ -211,15 +222,15 @@ void check_metric_input(const std::string& name, const std::string& mp, const Pr
   }
 }
 
-void check_losses(const protos::ModelConfig& model, const Features& features, Predictions* pred,
-                  Problems* problems) {
-  const std::string p = "model_config";
-  if (model.losses_size() == 0) {
+void check_losses(const TaskView& task, const Features& features, Predictions* pred, Problems* problems) {
+  const std::string& p = task.path;
+  if (task.losses->empty()) {
     problems->add(p + ".losses", "needs at least one loss, e.g. losses { binary_cross_entropy {} }");
   }
-  const uint32_t num_class = model.num_class();
-  for (int i = 0; i < model.losses_size(); ++i) {
-    const auto& loss = model.losses(i);
+  const uint32_t num_class = task.num_class;
+  const std::string nc = p + ".num_class";
+  for (int i = 0; i < task.losses->size(); ++i) {
+    const auto& loss = (*task.losses)[i];
     const std::string lp = item_path(p, "losses", i);
     const std::string name = oneof_set(loss, "loss");
     const std::string sid = oneof_set(loss, "sid_loss");
@@ -230,9 +241,9 @@ void check_losses(const protos::ModelConfig& model, const Features& features, Pr
     }
     const bool binary = name == "binary_cross_entropy" || name == "binary_focal_loss" || name == "l2_loss";
     if (binary && num_class != 1) {
-      problems->add(lp + "." + name, fmt::format("needs num_class 1, got model_config.num_class {}; use "
+      problems->add(lp + "." + name, fmt::format("needs num_class 1, got {} {}; use "
                                                  "softmax_cross_entropy for num_class > 1",
-                                                 num_class));
+                                                 nc, num_class));
     }
     if (name == "binary_cross_entropy") {
       pred->binary = true;
@@ -251,9 +262,9 @@ void check_losses(const protos::ModelConfig& model, const Features& features, Pr
       pred->softmax = true;
       if (num_class < 2) {
         problems->add(lp + ".softmax_cross_entropy",
-                      fmt::format("needs model_config.num_class > 1 (the number of classes), got {}; use "
+                      fmt::format("needs {} > 1 (the number of classes), got {}; use "
                                   "binary_cross_entropy for a binary model with num_class 1",
-                                  num_class));
+                                  nc, num_class));
       }
       const float ls = loss.softmax_cross_entropy().label_smoothing();
       if (!(ls >= 0 && ls <= 1)) {
@@ -262,7 +273,7 @@ void check_losses(const protos::ModelConfig& model, const Features& features, Pr
     } else if (name == "jrc_loss") {
       pred->softmax = true;
       if (num_class != 2) {
-        problems->add(lp + ".jrc_loss", fmt::format("needs model_config.num_class 2, got {}", num_class));
+        problems->add(lp + ".jrc_loss", fmt::format("needs {} 2, got {}", nc, num_class));
       }
       check_feature_key(loss.jrc_loss().session_name(), lp + ".jrc_loss.session_name", features, problems);
       const float alpha = loss.jrc_loss().alpha();
@@ -303,18 +314,17 @@ MetricCheck check_common_metric(const Config& metric, const std::string& name, c
   return MetricCheck::kChecked;
 }
 
-void check_metrics(const protos::ModelConfig& model, const Features& features, const Predictions& pred,
-                   Problems* problems) {
-  const std::string p = "model_config";
-  for (int i = 0; i < model.metrics_size(); ++i) {
-    const auto& metric = model.metrics(i);
+void check_metrics(const TaskView& task, const Features& features, const Predictions& pred, Problems* problems) {
+  const std::string& p = task.path;
+  for (int i = 0; i < task.metrics->size(); ++i) {
+    const auto& metric = (*task.metrics)[i];
     const std::string mp = item_path(p, "metrics", i);
     const std::string name = oneof_set(metric, "metric");
     if (name.empty()) {
       problems->add(mp, "no metric type set (e.g. auc {})");
       continue;
     }
-    const MetricCheck common = check_common_metric(metric, name, mp, model.num_class(), problems);
+    const MetricCheck common = check_common_metric(metric, name, mp, task.num_class, problems);
     if (common == MetricCheck::kRefused) continue;
     if (common == MetricCheck::kOther) {
       if (name == "multiclass_auc") {
@@ -341,14 +351,14 @@ void check_metrics(const protos::ModelConfig& model, const Features& features, c
         continue;
       }
     }
-    check_metric_input(name, mp + "." + name, pred, model.losses_size() > 0, problems);
+    check_metric_input(name, mp + "." + name, pred, !task.losses->empty(), problems);
   }
 }
 
-void check_train_metrics(const protos::ModelConfig& model, const Predictions& pred, Problems* problems) {
-  const std::string p = "model_config";
-  for (int i = 0; i < model.train_metrics_size(); ++i) {
-    const auto& metric = model.train_metrics(i);
+void check_train_metrics(const TaskView& task, const Predictions& pred, Problems* problems) {
+  const std::string& p = task.path;
+  for (int i = 0; i < task.train_metrics->size(); ++i) {
+    const auto& metric = (*task.train_metrics)[i];
     const std::string mp = item_path(p, "train_metrics", i);
     const std::string name = oneof_set(metric, "metric");
     if (!(metric.decay_rate() >= 0 && metric.decay_rate() <= 1)) {
@@ -359,22 +369,85 @@ void check_train_metrics(const protos::ModelConfig& model, const Predictions& pr
       problems->add(mp, "no metric type set (e.g. auc {})");
       continue;
     }
-    const MetricCheck common = check_common_metric(metric, name, mp, model.num_class(), problems);
+    const MetricCheck common = check_common_metric(metric, name, mp, task.num_class, problems);
     if (common == MetricCheck::kRefused) continue;
     if (common == MetricCheck::kOther) {
       problems->not_supported(mp + "." + name);
       continue;
     }
-    check_metric_input(name, mp + "." + name, pred, model.losses_size() > 0, problems);
+    check_metric_input(name, mp + "." + name, pred, !task.losses->empty(), problems);
   }
 }
 
-void check_losses_and_metrics(const protos::ModelConfig& model, const Features& features, Problems* problems) {
+void check_task(const TaskView& task, const Features& features, Problems* problems) {
   Predictions pred;
-  pred.num_class = model.num_class();
-  check_losses(model, features, &pred, problems);
-  check_metrics(model, features, pred, problems);
-  check_train_metrics(model, pred, problems);
+  pred.num_class = task.num_class;
+  check_losses(task, features, &pred, problems);
+  check_metrics(task, features, pred, problems);
+  check_train_metrics(task, pred, problems);
+}
+
+bool contains(const google::protobuf::RepeatedPtrField<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// mmoe: its MLPs, and every task tower (names, labels, weights, losses, metrics); the Pareto
+// lower bounds when use_pareto_loss_weight is set.
+void check_mmoe(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
+  const auto& model = config.model_config();
+  const auto& mmoe = model.mmoe();
+  const std::string p = "model_config.mmoe";
+  if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "MMoE needs a feature group");
+  if (!mmoe.has_expert_mlp()) {
+    problems->add(p + ".expert_mlp", "required");
+  } else {
+    validate_mlp(mmoe.expert_mlp(), p + ".expert_mlp", problems);
+  }
+  if (mmoe.has_gate_mlp()) validate_mlp(mmoe.gate_mlp(), p + ".gate_mlp", problems);
+  if (mmoe.num_expert() == 0) problems->add(p + ".num_expert", "must be >= 1");
+  if (mmoe.task_towers_size() == 0) {
+    problems->add(p + ".task_towers", "needs at least one task tower, e.g. task_towers { tower_name: \"ctr\" "
+                                      "label_name: \"clk\" losses { binary_cross_entropy {} } }");
+  }
+  const auto& data = config.data_config();
+  std::map<std::string, int> names;
+  double pareto_sum = 0.0;
+  for (int i = 0; i < mmoe.task_towers_size(); ++i) {
+    const auto& tower = mmoe.task_towers(i);
+    const std::string tp = item_path(p, "task_towers", i);
+    if (tower.tower_name().empty()) {
+      problems->add(tp + ".tower_name", "required (it names the task's predictions and metrics)");
+    } else if (auto [it, inserted] = names.emplace(tower.tower_name(), i); !inserted) {
+      problems->add(tp + ".tower_name", fmt::format("'{}' is also the name of {}", tower.tower_name(),
+                                                    item_path(p, "task_towers", it->second)));
+    }
+    if (tower.label_name().empty()) {
+      problems->add(tp + ".label_name", "required; name one of data_config.label_fields");
+    } else if (!contains(data.label_fields(), tower.label_name())) {
+      problems->add(tp + ".label_name", "'" + tower.label_name() + "' is not one of data_config.label_fields");
+    }
+    if (tower.has_task_space_indicator_label() && !contains(data.label_fields(), tower.task_space_indicator_label())) {
+      problems->add(tp + ".task_space_indicator_label",
+                    "'" + tower.task_space_indicator_label() + "' is not one of data_config.label_fields");
+    }
+    if (tower.has_sample_weight_name() && !contains(data.sample_weight_fields(), tower.sample_weight_name())) {
+      problems->add(tp + ".sample_weight_name",
+                    "'" + tower.sample_weight_name() + "' is not one of data_config.sample_weight_fields");
+    }
+    if (tower.num_class() == 0) problems->add(tp + ".num_class", "must be >= 1");
+    if (tower.has_mlp()) validate_mlp(tower.mlp(), tp + ".mlp", problems);
+    const float c = tower.pareto_min_loss_weight();
+    if (!std::isfinite(c) || c < 0) problems->add(tp + ".pareto_min_loss_weight", "must be a finite number >= 0");
+    pareto_sum += static_cast<double>(c) * tower.losses_size();
+    check_task(TaskView{tp, tower.num_class(), &tower.losses(), &tower.metrics(), &tower.train_metrics()}, features,
+               problems);
+  }
+  if (model.use_pareto_loss_weight() && !(pareto_sum < 1.0)) {
+    problems->add("model_config.use_pareto_loss_weight",
+                  fmt::format("the task towers' pareto_min_loss_weight sum to {} over their losses; they must sum "
+                              "to less than 1",
+                              pareto_sum));
+  }
 }
 
 }  // namespace
@@ -421,6 +494,8 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
     check_deepfm(model, features, groups, problems);
   } else if (name == "multi_tower") {
     check_multi_tower(model, groups, problems);
+  } else if (name == "mmoe") {
+    check_mmoe(config, features, problems);
   } else {
     problems->not_supported(p + "." + name);
   }
@@ -432,8 +507,13 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
                     fmt::format("must be a finite number >= 0, got {}", lambda));
     }
   }
-  if (model.use_pareto_loss_weight()) problems->not_supported(p + ".use_pareto_loss_weight");
-  check_losses_and_metrics(model, features, problems);
+  if (name == "mmoe") return;  // task towers checked above
+  if (model.use_pareto_loss_weight()) {
+    problems->add(p + ".use_pareto_loss_weight",
+                  "weights the losses of several tasks; use a multi-task model such as mmoe with task_towers");
+  }
+  check_task(TaskView{p, model.num_class(), &model.losses(), &model.metrics(), &model.train_metrics()}, features,
+             problems);
 }
 
 }  // namespace tzrec::config::detail

@@ -46,12 +46,28 @@ model_config {
 }
 )";
 
+const char kMMoE[] = R"(
+model_config {
+  feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1", "b0"] }
+  mmoe {
+    expert_mlp { hidden_units: [8, 4] }
+    num_expert: 2
+    task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } metrics { auc {} } }
+    task_towers { tower_name: "cvr" label_name: "buy" mlp { hidden_units: [4] } losses { l2_loss {} } }
+  }
+}
+)";
+
 // Base DeepFM config with `extra` text merged in (singular fields overwrite, repeated append).
 protos::EasyRecConfig deepfm(const std::string& extra = "") {
   return parse_pipeline_config_text(std::string(kCommon) + kDeepFm + extra, "deepfm.config");
 }
 protos::EasyRecConfig multi_tower(const std::string& extra = "") {
   return parse_pipeline_config_text(std::string(kCommon) + kMultiTower + extra, "mt.config");
+}
+protos::EasyRecConfig mmoe(const std::string& extra = "") {
+  return parse_pipeline_config_text(std::string(kCommon) + kMMoE + "data_config { label_fields: 'buy' }" + extra,
+                                    "mmoe.config");
 }
 protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
   edit_config(&config, edits);
@@ -89,13 +105,15 @@ std::string dump(const std::vector<Problem>& problems) {
 TEST(Validate, BaseConfigsAreValid) {
   EXPECT_TRUE(NoProblems(deepfm()));
   EXPECT_TRUE(NoProblems(multi_tower()));
+  EXPECT_TRUE(NoProblems(mmoe()));
+  EXPECT_TRUE(NoProblems(mmoe("model_config { use_pareto_loss_weight: true }")));
   EXPECT_NO_THROW(check_valid(deepfm()));
 }
 
 TEST(Validate, UnsupportedModels) {
   auto c = deepfm("model_config { dcn_v2 { cross {} final { hidden_units: [4] } } }");
   EXPECT_TRUE(NotSupported(c, "model_config.dcn_v2"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { mmoe {} }"), "model_config.mmoe"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { ple {} }"), "model_config.ple"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { dssm {} }"), "model_config.dssm"));
   auto none = deepfm();
   none.mutable_model_config()->clear_deepfm();
@@ -391,6 +409,41 @@ TEST(Validate, MultiTowerRules) {
   EXPECT_TRUE(HasProblem(no_towers, "model_config.multi_tower.towers", "needs at least one tower"));
 }
 
+TEST(Validate, MMoERules) {
+  const std::string t = "model_config.mmoe.task_towers";
+  auto set = [](const std::string& field, const std::string& value) {
+    return edited(mmoe(), "{\"model_config.mmoe." + field + "\": " + value + "}");
+  };
+  EXPECT_TRUE(HasProblem(set("task_towers[1].label_name", "\"pay\""), t + "[1].label_name",
+                         "'pay' is not one of data_config.label_fields"));
+  EXPECT_TRUE(HasProblem(set("task_towers[1].tower_name", "\"ctr\""), t + "[1].tower_name",
+                         "'ctr' is also the name of model_config.mmoe.task_towers[0]"));
+  EXPECT_TRUE(HasProblem(set("task_towers[0].num_class", "2"), t + "[0].losses[0].binary_cross_entropy",
+                         "needs num_class 1, got model_config.mmoe.task_towers[0].num_class 2"));
+  auto auc_on_l2 = mmoe();
+  auc_on_l2.mutable_model_config()->mutable_mmoe()->mutable_task_towers(1)->add_metrics()->mutable_auc();
+  EXPECT_TRUE(HasProblem(auc_on_l2, t + "[1].metrics[0].auc", "needs prediction 'probs'"));
+  EXPECT_TRUE(HasProblem(set("task_towers[0].sample_weight_name", "\"w\""), t + "[0].sample_weight_name",
+                         "'w' is not one of data_config.sample_weight_fields"));
+  EXPECT_TRUE(HasProblem(set("task_towers[0].task_space_indicator_label", "\"x\""),
+                         t + "[0].task_space_indicator_label", "'x' is not one of data_config.label_fields"));
+  EXPECT_TRUE(HasProblem(set("expert_mlp.hidden_units", "[]"), "model_config.mmoe.expert_mlp.hidden_units",
+                         "needs at least one layer"));
+  EXPECT_TRUE(HasProblem(set("num_expert", "0"), "model_config.mmoe.num_expert", "must be >= 1"));
+  EXPECT_TRUE(HasProblem(set("task_towers[1].mlp.hidden_units", "[0]"), t + "[1].mlp.hidden_units[0]", "must be > 0"));
+  auto no_towers = mmoe();
+  no_towers.mutable_model_config()->mutable_mmoe()->clear_task_towers();
+  EXPECT_TRUE(HasProblem(no_towers, "model_config.mmoe.task_towers", "needs at least one task tower"));
+  // Pareto lower bounds: each >= 0, summing (once per task loss) to less than 1.
+  auto pareto = mmoe("model_config { use_pareto_loss_weight: true }");
+  EXPECT_TRUE(HasProblem(edited(pareto, R"({"model_config.mmoe.task_towers[0].pareto_min_loss_weight": -0.1})"),
+                         t + "[0].pareto_min_loss_weight", "must be a finite number >= 0"));
+  auto big = edited(pareto, R"({"model_config.mmoe.task_towers[0].pareto_min_loss_weight": 0.5,
+                               "model_config.mmoe.task_towers[1].pareto_min_loss_weight": 0.5})");
+  EXPECT_TRUE(HasProblem(big, "model_config.use_pareto_loss_weight", "must sum to less than 1"));
+  EXPECT_TRUE(NoProblems(edited(big, R"({"model_config.use_pareto_loss_weight": false})")));
+}
+
 TEST(Validate, MlpRules) {
   const std::string p = "model_config.deepfm.deep";
   auto set_deep = [](const std::string& mlp) {
@@ -421,8 +474,8 @@ TEST(Validate, ModelCommonSubset) {
   EXPECT_TRUE(NoProblems(deepfm("model_config { variational_dropout {} }")));
   EXPECT_TRUE(HasProblem(deepfm("model_config { variational_dropout { regularization_lambda: -0.1 } }"),
                          "model_config.variational_dropout.regularization_lambda", "must be a finite number >= 0"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { use_pareto_loss_weight: true }"),
-                           "model_config.use_pareto_loss_weight"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { use_pareto_loss_weight: true }"),
+                         "model_config.use_pareto_loss_weight", "weights the losses of several tasks"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { recall_at_k {} } }"), "model_config.metrics[1].recall_at_k",
                          "not supported yet: model_config.metrics[1].recall_at_k: needs a match model's similarity"));

@@ -1,6 +1,7 @@
 #include "base/error.h"
 #include "models/deepfm.h"
 #include "models/mixed_precision.h"
+#include "models/mmoe.h"
 #include "models/model.h"
 #include "models/multi_tower.h"
 
@@ -23,6 +24,9 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
       break;
     case protos::ModelConfig::kMultiTower:
       model = std::make_shared<MultiTower>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kMmoe:
+      model = std::make_shared<MMoE>(mc, features, labels, weights);
       break;
     case protos::ModelConfig::MODEL_NOT_SET:
       throw ConfigError("model_config: no model set; add one model, e.g. deepfm { deep { hidden_units: [64] } }");

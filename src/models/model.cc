@@ -2,42 +2,57 @@
 // model_metrics.cc; train metrics: model_train_metrics.cc.
 #include "models/model.h"
 
+#include <cmath>
 #include <memory>
 #include <unordered_set>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "models/config_convert.h"
-#include "models/model_inputs.h"
 #include "nn/autocast.h"
 
 namespace tzrec::models {
 
 Model::Model(const protos::ModelConfig& model_config, std::vector<std::string> labels,
              std::vector<std::string> sample_weights)
-    : model_config_(model_config), num_class_(model_config.num_class()) {
-  if (labels.empty() || labels[0].empty()) {
-    throw ConfigError("data_config.label_fields: a rank model needs at least one label field");
-  }
-  label_name_ = labels[0];
-  if (!sample_weights.empty()) sample_weight_name_ = sample_weights[0];
-  if (model_config_.use_pareto_loss_weight()) throw NotSupportedError("model_config.use_pareto_loss_weight");
-  if (num_class_ < 1) throw ConfigError(fmt::format("model_config.num_class: must be >= 1, got {}", num_class_));
-
-  init_losses();
-  std::unordered_set<std::string> names;
-  for (int i = 0; i < model_config_.metrics_size(); ++i) {
-    const protos::MetricConfig& cfg = model_config_.metrics(i);
-    const std::string path = fmt::format("model_config.metrics[{}]", i);
-    const std::string type = detail::oneof_field(cfg, "metric");
-    if (type.empty()) throw ConfigError(fmt::format("{}: no metric set; use e.g. auc {{}}", path));
-    if (!names.insert(type).second) {
-      throw ConfigError(fmt::format("{}: metric {} is configured twice", path, type));
+    : model_config_(model_config), tasks_(model_tasks(model_config, labels, sample_weights)) {
+  num_class_ = tasks_.front().num_class;
+  if (is_multi_task(model_config_)) {
+    // As tzrec's MultiTaskRank: task towers bring their own losses and metrics.
+    for (const char* field : {"losses", "metrics", "train_metrics"}) {
+      const auto* fd = model_config_.GetDescriptor()->FindFieldByName(field);
+      if (model_config_.GetReflection()->FieldSize(model_config_, fd) > 0) {
+        log::warning("model_config.{} is ignored by multi-task models (as in TorchEasyRec); set them in each "
+                     "task_towers entry",
+                     field);
+      }
     }
-    add_metric(cfg, path, type);
+    if (model_config_.use_pareto_loss_weight()) check_pareto_bounds();
+  } else if (model_config_.use_pareto_loss_weight()) {
+    throw ConfigError(
+        "model_config.use_pareto_loss_weight: weights the losses of several tasks; this model has one task (use a "
+        "multi-task model such as mmoe with task_towers, or remove the field)");
   }
-  for (const LossEntry& l : losses_) loss_metrics_.emplace_back(l.name, metrics::MeanMetric());
+  init_losses();
+  init_metrics();
   init_train_metrics();
+}
+
+void Model::check_pareto_bounds() const {
+  double sum = 0.0;
+  for (const ModelTask& task : tasks_) {
+    const double c = task.pareto_min_loss_weight;
+    if (!std::isfinite(c) || c < 0) {
+      throw ConfigError(fmt::format("{}.pareto_min_loss_weight: must be a finite number >= 0, got {}", task.path, c));
+    }
+    sum += c * task.losses.size();  // every loss of the tower has the tower's lower bound
+  }
+  if (!(sum < 1.0)) {
+    throw ConfigError(fmt::format(
+        "model_config.use_pareto_loss_weight: the pareto_min_loss_weight of all task losses sum to {} (a tower's "
+        "bound counts once per loss); they must sum to less than 1",
+        sum));
+  }
 }
 
 void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim,
@@ -87,31 +102,38 @@ TensorMap Model::predict(const sparse::Batch& batch) {
 }
 
 TensorMap Model::output_to_prediction(const torch::Tensor& output) const {
-  TORCH_CHECK(output.dim() == 2 && output.size(1) == num_class_, "model output must be [B, ", num_class_,
-              "], got ", output.sizes());
-  // fp32 predictions also when the model ran under bf16 autocast (losses and metrics in fp32).
-  torch::Tensor out = output.to(torch::kFloat32);  // [B, C]
   TensorMap predictions;
-  if (has_softmax_loss_) {
-    predictions["logits"] = out;
-    predictions["probs"] = torch::softmax(out, 1);
-    if (num_class_ == 2) predictions["probs1"] = predictions["probs"].select(1, 1);  // [B]
-    return predictions;
-  }
-  torch::Tensor squeezed = out.squeeze(1);  // [B]
-  if (has_binary_loss_) {
-    predictions["logits"] = squeezed;
-    predictions["probs"] = torch::sigmoid(squeezed);
-  }
-  if (has_l2_loss_) predictions["y"] = squeezed;
+  task_output_to_prediction(0, output, &predictions);
   return predictions;
 }
 
-const torch::Tensor& Model::batch_label(const sparse::Batch& batch) const {
-  auto it = batch.labels.find(label_name_);
+void Model::task_output_to_prediction(size_t task_index, const torch::Tensor& output, TensorMap* predictions) const {
+  const ModelTask& task = tasks_.at(task_index);
+  TORCH_CHECK(output.dim() == 2 && output.size(1) == task.num_class, "model output", task.suffix, " must be [B, ",
+              task.num_class, "], got ", output.sizes());
+  // fp32 predictions also when the model ran under bf16 autocast (losses and metrics in fp32).
+  torch::Tensor out = output.to(torch::kFloat32);  // [B, C]
+  TensorMap& p = *predictions;
+  const std::string& sfx = task.suffix;
+  if (task.has_softmax_loss) {
+    p["logits" + sfx] = out;
+    p["probs" + sfx] = torch::softmax(out, 1);
+    if (task.num_class == 2) p["probs1" + sfx] = p["probs" + sfx].select(1, 1);  // [B]
+    return;
+  }
+  torch::Tensor squeezed = out.squeeze(1);  // [B]
+  if (task.has_binary_loss) {
+    p["logits" + sfx] = squeezed;
+    p["probs" + sfx] = torch::sigmoid(squeezed);
+  }
+  if (task.has_l2_loss) p["y" + sfx] = squeezed;
+}
+
+const torch::Tensor& Model::batch_label(const sparse::Batch& batch, const std::string& label) const {
+  auto it = batch.labels.find(label);
   if (it == batch.labels.end()) {
-    throw DataError(fmt::format("batch has no label '{}' (data_config.label_fields); check the input columns",
-                                label_name_));
+    throw DataError(
+        fmt::format("batch has no label '{}' (data_config.label_fields); check the input columns", label));
   }
   return it->second;
 }

@@ -1,9 +1,15 @@
-// Model base class with TorchEasyRec RankModel semantics (tzrec/models/rank_model.py, reference §4,
-// §7.1, §7.2, §7.3): predictions, losses, eval and train metrics, and the split of parameters for the
-// optimizers. Loss setup and evaluation live in model_losses.cc, eval metrics in model_metrics.cc,
-// train metrics in model_train_metrics.cc.
+// Model base class with TorchEasyRec RankModel / MultiTaskRank semantics (tzrec/models/rank_model.py,
+// multi_task_rank.py, reference §4, §7.1, §7.2, §7.3): predictions, losses, eval and train metrics,
+// and the split of parameters for the optimizers. Loss setup and evaluation live in
+// model_losses.cc, eval metrics in model_metrics.cc, train metrics in model_train_metrics.cc, the
+// Pareto loss weighting in model_loss_weighting.cc.
 //
-// Supported config (everything else throws when the model is built):
+// A model has one or more tasks (model_tasks.h). A single-task model takes the fields below from
+// model_config; a multi-task model from each task tower, and every prediction, loss and metric
+// name of a tower gets the suffix "_<tower_name>" ("probs_ctr", "binary_cross_entropy_ctr",
+// "auc_ctr").
+//
+// Supported config per task (everything else throws when the model is built):
 //   losses (num_class 1):
 //            binary_cross_entropy {label_smoothing}, binary_focal_loss {gamma, alpha}
 //                → predictions "logits" [B], "probs" [B] = sigmoid(logits)
@@ -51,6 +57,7 @@
 #include "feature/feature_info.h"
 #include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
+#include "models/model_tasks.h"
 #include "nn/variational_dropout.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/model.pb.h"
@@ -62,8 +69,9 @@ using TensorMap = std::map<std::string, torch::Tensor>;
 
 class Model : public torch::nn::Module {
  public:
-  // labels: data_config.label_fields (the first one is used); sample_weights:
-  // data_config.sample_weight_fields (the first one, if any, weights the losses).
+  // labels: data_config.label_fields (a single-task model uses the first one, task towers name
+  // theirs); sample_weights: data_config.sample_weight_fields (a single-task model weights its
+  // losses by the first one, if any; task towers name theirs).
   // Throws ConfigError / NotSupportedError for losses, metrics and settings not supported.
   Model(const protos::ModelConfig& model_config, std::vector<std::string> labels,
         std::vector<std::string> sample_weights);
@@ -77,13 +85,23 @@ class Model : public torch::nn::Module {
   // train_config.mixed_precision (mixed_precision.h); nullopt: fp32. create_model sets it.
   void set_mixed_precision(std::optional<c10::ScalarType> dtype) { mixed_precision_ = dtype; }
 
-  // Loss name → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
+  // Loss name (+ task suffix) → scalar: "binary_cross_entropy" = BCE(logits, label), with label smoothing;
   // "binary_focal_loss" on logits; "l2_loss" = MSE(y, label); "softmax_cross_entropy" =
   // CE(logits [B, C], class id); "jrc_loss" (loss/jrc_loss.h). With a sample weight field,
   // mean(loss_b * w_b / mean(w)). With model_config.variational_dropout also
   // "<group>_feature_p_loss" per group that has one (its penalty from the last predict()). Throws DataError naming a missing label or sample-weight column, a
   // label that is not a class id in [0, num_class) (softmax / jrc), or a missing session feature.
+  // Task towers with loss weighting (ModelTask::weighted): the tower's loss with the row weights
+  // described there, × the tower weight.
   TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
+  // The loss that training minimises: the sum of `losses` (from loss()). With
+  // model_config.use_pareto_loss_weight (multi-task models), the task losses are weighted by the
+  // Pareto-efficient weights of this batch instead (loss/pareto_loss_weights.h; the gradients of
+  // each task loss with respect to the trainable dense parameters, which are computed here by
+  // extra backward passes that touch no embedding table); other losses are added unweighted.
+  torch::Tensor total_loss(const TensorMap& losses);
+  // Task loss name → weight used by the last total_loss() (Pareto weighting only; else empty).
+  const std::map<std::string, double>& loss_weights() const { return loss_weights_; }
   // Adds the batch to every eval metric (grouped_auc / grouped_xauc: throws DataError when the batch
   // lacks the grouping feature; a row with no id for it is group 0, as in tzrec); `losses` (from loss()) feed the loss metrics, weighted by the
   // batch size. Pass an empty map to skip the loss metrics.
@@ -117,7 +135,9 @@ class Model : public torch::nn::Module {
   std::vector<std::pair<std::string, torch::Tensor>> dense_parameters();
 
   const protos::ModelConfig& model_config() const { return model_config_; }
-  const std::string& label_name() const { return label_name_; }
+  const std::vector<ModelTask>& tasks() const { return tasks_; }
+  // The first task's label and num_class (the only task of a single-task model).
+  const std::string& label_name() const { return tasks_.front().label_name; }
   int64_t num_class() const { return num_class_; }
   embedding::EmbeddingGroup& embedding_group() { return embedding_group_; }
 
@@ -137,18 +157,22 @@ class Model : public torch::nn::Module {
   // The embedding group's outputs (group → [B, group_total_dim]) after the group variational
   // dropouts; models read their inputs through this. Keeps each dropout's penalty for loss().
   std::map<std::string, torch::Tensor> build_input(const sparse::Batch& batch);
-  // output: [B, num_class] → predictions per configured loss.
+  // output: [B, num_class] → predictions per configured loss (single-task models).
   TensorMap output_to_prediction(const torch::Tensor& output) const;
+  // output: [B, tasks()[task].num_class] → that task's predictions (suffixed) into *predictions.
+  void task_output_to_prediction(size_t task, const torch::Tensor& output, TensorMap* predictions) const;
 
   protos::ModelConfig model_config_;
-  int64_t num_class_ = 1;
+  std::vector<ModelTask> tasks_;
+  int64_t num_class_ = 1;  // tasks_[0].num_class
   embedding::EmbeddingGroup embedding_group_{nullptr};
 
  private:
   // One configured loss; `compute` owns the loss object (loss/*.h).
   struct LossEntry {
-    std::string name;   // loss oneof name, e.g. "softmax_cross_entropy"
-    std::string input;  // prediction key: "logits" or "y"
+    size_t task = 0;
+    std::string name;   // loss oneof name + task suffix, e.g. "softmax_cross_entropy_ctr"
+    std::string input;  // prediction key: "logits" or "y" (+ task suffix)
     // pred: predictions[input]; label: the batch label column as stored ([B] float32); weight: [B]
     // or undefined.
     std::function<torch::Tensor(const torch::Tensor& pred, const torch::Tensor& label, const torch::Tensor& weight,
@@ -157,38 +181,47 @@ class Model : public torch::nn::Module {
   };
   // One configured eval metric; the closures own the metric object (metrics/*.h).
   struct MetricEntry {
-    std::string name;
-    std::string input;  // prediction key: "probs", "probs1" or "y"
+    size_t task = 0;
+    std::string name;   // metric name + task suffix
+    std::string input;  // prediction key: "probs", "probs1" or "y" (+ task suffix)
     std::function<void(const torch::Tensor& pred, const torch::Tensor& label, const sparse::Batch& batch)> update;
     std::function<void(std::map<std::string, double>* out)> compute;
     std::function<void()> reset;
     std::function<void(dist::ProcessGroup& pg)> sync;  // merges the state of every rank (metric's sync())
   };
   struct TrainMetricEntry {
+    size_t task = 0;
     std::string name;
     std::string input;  // prediction key, as MetricEntry
     metrics::TrainMetricWrapper metric;
   };
-  const torch::Tensor& batch_label(const sparse::Batch& batch) const;
-  // model_losses.cc: losses_ and the prediction flags from model_config.losses.
+  const torch::Tensor& batch_label(const sparse::Batch& batch, const std::string& label) const;
+  // The loss weights of `task` for this batch ([B]), undefined when the task has none.
+  torch::Tensor task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const;
+  // model_losses.cc: losses_ and the tasks' prediction flags from their losses.
   void init_losses();
-  // model_metrics.cc: metrics_ from model_config.metrics.
-  void add_metric(const protos::MetricConfig& cfg, const std::string& path, const std::string& type);
-  // model_train_metrics.cc: train_metrics_ from model_config.train_metrics.
+  void init_task_losses(size_t task);
+  // model_metrics.cc: metrics_ from the tasks' metrics.
+  void init_metrics();
+  void add_metric(size_t task, const protos::MetricConfig& cfg, const std::string& path, const std::string& type);
+  // model_train_metrics.cc: train_metrics_ from the tasks' train_metrics.
   void init_train_metrics();
+  void init_task_train_metrics(size_t task);
   // Prediction key a classification metric reads: "probs" (num_class 1, or `multiclass`), "probs1"
   // (binary metric, num_class 2). Throws ConfigError when the losses do not produce it or num_class
   // does not fit (binary metric with num_class > 2, multiclass metric with num_class 1).
-  std::string class_metric_input(const std::string& path, const std::string& type, bool multiclass) const;
-  // "y" for a regression metric; ConfigError without l2_loss.
-  std::string regression_metric_input(const std::string& path, const std::string& type) const;
+  // Keys carry the task suffix.
+  std::string class_metric_input(const ModelTask& task, const std::string& path, const std::string& type,
+                                 bool multiclass) const;
+  // "y" (+ suffix) for a regression metric; ConfigError without l2_loss.
+  std::string regression_metric_input(const ModelTask& task, const std::string& path, const std::string& type) const;
+  // ConfigError unless every task's pareto_min_loss_weight is >= 0 and they sum (once per task
+  // loss) to less than 1.
+  void check_pareto_bounds() const;
+  // model_loss_weighting.cc: Pareto weights of the task losses (name → weight).
+  std::map<std::string, double> pareto_loss_weights(const TensorMap& losses);
 
-  std::string label_name_;
-  std::string sample_weight_name_;  // "" = unweighted
   std::vector<LossEntry> losses_;
-  bool has_binary_loss_ = false;   // predictions have "logits" [B] / "probs" [B]
-  bool has_softmax_loss_ = false;  // predictions have "logits" [B, C] / "probs" [B, C] (/ "probs1")
-  bool has_l2_loss_ = false;       // predictions have "y"
   std::vector<MetricEntry> metrics_;
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
   std::vector<TrainMetricEntry> train_metrics_;
@@ -196,9 +229,10 @@ class Model : public torch::nn::Module {
   torch::nn::ModuleDict group_variational_dropouts_{nullptr};  // group → nn::VariationalDropout
   std::vector<std::pair<std::string, nn::VariationalDropout>> variational_dropouts_;
   TensorMap feature_p_losses_;  // "<group>_feature_p_loss" → penalty of the last build_input()
+  std::map<std::string, double> loss_weights_;  // of the last total_loss()
 };
 
-// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower).
+// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower, mmoe).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                     const std::vector<feature::FeatureInfo>& features);

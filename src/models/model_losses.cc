@@ -1,4 +1,4 @@
-// Model losses (reference §7.1): setup from model_config.losses and evaluation per batch.
+// Model losses (reference §7.1): setup from each task's losses and evaluation per batch.
 #include <memory>
 #include <unordered_set>
 
@@ -14,10 +14,16 @@
 namespace tzrec::models {
 
 void Model::init_losses() {
+  for (size_t t = 0; t < tasks_.size(); ++t) init_task_losses(t);
+}
+
+void Model::init_task_losses(size_t task_index) {
+  ModelTask& task = tasks_[task_index];
+  const std::string num_class_path = task.path + ".num_class";
   std::unordered_set<std::string> names;
-  for (int i = 0; i < model_config_.losses_size(); ++i) {
-    const protos::LossConfig& cfg = model_config_.losses(i);
-    const std::string path = fmt::format("model_config.losses[{}]", i);
+  for (int i = 0; i < task.losses.size(); ++i) {
+    const protos::LossConfig& cfg = task.losses[i];
+    const std::string path = fmt::format("{}.losses[{}]", task.path, i);
     const std::string type = detail::oneof_field(cfg, "loss");
     if (type.empty()) {
       const std::string sid = detail::oneof_field(cfg, "sid_loss");
@@ -30,46 +36,47 @@ void Model::init_losses() {
     const bool binary = type == "binary_cross_entropy" || type == "binary_focal_loss" || type == "l2_loss";
     const bool softmax = type == "softmax_cross_entropy" || type == "jrc_loss";
     if (!binary && !softmax) throw NotSupportedError(fmt::format("{}.{}", path, type));
-    if (binary && num_class_ != 1) {
+    const int64_t num_class = task.num_class;
+    if (binary && num_class != 1) {
       throw ConfigError(fmt::format(
-          "model_config.num_class: must be 1 with loss {}, got {}; use softmax_cross_entropy for num_class > 1", type,
-          num_class_));
+          "{}: must be 1 with loss {}, got {}; use softmax_cross_entropy for num_class > 1", num_class_path, type,
+          num_class));
     }
-    if (type == "softmax_cross_entropy" && num_class_ < 2) {
+    if (type == "softmax_cross_entropy" && num_class < 2) {
       throw ConfigError(fmt::format(
-          "{}.softmax_cross_entropy: needs model_config.num_class > 1 (the number of classes), got {}; use "
+          "{}.softmax_cross_entropy: needs {} > 1 (the number of classes), got {}; use "
           "binary_cross_entropy for a binary model with num_class 1",
-          path, num_class_));
+          path, num_class_path, num_class));
     }
-    if (type == "jrc_loss" && num_class_ != 2) {
-      throw ConfigError(fmt::format("{}.jrc_loss: needs model_config.num_class 2, got {}", path, num_class_));
+    if (type == "jrc_loss" && num_class != 2) {
+      throw ConfigError(fmt::format("{}.jrc_loss: needs {} 2, got {}", path, num_class_path, num_class));
     }
 
     LossEntry entry;
-    entry.name = type;
-    entry.input = type == "l2_loss" ? "y" : "logits";
-    const std::string label_name = label_name_;
-    const int64_t num_class = num_class_;
+    entry.task = task_index;
+    entry.name = type + task.suffix;
+    entry.input = (type == "l2_loss" ? "y" : "logits") + task.suffix;
+    const std::string label_name = task.label_name;
     try {
       if (type == "binary_cross_entropy") {
-        has_binary_loss_ = true;
+        task.has_binary_loss = true;
         loss::BinaryCrossEntropyOptions opts;
         opts.label_smoothing = cfg.binary_cross_entropy().label_smoothing();
         auto bce = std::make_shared<loss::BinaryCrossEntropy>(opts);
         entry.compute = [bce](const torch::Tensor& p, const torch::Tensor& y, const torch::Tensor& w,
                               const sparse::Batch&) { return (*bce)(p, y, w); };
       } else if (type == "binary_focal_loss") {
-        has_binary_loss_ = true;
+        task.has_binary_loss = true;
         auto focal = std::make_shared<loss::BinaryFocalLoss>(
             loss::BinaryFocalLossOptions{cfg.binary_focal_loss().gamma(), cfg.binary_focal_loss().alpha()});
         entry.compute = [focal](const torch::Tensor& p, const torch::Tensor& y, const torch::Tensor& w,
                                 const sparse::Batch&) { return (*focal)(p, y, w); };
       } else if (type == "l2_loss") {
-        has_l2_loss_ = true;
+        task.has_l2_loss = true;
         entry.compute = [](const torch::Tensor& p, const torch::Tensor& y, const torch::Tensor& w,
                            const sparse::Batch&) { return loss::l2_loss(p, y, w); };
       } else if (type == "softmax_cross_entropy") {
-        has_softmax_loss_ = true;
+        task.has_softmax_loss = true;
         auto ce = std::make_shared<loss::SoftmaxCrossEntropy>(
             loss::SoftmaxCrossEntropyOptions{cfg.softmax_cross_entropy().label_smoothing()});
         entry.compute = [ce, num_class, label_name](const torch::Tensor& p, const torch::Tensor& y,
@@ -77,7 +84,7 @@ void Model::init_losses() {
           return (*ce)(p, loss::class_labels(y, num_class, label_name).to(p.device()), w);
         };
       } else {  // jrc_loss
-        has_softmax_loss_ = true;
+        task.has_softmax_loss = true;
         const std::string session = cfg.jrc_loss().session_name();
         if (session.empty()) {
           throw ConfigError("jrc_loss.session_name: required; name the sparse feature holding the session id");
@@ -95,28 +102,43 @@ void Model::init_losses() {
     }
     losses_.push_back(std::move(entry));
   }
-  if (losses_.empty()) {
-    throw ConfigError("model_config.losses: at least one loss is required, e.g. losses { binary_cross_entropy {} }");
+  if (task.losses.empty()) {
+    throw ConfigError(task.path + ".losses: at least one loss is required, e.g. losses { binary_cross_entropy {} }");
   }
 }
 
-TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) {
-  const torch::Tensor& label = batch_label(batch);
+torch::Tensor Model::task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const {
   torch::Tensor weight;
-  if (!sample_weight_name_.empty()) {
-    auto it = batch.sample_weights.find(sample_weight_name_);
+  if (!task.sample_weight_name.empty()) {
+    auto it = batch.sample_weights.find(task.sample_weight_name);
     if (it == batch.sample_weights.end()) {
       throw DataError(fmt::format(
           "batch has no sample weight '{}' (data_config.sample_weight_fields); check the input columns",
-          sample_weight_name_));
+          task.sample_weight_name));
     }
     weight = it->second;
   }
+  if (!task.task_space_indicator_label.empty()) {
+    torch::Tensor in_space = (batch_label(batch, task.task_space_indicator_label) > 0).to(torch::kFloat32);  // [B]
+    torch::Tensor factor = task.in_task_space_weight * in_space + task.out_task_space_weight * (1 - in_space);
+    weight = weight.defined() ? weight * factor : factor;
+  }
+  return weight;
+}
+
+TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) {
+  std::vector<torch::Tensor> weights;
+  weights.reserve(tasks_.size());
+  for (const ModelTask& task : tasks_) weights.push_back(task_loss_weight(task, batch));
   TensorMap losses;
   for (const LossEntry& l : losses_) {
+    const ModelTask& task = tasks_[l.task];
     auto it = predictions.find(l.input);
     TORCH_CHECK(it != predictions.end(), "loss ", l.name, ": predictions have no '", l.input, "'");
-    losses[l.name] = l.compute(it->second, label, weight, batch);
+    // The loss functions normalise the row weights by their batch mean (tzrec div_no_nan).
+    torch::Tensor value = l.compute(it->second, batch_label(batch, task.label_name), weights[l.task], batch);
+    if (task.weighted && task.weight != 1.0) value = value * task.weight;
+    losses[l.name] = value;
   }
   for (const auto& [name, penalty] : feature_p_losses_) losses[name] = penalty;
   return losses;

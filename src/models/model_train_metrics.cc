@@ -15,10 +15,16 @@
 namespace tzrec::models {
 
 void Model::init_train_metrics() {
+  for (size_t t = 0; t < tasks_.size(); ++t) init_task_train_metrics(t);
+}
+
+void Model::init_task_train_metrics(size_t t) {
+  const ModelTask& task = tasks_[t];
+  const int64_t num_class = task.num_class;
   std::unordered_set<std::string> names;
-  for (int i = 0; i < model_config_.train_metrics_size(); ++i) {
-    const protos::TrainMetricConfig& cfg = model_config_.train_metrics(i);
-    const std::string path = fmt::format("model_config.train_metrics[{}]", i);
+  for (int i = 0; i < task.train_metrics.size(); ++i) {
+    const protos::TrainMetricConfig& cfg = task.train_metrics[i];
+    const std::string path = fmt::format("{}.train_metrics[{}]", task.path, i);
     const std::string type = detail::oneof_field(cfg, "metric");
     if (type.empty()) throw ConfigError(fmt::format("{}: no metric set; use e.g. auc {{}}", path));
     if (!names.insert(type).second) {
@@ -34,28 +40,28 @@ void Model::init_train_metrics() {
     std::optional<metrics::TrainMetricWrapper> wrapper;
     try {
       if (type == "auc") {
-        input = class_metric_input(path, type, false);
+        input = class_metric_input(task, path, type, false);
         const int64_t thresholds = cfg.auc().thresholds();
         if (thresholds < 2) {
           throw ConfigError(fmt::format("{}.auc.thresholds: must be >= 2, got {}", path, thresholds));
         }
         wrapper.emplace(metrics::TrainMetricWrapper::decay_auc(thresholds, rate, step));
       } else if (type == "accuracy") {
-        input = class_metric_input(path, type, num_class_ > 1);
+        input = class_metric_input(task, path, type, num_class > 1);
         metrics::BufferedMetric acc =
-            num_class_ > 1
+            num_class > 1
                 ? metrics::make_buffered_metric(
-                      std::make_shared<metrics::MulticlassAccuracy>(num_class_, cfg.accuracy().top_k()))
+                      std::make_shared<metrics::MulticlassAccuracy>(num_class, cfg.accuracy().top_k()))
                 : metrics::make_buffered_metric(std::make_shared<metrics::BinaryAccuracy>(cfg.accuracy().threshold()));
         wrapper.emplace(std::move(acc), rate, step);
       } else if (type == "mean_absolute_error" || type == "mean_squared_error") {
-        input = regression_metric_input(path, type);
+        input = regression_metric_input(task, path, type);
         auto err = std::make_shared<metrics::RegressionError>(type == "mean_absolute_error"
                                                                   ? metrics::RegressionError::Kind::kAbsolute
                                                                   : metrics::RegressionError::Kind::kSquared);
         wrapper.emplace(metrics::make_buffered_metric(err), rate, step);
       } else if (type == "xauc") {
-        input = regression_metric_input(path, type);
+        input = regression_metric_input(task, path, type);
         metrics::XAucOptions opts;
         opts.sample_ratio = cfg.xauc().sample_ratio();
         opts.max_pairs = cfg.xauc().max_pairs();
@@ -69,17 +75,16 @@ void Model::init_train_metrics() {
     } catch (const ConfigError& e) {
       detail::rethrow_metric_error(e, path);
     }
-    train_metrics_.push_back(TrainMetricEntry{type, input, std::move(*wrapper)});
+    train_metrics_.push_back(TrainMetricEntry{t, type + task.suffix, input, std::move(*wrapper)});
   }
 }
 
 void Model::update_train_metrics(const TensorMap& predictions, const sparse::Batch& batch) {
   if (train_metrics_.empty()) return;
-  const torch::Tensor& label = batch_label(batch);
   for (TrainMetricEntry& m : train_metrics_) {
     auto it = predictions.find(m.input);
     TORCH_CHECK(it != predictions.end(), "train metric ", m.name, ": predictions have no '", m.input, "'");
-    m.metric.update(it->second, label);
+    m.metric.update(it->second, batch_label(batch, tasks_[m.task].label_name));
   }
 }
 

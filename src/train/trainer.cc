@@ -204,8 +204,7 @@ class TrainLoop {
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     if (model.has_train_metrics()) model.update_train_metrics(predictions, batch);
-    torch::Tensor total;
-    for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
+    torch::Tensor total = model.total_loss(losses);  // the sum, or the Pareto-weighted task losses
     session_.backward_and_step(total, step);
 
     ProgressSnapshot snapshot;
@@ -228,6 +227,9 @@ class TrainLoop {
     snapshot.data_wait_fraction = window_timing_.wait_fraction();
     if (step % log_every_ == 0) window_timing_.reset();  // the progress window restarts too
     if (chief_) progress_.on_step(snapshot, batch.batch_size * (pg_ != nullptr ? pg_->world_size() : 1));
+    if (chief_ && !model.loss_weights().empty() && step % log_every_ == 0) {
+      log::info("Pareto loss weights at step {}: {}", step, format_metrics(model.loss_weights()));
+    }
     if (chief_ && model.has_train_metrics() && step % log_every_ == 0) {
       // model_config.train_metrics (decayed, this rank's batches): a log line and metric/<name>.
       const auto train_metrics = model.compute_train_metrics();
@@ -254,6 +256,10 @@ class TrainLoop {
       for (const auto& [name, value] : snapshot.losses) {
         train_writer_->add_scalar(name == "total_loss" ? "loss/total" : "loss/" + name, value,
                                   snapshot.step);
+      }
+      // use_pareto_loss_weight: the weight each task loss got in this step.
+      for (const auto& [name, weight] : session_.model().loss_weights()) {
+        train_writer_->add_scalar("loss_weight/" + name, weight, snapshot.step);
       }
     }
     if (wanted("learning_rate")) {
