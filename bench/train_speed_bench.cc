@@ -48,6 +48,7 @@
 #include <torch/torch.h>
 
 #include "base/error.h"
+#include "base/malloc_tuning.h"
 #include "config/pipeline_config.h"
 #include "feature/batch_loader.h"
 #include "sparse/batch.h"
@@ -431,6 +432,7 @@ void run_train(const TrainOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tzrec::tune_malloc_for_training();  // as the tzrec binary does
   CLI::App app{"tzrec-cpp training-speed benchmark (see bench/README.md)"};
   app.require_subcommand(1);
   MultiHotOptions gen;

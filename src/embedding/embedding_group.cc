@@ -215,7 +215,11 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     sizes.push_back(*std::next(it) - *it);
   }
   std::vector<torch::Tensor> segments;
-  if (total > 0) segments = pooled.values().split_with_sizes(sizes, 1);
+  if (sizes.size() == 1) {
+    segments = {pooled.values()};  // one segment: no split, so no gradient copy in backward
+  } else if (total > 0) {
+    segments = pooled.values().split_with_sizes(sizes, 1);
+  }
 
   std::map<std::string, torch::Tensor> out;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
