@@ -23,6 +23,11 @@
 #   NUM_ROWS=204800 NUM_EVAL_ROWS=50000   shape (a) train / held-out rows (QUICK: 24576 / 8192)
 #   STEPS_B=20                         shape (b) timed steps (QUICK: 4)
 #   WARMUP=3                           untimed warm-up steps per engine and shape (QUICK: 1)
+#   ROUNDS_A=3 ROUNDS_B=2              rounds per shape (QUICK: 1); a round runs tzrec, then the
+#                                      reference; each engine's fastest round is reported, and
+#                                      every round's samples/s is printed (a shared machine's load
+#                                      changes by the minute, so alternating rounds let both
+#                                      engines meet the same conditions)
 #   SEED=2024  WORK_DIR=<temp dir, removed afterwards>
 set -euo pipefail
 
@@ -39,7 +44,9 @@ BATCH=4096
 if [[ "$QUICK" == 1 ]]; then
   ROWS="${ROWS:-20000}"; NUM_ROWS="${NUM_ROWS:-24576}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-8192}"
   STEPS_B="${STEPS_B:-4}"; WARMUP="${WARMUP:-1}"; EVAL_ROWS_B=4096
+  ROUNDS_A="${ROUNDS_A:-1}"; ROUNDS_B="${ROUNDS_B:-1}"
 else
+  ROUNDS_A="${ROUNDS_A:-3}"; ROUNDS_B="${ROUNDS_B:-2}"
   ROWS="${ROWS:-1000000}"; NUM_ROWS="${NUM_ROWS:-204800}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-50000}"
   STEPS_B="${STEPS_B:-20}"; WARMUP="${WARMUP:-3}"; EVAL_ROWS_B=16384
 fi
@@ -65,6 +72,20 @@ run_json() {
     die "$name failed"
   fi
   tail -n 1 "$WORK/$name.out" >"$WORK/$name.json"
+}
+
+# pick_fastest NAME ROUNDS: $WORK/NAME.json = the round NAME_<r>.json with the most samples/s;
+# prints every round's samples/s.
+pick_fastest() {
+  "$PYTHON" - "$WORK" "$1" "$2" <<'PY'
+import json, shutil, sys
+work, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+runs = [json.load(open(f"{work}/{name}_{r}.json")) for r in range(rounds)]
+best = max(range(rounds), key=lambda r: runs[r]["samples_per_sec"])
+shutil.copy(f"{work}/{name}_{best}.json", f"{work}/{name}.json")
+print(f"{name}: samples/s per round " + ", ".join(f"{x['samples_per_sec']:,.0f}" for x in runs) +
+      f"; fastest: round {best + 1}")
+PY
 }
 
 summary() {  # summary SHAPE_LABEL TARGET_RATIO TARGET_ROOFLINE(or -) tzrec.json ref.json
@@ -115,14 +136,18 @@ if [[ " $SHAPES " == *" a "* ]]; then
     "$TZREC" gen_data --output_dir "$DATA_A" --num_rows "$NUM_ROWS" --num_eval_rows "$NUM_EVAL_ROWS" \
       --seed "$SEED" --format "$format" >/dev/null
   done
-  echo "== (a) tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
-  run_json a_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/deepfm_criteo_b4096.config" \
-    --format parquet --train_input "$DATA_A/train.parquet" --eval_input "$DATA_A/eval.parquet" \
-    --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
-  echo "== (a) pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
-  run_json a_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape deepfm \
-    --train_csv "$DATA_A/train.csv" --eval_csv "$DATA_A/eval.csv" --batch_size "$BATCH" \
-    --warmup_steps "$WARMUP" --threads "$THREADS" --seed "$SEED"
+  for ((round = 0; round < ROUNDS_A; round++)); do
+    echo "== (a) round $((round + 1))/$ROUNDS_A: tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "a_tzrec_$round" "$BENCH" train --pipeline_config "$ROOT/bench/configs/deepfm_criteo_b4096.config" \
+      --format parquet --train_input "$DATA_A/train.parquet" --eval_input "$DATA_A/eval.parquet" \
+      --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
+    echo "== (a) round $((round + 1))/$ROUNDS_A: pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "a_ref_$round" "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape deepfm \
+      --train_csv "$DATA_A/train.csv" --eval_csv "$DATA_A/eval.csv" --batch_size "$BATCH" \
+      --warmup_steps "$WARMUP" --threads "$THREADS" --seed "$SEED"
+  done
+  pick_fastest a_tzrec "$ROUNDS_A"
+  pick_fastest a_ref "$ROUNDS_A"
   summary "a: Criteo DeepFM, $NUM_ROWS train rows, one epoch" 1.3 75 "$WORK/a_tzrec.json" "$WORK/a_ref.json"
   # The same epoch through `tzrec train_eval` from the Parquet file (loader threads, parsing and
   # batching ahead of the step; checkpoints and evaluation excluded from its samples/s): target
@@ -175,14 +200,18 @@ if [[ " $SHAPES " == *" b "* ]]; then
   echo "== (b) generating $train_rows_b + $EVAL_ROWS_B multi-hot rows (26 features, ~10 Zipf ids, $ROWS rows per table)"
   "$BENCH" gen_multihot --out_dir "$DATA_B" --train_rows "$train_rows_b" --eval_rows "$EVAL_ROWS_B" \
     --table_rows "$ROWS" --seed "$SEED"
-  echo "== (b) tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
-  run_json b_tzrec "$BENCH" train --pipeline_config "$ROOT/bench/configs/multitower_multihot.config" \
-    --format multihot --train_input "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" \
-    --warmup_steps "$WARMUP" --steps "$STEPS_B" --threads "$THREADS"
-  echo "== (b) pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
-  run_json b_ref "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape multihot \
-    --data_dir "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" --warmup_steps "$WARMUP" \
-    --steps "$STEPS_B" --threads "$THREADS" --seed "$SEED"
+  for ((round = 0; round < ROUNDS_B; round++)); do
+    echo "== (b) round $((round + 1))/$ROUNDS_B: tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "b_tzrec_$round" "$BENCH" train --pipeline_config "$ROOT/bench/configs/multitower_multihot.config" \
+      --format multihot --train_input "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" \
+      --warmup_steps "$WARMUP" --steps "$STEPS_B" --threads "$THREADS"
+    echo "== (b) round $((round + 1))/$ROUNDS_B: pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "b_ref_$round" "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape multihot \
+      --data_dir "$DATA_B" --table_rows "$ROWS" --batch_size "$BATCH" --warmup_steps "$WARMUP" \
+      --steps "$STEPS_B" --threads "$THREADS" --seed "$SEED"
+  done
+  pick_fastest b_tzrec "$ROUNDS_B"
+  pick_fastest b_ref "$ROUNDS_B"
   summary "b: embedding-bound MultiTower, 26 x $ROWS x 64 tables" 3 - "$WORK/b_tzrec.json" "$WORK/b_ref.json"
 fi
 echo

@@ -27,5 +27,26 @@ TEST(FactorizationMachine, MatchesPairwiseLoop) {
   EXPECT_TRUE(fm->parameters().empty());
 }
 
+TEST(FactorizationMachine, GradientMatchesAutogradOfThePlainFormula) {
+  torch::manual_seed(4);
+  auto v = torch::randn({6, 4, 3}, torch::kFloat64).requires_grad_(true);
+  auto g = torch::randn({6, 3}, torch::kFloat64);
+  FactorizationMachine fm;
+  (fm->forward(v) * g).sum().backward();
+  auto v2 = v.detach().clone().requires_grad_(true);
+  auto s = v2.sum(1);
+  (0.5 * (s * s - (v2 * v2).sum(1)) * g).sum().backward();
+  EXPECT_TRUE(torch::allclose(v.grad(), v2.grad(), 1e-12, 1e-12));
+  // A strided view (a column block of a wider tensor, as DeepFM passes it) works the same way.
+  auto wide = torch::randn({6, 20}, torch::kFloat64).requires_grad_(true);
+  auto block = wide.slice(1, 4, 16).reshape({6, 4, 3});
+  (fm->forward(block) * g).sum().backward();
+  auto block2 = wide.detach().slice(1, 4, 16).reshape({6, 4, 3}).clone().requires_grad_(true);
+  auto s2 = block2.sum(1);
+  (0.5 * (s2 * s2 - (block2 * block2).sum(1)) * g).sum().backward();
+  EXPECT_TRUE(torch::allclose(wide.grad().slice(1, 4, 16).reshape({6, 4, 3}), block2.grad(), 1e-12, 1e-12));
+  EXPECT_EQ(wide.grad().slice(1, 0, 4).abs().sum().item<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace tzrec::nn

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "nn/activation.h"
 #include "nn/fp16_linear.h"
+#include "nn/linear_relu.h"
 
 namespace tzrec::nn {
 
@@ -14,15 +15,23 @@ PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const 
   if (use_bn) perceptron_->push_back(torch::nn::BatchNorm1d(out_features));
   if (use_ln) perceptron_->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_features})));
   torch::nn::AnyModule act = create_activation(activation);
+  fused_relu_ = !use_bn && !use_ln && !act.is_empty() && act.type_info() == typeid(torch::nn::ReLUImpl);
   if (!act.is_empty()) perceptron_->push_back(std::move(act));
   if (dropout_ratio > 0.0) perceptron_->push_back(torch::nn::Dropout(dropout_ratio));
   register_module("perceptron", perceptron_);
 }
 
 torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) {
-  torch::Tensor y = linear_forward(x, linear_->weight, linear_->bias);
   auto it = perceptron_->begin();
-  for (++it; it != perceptron_->end(); ++it) y = it->forward(y);
+  torch::Tensor y;
+  if (fused_relu_) {
+    y = linear_relu_forward(x, linear_->weight, linear_->bias);  // perceptron_[0] and [1]
+    it += 2;
+  } else {
+    y = linear_forward(x, linear_->weight, linear_->bias);
+    ++it;
+  }
+  for (; it != perceptron_->end(); ++it) y = it->forward(y);
   return y;
 }
 

@@ -28,7 +28,8 @@ struct MLPOptions {
 
 // One layer: Sequential "perceptron" of Linear → [BatchNorm1d | LayerNorm] → activation → [Dropout].
 // The Linear's GEMM runs through nn::linear_forward (nn/fp16_linear.h), so it follows the
-// mixed-precision mode (fp16 emulation on the CPU).
+// mixed-precision mode (fp16 emulation on the CPU); Linear → ReLU without a norm runs as one node
+// (nn/linear_relu.h).
 class PerceptronImpl : public torch::nn::Module {
  public:
   PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation, bool use_bn,
@@ -39,6 +40,7 @@ class PerceptronImpl : public torch::nn::Module {
  private:
   torch::nn::Sequential perceptron_;
   torch::nn::Linear linear_{nullptr};  // perceptron_[0] (not registered twice)
+  bool fused_relu_ = false;            // perceptron_[1] is ReLU: nn::linear_relu_forward runs both
 };
 TORCH_MODULE(Perceptron);
 
