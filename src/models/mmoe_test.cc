@@ -18,6 +18,7 @@ namespace tzrec::models {
 namespace {
 
 using testing::make_kjt;
+using testing::error_of;
 using testing::parse_config;
 
 std::vector<feature::FeatureInfo> features() {
@@ -57,15 +58,6 @@ sparse::Batch batch_of(const std::vector<float>& clk, const std::vector<float>& 
   }
   batch.sparse_features = make_kjt({"u", "i"}, {u, i});
   return batch;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::shared_ptr<torch::nn::Module> child(torch::nn::Module& m, const std::string& name) {

@@ -15,6 +15,7 @@ namespace tzrec::models {
 namespace {
 
 using testing::make_kjt;
+using testing::error_of;
 using testing::parse_config;
 
 std::vector<feature::FeatureInfo> features() {
@@ -46,15 +47,6 @@ std::vector<double> row_of(const torch::Tensor& logits, int64_t b) {
   std::vector<double> out;
   for (int64_t c = 0; c < logits.size(1); ++c) out.push_back(logits[b][c].item<double>());
   return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ModelLosses, SoftmaxPredictionKeysAndShapes) {

@@ -17,20 +17,12 @@ namespace tzrec::models {
 namespace {
 
 using testing::make_kjt;
+using testing::error_of;
 using testing::parse_config;
 
 std::shared_ptr<Model> make(const std::string& model_extra) {
   return create_model(parse_config(testing::tiny_multi_tower_config(model_extra)),
                       {testing::sparse_feature("u", 6, 3), testing::sparse_feature("g", 10, 2)});
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 constexpr int64_t kRows = 12;

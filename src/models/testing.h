@@ -1,6 +1,7 @@
 // Helpers for the models/ unit tests only (header-only; not used by the library).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,16 @@ inline torch::Tensor pooled(const torch::Tensor& weight, const std::vector<std::
     rows.push_back(acc);
   }
   return torch::stack(rows);
+}
+
+// The message of what f() throws, "(no error)" when it returns.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 inline std::vector<std::string> keys_of(const std::vector<std::pair<std::string, torch::Tensor>>& params) {

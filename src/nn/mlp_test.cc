@@ -3,15 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "nn/testing.h"
 
 namespace tzrec::nn {
 namespace {
 
-std::vector<std::string> names(const torch::OrderedDict<std::string, torch::Tensor>& d) {
-  std::vector<std::string> out;
-  for (const auto& item : d) out.push_back(item.key());
-  return out;
-}
+using testing::names;
 
 void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol = 1e-6) {
   ASSERT_EQ(got.sizes(), want.sizes());

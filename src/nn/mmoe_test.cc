@@ -4,16 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "nn/testing.h"
 #include "nn/task_tower.h"
 
 namespace tzrec::nn {
 namespace {
 
-std::vector<std::string> names(const torch::OrderedDict<std::string, torch::Tensor>& d) {
-  std::vector<std::string> out;
-  for (const auto& item : d) out.push_back(item.key());
-  return out;
-}
+using testing::names;
 
 MLPOptions relu_mlp(std::vector<int64_t> units) {
   MLPOptions o;
