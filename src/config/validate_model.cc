@@ -391,40 +391,39 @@ bool contains(const google::protobuf::RepeatedPtrField<std::string>& names, cons
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// mmoe: its MLPs, and every task tower (names, labels, weights, losses, metrics); the Pareto
-// lower bounds when use_pareto_loss_weight is set.
-void check_mmoe(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
-  const auto& model = config.model_config();
-  const auto& mmoe = model.mmoe();
-  const std::string p = "model_config.mmoe";
-  if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "MMoE needs a feature group");
-  if (!mmoe.has_expert_mlp()) {
-    problems->add(p + ".expert_mlp", "required");
-  } else {
-    validate_mlp(mmoe.expert_mlp(), p + ".expert_mlp", problems);
-  }
-  if (mmoe.has_gate_mlp()) validate_mlp(mmoe.gate_mlp(), p + ".gate_mlp", problems);
-  if (mmoe.num_expert() == 0) problems->add(p + ".num_expert", "must be >= 1");
-  if (mmoe.task_towers_size() == 0) {
-    problems->add(p + ".task_towers", "needs at least one task tower, e.g. task_towers { tower_name: \"ctr\" "
-                                      "label_name: \"clk\" losses { binary_cross_entropy {} } }");
+// Every task tower of a multi-task model: name, labels, weights, MLP, losses and metrics; the
+// Pareto lower bounds when use_pareto_loss_weight is set. Tower: protos::TaskTower or
+// protos::BayesTaskTower (labels_by_order: a missing label_name means the label field at the
+// tower's position).
+template <class Tower>
+void check_task_towers(const google::protobuf::RepeatedPtrField<Tower>& towers, const std::string& p,
+                       const protos::EasyRecConfig& config, const Features& features, bool labels_by_order,
+                       Problems* problems) {
+  if (towers.empty()) {
+    problems->add(p, "needs at least one task tower, e.g. task_towers { tower_name: \"ctr\" "
+                     "label_name: \"clk\" losses { binary_cross_entropy {} } }");
   }
   const auto& data = config.data_config();
   std::map<std::string, int> names;
   double pareto_sum = 0.0;
-  for (int i = 0; i < mmoe.task_towers_size(); ++i) {
-    const auto& tower = mmoe.task_towers(i);
-    const std::string tp = item_path(p, "task_towers", i);
+  for (int i = 0; i < towers.size(); ++i) {
+    const auto& tower = towers[i];
+    const std::string tp = fmt::format("{}[{}]", p, i);
     if (tower.tower_name().empty()) {
       problems->add(tp + ".tower_name", "required (it names the task's predictions and metrics)");
     } else if (auto [it, inserted] = names.emplace(tower.tower_name(), i); !inserted) {
-      problems->add(tp + ".tower_name", fmt::format("'{}' is also the name of {}", tower.tower_name(),
-                                                    item_path(p, "task_towers", it->second)));
+      problems->add(tp + ".tower_name", fmt::format("'{}' is also the name of {}[{}]", tower.tower_name(), p,
+                                                    it->second));
     }
-    if (tower.label_name().empty()) {
-      problems->add(tp + ".label_name", "required; name one of data_config.label_fields");
-    } else if (!contains(data.label_fields(), tower.label_name())) {
-      problems->add(tp + ".label_name", "'" + tower.label_name() + "' is not one of data_config.label_fields");
+    if (tower.has_label_name() && !tower.label_name().empty()) {
+      if (!contains(data.label_fields(), tower.label_name())) {
+        problems->add(tp + ".label_name", "'" + tower.label_name() + "' is not one of data_config.label_fields");
+      }
+    } else if (!labels_by_order || i >= data.label_fields_size()) {
+      problems->add(tp + ".label_name", labels_by_order
+                                            ? "required: data_config.label_fields has no field at this tower's "
+                                              "position to default to"
+                                            : "required; name one of data_config.label_fields");
     }
     if (tower.has_task_space_indicator_label() && !contains(data.label_fields(), tower.task_space_indicator_label())) {
       problems->add(tp + ".task_space_indicator_label",
@@ -442,11 +441,57 @@ void check_mmoe(const protos::EasyRecConfig& config, const Features& features, P
     check_task(TaskView{tp, tower.num_class(), &tower.losses(), &tower.metrics(), &tower.train_metrics()}, features,
                problems);
   }
-  if (model.use_pareto_loss_weight() && !(pareto_sum < 1.0)) {
+  if (config.model_config().use_pareto_loss_weight() && !(pareto_sum < 1.0)) {
     problems->add("model_config.use_pareto_loss_weight",
                   fmt::format("the task towers' pareto_min_loss_weight sum to {} over their losses; they must sum "
                               "to less than 1",
                               pareto_sum));
+  }
+}
+
+// MMoE-style experts (expert_mlp, gate_mlp, num_expert) of mmoe and dbmtl.
+template <class Model>
+void check_experts(const Model& m, const std::string& p, Problems* problems) {
+  if (m.has_expert_mlp()) validate_mlp(m.expert_mlp(), p + ".expert_mlp", problems);
+  if (m.has_gate_mlp()) validate_mlp(m.gate_mlp(), p + ".gate_mlp", problems);
+  if (m.num_expert() == 0) problems->add(p + ".num_expert", "must be >= 1");
+}
+
+void check_mmoe(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
+  const auto& model = config.model_config();
+  const auto& mmoe = model.mmoe();
+  const std::string p = "model_config.mmoe";
+  if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "MMoE needs a feature group");
+  if (!mmoe.has_expert_mlp()) problems->add(p + ".expert_mlp", "required");
+  check_experts(mmoe, p, problems);
+  check_task_towers(mmoe.task_towers(), p + ".task_towers", config, features, false, problems);
+}
+
+void check_dbmtl(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
+  const auto& model = config.model_config();
+  const auto& dbmtl = model.dbmtl();
+  const std::string p = "model_config.dbmtl";
+  if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "DBMTL needs a feature group");
+  if (dbmtl.has_mask_net()) problems->not_supported(p + ".mask_net");
+  if (dbmtl.has_bottom_mlp()) validate_mlp(dbmtl.bottom_mlp(), p + ".bottom_mlp", problems);
+  check_experts(dbmtl, p, problems);
+  check_task_towers(dbmtl.task_towers(), p + ".task_towers", config, features, true, problems);
+  // A relation MLP reads towers listed before its own.
+  for (int i = 0; i < dbmtl.task_towers_size(); ++i) {
+    const auto& tower = dbmtl.task_towers(i);
+    const std::string tp = fmt::format("{}.task_towers[{}]", p, i);
+    if (!tower.has_relation_mlp()) continue;
+    validate_mlp(tower.relation_mlp(), tp + ".relation_mlp", problems);
+    for (int r = 0; r < tower.relation_tower_names_size(); ++r) {
+      const std::string& other = tower.relation_tower_names(r);
+      int j = 0;
+      while (j < i && dbmtl.task_towers(j).tower_name() != other) ++j;
+      if (j == i) {
+        problems->add(item_path(tp, "relation_tower_names", r),
+                      "'" + other + "' is not a tower before this one; a tower can only depend on towers listed "
+                                    "earlier in task_towers");
+      }
+    }
   }
 }
 
@@ -496,6 +541,8 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
     check_multi_tower(model, groups, problems);
   } else if (name == "mmoe") {
     check_mmoe(config, features, problems);
+  } else if (name == "dbmtl") {
+    check_dbmtl(config, features, problems);
   } else {
     problems->not_supported(p + "." + name);
   }
@@ -507,7 +554,7 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
                     fmt::format("must be a finite number >= 0, got {}", lambda));
     }
   }
-  if (name == "mmoe") return;  // task towers checked above
+  if (name == "mmoe" || name == "dbmtl") return;  // task towers checked above
   if (model.use_pareto_loss_weight()) {
     problems->add(p + ".use_pareto_loss_weight",
                   "weights the losses of several tasks; use a multi-task model such as mmoe with task_towers");

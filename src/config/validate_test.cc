@@ -444,6 +444,37 @@ TEST(Validate, MMoERules) {
   EXPECT_TRUE(NoProblems(edited(big, R"({"model_config.use_pareto_loss_weight": false})")));
 }
 
+TEST(Validate, DBMTLRules) {
+  const char dbmtl[] = R"(
+model_config {
+  feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1", "b0"] }
+  dbmtl {
+    bottom_mlp { hidden_units: [8] }
+    expert_mlp { hidden_units: [4] }
+    task_towers { tower_name: "ctr" losses { binary_cross_entropy {} } }
+    task_towers { tower_name: "cvr" label_name: "buy" relation_mlp { hidden_units: [4] } relation_tower_names: "ctr"
+                  losses { binary_cross_entropy {} } }
+  }
+}
+data_config { label_fields: "buy" }
+)";
+  auto base = parse_pipeline_config_text(std::string(kCommon) + dbmtl, "dbmtl.config");
+  EXPECT_TRUE(NoProblems(base));
+  const std::string t = "model_config.dbmtl.task_towers";
+  EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.dbmtl.task_towers[1].relation_tower_names": ["cvr"]})"),
+                         t + "[1].relation_tower_names[0]", "'cvr' is not a tower before this one"));
+  EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.dbmtl.bottom_mlp.hidden_units": []})"),
+                         "model_config.dbmtl.bottom_mlp.hidden_units", "needs at least one layer"));
+  auto masked = base;
+  masked.mutable_model_config()->mutable_dbmtl()->mutable_mask_net();
+  EXPECT_TRUE(NotSupported(masked, "model_config.dbmtl.mask_net"));
+  auto three = base;
+  auto* extra = three.mutable_model_config()->mutable_dbmtl()->add_task_towers();
+  extra->set_tower_name("pay");
+  extra->add_losses()->mutable_binary_cross_entropy();
+  EXPECT_TRUE(HasProblem(three, t + "[2].label_name", "no field at this tower's position"));
+}
+
 TEST(Validate, MlpRules) {
   const std::string p = "model_config.deepfm.deep";
   auto set_deep = [](const std::string& mlp) {

@@ -1,4 +1,5 @@
 #include "base/error.h"
+#include "models/dbmtl.h"
 #include "models/deepfm.h"
 #include "models/mixed_precision.h"
 #include "models/mmoe.h"
@@ -24,6 +25,9 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
       break;
     case protos::ModelConfig::kMultiTower:
       model = std::make_shared<MultiTower>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kDbmtl:
+      model = std::make_shared<DBMTL>(mc, features, labels, weights);
       break;
     case protos::ModelConfig::kMmoe:
       model = std::make_shared<MMoE>(mc, features, labels, weights);

@@ -232,7 +232,8 @@ class Model : public torch::nn::Module {
   std::map<std::string, double> loss_weights_;  // of the last total_loss()
 };
 
-// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower, mmoe).
+// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower, mmoe,
+// dbmtl).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                     const std::vector<feature::FeatureInfo>& features);

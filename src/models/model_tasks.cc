@@ -14,13 +14,16 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-ModelTask tower_task(const protos::TaskTower& tower, const std::string& path, const std::vector<std::string>& labels,
-                     const std::vector<std::string>& sample_weights) {
+// Tower: protos::TaskTower or protos::BayesTaskTower (same field names). default_label: the label
+// of a tower without label_name ("" = required).
+template <class Tower>
+ModelTask tower_task(const Tower& tower, const std::string& path, const std::vector<std::string>& labels,
+                     const std::vector<std::string>& sample_weights, const std::string& default_label = "") {
   ModelTask task;
   task.tower = tower.tower_name();
   task.suffix = "_" + tower.tower_name();
   task.path = path;
-  task.label_name = tower.label_name();
+  task.label_name = tower.has_label_name() ? tower.label_name() : default_label;
   task.num_class = tower.num_class();
   task.losses = tower.losses();
   task.metrics = tower.metrics();
@@ -54,34 +57,21 @@ ModelTask tower_task(const protos::TaskTower& tower, const std::string& path, co
 }  // namespace
 
 bool is_multi_task(const protos::ModelConfig& model_config) {
-  return model_config.model_case() == protos::ModelConfig::kMmoe;
+  return model_config.model_case() == protos::ModelConfig::kMmoe ||
+         model_config.model_case() == protos::ModelConfig::kDbmtl;
 }
 
-std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,
-                                   const std::vector<std::string>& sample_weights) {
-  std::vector<ModelTask> tasks;
-  if (!is_multi_task(model_config)) {
-    if (labels.empty() || labels[0].empty()) {
-      throw ConfigError("data_config.label_fields: a rank model needs at least one label field");
-    }
-    ModelTask task;
-    task.path = "model_config";
-    task.label_name = labels[0];
-    task.num_class = model_config.num_class();
-    if (task.num_class < 1) throw ConfigError("model_config.num_class: must be >= 1, got 0");
-    task.losses = model_config.losses();
-    task.metrics = model_config.metrics();
-    task.train_metrics = model_config.train_metrics();
-    if (!sample_weights.empty()) task.sample_weight_name = sample_weights[0];
-    tasks.push_back(std::move(task));
-    return tasks;
-  }
-  const std::string path = "model_config.mmoe.task_towers";
-  const auto& towers = model_config.mmoe().task_towers();
+namespace {
+
+template <class Tower>
+std::vector<ModelTask> tower_tasks(const google::protobuf::RepeatedPtrField<Tower>& towers, const std::string& path,
+                                   const std::vector<std::string>& labels,
+                                   const std::vector<std::string>& sample_weights, bool labels_by_order) {
   if (towers.empty()) {
     throw ConfigError(path + ": a multi-task model needs at least one task tower, e.g. task_towers { tower_name: "
                              "\"ctr\" label_name: \"clk\" losses { binary_cross_entropy {} } }");
   }
+  std::vector<ModelTask> tasks;
   std::unordered_set<std::string> names;
   for (int i = 0; i < towers.size(); ++i) {
     const std::string tp = fmt::format("{}[{}]", path, i);
@@ -91,9 +81,41 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
       throw ConfigError(fmt::format("{}.tower_name: '{}' is used by another tower; tower names must be unique", tp,
                                     name));
     }
-    tasks.push_back(tower_task(towers[i], tp, labels, sample_weights));
+    // BayesTaskTower: label_name defaults to the label field at the tower's position.
+    const std::string default_label =
+        labels_by_order && static_cast<size_t>(i) < labels.size() ? labels[static_cast<size_t>(i)] : "";
+    tasks.push_back(tower_task(towers[i], tp, labels, sample_weights, default_label));
   }
   return tasks;
+}
+
+}  // namespace
+
+std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,
+                                   const std::vector<std::string>& sample_weights) {
+  switch (model_config.model_case()) {
+    case protos::ModelConfig::kMmoe:
+      return tower_tasks(model_config.mmoe().task_towers(), "model_config.mmoe.task_towers", labels, sample_weights,
+                         false);
+    case protos::ModelConfig::kDbmtl:
+      return tower_tasks(model_config.dbmtl().task_towers(), "model_config.dbmtl.task_towers", labels,
+                         sample_weights, true);
+    default:
+      break;
+  }
+  if (labels.empty() || labels[0].empty()) {
+    throw ConfigError("data_config.label_fields: a rank model needs at least one label field");
+  }
+  ModelTask task;
+  task.path = "model_config";
+  task.label_name = labels[0];
+  task.num_class = model_config.num_class();
+  if (task.num_class < 1) throw ConfigError("model_config.num_class: must be >= 1, got 0");
+  task.losses = model_config.losses();
+  task.metrics = model_config.metrics();
+  task.train_metrics = model_config.train_metrics();
+  if (!sample_weights.empty()) task.sample_weight_name = sample_weights[0];
+  return {std::move(task)};
 }
 
 }  // namespace tzrec::models

@@ -40,12 +40,13 @@ struct ModelTask {
   bool has_l2_loss = false;       // "y<suffix>" [B]
 };
 
-// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe).
+// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl).
 bool is_multi_task(const protos::ModelConfig& model_config);
 
 // The tasks of `model_config`. labels / sample_weights: data_config.label_fields /
 // sample_weight_fields. Throws ConfigError naming the field for: no label field (single task), a
-// multi-task model without task towers, an empty or duplicate tower_name, a tower label_name or
+// multi-task model without task towers, an empty or duplicate tower_name, a tower label_name (for
+// dbmtl's BayesTaskTower: default the label field at the tower's position) or
 // task_space_indicator_label that is not one of label_fields, a sample_weight_name that is not
 // one of sample_weight_fields, num_class 0.
 std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,

@@ -3,8 +3,8 @@
 # and Pareto loss weighting → train_eval → eval. Checks per-tower AUCs, the weights in the log and
 # in TensorBoard, the checkpoint's tower parameters and the best-checkpoint policy on auc_cvr.
 # Then the same on two ranks (sharded tables, dense gradients averaged; each rank weights its own
-# task losses, as TorchEasyRec does).
-# Usage: mmoe_train_eval_test.sh <tzrec binary> <repo root>
+# task losses, as TorchEasyRec does), and DBMTL (cvr tower depending on the ctr tower) on one.
+# Usage: multi_task_train_eval_test.sh <tzrec binary> <repo root>
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -20,22 +20,28 @@ for split in train eval; do
     "$WORK/raw/$split.csv" > "$WORK/data/$split.csv"
 done
 
-# The DeepFM example's features, read from CSV with both labels, under an MMoE model.
+# The DeepFM example's features, read from CSV with both labels, under a multi-task model.
+# write_config FILE: that config with the model block read from standard input.
+write_config() {
+  sed -n '1,/^model_config {/p' "$ROOT/examples/deepfm_criteo_synth.config" | sed '$d' \
+    | sed -e 's/dataset_type: ParquetDataset/dataset_type: CsvDataset\n  with_header: true/' \
+          -e 's/label_fields: "label"/label_fields: ["label", "buy"]/' \
+          -e 's/num_epochs: 1/num_epochs: 1\n  keep_checkpoint_max: 1/' > "$1"
+  {
+    echo 'export_config { exporter_type: "best" best_exporter_metric: "auc_cvr" }'
+    echo 'model_config {'
+    echo '  feature_groups {'
+    echo '    group_name: "all"'
+    for i in $(seq 0 12); do echo "    feature_names: \"int_$i\""; done
+    for i in $(seq 0 25); do echo "    feature_names: \"cat_$i\""; done
+    echo '    group_type: DEEP'
+    echo '  }'
+    cat
+    echo '}'
+  } >> "$1"
+}
 CONFIG=$WORK/mmoe.config
-sed -n '1,/^model_config {/p' "$ROOT/examples/deepfm_criteo_synth.config" | sed '$d' \
-  | sed -e 's/dataset_type: ParquetDataset/dataset_type: CsvDataset\n  with_header: true/' \
-        -e 's/label_fields: "label"/label_fields: ["label", "buy"]/' \
-        -e 's/num_epochs: 1/num_epochs: 1\n  keep_checkpoint_max: 1/' > "$CONFIG"
-{
-  echo 'export_config { exporter_type: "best" best_exporter_metric: "auc_cvr" }'
-  echo 'model_config {'
-  echo '  feature_groups {'
-  echo '    group_name: "all"'
-  for i in $(seq 0 12); do echo "    feature_names: \"int_$i\""; done
-  for i in $(seq 0 25); do echo "    feature_names: \"cat_$i\""; done
-  echo '    group_type: DEEP'
-  echo '  }'
-  cat <<'MODEL'
+write_config "$CONFIG" <<'MODEL'
   mmoe {
     expert_mlp { hidden_units: [128, 64] }
     gate_mlp { hidden_units: [16] }
@@ -50,9 +56,7 @@ sed -n '1,/^model_config {/p' "$ROOT/examples/deepfm_criteo_synth.config" | sed 
     }
   }
   use_pareto_loss_weight: true
-}
 MODEL
-} >> "$CONFIG"
 "$TZREC" check_config --pipeline_config_path "$CONFIG" > /dev/null || fail "config does not validate"
 
 EDIT='{"train_input_path":"'$WORK'/data/train.csv","eval_input_path":"'$WORK'/data/eval.csv","data_config.batch_size":1024,"train_config.save_checkpoints_steps":20}'
@@ -119,4 +123,30 @@ dist_cvr=$(tail -1 "$WORK/dist/train_eval_result_v2.txt" | /usr/bin/python3 -c '
 echo "2 ranks: auc_cvr $dist_cvr"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $dist_cvr >= 0.85 else 1)" || { cat "$WORK/dist.log"; fail "2-rank auc_cvr $dist_cvr < 0.85"; }
 grep -q "Pareto loss weights at step" "$WORK/dist.log" || fail "2 ranks: no Pareto weights in the log"
+
+# DBMTL: bottom MLP, the cvr tower reading the ctr tower's output through its relation MLP.
+DBMTL_CONFIG=$WORK/dbmtl.config
+write_config "$DBMTL_CONFIG" <<'MODEL'
+  dbmtl {
+    bottom_mlp { hidden_units: [128] }
+    task_towers {
+      tower_name: "ctr" mlp { hidden_units: [64, 32] }
+      losses { binary_cross_entropy {} } metrics { auc {} }
+    }
+    task_towers {
+      tower_name: "cvr" mlp { hidden_units: [64, 32] } relation_mlp { hidden_units: [32] }
+      relation_tower_names: "ctr" losses { binary_cross_entropy {} } metrics { auc {} }
+    }
+  }
+MODEL
+"$TZREC" train_eval --pipeline_config_path "$DBMTL_CONFIG" --model_dir "$WORK/dbmtl" --edit_config_json "$EDIT" \
+  2> "$WORK/dbmtl.log" || { cat "$WORK/dbmtl.log"; fail "dbmtl train_eval"; }
+result=$(tail -1 "$WORK/dbmtl/train_eval_result_v2.txt")
+dbmtl_ctr=$(metric auc_ctr)
+dbmtl_cvr=$(metric auc_cvr)
+echo "dbmtl: auc_ctr $dbmtl_ctr auc_cvr $dbmtl_cvr"
+/usr/bin/python3 -c "import sys; sys.exit(0 if $dbmtl_ctr >= 0.68 and $dbmtl_cvr >= 0.85 else 1)" \
+  || { cat "$WORK/dbmtl.log"; fail "dbmtl AUCs $dbmtl_ctr / $dbmtl_cvr below 0.68 / 0.85"; }
+"$TZREC" list_checkpoint_params --checkpoint_path "$WORK/dbmtl" | grep -q "relation_mlps.cvr.mlp.0.perceptron.0.weight" \
+  || fail "dbmtl: no relation_mlps.cvr in the checkpoint"
 echo "OK"
