@@ -467,6 +467,32 @@ void check_mmoe(const protos::EasyRecConfig& config, const Features& features, P
   check_task_towers(mmoe.task_towers(), p + ".task_towers", config, features, false, problems);
 }
 
+void check_ple(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
+  const auto& model = config.model_config();
+  const auto& ple = model.ple();
+  const std::string p = "model_config.ple";
+  if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "PLE needs a feature group");
+  if (ple.extraction_networks_size() == 0) problems->add(p + ".extraction_networks", "needs at least one network");
+  for (int l = 0; l < ple.extraction_networks_size(); ++l) {
+    const auto& net = ple.extraction_networks(l);
+    const std::string np = item_path(p, "extraction_networks", l);
+    if (net.expert_num_per_task() == 0) problems->add(np + ".expert_num_per_task", "must be >= 1");
+    if (net.share_num() == 0) problems->not_supported(np + ".share_num", "0 (PLE without shared experts)");
+    validate_mlp(net.task_expert_net(), np + ".task_expert_net", problems);
+    if (!net.has_share_expert_net()) {
+      problems->add(np + ".share_expert_net", "required");
+      continue;
+    }
+    validate_mlp(net.share_expert_net(), np + ".share_expert_net", problems);
+    const auto& task_units = net.task_expert_net().hidden_units();
+    const auto& share_units = net.share_expert_net().hidden_units();
+    if (!task_units.empty() && !share_units.empty() && task_units[task_units.size() - 1] != share_units[share_units.size() - 1]) {
+      problems->add(np, "share_expert_net and task_expert_net must end in the same width (the gates mix them)");
+    }
+  }
+  check_task_towers(ple.task_towers(), p + ".task_towers", config, features, false, problems);
+}
+
 void check_dbmtl(const protos::EasyRecConfig& config, const Features& features, Problems* problems) {
   const auto& model = config.model_config();
   const auto& dbmtl = model.dbmtl();
@@ -543,6 +569,8 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
     check_mmoe(config, features, problems);
   } else if (name == "dbmtl") {
     check_dbmtl(config, features, problems);
+  } else if (name == "ple") {
+    check_ple(config, features, problems);
   } else {
     problems->not_supported(p + "." + name);
   }
@@ -554,7 +582,7 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
                     fmt::format("must be a finite number >= 0, got {}", lambda));
     }
   }
-  if (name == "mmoe" || name == "dbmtl") return;  // task towers checked above
+  if (name == "mmoe" || name == "dbmtl" || name == "ple") return;  // task towers checked above
   if (model.use_pareto_loss_weight()) {
     problems->add(p + ".use_pareto_loss_weight",
                   "weights the losses of several tasks; use a multi-task model such as mmoe with task_towers");

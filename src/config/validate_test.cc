@@ -113,7 +113,7 @@ TEST(Validate, BaseConfigsAreValid) {
 TEST(Validate, UnsupportedModels) {
   auto c = deepfm("model_config { dcn_v2 { cross {} final { hidden_units: [4] } } }");
   EXPECT_TRUE(NotSupported(c, "model_config.dcn_v2"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { ple {} }"), "model_config.ple"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { dc2vr {} }"), "model_config.dc2vr"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { dssm {} }"), "model_config.dssm"));
   auto none = deepfm();
   none.mutable_model_config()->clear_deepfm();
@@ -473,6 +473,30 @@ data_config { label_fields: "buy" }
   extra->set_tower_name("pay");
   extra->add_losses()->mutable_binary_cross_entropy();
   EXPECT_TRUE(HasProblem(three, t + "[2].label_name", "no field at this tower's position"));
+}
+
+TEST(Validate, PLERules) {
+  const char ple[] = R"(
+model_config {
+  feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1", "b0"] }
+  ple {
+    extraction_networks { network_name: "l0" expert_num_per_task: 2 share_num: 1
+                          task_expert_net { hidden_units: [8] } share_expert_net { hidden_units: [8] } }
+    task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } }
+  }
+}
+)";
+  auto base = parse_pipeline_config_text(std::string(kCommon) + ple, "ple.config");
+  EXPECT_TRUE(NoProblems(base));
+  const std::string n = "model_config.ple.extraction_networks[0]";
+  EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].share_expert_net.hidden_units": [4]})"),
+                         n, "must end in the same width"));
+  EXPECT_TRUE(NotSupported(edited(base, R"({"model_config.ple.extraction_networks[0].share_num": 0})"), n + ".share_num"));
+  EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].expert_num_per_task": 0})"),
+                         n + ".expert_num_per_task", "must be >= 1"));
+  auto no_nets = base;
+  no_nets.mutable_model_config()->mutable_ple()->clear_extraction_networks();
+  EXPECT_TRUE(HasProblem(no_nets, "model_config.ple.extraction_networks", "needs at least one network"));
 }
 
 TEST(Validate, MlpRules) {

@@ -5,6 +5,7 @@
 #include "models/mmoe.h"
 #include "models/model.h"
 #include "models/multi_tower.h"
+#include "models/ple.h"
 
 namespace tzrec::models {
 
@@ -28,6 +29,9 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
       break;
     case protos::ModelConfig::kDbmtl:
       model = std::make_shared<DBMTL>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kPle:
+      model = std::make_shared<PLE>(mc, features, labels, weights);
       break;
     case protos::ModelConfig::kMmoe:
       model = std::make_shared<MMoE>(mc, features, labels, weights);

@@ -233,7 +233,7 @@ class Model : public torch::nn::Module {
 };
 
 // Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower, mmoe,
-// dbmtl).
+// dbmtl, ple).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                     const std::vector<feature::FeatureInfo>& features);

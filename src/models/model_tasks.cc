@@ -58,7 +58,8 @@ ModelTask tower_task(const Tower& tower, const std::string& path, const std::vec
 
 bool is_multi_task(const protos::ModelConfig& model_config) {
   return model_config.model_case() == protos::ModelConfig::kMmoe ||
-         model_config.model_case() == protos::ModelConfig::kDbmtl;
+         model_config.model_case() == protos::ModelConfig::kDbmtl ||
+         model_config.model_case() == protos::ModelConfig::kPle;
 }
 
 namespace {
@@ -96,6 +97,9 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
   switch (model_config.model_case()) {
     case protos::ModelConfig::kMmoe:
       return tower_tasks(model_config.mmoe().task_towers(), "model_config.mmoe.task_towers", labels, sample_weights,
+                         false);
+    case protos::ModelConfig::kPle:
+      return tower_tasks(model_config.ple().task_towers(), "model_config.ple.task_towers", labels, sample_weights,
                          false);
     case protos::ModelConfig::kDbmtl:
       return tower_tasks(model_config.dbmtl().task_towers(), "model_config.dbmtl.task_towers", labels,

@@ -40,7 +40,7 @@ struct ModelTask {
   bool has_l2_loss = false;       // "y<suffix>" [B]
 };
 
-// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl).
+// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple).
 bool is_multi_task(const protos::ModelConfig& model_config);
 
 // The tasks of `model_config`. labels / sample_weights: data_config.label_fields /

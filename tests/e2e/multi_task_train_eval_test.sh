@@ -3,7 +3,7 @@
 # and Pareto loss weighting → train_eval → eval. Checks per-tower AUCs, the weights in the log and
 # in TensorBoard, the checkpoint's tower parameters and the best-checkpoint policy on auc_cvr.
 # Then the same on two ranks (sharded tables, dense gradients averaged; each rank weights its own
-# task losses, as TorchEasyRec does), and DBMTL (cvr tower depending on the ctr tower) on one.
+# task losses, as TorchEasyRec does), DBMTL (cvr tower depending on the ctr tower) and PLE on one.
 # Usage: multi_task_train_eval_test.sh <tzrec binary> <repo root>
 set -euo pipefail
 TZREC=$1
@@ -149,4 +149,25 @@ echo "dbmtl: auc_ctr $dbmtl_ctr auc_cvr $dbmtl_cvr"
   || { cat "$WORK/dbmtl.log"; fail "dbmtl AUCs $dbmtl_ctr / $dbmtl_cvr below 0.68 / 0.85"; }
 "$TZREC" list_checkpoint_params --checkpoint_path "$WORK/dbmtl" | grep -q "relation_mlps.cvr.mlp.0.perceptron.0.weight" \
   || fail "dbmtl: no relation_mlps.cvr in the checkpoint"
+
+# PLE: two extraction networks of task and shared experts.
+PLE_CONFIG=$WORK/ple.config
+write_config "$PLE_CONFIG" <<'MODEL'
+  ple {
+    extraction_networks { network_name: "l0" expert_num_per_task: 2 share_num: 1
+                          task_expert_net { hidden_units: [64] } share_expert_net { hidden_units: [64] } }
+    extraction_networks { network_name: "l1" expert_num_per_task: 1 share_num: 1
+                          task_expert_net { hidden_units: [32] } share_expert_net { hidden_units: [32] } }
+    task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } metrics { auc {} } }
+    task_towers { tower_name: "cvr" label_name: "buy" losses { binary_cross_entropy {} } metrics { auc {} } }
+  }
+MODEL
+"$TZREC" train_eval --pipeline_config_path "$PLE_CONFIG" --model_dir "$WORK/ple" --edit_config_json "$EDIT" \
+  2> "$WORK/ple.log" || { cat "$WORK/ple.log"; fail "ple train_eval"; }
+result=$(tail -1 "$WORK/ple/train_eval_result_v2.txt")
+ple_ctr=$(metric auc_ctr)
+ple_cvr=$(metric auc_cvr)
+echo "ple: auc_ctr $ple_ctr auc_cvr $ple_cvr"
+/usr/bin/python3 -c "import sys; sys.exit(0 if $ple_ctr >= 0.68 and $ple_cvr >= 0.85 else 1)" \
+  || { cat "$WORK/ple.log"; fail "ple AUCs $ple_ctr / $ple_cvr below 0.68 / 0.85"; }
 echo "OK"
