@@ -13,6 +13,7 @@
 namespace tzrec::models {
 namespace {
 
+using testing::child;
 using testing::error_of;
 using testing::make_kjt;
 using testing::parse_config;
@@ -51,15 +52,6 @@ sparse::Batch batch_of(int64_t rows) {
   batch.labels["buy"] = torch::tensor(buy);
   batch.sparse_features = make_kjt({"u", "i"}, {u, i});
   return batch;
-}
-
-template <class M>
-std::shared_ptr<M> child(torch::nn::Module& m, const std::string& name) {
-  for (const auto& item : m.named_modules()) {
-    if (item.key() == name) return std::dynamic_pointer_cast<M>(item.value());
-  }
-  ADD_FAILURE() << "no module " << name;
-  return nullptr;
 }
 
 torch::Tensor linear(torch::nn::Module& m, const std::string& name, const torch::Tensor& x) {

@@ -18,6 +18,7 @@ namespace tzrec::models {
 namespace {
 
 using testing::make_kjt;
+using testing::child;
 using testing::error_of;
 using testing::parse_config;
 
@@ -60,14 +61,6 @@ sparse::Batch batch_of(const std::vector<float>& clk, const std::vector<float>& 
   return batch;
 }
 
-std::shared_ptr<torch::nn::Module> child(torch::nn::Module& m, const std::string& name) {
-  for (const auto& item : m.named_modules()) {
-    if (item.key() == name) return item.value();
-  }
-  ADD_FAILURE() << "no module " << name;
-  return nullptr;
-}
-
 TEST(MMoEModel, PredictionsPerTowerFollowTheModules) {
   auto model = make(config_text("", "losses { l2_loss {} }"));
   auto batch = batch_of({1, 0, 0, 1, 1}, {0.5, 0, 0, 2, 1});
@@ -78,9 +71,9 @@ TEST(MMoEModel, PredictionsPerTowerFollowTheModules) {
   EXPECT_TRUE(torch::allclose(pred.at("probs_ctr"), torch::sigmoid(pred.at("logits_ctr"))));
   // The same forward through the submodules: first group → mmoe → _task_tower.<t>.
   torch::Tensor all = model->embedding_group()->forward(batch).at("all");
-  auto mmoe = std::dynamic_pointer_cast<nn::MMoEImpl>(child(*model, "mmoe"));
-  auto ctr = std::dynamic_pointer_cast<nn::TaskTowerImpl>(child(*model, "_task_tower.0"));
-  auto cvr = std::dynamic_pointer_cast<nn::TaskTowerImpl>(child(*model, "_task_tower.1"));
+  auto mmoe = child<nn::MMoEImpl>(*model, "mmoe");
+  auto ctr = child<nn::TaskTowerImpl>(*model, "_task_tower.0");
+  auto cvr = child<nn::TaskTowerImpl>(*model, "_task_tower.1");
   ASSERT_TRUE(mmoe && ctr && cvr);
   auto inputs = mmoe->forward(all);
   EXPECT_TRUE(torch::allclose(pred.at("logits_ctr"), ctr->forward(inputs[0]).squeeze(1)));

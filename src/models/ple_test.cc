@@ -13,6 +13,7 @@
 namespace tzrec::models {
 namespace {
 
+using testing::child;
 using testing::error_of;
 using testing::make_kjt;
 using testing::parse_config;
@@ -37,15 +38,6 @@ const char kTwoLayers[] = R"(
                         task_expert_net { hidden_units: [6] } share_expert_net { hidden_units: [6] } }
   extraction_networks { network_name: "l1" expert_num_per_task: 1 share_num: 2
                         task_expert_net { hidden_units: [4] } share_expert_net { hidden_units: [4] } })";
-
-template <class M>
-std::shared_ptr<M> child(torch::nn::Module& m, const std::string& name) {
-  for (const auto& item : m.named_modules()) {
-    if (item.key() == name) return std::dynamic_pointer_cast<M>(item.value());
-  }
-  ADD_FAILURE() << "no module " << name;
-  return nullptr;
-}
 
 TEST(PLEModel, ForwardMatchesItsSubmodules) {
   auto model = create_model(parse_config(config_text(kTwoLayers)), features());

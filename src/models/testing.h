@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,17 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The submodule of `m` named `name` (e.g. "_task_tower.0") as M; nullptr (and a test failure)
+// when there is none or it is not an M.
+template <class M>
+std::shared_ptr<M> child(torch::nn::Module& m, const std::string& name) {
+  for (const auto& item : m.named_modules()) {
+    if (item.key() == name) return std::dynamic_pointer_cast<M>(item.value());
+  }
+  ADD_FAILURE() << "no module " << name;
+  return nullptr;
 }
 
 inline std::vector<std::string> keys_of(const std::vector<std::pair<std::string, torch::Tensor>>& params) {

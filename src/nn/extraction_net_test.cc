@@ -10,12 +10,7 @@ namespace tzrec::nn {
 namespace {
 
 using testing::names;
-
-MLPOptions relu_mlp(std::vector<int64_t> units) {
-  MLPOptions o;
-  o.hidden_units = std::move(units);
-  return o;
-}
+using testing::relu_mlp;
 
 torch::Tensor gate(const torch::OrderedDict<std::string, torch::Tensor>& p, const std::string& name,
                    const torch::Tensor& selector, const std::vector<torch::Tensor>& experts) {

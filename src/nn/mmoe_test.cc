@@ -11,12 +11,7 @@ namespace tzrec::nn {
 namespace {
 
 using testing::names;
-
-MLPOptions relu_mlp(std::vector<int64_t> units) {
-  MLPOptions o;
-  o.hidden_units = std::move(units);
-  return o;
-}
+using testing::relu_mlp;
 
 // relu(x W0ᵀ + b0) ... for an MLP of plain ReLU layers, from its parameters.
 torch::Tensor plain_mlp(const torch::nn::Module& m, const std::string& prefix, int layers, torch::Tensor x) {

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "nn/mlp.h"
 
 namespace tzrec::nn::testing {
 
@@ -13,6 +16,13 @@ inline std::vector<std::string> names(const torch::OrderedDict<std::string, torc
   std::vector<std::string> out;
   for (const auto& item : d) out.push_back(item.key());
   return out;
+}
+
+// MLP options of plain ReLU layers of these widths.
+inline MLPOptions relu_mlp(std::vector<int64_t> units) {
+  MLPOptions o;
+  o.hidden_units = std::move(units);
+  return o;
 }
 
 }  // namespace tzrec::nn::testing
