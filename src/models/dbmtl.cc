@@ -16,10 +16,7 @@ DBMTL::DBMTL(const protos::ModelConfig& model_config, const std::vector<feature:
   const std::string path = "model_config.dbmtl";
   if (cfg.has_mask_net()) throw NotSupportedError(path + ".mask_net");
   init_input(features);
-  if (model_config_.feature_groups_size() == 0) {
-    throw ConfigError("model_config.feature_groups: DBMTL needs a feature group (it uses the first one)");
-  }
-  group_ = model_config_.feature_groups(0).group_name();
+  group_ = first_group("DBMTL");
   int64_t feature_in = embedding_group_->group_total_dim(group_);
   if (cfg.has_bottom_mlp()) {
     bottom_mlp_ = register_module("bottom_mlp", nn::MLP(feature_in, to_mlp_options(cfg.bottom_mlp()),

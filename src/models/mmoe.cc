@@ -13,24 +13,13 @@ MMoE::MMoE(const protos::ModelConfig& model_config, const std::vector<feature::F
   const protos::MMoE& cfg = model_config_.mmoe();
   const std::string path = "model_config.mmoe";
   init_input(features);
-  if (model_config_.feature_groups_size() == 0) {
-    throw ConfigError("model_config.feature_groups: MMoE needs a feature group (it uses the first one)");
-  }
-  group_ = model_config_.feature_groups(0).group_name();
+  group_ = first_group("MMoE");
   if (!cfg.has_expert_mlp()) throw ConfigError(path + ".expert_mlp: required");
   std::optional<nn::MLPOptions> gate;
   if (cfg.has_gate_mlp()) gate = to_mlp_options(cfg.gate_mlp());
   mmoe_ = register_module("mmoe", nn::MMoE(embedding_group_->group_total_dim(group_), to_mlp_options(cfg.expert_mlp()),
                                            cfg.num_expert(), static_cast<int64_t>(tasks_.size()), gate, path));
-  auto towers = register_module("_task_tower", torch::nn::ModuleList());
-  for (int i = 0; i < cfg.task_towers_size(); ++i) {
-    const protos::TaskTower& tower = cfg.task_towers(i);
-    std::optional<nn::MLPOptions> mlp;
-    if (tower.has_mlp()) mlp = to_mlp_options(tower.mlp());
-    towers_.emplace_back(mmoe_->output_dim(), static_cast<int64_t>(tower.num_class()), mlp,
-                         tasks_[static_cast<size_t>(i)].path);
-    towers->push_back(towers_.back());
-  }
+  towers_ = register_task_towers(cfg.task_towers(), std::vector<int64_t>(tasks_.size(), mmoe_->output_dim()));
 }
 
 TensorMap MMoE::predict_impl(const sparse::Batch& batch) {

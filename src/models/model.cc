@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include "base/error.h"
@@ -87,6 +88,28 @@ std::map<std::string, torch::Tensor> Model::build_input(const sparse::Batch& bat
     feature_p_losses_[group + "_feature_p_loss"] = penalty;
   }
   return grouped;
+}
+
+std::string Model::first_group(const std::string& model_name) const {
+  if (model_config_.feature_groups_size() == 0) {
+    throw ConfigError(
+        fmt::format("model_config.feature_groups: {} needs a feature group (it uses the first one)", model_name));
+  }
+  return model_config_.feature_groups(0).group_name();
+}
+
+std::vector<nn::TaskTower> Model::register_task_towers(
+    const google::protobuf::RepeatedPtrField<protos::TaskTower>& towers, const std::vector<int64_t>& in_dims) {
+  auto list = register_module("_task_tower", torch::nn::ModuleList());
+  std::vector<nn::TaskTower> out;
+  for (int i = 0; i < towers.size(); ++i) {
+    std::optional<nn::MLPOptions> mlp;
+    if (towers[i].has_mlp()) mlp = to_mlp_options(towers[i].mlp());
+    out.emplace_back(in_dims.at(static_cast<size_t>(i)), static_cast<int64_t>(towers[i].num_class()), mlp,
+                     tasks_.at(static_cast<size_t>(i)).path);
+    list->push_back(out.back());
+  }
+  return out;
 }
 
 void Model::require_group(const std::string& model_name, const std::string& group) const {

@@ -58,6 +58,7 @@
 #include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
 #include "models/model_tasks.h"
+#include "nn/task_tower.h"
 #include "nn/variational_dropout.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/model.pb.h"
@@ -154,6 +155,12 @@ class Model : public torch::nn::Module {
   //
   // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'".
   void require_group(const std::string& model_name, const std::string& group) const;
+  // Multi-task models: the first feature group (ConfigError naming `model_name` when there is none).
+  std::string first_group(const std::string& model_name) const;
+  // Multi-task models: one nn::TaskTower per task (tasks_[t].path for errors) on an input of
+  // in_dims[t], registered as submodule "_task_tower" (a ModuleList, as tzrec's MMoE and PLE).
+  std::vector<nn::TaskTower> register_task_towers(const google::protobuf::RepeatedPtrField<protos::TaskTower>& towers,
+                                                  const std::vector<int64_t>& in_dims);
   // The embedding group's outputs (group → [B, group_total_dim]) after the group variational
   // dropouts; models read their inputs through this. Keeps each dropout's penalty for loss().
   std::map<std::string, torch::Tensor> build_input(const sparse::Batch& batch);

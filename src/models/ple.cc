@@ -1,7 +1,5 @@
 #include "models/ple.h"
 
-#include <optional>
-
 #include "base/error.h"
 #include "models/config_convert.h"
 
@@ -12,13 +10,10 @@ PLE::PLE(const protos::ModelConfig& model_config, const std::vector<feature::Fea
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::PLE& cfg = model_config_.ple();
   init_input(features);
-  if (model_config_.feature_groups_size() == 0) {
-    throw ConfigError("model_config.feature_groups: PLE needs a feature group (it uses the first one)");
-  }
+  group_ = first_group("PLE");
   if (cfg.extraction_networks_size() == 0) {
     throw ConfigError("model_config.ple.extraction_networks: needs at least one extraction network");
   }
-  group_ = model_config_.feature_groups(0).group_name();
   const int64_t feature_in = embedding_group_->group_total_dim(group_);
   std::vector<int64_t> task_dims(tasks_.size(), feature_in);
   int64_t shared_dim = feature_in;
@@ -34,15 +29,7 @@ PLE::PLE(const protos::ModelConfig& model_config, const std::vector<feature::Fea
     task_dims.assign(tasks_.size(), layers_.back()->output_dim());
     shared_dim = layers_.back()->output_dim();
   }
-  auto towers = register_module("_task_tower", torch::nn::ModuleList());
-  for (int i = 0; i < cfg.task_towers_size(); ++i) {
-    const protos::TaskTower& tower = cfg.task_towers(i);
-    std::optional<nn::MLPOptions> mlp;
-    if (tower.has_mlp()) mlp = to_mlp_options(tower.mlp());
-    towers_.emplace_back(task_dims[static_cast<size_t>(i)], static_cast<int64_t>(tower.num_class()), mlp,
-                         tasks_[static_cast<size_t>(i)].path);
-    towers->push_back(towers_.back());
-  }
+  towers_ = register_task_towers(cfg.task_towers(), task_dims);
 }
 
 TensorMap PLE::predict_impl(const sparse::Batch& batch) {
