@@ -10,30 +10,32 @@
 namespace tzrec::models {
 namespace {
 
-void warn_fp16_emulated_once() {
+void warn_fp16_emulated_once(const std::string& field) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
   log::warning(
-      "train_config.mixed_precision: FP16 on the CPU is emulated: the dense layers' GEMM inputs, "
+      "{}: FP16 on the CPU is emulated: the dense layers' GEMM inputs, "
       "outputs and gradients are rounded to fp16 (overflow to inf like a GPU, handled by "
       "train_config.grad_scaler) while the arithmetic stays fp32, so it is slower than fp32; "
-      "\"BF16\" is the fast mixed precision on CPUs");
+      "\"BF16\" is the fast mixed precision on CPUs", field);
 }
 
 }  // namespace
 
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config) {
-  const std::string& value = config.train_config().mixed_precision();
+  return mixed_precision_dtype(config.train_config().mixed_precision(), "train_config.mixed_precision");
+}
+
+std::optional<c10::ScalarType> mixed_precision_dtype(const std::string& value, const std::string& field) {
   if (value.empty()) return std::nullopt;
   if (value == "BF16") return c10::ScalarType::BFloat16;
   if (value == "FP16") {
-    if (!at::hasCUDA()) warn_fp16_emulated_once();
+    if (!at::hasCUDA()) warn_fp16_emulated_once(field);
     return c10::ScalarType::Half;
   }
   throw ConfigError(fmt::format(
-      "train_config.mixed_precision: '{}' is not a precision; use \"BF16\" or \"FP16\", or leave "
-      "it empty for fp32",
-      value));
+      "{}: '{}' is not a precision; use \"BF16\" or \"FP16\", or leave it empty for fp32",
+      field, value));
 }
 
 }  // namespace tzrec::models

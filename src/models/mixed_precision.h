@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include <c10/core/ScalarType.h>
 
@@ -14,5 +15,8 @@ namespace tzrec::models {
 // nn/fp16_emulation.h, trained with train_config.grad_scaler). Anything else → tzrec::ConfigError
 // naming the field. "FP16" on a machine without CUDA logs, once per process, that it is emulated.
 std::optional<c10::ScalarType> mixed_precision_dtype(const protos::EasyRecConfig& config);
+// The same for a precision string read from config field `field` (e.g.
+// "export_config.mixed_precision"), which the messages name.
+std::optional<c10::ScalarType> mixed_precision_dtype(const std::string& value, const std::string& field);
 
 }  // namespace tzrec::models

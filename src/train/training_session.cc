@@ -240,7 +240,7 @@ std::unique_ptr<optim::EmaSwapGuard> TrainingSession::swap_in_ema(bool enabled) 
   return std::make_unique<optim::EmaSwapGuard>(enabled ? ema_.get() : nullptr);
 }
 
-void TrainingSession::load_ema_weights(const CheckpointData& checkpoint) {
+void TrainingSession::load_ema_weights(const CheckpointData& checkpoint, const std::string& setting) {
   const std::string prefix = std::string(kDensePrefix) + kEmaPrefix;
   std::vector<std::pair<std::string, torch::Tensor>> targets;
   for (const auto& [name, tensor] : model_->dense_parameters()) {
@@ -250,8 +250,8 @@ void TrainingSession::load_ema_weights(const CheckpointData& checkpoint) {
     if (checkpoint.optimizer.count(key) == 0) {
       throw CheckpointError(fmt::format(
           "checkpoint step {} has no dense EMA weight '{}' (it was trained without "
-          "train_config.dense_optimizer.ema); set eval_config.use_dense_ema: false",
-          checkpoint.step, key));
+          "train_config.dense_optimizer.ema); set {}: false",
+          checkpoint.step, key, setting));
     }
   }
   std::map<std::string, torch::Tensor> values;

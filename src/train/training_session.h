@@ -144,8 +144,10 @@ class TrainingSession {
   std::unique_ptr<optim::EmaSwapGuard> swap_in_ema(bool enabled);
   // For a session restored from a checkpoint (e.g. `tzrec eval`): overwrites the dense parameters
   // with the checkpoint's "dense.ema.<param>" tensors. CheckpointError naming the first missing key
-  // when the checkpoint has no EMA state (trained without dense_optimizer.ema).
-  void load_ema_weights(const CheckpointData& checkpoint);
+  // when the checkpoint has no EMA state (trained without dense_optimizer.ema); the message tells
+  // the user to turn `setting` off.
+  void load_ema_weights(const CheckpointData& checkpoint,
+                        const std::string& setting = "eval_config.use_dense_ema");
 
  private:
   protos::EasyRecConfig config_;

@@ -1,0 +1,50 @@
+#include <sstream>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "cli/commands.h"
+#include "export/exporter.h"
+
+namespace tzrec::cli {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+Action add_export_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Export a checkpoint as a model package for predict");
+  auto options = std::make_shared<exporting::ExportOptions>();
+  auto assets = std::make_shared<std::string>();
+  auto item_input_path = std::make_shared<std::string>();
+  cmd->add_option("--pipeline_config_path", options->pipeline_config_path,
+                  "pipeline config (.config text format or .json)")->required();
+  cmd->add_option("--checkpoint_path", options->checkpoint_path,
+                  "checkpoint dir (model_dir/model.ckpt-N) or a model_dir; default: latest in model_dir "
+                  "(best with export_config.exporter_type \"best\")");
+  cmd->add_option("--export_dir", options->export_dir, "directory to create (must not exist)")->required();
+  cmd->add_option("--asset_files", *assets, "comma-separated files copied into export_dir");
+  cmd->add_option("--additional_export_config", options->additional_export_config,
+                  "JSON object merged into model_acc.json");
+  cmd->add_option("--item_input_path", *item_input_path, "match models: item data for the item tower");
+  cmd->allow_extras();
+  return [cmd, options, assets, item_input_path]() {
+    for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);
+    if (!item_input_path->empty()) {
+      throw NotSupportedError("--item_input_path (export of match models' item towers)");
+    }
+    options->asset_files = split_commas(*assets);
+    exporting::export_model(*options);
+    return 0;
+  };
+}
+
+}  // namespace tzrec::cli

@@ -1,0 +1,30 @@
+// The export directory `tzrec export` writes and `tzrec predict --scripted_model_path` reads:
+//
+//   export_dir/
+//     pipeline.config    the pipeline config of the model (text format)
+//     model.safetensors  the model's parameters and buffers by state-dict name (as in a
+//                        checkpoint's model.safetensors); dense parameters hold the EMA weights
+//                        when the export used them; embedding tables stored as QUANT_EMB chose
+//                        (export/embedding_quantization.h)
+//     model_acc.json     {"SPARSE_INT64": "1", "QUANT_EMB": "<FP32|FP16|INT8>", plus the export
+//                        switches set in the environment}, as TorchEasyRec writes it
+//     version            tzrec version + newline
+//     <asset files>      copied from --asset_files
+//
+// model.safetensors' "__metadata__": "format" = "tzrec-cpp export", "format_version" = "1",
+// "step" and "checkpoint" (where the weights came from), "use_dense_ema" ("true" / "false"),
+// "quant_emb", "tables" (JSON array of the state-dict names stored as tables).
+//
+// This is the engine's own model package: parameters plus the config that rebuilds the model.
+// TorchEasyRec's TorchScript / AOTInductor packages (scripted_model.pt, aoti/) are not written.
+#pragma once
+
+namespace tzrec::exporting {
+
+inline constexpr const char* kExportWeightsFile = "model.safetensors";
+inline constexpr const char* kExportConfigFile = "pipeline.config";
+inline constexpr const char* kModelAccFile = "model_acc.json";
+inline constexpr const char* kExportFormat = "tzrec-cpp export";
+inline constexpr const char* kExportFormatVersion = "1";
+
+}  // namespace tzrec::exporting

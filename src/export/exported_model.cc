@@ -1,0 +1,90 @@
+#include "export/exported_model.h"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "export/export_dir.h"
+#include "models/mixed_precision.h"
+#include "train/checkpoint.h"
+#include "train/run_config.h"
+#include "train/safetensors.h"
+
+namespace fs = std::filesystem;
+
+namespace tzrec::exporting {
+namespace {
+
+std::string metadata_value(const train::SafetensorsFile& file, const std::string& key, const std::string& path) {
+  auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) {
+    throw CheckpointError(fmt::format("{} has no \"{}\" in its __metadata__; it was not written by `tzrec export`: "
+                                      "export the model again", path, key));
+  }
+  return it->second;
+}
+
+}  // namespace
+
+ExportedModel load_exported_model(const std::string& dir) {
+  const fs::path root(dir);
+  const fs::path weights_path = root / kExportWeightsFile;
+  const fs::path config_path = root / kExportConfigFile;
+  if (!fs::is_directory(root) || !fs::is_regular_file(weights_path) || !fs::is_regular_file(config_path)) {
+    const bool torchscript = fs::is_regular_file(root / "scripted_model.pt");
+    throw UsageError(fmt::format(
+        "--scripted_model_path {} is not an export directory of this engine (it needs {} and {}){}; create one "
+        "with `tzrec export --pipeline_config_path ... --export_dir {}`",
+        dir, kExportConfigFile, kExportWeightsFile,
+        torchscript ? "; TorchScript packages (scripted_model.pt) are not supported yet" : "", dir));
+  }
+  ExportedModel out;
+  out.config = train::load_run_config(config_path.string(), {});
+  auto file = train::load_safetensors(weights_path.string());
+  const std::string path = weights_path.string();
+  if (metadata_value(file, "format", path) != kExportFormat ||
+      metadata_value(file, "format_version", path) != kExportFormatVersion) {
+    throw CheckpointError(fmt::format("{}: format \"{}\" version \"{}\" is not \"{}\" version {}; export the model "
+                                      "again with this tzrec",
+                                      path, file.metadata["format"], file.metadata["format_version"], kExportFormat,
+                                      kExportFormatVersion));
+  }
+  out.quant = parse_quant_emb(metadata_value(file, "quant_emb", path).c_str());
+  out.step = std::stoll(metadata_value(file, "step", path));
+  out.use_dense_ema = metadata_value(file, "use_dense_ema", path) == "true";
+  std::set<std::string> tables;
+  try {
+    for (const auto& name : nlohmann::json::parse(metadata_value(file, "tables", path))) tables.insert(name.get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("{}: __metadata__ \"tables\" is not a JSON array of names ({}); export the "
+                                      "model again", path, e.what()));
+  }
+
+  out.session = std::make_unique<train::TrainingSession>(out.config, /*with_optimizers=*/false);
+  auto params = out.session->model_tensors();
+  std::map<std::string, torch::Tensor> stored;
+  for (const auto& [name, param] : params) {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end()) continue;  // restore_tensors names the missing one
+    if (tables.count(name) == 0) {
+      stored.emplace(name, it->second);
+      continue;
+    }
+    stored.emplace(name, dequantize_table(it->second, out.quant, param.size(1), name).to(param.scalar_type()));
+  }
+  for (const auto& [name, tensor] : file.tensors) {
+    if (stored.count(name) == 0) stored.emplace(name, tensor);  // an extra tensor: restore_tensors refuses it
+  }
+  train::restore_tensors(stored, params, "exported model");
+
+  auto& model = out.session->model();
+  model.set_mixed_precision(
+      models::mixed_precision_dtype(out.config.export_config().mixed_precision(), "export_config.mixed_precision"));
+  model.eval();
+  return out;
+}
+
+}  // namespace tzrec::exporting

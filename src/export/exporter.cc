@@ -1,0 +1,207 @@
+#include "export/exporter.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/version.h"
+#include "config/pipeline_config.h"
+#include "export/embedding_quantization.h"
+#include "export/export_dir.h"
+#include "train/checkpoint.h"
+#include "train/checkpoint_policy.h"
+#include "train/run_config.h"
+#include "train/safetensors.h"
+#include "train/training_session.h"
+
+namespace fs = std::filesystem;
+
+namespace tzrec::exporting {
+namespace {
+
+constexpr const char* kTrainEvalResultFile = "train_eval_result_v2.txt";
+
+// TorchEasyRec export switches this engine does not implement; set to anything but "" / "0" they
+// are refused rather than ignored.
+const std::map<std::string, std::string>& unsupported_switches() {
+  static const std::map<std::string, std::string> switches = {
+      {"ENABLE_AOT", "AOTInductor export"},
+      {"UNIFIED_AOT", "AOTInductor export"},
+      {"ENABLE_TRT", "TensorRT export"},
+      {"INPUT_TILE", "input tiling of user features"},
+      {"USE_DISTRIBUTED_EMBEDDING", "distributed-embedding export"},
+      {"USE_RTP", "RTP export"},
+      {"QUANT_EC_EMB", "quantized sequence embedding collections"},
+  };
+  return switches;
+}
+
+void check_export_switches() {
+  for (const auto& [name, what] : unsupported_switches()) {
+    const char* value = std::getenv(name.c_str());
+    if (value != nullptr && std::string(value) != "" && std::string(value) != "0") {
+      throw NotSupportedError(fmt::format("{}={} ({}); unset it to export the model package", name, value, what));
+    }
+  }
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw IoError("cannot write " + path.string());
+  out << text;
+  if (!out) throw IoError("write failed: " + path.string());
+}
+
+// Asset file → its name in the export dir; UsageError for a missing file or a name used twice.
+std::vector<std::pair<fs::path, std::string>> plan_assets(const std::vector<std::string>& assets) {
+  std::vector<std::pair<fs::path, std::string>> out;
+  std::set<std::string> names = {kExportWeightsFile, kExportConfigFile, kModelAccFile, "version"};
+  for (const auto& asset : assets) {
+    if (asset.empty()) continue;
+    if (!fs::is_regular_file(asset)) {
+      throw UsageError(fmt::format("--asset_files: {} is not a readable file; check the path", asset));
+    }
+    const std::string name = fs::path(asset).filename().string();
+    if (!names.insert(name).second) {
+      throw UsageError(fmt::format(
+          "--asset_files: {} would be copied to export_dir/{}, which another file of the export already "
+          "uses; rename the asset", asset, name));
+    }
+    out.emplace_back(asset, name);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool use_dense_ema_for_export(const protos::EasyRecConfig& config) {
+  if (config.export_config().has_use_dense_ema()) return config.export_config().use_dense_ema();
+  return config.train_config().dense_optimizer().has_ema();
+}
+
+std::pair<std::string, int64_t> checkpoint_to_export(const protos::EasyRecConfig& config,
+                                                     const std::string& checkpoint_path) {
+  const auto& ec = config.export_config();
+  if (ec.exporter_type() != "latest" && ec.exporter_type() != "best") {
+    throw ConfigError(fmt::format("export_config.exporter_type: \"{}\" is not an exporter; use \"latest\" or \"best\"",
+                                  ec.exporter_type()));
+  }
+  if (!checkpoint_path.empty()) {
+    auto found = train::latest_checkpoint(checkpoint_path);
+    if (!found) {
+      throw CheckpointError(fmt::format("--checkpoint_path {}: no checkpoint there; pass model_dir/model.ckpt-N or a "
+                                        "model_dir holding checkpoints", checkpoint_path));
+    }
+    return *found;
+  }
+  const std::string& model_dir = config.model_dir();
+  const auto all = train::list_checkpoints(model_dir);
+  if (ec.exporter_type() == "best" && !all.empty()) {
+    std::vector<int64_t> steps;
+    for (const auto& [dir, step] : all) steps.push_back(step);
+    const auto best = train::best_checkpoint_step((fs::path(model_dir) / kTrainEvalResultFile).string(),
+                                                  ec.best_exporter_metric(), ec.metric_larger_is_better(), steps);
+    if (best) {
+      for (const auto& entry : all) {
+        if (entry.second == *best) return entry;
+      }
+    }
+    log::warning("export_config.exporter_type \"best\": no checkpoint of {} has \"{}\" in {}; exporting the latest",
+                 model_dir, ec.best_exporter_metric(), kTrainEvalResultFile);
+  }
+  auto latest = train::latest_checkpoint(model_dir);
+  if (!latest) {
+    throw CheckpointError(fmt::format("no checkpoint found in model_dir {}; train first or pass --checkpoint_path",
+                                      model_dir));
+  }
+  return *latest;
+}
+
+std::string export_model(const ExportOptions& options) {
+  if (const char* rank = std::getenv("RANK"); rank != nullptr && std::string(rank) != "0") {
+    log::info("export runs on rank 0 only; rank {} has nothing to do", rank);
+    return "";
+  }
+  if (options.export_dir.empty()) throw UsageError("--export_dir is required");
+  if (fs::exists(options.export_dir)) {
+    throw UsageError(fmt::format("--export_dir {} already exists; remove it or choose another directory",
+                                 options.export_dir));
+  }
+  auto config = train::load_run_config(options.pipeline_config_path, {});
+  check_export_switches();
+  const EmbeddingQuant quant = quant_emb_from_environment();
+  const auto assets = plan_assets(options.asset_files);
+  nlohmann::ordered_json acc;
+  acc["SPARSE_INT64"] = "1";
+  acc["QUANT_EMB"] = quant_name(quant);
+  if (!options.additional_export_config.empty()) {
+    nlohmann::ordered_json extra;
+    try {
+      extra = nlohmann::ordered_json::parse(options.additional_export_config);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(fmt::format("--additional_export_config is not valid JSON ({}); pass an object such as "
+                                   "'{{\"key\": \"value\"}}'", e.what()));
+    }
+    if (!extra.is_object()) throw UsageError("--additional_export_config must be a JSON object");
+    for (const auto& [key, value] : extra.items()) acc[key] = value;
+  }
+  train::setup_runtime();
+
+  const auto [ckpt_dir, step] = checkpoint_to_export(config, options.checkpoint_path);
+  const bool use_ema = use_dense_ema_for_export(config);
+  log::info("exporting {} (step {}){}, embedding tables {}", ckpt_dir, step, use_ema ? " with the dense EMA weights" : "",
+            quant_name(quant));
+  train::TrainingSession session(config, /*with_optimizers=*/false);
+  const auto checkpoint = train::load_checkpoint(ckpt_dir);
+  session.restore(checkpoint, /*restore_optimizer=*/false);
+  if (use_ema) session.load_ema_weights(checkpoint, "export_config.use_dense_ema");
+
+  std::set<std::string> table_names;
+  for (const auto& table : session.model().embedding_group()->tables()) {
+    table_names.insert("embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table.name));
+  }
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& [name, tensor] : session.model_tensors()) {
+    tensors.emplace(name, table_names.count(name) ? quantize_table(tensor, quant) : tensor.detach());
+  }
+  const std::map<std::string, std::string> metadata = {
+      {"format", kExportFormat},
+      {"format_version", kExportFormatVersion},
+      {"step", std::to_string(step)},
+      {"checkpoint", fs::absolute(ckpt_dir).lexically_normal().string()},
+      {"use_dense_ema", use_ema ? "true" : "false"},
+      {"quant_emb", quant_name(quant)},
+      {"tables", nlohmann::json(std::vector<std::string>(table_names.begin(), table_names.end())).dump()},
+  };
+
+  const fs::path final_dir = fs::path(options.export_dir).lexically_normal();
+  const fs::path staging = final_dir.parent_path() /
+                           fmt::format(".{}.tmp-{}", final_dir.filename().string(), ::getpid());
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  train::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
+  config::save_pipeline_config(config, (staging / kExportConfigFile).string());
+  write_text(staging / kModelAccFile, acc.dump(2) + "\n");
+  write_text(staging / "version", std::string(kVersion) + "\n");
+  for (const auto& [from, name] : assets) fs::copy_file(from, staging / name);
+  std::error_code ec;
+  fs::rename(staging, final_dir, ec);
+  if (ec) {
+    fs::remove_all(staging);
+    throw IoError(fmt::format("cannot create export_dir {}: {}", final_dir.string(), ec.message()));
+  }
+  log::info("exported to {}", final_dir.string());
+  return ckpt_dir;
+}
+
+}  // namespace tzrec::exporting
