@@ -29,7 +29,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(1);
   std::vector<Action> actions = {add_train_eval_command(app), add_eval_command(app),
-                                 add_export_command(app),
+                                 add_export_command(app), add_predict_command(app),
                                  add_check_config_command(app), add_gen_data_command(app),
                                  add_list_checkpoint_params_command(app),
                                  add_parquet_meta_command(app), add_parquet_cat_command(app),

@@ -12,6 +12,7 @@ using Action = std::function<int()>;
 Action add_train_eval_command(CLI::App& app);
 Action add_eval_command(CLI::App& app);
 Action add_export_command(CLI::App& app);
+Action add_predict_command(CLI::App& app);
 Action add_check_config_command(CLI::App& app);
 Action add_gen_data_command(CLI::App& app);
 Action add_list_checkpoint_params_command(CLI::App& app);

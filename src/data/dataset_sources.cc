@@ -25,38 +25,6 @@ std::string printable_delimiter(const std::string& d) {
   return out;
 }
 
-CsvOptions csv_options(const protos::DataConfig& dc) {
-  CsvOptions o;
-  if (dc.delimiter().size() != 1) {
-    throw ConfigError(fmt::format(
-        "data_config.delimiter: must be exactly one character (byte), got \"{}\" ({} bytes); "
-        "e.g. \",\", \"\\t\" or \"\\x01\"",
-        printable_delimiter(dc.delimiter()), dc.delimiter().size()));
-  }
-  o.delimiter = dc.delimiter()[0];
-  o.with_header = dc.with_header();
-  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
-    // "name:TYPE;name:TYPE;" — only the names matter for CSV text.
-    size_t start = 0;
-    const std::string& s = dc.input_fields_str();
-    while (start < s.size()) {
-      size_t semi = s.find(';', start);
-      if (semi == std::string::npos) semi = s.size();
-      const std::string item = trim(s.substr(start, semi - start));
-      start = semi + 1;
-      if (item.empty()) continue;
-      const std::string name = trim(item.substr(0, item.find(':')));
-      if (name.empty()) {
-        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
-      }
-      o.input_fields.push_back(name);
-    }
-  } else {
-    for (const auto& f : dc.input_fields()) o.input_fields.push_back(f.input_name());
-  }
-  return o;
-}
-
 DatasetSources csv_sources(const protos::DataConfig& dc, std::vector<std::string> files,
                            const std::vector<std::string>& columns, const BatchOptions& batch,
                            const ReadPosition* resume, int rank, int world_size,
@@ -122,6 +90,38 @@ DatasetSources parquet_sources(const protos::DataConfig& dc, std::vector<std::st
 }
 
 }  // namespace
+
+CsvOptions csv_options(const protos::DataConfig& dc) {
+  CsvOptions o;
+  if (dc.delimiter().size() != 1) {
+    throw ConfigError(fmt::format(
+        "data_config.delimiter: must be exactly one character (byte), got \"{}\" ({} bytes); "
+        "e.g. \",\", \"\\t\" or \"\\x01\"",
+        printable_delimiter(dc.delimiter()), dc.delimiter().size()));
+  }
+  o.delimiter = dc.delimiter()[0];
+  o.with_header = dc.with_header();
+  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
+    // "name:TYPE;name:TYPE;" — only the names matter for CSV text.
+    size_t start = 0;
+    const std::string& s = dc.input_fields_str();
+    while (start < s.size()) {
+      size_t semi = s.find(';', start);
+      if (semi == std::string::npos) semi = s.size();
+      const std::string item = trim(s.substr(start, semi - start));
+      start = semi + 1;
+      if (item.empty()) continue;
+      const std::string name = trim(item.substr(0, item.find(':')));
+      if (name.empty()) {
+        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
+      }
+      o.input_fields.push_back(name);
+    }
+  } else {
+    for (const auto& f : dc.input_fields()) o.input_fields.push_back(f.input_name());
+  }
+  return o;
+}
 
 DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::string& input_path,
                                     const std::vector<std::string>& columns,

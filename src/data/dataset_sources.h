@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "data/batch_source.h"
+#include "data/csv_reader.h"
 #include "data/read_position.h"
 #include "tzrec/protos/data.pb.h"
 
@@ -38,6 +39,10 @@ struct DatasetSources {
 // Throws DataError for missing files / unmatched globs / unreadable or unusable Parquet files /
 // a resume position written for other inputs, ConfigError / NotSupportedError for unusable
 // data_config settings.
+// The CsvBatchReader options of data_config (delimiter, with_header, input_fields /
+// input_fields_str). Throws ConfigError for a delimiter that is not one byte or an empty name.
+CsvOptions csv_options(const protos::DataConfig& data_config);
+
 DatasetSources make_dataset_sources(const protos::DataConfig& data_config,
                                     const std::string& input_path,
                                     const std::vector<std::string>& columns,

@@ -29,7 +29,7 @@ std::string metadata_value(const train::SafetensorsFile& file, const std::string
 
 }  // namespace
 
-ExportedModel load_exported_model(const std::string& dir) {
+ExportedModel load_exported_model(const std::string& dir, const train::ConfigOverrides& overrides) {
   const fs::path root(dir);
   const fs::path weights_path = root / kExportWeightsFile;
   const fs::path config_path = root / kExportConfigFile;
@@ -42,7 +42,7 @@ ExportedModel load_exported_model(const std::string& dir) {
         torchscript ? "; TorchScript packages (scripted_model.pt) are not supported yet" : "", dir));
   }
   ExportedModel out;
-  out.config = train::load_run_config(config_path.string(), {});
+  out.config = train::load_run_config(config_path.string(), overrides);
   auto file = train::load_safetensors(weights_path.string());
   const std::string path = weights_path.string();
   if (metadata_value(file, "format", path) != kExportFormat ||

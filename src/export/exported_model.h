@@ -6,6 +6,7 @@
 #include <string>
 
 #include "export/embedding_quantization.h"
+#include "train/run_config.h"
 #include "train/training_session.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -24,7 +25,8 @@ struct ExportedModel {
 // export_config.mixed_precision (export-time precision, independent of training's). Errors:
 // UsageError when dir is not an export directory (names what is missing and how it is made);
 // CheckpointError for a weights file of another format or that does not match the model (the
-// tensor and the expected / found shape).
-ExportedModel load_exported_model(const std::string& dir);
+// tensor and the expected / found shape). `overrides` apply to the config as for other commands
+// (e.g. --edit_config_json).
+ExportedModel load_exported_model(const std::string& dir, const train::ConfigOverrides& overrides = {});
 
 }  // namespace tzrec::exporting

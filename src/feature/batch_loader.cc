@@ -1,15 +1,26 @@
 #include "feature/batch_loader.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/logging.h"
 #include "data/dataset_sources.h"
+#include "data/input_files.h"
 #include "data/parallel_loader.h"
+#include "data/reserved_columns.h"
 
 namespace tzrec::feature {
+
+struct ParsedBatch {
+  sparse::Batch batch;
+  data::RecordBatch reserved;
+};
+
 namespace {
 
 void check_supported(const protos::DataConfig& dc, Mode mode) {
-  if (dc.sampler_case() != protos::DataConfig::SAMPLER_NOT_SET) {
+  // Predict runs no sampler (TorchEasyRec ignores it there too).
+  if (dc.sampler_case() != protos::DataConfig::SAMPLER_NOT_SET && mode != Mode::kPredict) {
     const auto* oneof = protos::DataConfig::descriptor()->FindOneofByName("sampler");
     const auto* field = dc.GetReflection()->GetOneofFieldDescriptor(dc, oneof);
     throw NotSupportedError("data_config." + field->name());
@@ -23,28 +34,44 @@ void check_supported(const protos::DataConfig& dc, Mode mode) {
 }  // namespace
 
 BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string& input_path,
-                         Mode mode, const data::ReadPosition* resume, LoaderShard shard) {
+                         Mode mode, const data::ReadPosition* resume, LoaderShard shard,
+                         const std::vector<std::string>& reserved_columns) {
   const auto& dc = config.data_config();
   check_supported(dc, mode);
-  parser_ = std::make_shared<const FeatureParser>(config);
+  parser_ = std::make_shared<const FeatureParser>(config, /*read_labels=*/mode != Mode::kPredict);
 
   const bool eval_size =
-      mode == Mode::kEval && dc.has_eval_batch_size() && dc.eval_batch_size() > 0;
+      mode != Mode::kTrain && dc.has_eval_batch_size() && dc.eval_batch_size() > 0;
   batch_size_ = eval_size ? dc.eval_batch_size() : dc.batch_size();
   data::BatchOptions batch;
   batch.batch_size = batch_size_;
   batch.drop_remainder = mode == Mode::kTrain && dc.drop_remainder();
   batch.min_batch_size = mode == Mode::kTrain ? dc.min_batch_size() : 0;
 
-  auto sources = data::make_dataset_sources(dc, input_path, parser_->input_columns(), batch,
-                                            resume, shard.rank, shard.world_size,
+  // Reserved columns are read with the feature columns (each once), so every RecordBatch holds
+  // both for the same rows.
+  std::vector<std::string> columns = parser_->input_columns();
+  if (!reserved_columns.empty()) {
+    reserved_columns_ = data::resolve_reserved_columns(
+        dc, data::expand_input_path(input_path), reserved_columns, columns);
+    for (const auto& c : reserved_columns_) {
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    }
+  }
+  auto sources = data::make_dataset_sources(dc, input_path, columns, batch, resume, shard.rank,
+                                            shard.world_size,
                                             /*log_worker_changes=*/mode == Mode::kTrain);
   files_ = std::move(sources.files);
   num_workers_ = static_cast<int>(sources.sources.size());
   auto parser = parser_;
-  loader_ = std::make_unique<data::ParallelLoader<sparse::Batch>>(
+  auto reserved = reserved_columns_;
+  loader_ = std::make_unique<data::ParallelLoader<ParsedBatch>>(
       std::move(sources.sources),
-      [parser](const data::RecordBatch& b) { return parser->parse(b); },
+      [parser, reserved](const data::RecordBatch& b) {
+        ParsedBatch out{parser->parse(b), {}};
+        if (!reserved.empty()) out.reserved = data::select_columns(b, reserved);
+        return out;
+      },
       std::move(sources.start), kPrefetchDepth);
 }
 
@@ -53,7 +80,8 @@ BatchLoader::~BatchLoader() = default;
 std::optional<LoadedBatch> BatchLoader::next() {
   auto item = loader_->next();
   if (!item) return std::nullopt;
-  return LoadedBatch{std::move(item->value), std::move(item->position)};
+  return LoadedBatch{std::move(item->value.batch), std::move(item->position),
+                     std::move(item->value.reserved)};
 }
 
 }  // namespace tzrec::feature

@@ -8,9 +8,22 @@
 // takes batches round-robin over workers, skipping exhausted ones, so the order is deterministic
 // for a given num_workers.
 //
-// Batch size: data_config.batch_size in kTrain; eval_batch_size (if set) else batch_size in kEval.
-// The last short batch of each worker is kept, except in kTrain when drop_remainder is set or it
-// has fewer than min_batch_size rows (dropping rows in eval would bias the metrics).
+// Batch size: data_config.batch_size in kTrain; eval_batch_size (if set) else batch_size in kEval
+// and kPredict. The last short batch of each worker is kept, except in kTrain when drop_remainder
+// is set or it has fewer than min_batch_size rows (dropping rows in eval would bias the metrics,
+// in predict it would lose predictions). Only kTrain may shuffle (not supported yet).
+//
+// kPredict: label_fields and sample_weight_fields are neither read nor required (the input may
+// lack them; present ones are ignored); batches have no labels / sample weights. Feature columns
+// are required as in the other modes.
+//
+// Reserved columns (any mode, meant for predict): input columns passed through unchanged with
+// each batch, resolved as data/reserved_columns.h describes (names, "ALL_COLUMNS",
+// "ALL_EFFECTIVE_COLUMNS" = parser().input_columns()). LoadedBatch::reserved holds them for
+// exactly the rows of the batch, in the resolved order: CSV gives StringColumns, Parquet
+// TypedColumns with the file's types. They are read by the same worker, in the same RecordBatch,
+// as the features, so rows stay aligned also when a batch spans files. A column missing from an
+// input file is a DataError naming the column, the file and its columns.
 //
 // Resume: every LoadedBatch carries the data::ReadPosition after it. A loader built with that
 // position and the same num_workers continues with exactly the next batch; with another
@@ -39,12 +52,17 @@ class ParallelLoader;
 
 namespace tzrec::feature {
 
-enum class Mode { kTrain, kEval };
+enum class Mode { kTrain, kEval, kPredict };
 
 struct LoadedBatch {
   sparse::Batch batch;
   data::ReadPosition position;  // position after this batch
+  // The reserved columns of the batch's rows (num_rows() == batch.batch_size); empty (no
+  // columns, no rows) when none were requested.
+  data::RecordBatch reserved;
 };
+
+struct ParsedBatch;  // a worker's result: the parsed batch and its reserved columns
 
 // This process's share of the data in distributed runs (RANK / WORLD_SIZE).
 struct LoaderShard {
@@ -56,10 +74,13 @@ class BatchLoader {
  public:
   static constexpr int kPrefetchDepth = 2;
 
-  // Throws DataError for missing files / unmatched globs / a resume position for other files,
-  // ConfigError / NotSupportedError for unusable data_config or feature settings.
+  // reserved_columns: the request (names and special values) passed through with each batch.
+  // Throws DataError for missing files / unmatched globs / a resume position for other files /
+  // missing reserved columns, ConfigError / NotSupportedError for unusable data_config or
+  // feature settings.
   BatchLoader(const protos::EasyRecConfig& config, const std::string& input_path, Mode mode,
-              const data::ReadPosition* resume = nullptr, LoaderShard shard = {});
+              const data::ReadPosition* resume = nullptr, LoaderShard shard = {},
+              const std::vector<std::string>& reserved_columns = {});
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -71,13 +92,16 @@ class BatchLoader {
   int64_t batch_size() const { return batch_size_; }
   const std::vector<std::string>& files() const { return files_; }
   const FeatureParser& parser() const { return *parser_; }
+  // The resolved reserved columns, in LoadedBatch::reserved order.
+  const std::vector<std::string>& reserved_columns() const { return reserved_columns_; }
 
  private:
   std::shared_ptr<const FeatureParser> parser_;
   std::vector<std::string> files_;
+  std::vector<std::string> reserved_columns_;
   int num_workers_ = 1;
   int64_t batch_size_ = 0;
-  std::unique_ptr<data::ParallelLoader<sparse::Batch>> loader_;
+  std::unique_ptr<data::ParallelLoader<ParsedBatch>> loader_;
 };
 
 }  // namespace tzrec::feature

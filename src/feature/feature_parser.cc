@@ -317,6 +317,21 @@ torch::Tensor to_tensor(std::vector<T>&& v, torch::ScalarType type) {
 FeatureParser::FeatureParser(const protos::EasyRecConfig& config)
     : FeatureParser(build_parser_spec(config), hash_kind_from_env()) {}
 
+namespace {
+
+ParserSpec spec_without_labels(ParserSpec spec) {
+  spec.label_fields.clear();
+  spec.sample_weight_fields.clear();
+  return spec;
+}
+
+}  // namespace
+
+FeatureParser::FeatureParser(const protos::EasyRecConfig& config, bool read_labels)
+    : FeatureParser(read_labels ? build_parser_spec(config)
+                                : spec_without_labels(build_parser_spec(config)),
+                    hash_kind_from_env()) {}
+
 FeatureParser::FeatureParser(ParserSpec spec, HashKind hash_kind)
     : spec_(std::move(spec)), hash_kind_(hash_kind) {}
 

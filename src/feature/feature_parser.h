@@ -19,7 +19,8 @@
 //     bucket = number of boundaries <= value (std::upper_bound on float32 values: a value equal
 //     to a boundary goes to the upper bucket, like TF / pyfg bucketize); else a dense float.
 // Labels (label_fields) and sample weights (sample_weight_fields) are float32 [B]; an empty or
-// non-numeric cell is a DataError.
+// non-numeric cell is a DataError. A parser built without labels (prediction) neither reads nor
+// requires those columns: the batch has no labels and no sample weights.
 // Every DataError names file, line, column and feature, and says how to fix it.
 #pragma once
 
@@ -38,10 +39,12 @@ class FeatureParser {
  public:
   // Hashing follows env USE_FARM_HASH_TO_BUCKETIZE, read here once.
   explicit FeatureParser(const protos::EasyRecConfig& config);
+  // read_labels false: label_fields and sample_weight_fields are ignored (prediction).
+  FeatureParser(const protos::EasyRecConfig& config, bool read_labels);
   FeatureParser(ParserSpec spec, HashKind hash_kind);
 
   // Every column parse() reads, each once: feature inputs (config order), label_fields,
-  // sample_weight_fields.
+  // sample_weight_fields (the last two only when labels are read).
   std::vector<std::string> input_columns() const;
 
   // Thread-safe (const, no shared mutable state). Throws DataError on bad data.
