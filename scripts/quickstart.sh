@@ -16,3 +16,9 @@ echo "== tzrec eval =="
 build/tzrec eval --pipeline_config_path examples/deepfm_criteo_synth.config --model_dir "$MODEL_DIR"
 echo "== $MODEL_DIR/eval_result.txt =="
 cat "$MODEL_DIR/eval_result.txt"
+echo "== tzrec export + predict =="
+rm -rf "$MODEL_DIR/export" "$MODEL_DIR/predict"
+build/tzrec export --pipeline_config_path "$MODEL_DIR/pipeline.config" --export_dir "$MODEL_DIR/export"
+build/tzrec predict --scripted_model_path "$MODEL_DIR/export" --predict_input_path "$DATA_DIR/eval.parquet" \
+  --predict_output_path "$MODEL_DIR/predict" --reserved_columns label
+build/tzrec parquet_cat "$MODEL_DIR/predict/part-0.parquet" --limit 3

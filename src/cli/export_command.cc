@@ -1,24 +1,10 @@
-#include <sstream>
-
+#include "base/comma_list.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "cli/commands.h"
 #include "export/exporter.h"
 
 namespace tzrec::cli {
-namespace {
-
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-}  // namespace
 
 Action add_export_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("export", "Export a checkpoint as a model package for predict");
@@ -41,7 +27,7 @@ Action add_export_command(CLI::App& app) {
     if (!item_input_path->empty()) {
       throw NotSupportedError("--item_input_path (export of match models' item towers)");
     }
-    options->asset_files = split_commas(*assets);
+    options->asset_files = split_comma_list(*assets);
     exporting::export_model(*options);
     return 0;
   };

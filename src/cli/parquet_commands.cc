@@ -1,8 +1,8 @@
 // `tzrec parquet_meta FILE` and `tzrec parquet_cat FILE [--columns a,b] [--limit N]`: what users
 // reach for when a training job rejects their data.
 #include <cstdio>
-#include <sstream>
 
+#include "base/comma_list.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "parquet/describe.h"
@@ -10,20 +10,6 @@
 #include "parquet/json_rows.h"
 
 namespace tzrec::cli {
-namespace {
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-}  // namespace
-
 Action add_parquet_meta_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "parquet_meta", "Print a Parquet file's schema, row groups and column chunks (codec, encodings, sizes)");
@@ -52,7 +38,7 @@ Action add_parquet_cat_command(CLI::App& app) {
   return [flags]() {
     if (flags->offset < 0) throw UsageError("--offset must be >= 0");
     auto reader = parquet::FileReader::open(flags->path);
-    const auto columns = reader->resolve_columns(split_commas(flags->columns));
+    const auto columns = reader->resolve_columns(split_comma_list(flags->columns));
     const int64_t end = flags->limit < 0 ? reader->num_rows()
                                          : std::min(reader->num_rows(), flags->offset + flags->limit);
     if (flags->offset >= end) return 0;

@@ -3,12 +3,12 @@
 #include <filesystem>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include "base/comma_list.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "data/prediction_writer.h"
@@ -26,18 +26,6 @@ namespace tzrec::exporting {
 namespace {
 
 constexpr const char* kPredictTraceDir = "predict_trace";
-
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto begin = item.find_first_not_of(" \t");
-    if (begin == std::string::npos) continue;
-    out.push_back(item.substr(begin, item.find_last_not_of(" \t") + 1 - begin));
-  }
-  return out;
-}
 
 // The model and the config it runs with.
 struct LoadedModel {
@@ -95,7 +83,7 @@ std::vector<std::string> select_outputs(const PredictOptions& options, const std
   std::vector<std::string> available;
   for (const auto& [name, tensor] : first) available.push_back(name);  // sorted (std::map)
   if (options.output_columns.empty()) return available;
-  auto wanted = split_list(options.output_columns);
+  auto wanted = split_comma_list(options.output_columns);
   for (const auto& name : wanted) {
     if (first.count(name) == 0) {
       throw UsageError(fmt::format("--output_columns: the model has no output '{}'; its outputs are {}", name,
@@ -151,7 +139,7 @@ PredictSummary predict(const PredictOptions& options) {
   train::setup_runtime();
 
   feature::BatchLoader loader(model.config, options.predict_input_path, feature::Mode::kPredict, nullptr,
-                              {env.rank, env.world_size}, split_list(options.reserved_columns));
+                              {env.rank, env.world_size}, split_comma_list(options.reserved_columns));
   train::TrainingProfiler profiler(options.is_profiling,
                                    (fs::path(options.predict_output_path) / kPredictTraceDir).string());
   auto& net = model.session->model();
