@@ -34,15 +34,15 @@ struct DatasetSources {
   ReadPosition start;                                 // position the sources start from
 };
 
+// The CsvBatchReader options of data_config (delimiter, with_header, input_fields /
+// input_fields_str). Throws ConfigError for a delimiter that is not one byte or an empty name.
+CsvOptions csv_options(const protos::DataConfig& data_config);
+
 // Builds the sources for `columns` (in output order) of the files of `input_path` (comma list,
 // globs). `log_worker_changes`: log at info level (else debug) when num_workers is reduced.
 // Throws DataError for missing files / unmatched globs / unreadable or unusable Parquet files /
 // a resume position written for other inputs, ConfigError / NotSupportedError for unusable
 // data_config settings.
-// The CsvBatchReader options of data_config (delimiter, with_header, input_fields /
-// input_fields_str). Throws ConfigError for a delimiter that is not one byte or an empty name.
-CsvOptions csv_options(const protos::DataConfig& data_config);
-
 DatasetSources make_dataset_sources(const protos::DataConfig& data_config,
                                     const std::string& input_path,
                                     const std::vector<std::string>& columns,
