@@ -209,6 +209,38 @@ TEST_F(ExporterTest, ExportedModelPredictsLikeTheCheckpoint) {
   EXPECT_LT(diff, 0.02);   // by a small step
 }
 
+TEST_F(ExporterTest, Float16TablesRoundTrip) {
+  // A table trained in float16 (id_feature data_type FP16) is quantized from its float16 values
+  // and loaded back into a float16 parameter.
+  for (auto& fc : *config_.mutable_feature_configs()) {
+    if (fc.has_id_feature() && fc.id_feature().feature_name() == "cat_0") fc.mutable_id_feature()->set_data_type("FP16");
+  }
+  auto session = train_and_save(2);
+  session->model().eval();
+  auto batch = batches()[0];
+  auto expected = session->model().predict(batch).at("probs");
+  {
+    ScopedEnv quant("QUANT_EMB", "FP16");
+    export_model(options("fp16"));
+  }
+  auto file = train::load_safetensors((dir_ / "fp16" / kExportWeightsFile).string());
+  auto checkpoint = train::load_checkpoint(train::checkpoint_dir(config_.model_dir(), 1));
+  ASSERT_EQ(checkpoint.model.at(kTable).scalar_type(), torch::kHalf);
+  EXPECT_TRUE(torch::equal(file.tensors.at(kTable), checkpoint.model.at(kTable)));
+  {
+    ScopedEnv quant("QUANT_EMB", "FP32");
+    export_model(options("fp32"));
+  }
+  file = train::load_safetensors((dir_ / "fp32" / kExportWeightsFile).string());
+  EXPECT_TRUE(torch::equal(file.tensors.at(kTable), checkpoint.model.at(kTable).to(torch::kFloat)));
+  auto fp32 = load_exported_model((dir_ / "fp32").string());
+  EXPECT_EQ(fp32.session->model_tensors().size(), session->model_tensors().size());
+  EXPECT_TRUE(torch::equal(fp32.session->model().predict(batch).at("probs"), expected));
+  export_model(options("int8"));
+  auto int8 = load_exported_model((dir_ / "int8").string());
+  EXPECT_LT((int8.session->model().predict(batch).at("probs") - expected).abs().max().item<double>(), 0.02);
+}
+
 TEST_F(ExporterTest, LoadingRefusesWhatIsNotAnExport) {
   EXPECT_THROW(load_exported_model((dir_ / "nowhere").string()), UsageError);
   train_and_save(1);
