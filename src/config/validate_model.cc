@@ -498,7 +498,7 @@ void check_dbmtl(const protos::EasyRecConfig& config, const Features& features, 
   const auto& dbmtl = model.dbmtl();
   const std::string p = "model_config.dbmtl";
   if (model.feature_groups_size() == 0) problems->add("model_config.feature_groups", "DBMTL needs a feature group");
-  if (dbmtl.has_mask_net()) problems->not_supported(p + ".mask_net");
+  if (dbmtl.has_mask_net()) validate_mask_net_module(dbmtl.mask_net(), p + ".mask_net", problems);
   if (dbmtl.has_bottom_mlp()) validate_mlp(dbmtl.bottom_mlp(), p + ".bottom_mlp", problems);
   check_experts(dbmtl, p, problems);
   check_task_towers(dbmtl.task_towers(), p + ".task_towers", config, features, true, problems);
@@ -565,6 +565,18 @@ void validate_model(const protos::EasyRecConfig& config, Problems* problems) {
     check_deepfm(model, features, groups, problems);
   } else if (name == "multi_tower") {
     check_multi_tower(model, groups, problems);
+  } else if (name == "wide_and_deep") {
+    validate_wide_and_deep(model, problems);
+  } else if (name == "dcn_v1") {
+    validate_dcn_v1(model, problems);
+  } else if (name == "dcn_v2") {
+    validate_dcn_v2(model, problems);
+  } else if (name == "dlrm") {
+    validate_dlrm(config, problems);
+  } else if (name == "xdeepfm") {
+    validate_xdeepfm(model, problems);
+  } else if (name == "mask_net") {
+    validate_mask_net(model, problems);
   } else if (name == "mmoe") {
     check_mmoe(config, features, problems);
   } else if (name == "dbmtl") {

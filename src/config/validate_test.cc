@@ -111,8 +111,8 @@ TEST(Validate, BaseConfigsAreValid) {
 }
 
 TEST(Validate, UnsupportedModels) {
-  auto c = deepfm("model_config { dcn_v2 { cross {} final { hidden_units: [4] } } }");
-  EXPECT_TRUE(NotSupported(c, "model_config.dcn_v2"));
+  auto c = deepfm("model_config { wukong { final { hidden_units: [4] } } }");
+  EXPECT_TRUE(NotSupported(c, "model_config.wukong"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { dc2vr {} }"), "model_config.dc2vr"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { dssm {} }"), "model_config.dssm"));
   auto none = deepfm();
@@ -466,8 +466,8 @@ data_config { label_fields: "buy" }
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.dbmtl.bottom_mlp.hidden_units": []})"),
                          "model_config.dbmtl.bottom_mlp.hidden_units", "needs at least one layer"));
   auto masked = base;
-  masked.mutable_model_config()->mutable_dbmtl()->mutable_mask_net();
-  EXPECT_TRUE(NotSupported(masked, "model_config.dbmtl.mask_net"));
+  masked.mutable_model_config()->mutable_dbmtl()->mutable_mask_net();  // checked as a MaskNetModule
+  EXPECT_TRUE(HasProblem(masked, "model_config.dbmtl.mask_net.n_mask_blocks", "must be >= 1"));
   auto three = base;
   auto* extra = three.mutable_model_config()->mutable_dbmtl()->add_task_towers();
   extra->set_tower_name("pay");

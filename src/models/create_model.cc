@@ -1,11 +1,17 @@
 #include "base/error.h"
 #include "models/dbmtl.h"
+#include "models/dcn_v1.h"
+#include "models/dcn_v2.h"
 #include "models/deepfm.h"
+#include "models/dlrm.h"
+#include "models/mask_net.h"
 #include "models/mixed_precision.h"
 #include "models/mmoe.h"
 #include "models/model.h"
 #include "models/multi_tower.h"
 #include "models/ple.h"
+#include "models/wide_and_deep.h"
+#include "models/xdeepfm.h"
 
 namespace tzrec::models {
 
@@ -26,6 +32,24 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
       break;
     case protos::ModelConfig::kMultiTower:
       model = std::make_shared<MultiTower>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kWideAndDeep:
+      model = std::make_shared<WideAndDeep>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kDcnV1:
+      model = std::make_shared<DCNV1>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kDcnV2:
+      model = std::make_shared<DCNV2>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kDlrm:
+      model = std::make_shared<DLRM>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kXdeepfm:
+      model = std::make_shared<XDeepFM>(mc, features, labels, weights);
+      break;
+    case protos::ModelConfig::kMaskNet:
+      model = std::make_shared<MaskNet>(mc, features, labels, weights);
       break;
     case protos::ModelConfig::kDbmtl:
       model = std::make_shared<DBMTL>(mc, features, labels, weights);

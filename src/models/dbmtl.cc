@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "models/config_convert.h"
+#include "models/mask_net.h"
 #include "nn/fp16_linear.h"
 
 namespace tzrec::models {
@@ -14,10 +15,15 @@ DBMTL::DBMTL(const protos::ModelConfig& model_config, const std::vector<feature:
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::DBMTL& cfg = model_config_.dbmtl();
   const std::string path = "model_config.dbmtl";
-  if (cfg.has_mask_net()) throw NotSupportedError(path + ".mask_net");
   init_input(features);
   group_ = first_group("DBMTL");
   int64_t feature_in = embedding_group_->group_total_dim(group_);
+  if (cfg.has_mask_net()) {  // as TorchEasyRec: MaskNet first, bottom_mlp on its output
+    mask_net_ = register_module("mask_net", nn::MaskNetModule(feature_in, to_mask_net_options(cfg.mask_net(),
+                                                                                              path + ".mask_net"),
+                                                              path + ".mask_net"));
+    feature_in = mask_net_->output_dim();
+  }
   if (cfg.has_bottom_mlp()) {
     bottom_mlp_ = register_module("bottom_mlp", nn::MLP(feature_in, to_mlp_options(cfg.bottom_mlp()),
                                                         path + ".bottom_mlp"));
@@ -79,6 +85,7 @@ DBMTL::DBMTL(const protos::ModelConfig& model_config, const std::vector<feature:
 TensorMap DBMTL::predict_impl(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = build_input(batch);
   torch::Tensor net = grouped.at(group_);
+  if (mask_net_) net = mask_net_->forward(net);
   if (bottom_mlp_) net = bottom_mlp_->forward(net);
   std::vector<torch::Tensor> task_inputs =
       mmoe_ ? mmoe_->forward(net) : std::vector<torch::Tensor>(towers_.size(), net);

@@ -1,11 +1,11 @@
 // DBMTL, Deep Bayesian Multi-Target Learning (tzrec/models/dbmtl.py): the first feature group →
-// optional bottom_mlp → optional MMoE (when expert_mlp is set) → per task tower an optional MLP;
+// optional mask_net (MaskNetModule, nn/mask_net.h) → optional bottom_mlp → optional MMoE (when expert_mlp is set) → per task tower an optional MLP;
 // a tower with relation_mlp concatenates its output with the outputs of its relation_tower_names
 // (earlier towers, after their own relation MLPs) and runs relation_mlp over that (the Bayesian
 // dependency, e.g. cvr on ctr); then Linear(…, num_class) per tower. Predictions, losses and
 // metrics per tower with the suffix "_<tower_name>" (model_tasks.h).
-// Submodules (state-dict prefixes): embedding_group, bottom_mlp, mmoe, task_mlps.<tower>,
-// relation_mlps.<tower>, task_outputs.<i>. mask_net is not supported yet.
+// Submodules (state-dict prefixes): embedding_group, mask_net, bottom_mlp, mmoe, task_mlps.<tower>,
+// relation_mlps.<tower>, task_outputs.<i>.
 #pragma once
 
 #include <map>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "nn/mask_net.h"
 #include "nn/mlp.h"
 #include "nn/mmoe.h"
 
@@ -33,6 +34,7 @@ class DBMTL : public Model {
     torch::nn::Linear output{nullptr};
   };
   std::string group_;  // the first feature group
+  nn::MaskNetModule mask_net_{nullptr};
   nn::MLP bottom_mlp_{nullptr};
   nn::MMoE mmoe_{nullptr};
   std::vector<Tower> towers_;  // in task order

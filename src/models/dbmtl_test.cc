@@ -1,4 +1,4 @@
-// DBMTL: predictions against the same forward composed from its submodules (bottom MLP, MMoE,
+// DBMTL: predictions against the same forward composed from its submodules (mask net, bottom MLP, MMoE,
 // task MLPs, relation MLPs over earlier towers, outputs), label defaults, config errors.
 #include "models/dbmtl.h"
 
@@ -110,6 +110,42 @@ TEST(DBMTLModel, TowersWithoutMlpsReadTheGroupAndLabelsDefaultByPosition) {
   EXPECT_TRUE(torch::allclose(pred.at("y_b"), linear(*model, "task_outputs.1", rel).squeeze(1), 1e-5, 1e-6));
 }
 
+// mask_net runs first (as TorchEasyRec's DBMTL): bottom_mlp reads the MaskNetModule's output.
+TEST(DBMTLModel, MaskNetRunsBeforeTheBottomMlp) {
+  for (const char* top : {"top_mlp { hidden_units: [5] }", ""}) {
+    const bool has_top = *top != '\0';
+    auto model = make(config_text(std::string("mask_net { n_mask_blocks: 2 mask_block { hidden_dim: 3 } ") + top +
+                                  " } bottom_mlp { hidden_units: [8] } " + kTowers));
+    model->eval();
+    auto batch = batch_of(6);
+    auto pred = model->predict(batch);
+    torch::Tensor all = model->embedding_group()->forward(batch).at("all");
+    auto mask_net = child<nn::MaskNetModuleImpl>(*model, "mask_net");
+    torch::Tensor masked = mask_net->forward(all);
+    EXPECT_EQ(masked.size(1), has_top ? 5 : 2 * 3) << top;  // top_mlp, or 2 blocks × hidden_dim
+    torch::Tensor bottom = child<nn::MLPImpl>(*model, "bottom_mlp")->forward(masked);
+    torch::Tensor ctr = child<nn::MLPImpl>(*model, "task_mlps.ctr")->forward(bottom);
+    torch::Tensor cvr = child<nn::MLPImpl>(*model, "task_mlps.cvr")->forward(bottom);
+    torch::Tensor cvr_rel = child<nn::MLPImpl>(*model, "relation_mlps.cvr")->forward(torch::cat({cvr, ctr}, 1));
+    EXPECT_TRUE(torch::allclose(pred.at("logits_ctr"), linear(*model, "task_outputs.0", ctr).squeeze(1), 1e-5, 1e-6));
+    EXPECT_TRUE(
+        torch::allclose(pred.at("logits_cvr"), linear(*model, "task_outputs.1", cvr_rel).squeeze(1), 1e-5, 1e-6));
+    std::vector<std::string> names = testing::keys_of(model->dense_parameters());
+    ASSERT_GE(names.size(), 3u);
+    EXPECT_EQ(names[0], "mask_net.ln_emb.weight");
+    EXPECT_EQ(names[2], "mask_net.mask_blocks.0.mask_generator.0.weight");
+    for (const char* want : {"mask_net.mask_blocks.1.ffn.1.bias", "bottom_mlp.mlp.0.perceptron.0.weight"}) {
+      EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+    }
+    EXPECT_EQ(has_top, std::find(names.begin(), names.end(), "mask_net.top_mlp.mlp.0.perceptron.0.weight") !=
+                             names.end());
+    // Training reaches the mask net.
+    model->train();
+    model->total_loss(model->loss(model->predict(batch), batch)).backward();
+    for (const auto& [name, p] : model->dense_parameters()) EXPECT_TRUE(p.grad().defined()) << name;
+  }
+}
+
 TEST(DBMTLModel, ConfigErrors) {
   EXPECT_NE(error_of([&] {
               make(config_text(R"(
@@ -118,9 +154,9 @@ TEST(DBMTLModel, ConfigErrors) {
                 task_towers { tower_name: "b" losses { binary_cross_entropy {} } })"));
             }).find("model_config.dbmtl.task_towers[0].relation_tower_names[0]: 'b' is not a tower before this one"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { make(config_text(std::string("mask_net {} ") + kTowers)); })
-                .find("not supported yet: model_config.dbmtl.mask_net"),
-            std::string::npos);
+  EXPECT_EQ(error_of([&] { make(config_text(std::string("mask_net { n_mask_blocks: 0 mask_block { hidden_dim: 2 } } ") +
+                                             kTowers)); }),
+            "model_config.dbmtl.mask_net.n_mask_blocks: must be >= 1, got 0");
   // Three towers, two label fields: the third has no label to default to.
   EXPECT_NE(error_of([&] {
               make(config_text(std::string(kTowers) +

@@ -239,8 +239,8 @@ class Model : public torch::nn::Module {
   std::map<std::string, double> loss_weights_;  // of the last total_loss()
 };
 
-// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower, mmoe,
-// dbmtl, ple).
+// Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower,
+// wide_and_deep, dcn_v1, dcn_v2, dlrm, xdeepfm, mask_net, mmoe, dbmtl, ple).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                     const std::vector<feature::FeatureInfo>& features);

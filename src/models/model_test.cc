@@ -49,12 +49,12 @@ TEST(Model, CreateModelDispatchesOnOneof) {
   EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
   EXPECT_EQ(m2->label_name(), "clk");
 
-  auto dlrm = parse_config(R"(model_config { dlrm { final { hidden_units: [2] } } })");
+  auto wukong = parse_config(R"(model_config { wukong { final { hidden_units: [2] } } })");
   try {
-    create_model(dlrm, features());
+    create_model(wukong, features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.dlrm");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.wukong");
   }
   EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
   EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);

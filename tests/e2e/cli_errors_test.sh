@@ -19,9 +19,10 @@ expect_error "pipeline_config_path" train_eval
 expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.config"
 printf 'model_dir: "x"\nbogus_field: 1\n' > "$WORK/unknown.config"
 expect_error "unknown.config:2:" check_config --pipeline_config_path "$WORK/unknown.config"
-sed 's/deepfm {/dcn_v2 {/' "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/dcn.config"
-expect_error "not supported yet: model_config.dcn_v2" check_config --pipeline_config_path "$WORK/dcn.config"
-expect_error "not supported yet: model_config.dcn_v2" train_eval --pipeline_config_path "$WORK/dcn.config"
+sed -e 's/deepfm {/wukong {/' -e 's/^    deep {$/    dense_mlp {/' "$ROOT/examples/deepfm_criteo_synth.config" \
+  > "$WORK/wukong.config"
+expect_error "not supported yet: model_config.wukong" check_config --pipeline_config_path "$WORK/wukong.config"
+expect_error "not supported yet: model_config.wukong" train_eval --pipeline_config_path "$WORK/wukong.config"
 "$TZREC" check_config --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/ok" \
   || fail "check_config rejects the example"
 for sub in train_eval eval check_config gen_data; do

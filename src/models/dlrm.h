@@ -1,0 +1,37 @@
+// DLRM (tzrec/models/dlrm.py; reference §4). Feature groups: "dense" (DEEP, usually raw features)
+// and "sparse" (DEEP, all embeddings of one dim D); with a single feature group, that group is the
+// sparse one and there is no dense part.
+//
+//   dense_out = dense_mlp(dense group)                          → [B, D] (last width must be D)
+//   F         = [dense_out, sparse embeddings] as [B, 1 + N, D]  (without dense: [B, N, D])
+//   inter     = InteractionArch(F): strict upper triangle of F Fᵀ → [B, M(M−1)/2]
+//   y = output_mlp(final_mlp(cat[inter, dense_out, sparse group (when arch_with_sparse)]))
+// (TorchEasyRec's concat order: interactions first.)
+// Submodules (state-dict prefixes): embedding_group, dense_mlp, interaction (no parameters),
+// final_mlp, output_mlp.
+#pragma once
+
+#include "models/model.h"
+#include "nn/interaction_arch.h"
+#include "nn/mlp.h"
+
+namespace tzrec::models {
+
+class DLRM : public Model {
+ public:
+  DLRM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
+       std::vector<std::string> labels, std::vector<std::string> sample_weights);
+  TensorMap predict_impl(const sparse::Batch& batch) override;
+
+ private:
+  std::string sparse_group_;  // "sparse", or the only feature group
+  int64_t sparse_num_ = 0;    // N
+  int64_t sparse_dim_ = 0;    // D
+  bool arch_with_sparse_ = true;
+  nn::MLP dense_mlp_{nullptr};  // only with a "dense" group next to "sparse"
+  nn::InteractionArch interaction_{nullptr};
+  nn::MLP final_mlp_{nullptr};
+  torch::nn::Linear output_mlp_{nullptr};
+};
+
+}  // namespace tzrec::models
