@@ -2,9 +2,15 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/validate_testing.h"
 
 namespace tzrec::config {
 namespace {
+
+using testing::HasProblem;
+using testing::NoProblems;
+using testing::NotSupported;
+using testing::dump;
 
 const char kCommon[] = R"(
 train_input_path: "train.csv"
@@ -72,34 +78,6 @@ protos::EasyRecConfig mmoe(const std::string& extra = "") {
 protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
   edit_config(&config, edits);
   return config;
-}
-
-std::string dump(const std::vector<Problem>& problems) {
-  std::string out;
-  for (const auto& p : problems) out += "  " + p.path + ": " + p.message + "\n";
-  return out.empty() ? "  (none)\n" : out;
-}
-
-::testing::AssertionResult HasProblem(const protos::EasyRecConfig& config, const std::string& path,
-                                      const std::string& message_part) {
-  const auto problems = validate(config);
-  for (const auto& p : problems) {
-    if (p.path == path && p.message.find(message_part) != std::string::npos) {
-      return ::testing::AssertionSuccess();
-    }
-  }
-  return ::testing::AssertionFailure() << "no problem '" << path << ": ..." << message_part
-                                       << "...'; got:\n" << dump(problems);
-}
-
-::testing::AssertionResult NotSupported(const protos::EasyRecConfig& config, const std::string& path) {
-  return HasProblem(config, path, "not supported yet: " + path);
-}
-
-::testing::AssertionResult NoProblems(const protos::EasyRecConfig& config) {
-  const auto problems = validate(config);
-  if (problems.empty()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << dump(problems);
 }
 
 TEST(Validate, BaseConfigsAreValid) {

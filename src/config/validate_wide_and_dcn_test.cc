@@ -3,9 +3,14 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/validate_testing.h"
 
 namespace tzrec::config {
 namespace {
+
+using testing::HasProblem;
+using testing::NoProblems;
+using testing::NotSupported;
 
 const char kCommon[] = R"(
 train_input_path: "train.csv"
@@ -32,28 +37,6 @@ const char kWideDeepGroups[] = R"(
   feature_groups { group_name: "wide" feature_names: ["c0", "c1"] group_type: WIDE }
   feature_groups { group_name: "deep" feature_names: ["d0", "c0", "c1"] group_type: DEEP })";
 const char kAllGroup[] = R"(feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1"] })";
-
-std::string dump(const std::vector<Problem>& problems) {
-  std::string out;
-  for (const auto& p : problems) out += "  " + p.path + ": " + p.message + "\n";
-  return out.empty() ? "  (none)\n" : out;
-}
-
-::testing::AssertionResult HasProblem(const protos::EasyRecConfig& config, const std::string& path,
-                                      const std::string& message_part) {
-  const auto problems = validate(config);
-  for (const auto& p : problems) {
-    if (p.path == path && p.message.find(message_part) != std::string::npos) return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "no problem '" << path << ": ..." << message_part << "...'; got:\n"
-                                       << dump(problems);
-}
-
-::testing::AssertionResult NoProblems(const protos::EasyRecConfig& config) {
-  const auto problems = validate(config);
-  if (problems.empty()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << dump(problems);
-}
 
 TEST(ValidateWideAndDeep, ValidConfigs) {
   EXPECT_TRUE(NoProblems(config_with(kWideDeepGroups, "wide_and_deep { deep { hidden_units: [8, 4] } }")));

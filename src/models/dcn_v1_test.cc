@@ -10,11 +10,16 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
 using testing::error_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // First group "all" = [a, b, price] (d = 5); a second group the model must ignore.
 std::string config_text(const std::string& dcn = R"(
@@ -31,45 +36,12 @@ std::string config_text(const std::string& dcn = R"(
       )" + extra + "\n    }";
 }
 
-std::vector<feature::FeatureInfo> features() {
-  return {testing::sparse_feature("a", 5, 2), testing::sparse_feature("b", 4, 2), testing::dense_feature("price", 1)};
-}
-
-// B = 3. a: [1], [3], [0, 4]; b: [2], [], [1]; price: 0.5, 1, -2.
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
-
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 3;
-  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
-  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
-  return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
-}
-
 // Random weights (non-zero cross biases); the reference is DCN v1 written with plain ops:
 //   x_{l+1} = (x_l · w_l) x_0 + b_l + x_l; logits = W_out final(cat[x_L, deep(x_0)]).
 TEST(DCNV1, ForwardMatchesPlainOps) {
   torch::manual_seed(21);
   auto config = parse_config(config_text());
-  DCNV1 model(config.model_config(), features(), {"clk"}, {});
+  DCNV1 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.eval();
   {
     torch::NoGradGuard g;
@@ -77,7 +49,7 @@ TEST(DCNV1, ForwardMatchesPlainOps) {
       if (name.rfind("cross.b.", 0) == 0) p.normal_();
     }
   }
-  auto pred = model.predict(make_batch());
+  auto pred = model.predict(testing::ab_price_batch());
   ASSERT_EQ(pred.size(), 2u);
 
   auto t = tables_of(model);
@@ -103,10 +75,10 @@ TEST(DCNV1, ForwardMatchesPlainOps) {
 TEST(DCNV1, ForwardIsTheCompositionOfItsSubmodules) {
   torch::manual_seed(22);
   auto config = parse_config(config_text());
-  auto model = std::make_shared<DCNV1>(config.model_config(), features(), std::vector<std::string>{"clk"},
+  auto model = std::make_shared<DCNV1>(config.model_config(), testing::ab_price_features(), std::vector<std::string>{"clk"},
                                        std::vector<std::string>{});
   model->eval();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   auto pred = model->predict(batch);
   torch::NoGradGuard g;
   auto x = model->embedding_group()->forward(batch).at("all");
@@ -119,7 +91,7 @@ TEST(DCNV1, ForwardIsTheCompositionOfItsSubmodules) {
 
 TEST(DCNV1, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text());
-  DCNV1 model(config.model_config(), features(), {"clk"}, {});
+  DCNV1 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(keys_of(model.dense_parameters()),
             (std::vector<std::string>{"cross.w.0.weight", "cross.w.1.weight", "cross.b.0", "cross.b.1",
                                       "deep.mlp.0.perceptron.0.weight", "deep.mlp.0.perceptron.0.bias",
@@ -146,31 +118,22 @@ TEST(DCNV1, MultiClassAndGradients) {
   // tanh instead of ReLU: no dead unit can stop a gradient.
   config.mutable_model_config()->mutable_dcn_v1()->mutable_deep()->set_activation("nn.Tanh");
   config.mutable_model_config()->mutable_dcn_v1()->mutable_final()->set_activation("nn.Tanh");
-  DCNV1 model(config.model_config(), features(), {"clk"}, {});
+  DCNV1 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(dense_of(model).count("cross.w.2.weight"), 1u);  // default cross_num 3
   EXPECT_EQ(dense_of(model)["output_linear.weight"].sizes(), (std::vector<int64_t>{2, 3}));
   model.train();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   auto pred = model.predict(batch);
   EXPECT_EQ(pred.at("logits").sizes(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(pred.at("probs1").sizes(), (std::vector<int64_t>{3}));
   model.total_loss(model.loss(pred, batch)).backward();
-  for (const auto& [name, p] : model.dense_parameters()) {
-    ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
-  }
-  for (const auto& table : model.embedding_tables()) {
-    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
-    torch::Tensor grad = table.weight.grad();
-    if (grad.is_sparse()) grad = grad.to_dense();
-    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << table.name;
-  }
+  testing::expect_gradients_everywhere(model);
 }
 
 TEST(DCNV1, ConfigErrors) {
   auto err = [](const std::string& text) {
     auto config = parse_config(text);
-    return error_of([&] { DCNV1 model(config.model_config(), features(), {"clk"}, {}); });
+    return error_of([&] { DCNV1 model(config.model_config(), testing::ab_price_features(), {"clk"}, {}); });
   };
   EXPECT_EQ(err(R"(model_config {
       dcn_v1 { cross {} deep { hidden_units: [3] } final { hidden_units: [2] } }

@@ -10,11 +10,16 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
 using testing::error_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // First group "all" = [a, b, price] (d = 5); a second group the model must ignore.
 std::string config_text(const std::string& dcn) {
@@ -35,39 +40,6 @@ std::string dcn_body(bool backbone, bool deep) {
          " final { hidden_units: [2] }";
 }
 
-std::vector<feature::FeatureInfo> features() {
-  return {testing::sparse_feature("a", 5, 2), testing::sparse_feature("b", 4, 2), testing::dense_feature("price", 1)};
-}
-
-// B = 3. a: [1], [3], [0, 4]; b: [2], [], [1]; price: 0.5, 1, -2.
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
-
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 3;
-  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
-  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
-  return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
-}
-
 // Random weights; the reference is DCN v2 written with plain ops, for every combination of the
 // optional backbone and deep MLPs:
 //   h = backbone(x) | x;  h_{l+1} = h_0 * (V_l U_l h_l + c_l) + h_l;  net = cat[h_L, deep(x)] | h_L
@@ -77,9 +49,9 @@ TEST(DCNV2, ForwardMatchesPlainOps) {
     for (bool deep : {false, true}) {
       torch::manual_seed(31);
       auto config = parse_config(config_text(dcn_body(backbone, deep)));
-      DCNV2 model(config.model_config(), features(), {"clk"}, {});
+      DCNV2 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
       model.eval();
-      auto pred = model.predict(make_batch());
+      auto pred = model.predict(testing::ab_price_batch());
 
       auto t = tables_of(model);
       auto p = dense_of(model);
@@ -107,10 +79,10 @@ TEST(DCNV2, ForwardMatchesPlainOps) {
 TEST(DCNV2, ForwardIsTheCompositionOfItsSubmodules) {
   torch::manual_seed(32);
   auto config = parse_config(config_text(dcn_body(true, true)));
-  auto model = std::make_shared<DCNV2>(config.model_config(), features(), std::vector<std::string>{"clk"},
+  auto model = std::make_shared<DCNV2>(config.model_config(), testing::ab_price_features(), std::vector<std::string>{"clk"},
                                        std::vector<std::string>{});
   model->eval();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   auto pred = model->predict(batch);
   torch::NoGradGuard g;
   auto x = model->embedding_group()->forward(batch).at("all");
@@ -124,7 +96,7 @@ TEST(DCNV2, ForwardIsTheCompositionOfItsSubmodules) {
 
 TEST(DCNV2, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text(dcn_body(true, true)));
-  DCNV2 model(config.model_config(), features(), {"clk"}, {});
+  DCNV2 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(keys_of(model.dense_parameters()),
             (std::vector<std::string>{"backbone.mlp.0.perceptron.0.weight", "backbone.mlp.0.perceptron.0.bias",
                                       "cross.u_kernels.0.weight", "cross.u_kernels.1.weight",
@@ -141,7 +113,7 @@ TEST(DCNV2, ParameterNamesAsTorchEasyRec) {
   EXPECT_EQ(p["output_mlp.weight"].sizes(), (std::vector<int64_t>{1, 2}));
 
   auto minimal = parse_config(config_text("cross { } final { hidden_units: [2] }"));
-  DCNV2 small(minimal.model_config(), features(), {"clk"}, {});
+  DCNV2 small(minimal.model_config(), testing::ab_price_features(), {"clk"}, {});
   auto q = dense_of(small);
   EXPECT_EQ(q.size(), 3u * 3u + 2u + 1u);  // 3 cross layers (default) × (u, v, v bias), final, output
   EXPECT_EQ(q["cross.u_kernels.2.weight"].sizes(), (std::vector<int64_t>{32, 5}));  // default low_rank 32
@@ -157,26 +129,17 @@ TEST(DCNV2, GradientsReachEveryParameter) {
                     config.mutable_model_config()->mutable_dcn_v2()->mutable_final()}) {
     mlp->set_activation("nn.Tanh");
   }
-  DCNV2 model(config.model_config(), features(), {"clk"}, {});
+  DCNV2 model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.train();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   model.total_loss(model.loss(model.predict(batch), batch)).backward();
-  for (const auto& [name, p] : model.dense_parameters()) {
-    ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
-  }
-  for (const auto& table : model.embedding_tables()) {
-    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
-    torch::Tensor grad = table.weight.grad();
-    if (grad.is_sparse()) grad = grad.to_dense();
-    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << table.name;
-  }
+  testing::expect_gradients_everywhere(model);
 }
 
 TEST(DCNV2, ConfigErrors) {
   auto err = [](const std::string& text) {
     auto config = parse_config(text);
-    return error_of([&] { DCNV2 model(config.model_config(), features(), {"clk"}, {}); });
+    return error_of([&] { DCNV2 model(config.model_config(), testing::ab_price_features(), {"clk"}, {}); });
   };
   EXPECT_EQ(err(R"(model_config {
       dcn_v2 { cross {} final { hidden_units: [2] } }

@@ -8,10 +8,15 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // Groups: wide [a, b] (WIDE), deep [a, b, price], fm [a, b]; wide_embedding_dim 3.
 std::string config_text(bool with_final) {
@@ -31,40 +36,6 @@ std::string config_text(bool with_final) {
     })";
 }
 
-std::vector<feature::FeatureInfo> features() {
-  return {testing::sparse_feature("a", 5, 2), testing::sparse_feature("b", 4, 2),
-          testing::dense_feature("price", 1)};
-}
-
-// B = 3. a: [1], [3], [0, 4]; b: [2], [], [1]; price: 0.5, 1, -2.
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
-
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 3;
-  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
-  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
-  return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
-}
-
 // With every dense weight 0 the logit is y_wide + Σ y_fm, computed here by hand:
 // a_emb[i] = [i, 1], b_emb[i] = [1, i], every wide-table entry 0.5 (3 dims per id).
 //   row 0: a=[1,1], b=[1,2] → fm 1 + 2 = 3; wide 2 ids × 1.5 = 3            → logit 6
@@ -72,7 +43,7 @@ torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor
 //   row 2: a=[0,1]+[4,1]=[4,2], b=[1,1] → fm 4 + 2 = 6; wide 3 ids × 1.5    → logit 10.5
 TEST(DeepFM, HandComputedWideAndFm) {
   auto config = parse_config(config_text(false));
-  DeepFM model(config.model_config(), features(), {"clk"}, {});
+  DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.eval();
   {
     torch::NoGradGuard g;
@@ -84,7 +55,7 @@ TEST(DeepFM, HandComputedWideAndFm) {
     t["b_emb_wide"].fill_(0.5);
     for (auto& [name, p] : model.dense_parameters()) p.zero_();
   }
-  auto pred = model.predict(make_batch());
+  auto pred = model.predict(testing::ab_price_batch());
   ASSERT_EQ(pred.size(), 2u);
   ASSERT_EQ(pred["logits"].sizes(), (std::vector<int64_t>{3}));
   ASSERT_EQ(pred["probs"].sizes(), (std::vector<int64_t>{3}));
@@ -98,9 +69,9 @@ TEST(DeepFM, ForwardMatchesPlainOps) {
   for (bool with_final : {false, true}) {
     torch::manual_seed(7);
     auto config = parse_config(config_text(with_final));
-    DeepFM model(config.model_config(), features(), {"clk"}, {});
+    DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
     model.eval();
-    auto pred = model.predict(make_batch());
+    auto pred = model.predict(testing::ab_price_batch());
 
     auto t = tables_of(model);
     auto p = dense_of(model);
@@ -132,7 +103,7 @@ TEST(DeepFM, ForwardMatchesPlainOps) {
 TEST(DeepFM, VariationalDropoutPerGroup) {
   auto config = parse_config(config_text(false));
   config.mutable_model_config()->mutable_variational_dropout()->set_regularization_lambda(0.3f);
-  DeepFM model(config.model_config(), features(), {"clk"}, {});
+  DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   auto p = dense_of(model);
   ASSERT_EQ(p.count("group_variational_dropouts.wide.feature_p"), 1u) << ::testing::PrintToString(keys_of(model.dense_parameters()));
   EXPECT_EQ(p["group_variational_dropouts.wide.feature_p"].sizes(), (std::vector<int64_t>{2}));
@@ -148,7 +119,7 @@ TEST(DeepFM, VariationalDropoutPerGroup) {
     t["b_emb_wide"].fill_(0.5);
     for (auto& [name, param] : model.dense_parameters()) param.zero_();
   }
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   auto pred = model.predict(batch);
   EXPECT_TRUE(torch::allclose(pred["logits"], torch::tensor({2.25f, 0.75f, 3.75f}), 1e-6, 1e-6)) << pred["logits"];
   auto losses = model.loss(pred, batch);
@@ -179,7 +150,7 @@ TEST(DeepFM, VariationalDropoutPerGroup) {
 
 TEST(DeepFM, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text(true));
-  DeepFM model(config.model_config(), features(), {"clk"}, {});
+  DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(keys_of(model.dense_parameters()),
             (std::vector<std::string>{"deep_mlp.mlp.0.perceptron.0.weight", "deep_mlp.mlp.0.perceptron.0.bias",
                                       "deep_mlp.mlp.1.perceptron.0.weight", "deep_mlp.mlp.1.perceptron.0.bias",
@@ -213,9 +184,9 @@ TEST(DeepFM, FmFallsBackToDeepGroup) {
       losses { binary_cross_entropy {} }
     })");
   torch::manual_seed(3);
-  DeepFM model(config.model_config(), features(), {"clk"}, {});
+  DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.eval();
-  auto pred = model.predict(make_batch());
+  auto pred = model.predict(testing::ab_price_batch());
   auto t = tables_of(model);
   auto p = dense_of(model);
   torch::NoGradGuard g;
@@ -230,7 +201,7 @@ TEST(DeepFM, FmFallsBackToDeepGroup) {
 void expect_error_with(const std::string& text, const std::string& fragment, bool not_supported = false) {
   auto config = parse_config(text);
   try {
-    DeepFM model(config.model_config(), features(), {"clk"}, {});
+    DeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
     ADD_FAILURE() << "no error, expected " << fragment;
   } catch (const NotSupportedError& e) {
     EXPECT_TRUE(not_supported) << e.what();

@@ -11,11 +11,16 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
 using testing::error_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // Groups: dense [d0 (1), d1 (2)], sparse [a, b, c] (dim 3).
 std::string config_text(bool arch_with_sparse) {
@@ -38,8 +43,6 @@ std::vector<feature::FeatureInfo> features() {
 }
 
 // B = 3.
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
 const std::vector<std::vector<int64_t>> kIdsC = {{5}, {0, 1}, {2}};
 const std::vector<std::vector<int64_t>> kIdsE = {{1}, {2}, {3}};
 
@@ -51,22 +54,6 @@ sparse::Batch make_batch() {
       {"d0", "d1"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}}), torch::tensor({{1.0f, 2.0f}, {0.0f, -1.0f}, {3.0f, 0.5f}})});
   batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
   return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
 }
 
 // Strict upper triangle of F Fᵀ, row-major, by explicit loops. f: [B, M, D] → [B, M(M−1)/2].
@@ -144,14 +131,7 @@ TEST(DLRM, GradientsReachEveryParameter) {
   model.train();
   auto batch = make_batch();
   model.total_loss(model.loss(model.predict(batch), batch)).backward();
-  for (const auto& [name, p] : model.dense_parameters()) {
-    ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
-  }
-  for (const auto& table : model.embedding_tables()) {
-    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
-    EXPECT_GT(table.weight.grad().to_dense().abs().sum().item<double>(), 0.0) << table.name;  // sparse grad
-  }
+  testing::expect_gradients_everywhere(model);
 }
 
 TEST(DLRM, ConfigErrors) {

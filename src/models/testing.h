@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "feature/feature_info.h"
+#include "models/model.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -105,6 +106,57 @@ inline std::vector<std::string> keys_of(const std::vector<std::pair<std::string,
   std::vector<std::string> out;
   for (const auto& p : params) out.push_back(p.first);
   return out;
+}
+
+// The small input the rank-model tests share: sparse "a" (5 rows, dim 2), sparse "b" (4 rows,
+// dim 2), dense "price" (1 value); B = 3 rows: a: [1], [3], [0, 4]; b: [2], [], [1];
+// price: 0.5, 1, -2; label "clk": 1, 0, 1.
+inline const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
+inline const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
+
+inline std::vector<feature::FeatureInfo> ab_price_features() {
+  return {sparse_feature("a", 5, 2), sparse_feature("b", 4, 2), dense_feature("price", 1)};
+}
+
+inline sparse::Batch ab_price_batch() {
+  sparse::Batch batch;
+  batch.batch_size = 3;
+  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
+  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
+  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
+  return batch;
+}
+
+// Table name → weight, and dense parameter name → tensor (live, not copies).
+inline std::map<std::string, torch::Tensor> tables_of(Model& model) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
+  return out;
+}
+
+inline std::map<std::string, torch::Tensor> dense_of(Model& model) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
+  return out;
+}
+
+// After a backward: every dense parameter and every embedding table has a non-zero gradient.
+inline void expect_gradients_everywhere(Model& model) {
+  for (const auto& [name, p] : model.dense_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << name;
+    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
+  }
+  for (const auto& table : model.embedding_tables()) {
+    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
+    torch::Tensor grad = table.weight.grad();
+    if (grad.is_sparse()) grad = grad.to_dense();
+    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << table.name;
+  }
+}
+
+// x W^T + b with the "<prefix>.weight" / "<prefix>.bias" tensors of `p`.
+inline torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
+  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
 }
 
 }  // namespace tzrec::models::testing

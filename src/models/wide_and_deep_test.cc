@@ -10,11 +10,16 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
 using testing::error_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // Groups: wide [a, b] (WIDE), deep [a, b, price]; wide_embedding_dim 3.
 std::string config_text(bool with_final, const std::string& extra = "wide_embedding_dim: 3") {
@@ -32,44 +37,11 @@ std::string config_text(bool with_final, const std::string& extra = "wide_embedd
     })";
 }
 
-std::vector<feature::FeatureInfo> features() {
-  return {testing::sparse_feature("a", 5, 2), testing::sparse_feature("b", 4, 2), testing::dense_feature("price", 1)};
-}
-
-// B = 3. a: [1], [3], [0, 4]; b: [2], [], [1]; price: 0.5, 1, -2.
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
-
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 3;
-  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
-  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
-  return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
-}
-
 // Every dense weight 0 and every wide-table entry 0.5 (3 dims per id): the logit is the wide sum,
 // 1.5 per id: rows with 2, 1 and 3 ids → 3, 1.5, 4.5.
 TEST(WideAndDeep, HandComputedWideSum) {
   auto config = parse_config(config_text(false));
-  WideAndDeep model(config.model_config(), features(), {"clk"}, {});
+  WideAndDeep model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.eval();
   {
     torch::NoGradGuard g;
@@ -79,7 +51,7 @@ TEST(WideAndDeep, HandComputedWideSum) {
     t["b_emb_wide"].fill_(0.5);
     for (auto& [name, p] : model.dense_parameters()) p.zero_();
   }
-  auto pred = model.predict(make_batch());
+  auto pred = model.predict(testing::ab_price_batch());
   ASSERT_EQ(pred.size(), 2u);
   ASSERT_EQ(pred["logits"].sizes(), (std::vector<int64_t>{3}));
   auto want = torch::tensor({3.0f, 1.5f, 4.5f});
@@ -92,9 +64,9 @@ TEST(WideAndDeep, ForwardMatchesPlainOps) {
   for (bool with_final : {false, true}) {
     torch::manual_seed(11);
     auto config = parse_config(config_text(with_final));
-    WideAndDeep model(config.model_config(), features(), {"clk"}, {});
+    WideAndDeep model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
     model.eval();
-    auto pred = model.predict(make_batch());
+    auto pred = model.predict(testing::ab_price_batch());
 
     auto t = tables_of(model);
     auto p = dense_of(model);
@@ -119,7 +91,7 @@ TEST(WideAndDeep, ForwardMatchesPlainOps) {
 
 TEST(WideAndDeep, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text(true));
-  WideAndDeep model(config.model_config(), features(), {"clk"}, {});
+  WideAndDeep model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(keys_of(model.dense_parameters()),
             (std::vector<std::string>{"deep_mlp.mlp.0.perceptron.0.weight", "deep_mlp.mlp.0.perceptron.0.bias",
                                       "deep_mlp.mlp.1.perceptron.0.weight", "deep_mlp.mlp.1.perceptron.0.bias",
@@ -144,7 +116,7 @@ TEST(WideAndDeep, ParameterNamesAsTorchEasyRec) {
   // Without final: no final_mlp; output_mlp reads the deep MLP; default wide_embedding_dim 4 and
   // wide_init_fn applied to the wide tables.
   auto plain = parse_config(config_text(false, R"(wide_init_fn: "nn.init.constant_,val=0.25")"));
-  WideAndDeep small(plain.model_config(), features(), {"clk"}, {});
+  WideAndDeep small(plain.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(dense_of(small).count("final_mlp.mlp.0.perceptron.0.weight"), 0u);
   EXPECT_EQ(dense_of(small)["output_mlp.weight"].sizes(), (std::vector<int64_t>{1, 3}));
   auto wide = tables_of(small)["b_emb_wide"];
@@ -159,28 +131,19 @@ TEST(WideAndDeep, GradientsReachEveryParameter) {
   auto* wd = config.mutable_model_config()->mutable_wide_and_deep();
   wd->mutable_deep()->set_activation("nn.Tanh");
   wd->mutable_final()->set_activation("nn.Tanh");
-  WideAndDeep model(config.model_config(), features(), {"clk"}, {});
+  WideAndDeep model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.train();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   auto losses = model.loss(model.predict(batch), batch);
   ASSERT_EQ(losses.count("binary_cross_entropy"), 1u);
   model.total_loss(losses).backward();
-  for (const auto& [name, p] : model.dense_parameters()) {
-    ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
-  }
-  for (const auto& table : model.embedding_tables()) {
-    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
-    torch::Tensor grad = table.weight.grad();
-    if (grad.is_sparse()) grad = grad.to_dense();
-    EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << table.name;
-  }
+  testing::expect_gradients_everywhere(model);
 }
 
 TEST(WideAndDeep, ConfigErrors) {
   auto err = [](const std::string& text) {
     auto config = parse_config(text);
-    return error_of([&] { WideAndDeep model(config.model_config(), features(), {"clk"}, {}); });
+    return error_of([&] { WideAndDeep model(config.model_config(), testing::ab_price_features(), {"clk"}, {}); });
   };
   EXPECT_NE(err(R"(model_config {
       feature_groups { group_name: "deep" feature_names: ["a"] }
@@ -211,9 +174,9 @@ TEST(WideAndDeep, ConfigErrors) {
 // create_model builds it from the oneof.
 TEST(WideAndDeep, CreatedByTheFactory) {
   auto config = parse_config(config_text(false));
-  auto model = create_model(config, features());
+  auto model = create_model(config, testing::ab_price_features());
   ASSERT_NE(std::dynamic_pointer_cast<WideAndDeep>(model), nullptr);
-  EXPECT_EQ(model->predict(make_batch()).at("probs").sizes(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(model->predict(testing::ab_price_batch()).at("probs").sizes(), (std::vector<int64_t>{3}));
 }
 
 }  // namespace

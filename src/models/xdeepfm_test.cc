@@ -11,11 +11,16 @@
 namespace tzrec::models {
 namespace {
 
+using testing::dense_of;
 using testing::error_of;
+using testing::kIdsA;
+using testing::kIdsB;
 using testing::keys_of;
+using testing::linear;
 using testing::make_kjt;
 using testing::parse_config;
 using testing::pooled;
+using testing::tables_of;
 
 // Groups: wide [a, b] (WIDE, wide_embedding_dim 3), deep [a, b, price].
 std::string config_text(const std::string& extra = "wide_embedding_dim: 3") {
@@ -34,44 +39,12 @@ std::string config_text(const std::string& extra = "wide_embedding_dim: 3") {
     })";
 }
 
-std::vector<feature::FeatureInfo> features() {
-  return {testing::sparse_feature("a", 5, 2), testing::sparse_feature("b", 4, 2), testing::dense_feature("price", 1)};
-}
-
-const std::vector<std::vector<int64_t>> kIdsA = {{1}, {3}, {0, 4}};
-const std::vector<std::vector<int64_t>> kIdsB = {{2}, {}, {1}};
-
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 3;
-  batch.sparse_features = make_kjt({"a", "b"}, {kIdsA, kIdsB});
-  batch.dense_features = sparse::KeyedTensor::from_tensors({"price"}, {torch::tensor({{0.5f}, {1.0f}, {-2.0f}})});
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f, 1.0f});
-  return batch;
-}
-
-std::map<std::string, torch::Tensor> tables_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& t : model.embedding_tables()) out[t.name] = t.weight;
-  return out;
-}
-
-std::map<std::string, torch::Tensor> dense_of(Model& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : model.dense_parameters()) out[k] = v;
-  return out;
-}
-
-torch::Tensor linear(const torch::Tensor& x, std::map<std::string, torch::Tensor>& p, const std::string& prefix) {
-  return torch::matmul(x, p[prefix + ".weight"].t()) + p[prefix + ".bias"];
-}
-
 TEST(XDeepFM, ForwardMatchesPlainOps) {
   torch::manual_seed(7);
   auto config = parse_config(config_text());
-  XDeepFM model(config.model_config(), features(), {"clk"}, {});
+  XDeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.eval();
-  auto pred = model.predict(make_batch());
+  auto pred = model.predict(testing::ab_price_batch());
 
   auto t = tables_of(model);
   auto p = dense_of(model);
@@ -99,7 +72,7 @@ TEST(XDeepFM, ForwardMatchesPlainOps) {
 
 TEST(XDeepFM, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(config_text());
-  XDeepFM model(config.model_config(), features(), {"clk"}, {});
+  XDeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(keys_of(model.dense_parameters()),
             (std::vector<std::string>{"deep.mlp.0.perceptron.0.weight", "deep.mlp.0.perceptron.0.bias",
                                       "deep.mlp.1.perceptron.0.weight", "deep.mlp.1.perceptron.0.bias",
@@ -115,32 +88,25 @@ TEST(XDeepFM, ParameterNamesAsTorchEasyRec) {
 
 TEST(XDeepFM, DefaultWideEmbeddingDimIs16) {
   auto config = parse_config(config_text(""));
-  XDeepFM model(config.model_config(), features(), {"clk"}, {});
+  XDeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   EXPECT_EQ(tables_of(model)["b_emb_wide"].sizes(), (std::vector<int64_t>{4, 16}));
-  EXPECT_EQ(model.predict(make_batch()).at("logits").sizes(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(model.predict(testing::ab_price_batch()).at("logits").sizes(), (std::vector<int64_t>{3}));
 }
 
 TEST(XDeepFM, GradientsReachEveryParameter) {
   torch::manual_seed(5);
   auto config = parse_config(config_text());
-  XDeepFM model(config.model_config(), features(), {"clk"}, {});
+  XDeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {});
   model.train();
-  auto batch = make_batch();
+  auto batch = testing::ab_price_batch();
   model.total_loss(model.loss(model.predict(batch), batch)).backward();
-  for (const auto& [name, p] : model.dense_parameters()) {
-    ASSERT_TRUE(p.grad().defined()) << name;
-    EXPECT_GT(p.grad().abs().sum().item<double>(), 0.0) << name;
-  }
-  for (const auto& table : model.embedding_tables()) {
-    ASSERT_TRUE(table.weight.grad().defined()) << table.name;
-    EXPECT_GT(table.weight.grad().to_dense().abs().sum().item<double>(), 0.0) << table.name;  // sparse grad
-  }
+  testing::expect_gradients_everywhere(model);
 }
 
 TEST(XDeepFM, ConfigErrors) {
   auto err = [](const std::string& model_body) {
     auto config = parse_config("model_config { " + model_body + " losses { binary_cross_entropy {} } }");
-    return error_of([&] { XDeepFM model(config.model_config(), features(), {"clk"}, {}); });
+    return error_of([&] { XDeepFM model(config.model_config(), testing::ab_price_features(), {"clk"}, {}); });
   };
   const std::string groups = R"(feature_groups { group_name: "wide" feature_names: ["a", "b"] group_type: WIDE }
                                 feature_groups { group_name: "deep" feature_names: ["a"] } )";
@@ -166,7 +132,7 @@ TEST(XDeepFM, ConfigErrors) {
 }
 
 TEST(XDeepFM, CreatedByTheFactory) {
-  auto model = create_model(parse_config(config_text()), features());
+  auto model = create_model(parse_config(config_text()), testing::ab_price_features());
   EXPECT_NE(std::dynamic_pointer_cast<XDeepFM>(model), nullptr);
 }
 
