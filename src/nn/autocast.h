@@ -14,6 +14,7 @@
 
 #include <optional>
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
 namespace tzrec::nn {
@@ -36,5 +37,12 @@ class AutocastGuard {
   bool prev_cuda_enabled_ = false;
   c10::ScalarType prev_cuda_dtype_ = c10::ScalarType::Half;
 };
+
+// `x` in the dtype of a normalisation layer's parameter `weight` (LayerNorm, BatchNorm). libtorch
+// 1.13's CPU autocast has no policy for layer_norm / batch_norm and fails on a bf16 input with
+// fp32 parameters; CUDA autocast runs them in fp32, which casting the input matches.
+inline at::Tensor in_norm_dtype(const at::Tensor& x, const at::Tensor& weight) {
+  return x.scalar_type() == weight.scalar_type() ? x : x.to(weight.scalar_type());
+}
 
 }  // namespace tzrec::nn

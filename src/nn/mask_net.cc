@@ -3,18 +3,15 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "nn/autocast.h"
 #include "nn/fp16_linear.h"
 #include "nn/linear_relu.h"
 
 namespace tzrec::nn {
 namespace {
 
-// LayerNorm in its parameters' dtype. libtorch 1.13's CPU autocast has no policy for layer_norm
-// and fails on a bf16 input with fp32 weights; CUDA autocast runs layer_norm in fp32, which this
-// matches.
 torch::Tensor layer_norm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
-  const auto dtype = norm->weight.scalar_type();
-  return norm->forward(x.scalar_type() == dtype ? x : x.to(dtype));
+  return norm->forward(in_norm_dtype(x, norm->weight));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "nn/activation.h"
+#include "nn/autocast.h"
 #include "nn/fp16_linear.h"
 #include "nn/linear_relu.h"
 
@@ -12,8 +13,16 @@ PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const 
   TORCH_CHECK(!(use_bn && use_ln), "Perceptron: use_bn and use_ln are exclusive");
   linear_ = torch::nn::Linear(torch::nn::LinearOptions(in_features, out_features).bias(use_bn ? false : bias));
   perceptron_->push_back(linear_);
-  if (use_bn) perceptron_->push_back(torch::nn::BatchNorm1d(out_features));
-  if (use_ln) perceptron_->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_features})));
+  if (use_bn) {
+    torch::nn::BatchNorm1d norm(out_features);
+    norm_weight_ = norm->weight;
+    perceptron_->push_back(norm);
+  }
+  if (use_ln) {
+    torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({out_features}));
+    norm_weight_ = norm->weight;
+    perceptron_->push_back(norm);
+  }
   torch::nn::AnyModule act = create_activation(activation);
   fused_relu_ = !use_bn && !use_ln && !act.is_empty() && act.type_info() == typeid(torch::nn::ReLUImpl);
   if (!act.is_empty()) perceptron_->push_back(std::move(act));
@@ -30,6 +39,8 @@ torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) {
   } else {
     y = linear_forward(x, linear_->weight, linear_->bias);
     ++it;
+    // Under autocast the normalisation runs in its parameters' dtype (nn/autocast.h).
+    if (norm_weight_.defined()) y = in_norm_dtype(y, norm_weight_);
   }
   for (; it != perceptron_->end(); ++it) y = it->forward(y);
   return y;

@@ -41,6 +41,7 @@ class PerceptronImpl : public torch::nn::Module {
   torch::nn::Sequential perceptron_;
   torch::nn::Linear linear_{nullptr};  // perceptron_[0] (not registered twice)
   bool fused_relu_ = false;            // perceptron_[1] is ReLU: nn::linear_relu_forward runs both
+  torch::Tensor norm_weight_;          // perceptron_[1]'s weight when it is a BatchNorm / LayerNorm
 };
 TORCH_MODULE(Perceptron);
 

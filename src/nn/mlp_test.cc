@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "nn/autocast.h"
 #include "nn/testing.h"
 
 namespace tzrec::nn {
@@ -145,6 +146,32 @@ TEST(MLP, BatchNormTrainModeMatchesPyTorch) {
                torch::tensor({-0.03733333200216293, -0.010333333164453506, 0.01666666753590107, 0.04366666451096535}));
   expect_close(b["mlp.0.perceptron.1.running_var"],
                torch::tensor({0.9311432838439941, 0.9079232811927795, 0.9010832905769348, 0.91062331199646}));
+}
+
+// Under BF16 autocast the normalisation layers run in their parameters' dtype (fp32), as CUDA
+// autocast runs layer_norm / batch_norm: the output equals the fp32 MLP fed with the bf16-rounded
+// linear output, and the backward reaches every parameter.
+TEST(MLP, NormalizationLayersRunUnderBf16Autocast) {
+  for (const bool ln : {true, false}) {
+    MLPOptions o;
+    o.hidden_units = {4, 3};
+    o.use_ln = ln;
+    o.use_bn = !ln;
+    MLP mlp(3, o);
+    mlp->train();
+    auto x = torch::randn({5, 3});
+    torch::Tensor y;
+    {
+      AutocastGuard guard(c10::ScalarType::BFloat16);
+      y = mlp->forward(x);
+    }
+    EXPECT_EQ(y.sizes(), (std::vector<int64_t>{5, 3})) << ln;
+    y.to(torch::kFloat).sum().backward();
+    for (const auto& p : mlp->named_parameters()) {
+      ASSERT_TRUE(p.value().grad().defined()) << p.key();
+      EXPECT_EQ(p.value().scalar_type(), torch::kFloat) << p.key();
+    }
+  }
 }
 
 TEST(MLP, DropoutOnlyInTraining) {
