@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/logging.h"
 #include "config/validate_internal.h"
 
 namespace tzrec::config::detail {
@@ -112,6 +113,10 @@ void check_raw_feature(const protos::RawFeature& f, const std::string& p, protos
   if (mode != protos::FG_NONE) {
     check_expression(f.expression(), p + ".expression", mode, problems);
     check_normalizer(f.normalizer(), p + ".normalizer", problems);
+  } else if (!f.normalizer().empty()) {
+    log::warning("{}.normalizer is not applied with data_config.fg_mode FG_NONE (the column already holds "
+                 "feature-generation output); use fg_mode FG_NORMAL to normalize raw values",
+                 p);
   }
 }
 

@@ -25,6 +25,14 @@ expect_error "not supported yet: model_config.wukong" check_config --pipeline_co
 expect_error "not supported yet: model_config.wukong" train_eval --pipeline_config_path "$WORK/wukong.config"
 "$TZREC" check_config --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/ok" \
   || fail "check_config rejects the example"
+# A normalizer under FG_NONE is valid but not applied: a warning says so.
+sed -e '0,/feature_name: "int_0"/s//feature_name: "int_0"\n    normalizer: "method=log10"/' \
+  "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/normalizer.config"
+grep -q 'method=log10' "$WORK/normalizer.config" || fail "could not add a normalizer to the example"
+"$TZREC" check_config --pipeline_config_path "$WORK/normalizer.config" > "$WORK/ok" 2> "$WORK/warn" \
+  || { cat "$WORK/warn"; fail "check_config rejects a normalizer under FG_NONE"; }
+grep -q 'normalizer is not applied with data_config.fg_mode FG_NONE' "$WORK/warn" \
+  || { cat "$WORK/warn"; fail "no warning for a normalizer under FG_NONE"; }
 for sub in train_eval eval check_config gen_data; do
   "$TZREC" "$sub" --help > "$WORK/help" || fail "$sub --help failed"
   grep -q -- "--" "$WORK/help" || fail "$sub --help printed no flags"
