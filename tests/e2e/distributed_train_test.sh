@@ -3,6 +3,7 @@
 #   - `tzrec launch --nproc-per-node 2` train_eval: sharded tables, per-rank checkpoint files, plan;
 #   - the 2-rank checkpoint evaluated by 1 process and by 4 ranks (resharded on load) gives the
 #     AUC train_eval reported;
+#   - its export predicts exactly what predict from the checkpoint predicts;
 #   - `torchrun --no_python` (torch 1.13 spelling) launches the same binary;
 #   - a rank killed mid-training makes the other one fail quickly, naming the dead rank.
 # Usage: distributed_train_test.sh <tzrec binary> <repo root>
@@ -59,6 +60,27 @@ auc4=$(auc_of "$WORK/eval4/eval_result.txt")
 echo "AUC of the final checkpoint: train_eval $auc, 1 process $auc1, 4 ranks $auc4"
 /usr/bin/python3 -c "import sys; sys.exit(0 if abs($auc1 - $auc) < 1e-4 and abs($auc4 - $auc) < 1e-4 else 1)" \
   || fail "AUCs differ"
+
+# 2b. Export of the 2-rank checkpoint (shards assembled) predicts what predict from the checkpoint
+#     predicts: the same rows, the same probabilities.
+QUANT_EMB=FP32 "$TZREC" export --pipeline_config_path "$WORK/dist/pipeline.config" --checkpoint_path "$last" \
+  --export_dir "$WORK/export" 2> "$WORK/export.log" || fail "export of the 2-rank checkpoint"
+for src in "--scripted_model_path $WORK/export" "--pipeline_config_path $WORK/dist/pipeline.config --checkpoint_path $last"; do
+  out="$WORK/pred_$(echo "$src" | cut -c3-8)"
+  # shellcheck disable=SC2086
+  "$TZREC" predict $src --predict_input_path "$WORK/data/eval.parquet" --predict_output_path "$out" \
+    --output_columns probs 2> "$WORK/predict.log" || fail "predict $src"
+done
+"$TZREC" parquet_cat "$WORK/pred_script/part-0.parquet" > "$WORK/pred_export.jsonl"
+"$TZREC" parquet_cat "$WORK/pred_pipeli/part-0.parquet" > "$WORK/pred_ckpt.jsonl"
+/usr/bin/python3 - "$WORK/pred_export.jsonl" "$WORK/pred_ckpt.jsonl" <<'PYEOF' || fail "export and checkpoint predictions differ"
+import json, sys
+a = [json.loads(l)["probs"] for l in open(sys.argv[1])]
+b = [json.loads(l)["probs"] for l in open(sys.argv[2])]
+assert len(a) == len(b) == 8000, (len(a), len(b))
+d = max(abs(x - y) for x, y in zip(a, b))
+assert d < 1e-6, d
+PYEOF
 
 # 3. torchrun --no_python runs the same binary. Debian's torchrun (torch 1.13) crashes on Python
 #    3.11 before starting any worker (its redirects map is None); that case is reported, not
