@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -53,13 +52,6 @@ void check_export_switches() {
       throw NotSupportedError(fmt::format("{}={} ({}); unset it to export the model package", name, value, what));
     }
   }
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw IoError("cannot write " + path.string());
-  out << text;
-  if (!out) throw IoError("write failed: " + path.string());
 }
 
 // Asset file → its name in the export dir; UsageError for a missing file or a name used twice.
@@ -191,8 +183,8 @@ std::string export_model(const ExportOptions& options) {
   fs::create_directories(staging);
   train::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
   config::save_pipeline_config(config, (staging / kExportConfigFile).string());
-  write_text(staging / kModelAccFile, acc.dump(2) + "\n");
-  write_text(staging / "version", std::string(kVersion) + "\n");
+  train::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
+  train::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
   for (const auto& [from, name] : assets) fs::copy_file(from, staging / name);
   std::error_code ec;
   fs::rename(staging, final_dir, ec);

@@ -69,18 +69,6 @@ json describe_tensors(const std::map<std::string, torch::Tensor>& tensors) {
   return list;
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr)
-    throw IoError(fmt::format("cannot open {} for writing: {}", path, std::strerror(errno)));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const int err = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    throw IoError(fmt::format("cannot write {}: {}", path, std::strerror(ok ? errno : err)));
-  }
-}
-
 // Best effort: makes a rename inside `dir` durable. Failure only weakens crash safety.
 void fsync_dir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -190,6 +178,18 @@ void sha256_block(std::array<uint32_t, 8>& h, const unsigned char* p) {
 }
 
 }  // namespace
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr)
+    throw IoError(fmt::format("cannot open {} for writing: {}", path, std::strerror(errno)));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
+                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    throw IoError(fmt::format("cannot write {}: {}", path, std::strerror(ok ? errno : err)));
+  }
+}
 
 std::string digest_text(const std::string& text) {
   std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,

@@ -78,6 +78,9 @@ void restore_tensors(const std::map<std::string, torch::Tensor>& stored,
                      const std::vector<std::pair<std::string, torch::Tensor>>& params,
                      const std::string& what, bool allow_extra = false);
 
+// Writes `text` to `path` (replacing it) and fsyncs it. IoError naming the file on failure.
+void write_text_file(const std::string& path, const std::string& text);
+
 // Lower-case hex SHA-256 of `text` (FIPS 180-4), used as the pipeline config digest.
 std::string digest_text(const std::string& text);
 

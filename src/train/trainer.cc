@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -40,13 +39,6 @@ constexpr const char* kTrainEvalResultFilename = "train_eval_result_v2.txt";
 constexpr const char* kEpochsCompletedKey = "__epochs_completed__";
 constexpr const char* kTrainPositionKey = "train_position";    // single process
 constexpr const char* kTrainPositionsKey = "train_positions";  // multi-rank: one per rank
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw IoError("cannot write " + path);
-  out << text;
-  if (!out) throw IoError("write failed: " + path);
-}
 
 // Where training resumes: the step to train next, the epoch it belongs to and the data position.
 struct ResumePoint {
