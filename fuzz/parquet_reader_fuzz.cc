@@ -15,7 +15,7 @@
 //       -lfmt -lsnappy -lzstd -llz4 -lbrotlidec -lbrotlienc -lz -lpthread -o build-fuzz-parquet
 //   mkdir -p /tmp/parquet_fuzz_corpus
 //   ./build-fuzz-parquet -max_total_time=60 -rss_limit_mb=2048 /tmp/parquet_fuzz_corpus \
-//       ../shared/data/parquet-testing
+//       tests/data/parquet-testing
 //
 // (The first directory collects new inputs; the second seeds the run with the public corpus. Seed
 // directories are read recursively, so expected/*.json is fuzzed too; harmless, but the smoke

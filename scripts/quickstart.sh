@@ -3,7 +3,9 @@
 # `tzrec eval` on the final checkpoint and prints its metrics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+START=$SECONDS
+trap 'echo "quickstart: $((SECONDS - START)) s elapsed"' EXIT
+scripts/setup.sh --target tzrec
 
 DATA_DIR=data/criteo_synth
 MODEL_DIR=experiments/deepfm_criteo_synth

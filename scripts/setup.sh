@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tzrec-cpp needs (idempotent, non-interactive) and builds Release
-# into build/. Usage: scripts/setup.sh [--no-build]
+# into build/. Usage: scripts/setup.sh [--no-build | --target T ...] (default: every target, tests
+# included; quickstart builds only the tzrec binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev zlib1g-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev ccache
   python3-torch python3-sklearn python3-numpy
 )
 
@@ -40,4 +41,4 @@ if [[ "${1:-}" == "--no-build" ]]; then exit 0; fi
 
 JOBS=${JOBS:-2}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$JOBS"
+cmake --build build -j"$JOBS" "$@"

@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec {
-namespace {
+namespace activation_string_test {
 
 TEST(ActivationString, ClassPathsAndKeywordArguments) {
   EXPECT_EQ(parse_activation_string("nn.ReLU").name, "ReLU");
@@ -27,5 +27,5 @@ TEST(ActivationString, RejectsMalformedText) {
   }
 }
 
-}  // namespace
+}  // namespace activation_string_test
 }  // namespace tzrec

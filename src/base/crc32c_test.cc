@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::crc32c {
-namespace {
+namespace crc32c_test {
 
 // Bit-at-a-time reference: the textbook definition, sharing no tables with the implementation.
 uint32_t bitwise_crc32c(const std::vector<uint8_t>& bytes) {
@@ -102,5 +102,5 @@ TEST(Crc32c, TfRecordMask) {
   }
 }
 
-}  // namespace
+}  // namespace crc32c_test
 }  // namespace tzrec::crc32c

@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "base/version.h"
 #include "cli/commands.h"
+#include "cli/unknown_flags.h"
 
 namespace tzrec::cli {
 namespace {
@@ -34,15 +35,46 @@ int run(int argc, char** argv) {
                                  add_list_checkpoint_params_command(app),
                                  add_parquet_meta_command(app), add_parquet_cat_command(app),
                                  add_launch_command(app), add_plan_command(app)};
+  const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
+  // Unknown arguments are reported by check_flags, with a suggestion. `launch` passes everything
+  // after "--" to its workers, so CLI11 itself reports its unknown flags.
+  for (CLI::App* sub : subcommands) {
+    if (sub->get_name() != "launch") sub->allow_extras();
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string where;
+    std::vector<std::string> names;
+    for (CLI::App* sub : subcommands) {
+      if (sub->parsed()) where = sub->get_name() + ": ";
+      names.push_back(sub->get_name());
+    }
+    for (CLI::App* sub : subcommands) {
+      if (!sub->parsed() || sub->remaining().empty()) continue;
+      try {  // an unknown flag explains a missing one better than "X is required"
+        check_flags(sub);
+      } catch (const UsageError& unknown) {
+        std::fprintf(stderr, "error: %s\n", one_line(unknown.what()).c_str());
+        return 2;
+      }
+    }
+    if (where.empty() && argc > 1 && argv[1][0] != '-') {
+      const std::string suggestion = closest_name(names, argv[1]);
+      std::fprintf(stderr, "error: tzrec: unknown command '%s'%s (see tzrec --help)\n", argv[1],
+                   suggestion.empty() ? "" : ("; did you mean " + suggestion + "?").c_str());
+      return 2;
+    }
+    std::fprintf(stderr, "error: tzrec %s%s\n", where.c_str(), one_line(e.what()).c_str());
+    return 2;
   }
   try {
-    const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
     for (size_t i = 0; i < subcommands.size(); ++i) {
-      if (subcommands[i]->parsed()) return actions[i]();
+      if (subcommands[i]->parsed()) {
+        check_flags(subcommands[i]);
+        return actions[i]();
+      }
     }
     return 2;
   } catch (const UsageError& e) {

@@ -2,6 +2,7 @@
 
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/unknown_flags.h"
 #include "train/evaluator.h"
 #include "train/trainer.h"
 
@@ -18,9 +19,8 @@ Action add_eval_command(CLI::App& app) {
   cmd->add_option("--eval_result_filename", options->eval_result_filename,
                   "result file name under model_dir")->capture_default_str();
   cmd->add_option("--model_dir", options->model_dir, "overrides model_dir");
-  cmd->allow_extras();
+  add_local_rank_flag(cmd);
   return [cmd, options]() {
-    for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);
     auto metrics = train::evaluate_checkpoint(*options);
     std::printf("%s\n", train::format_metrics(metrics).c_str());
     return 0;

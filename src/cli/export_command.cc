@@ -1,7 +1,8 @@
-#include "base/comma_list.h"
+#include "base/text.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/unknown_flags.h"
 #include "export/exporter.h"
 
 namespace tzrec::cli {
@@ -21,9 +22,8 @@ Action add_export_command(CLI::App& app) {
   cmd->add_option("--additional_export_config", options->additional_export_config,
                   "JSON object merged into model_acc.json");
   cmd->add_option("--item_input_path", *item_input_path, "match models: item data for the item tower");
-  cmd->allow_extras();
+  add_local_rank_flag(cmd);
   return [cmd, options, assets, item_input_path]() {
-    for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);
     if (!item_input_path->empty()) {
       throw NotSupportedError("--item_input_path (export of match models' item towers)");
     }

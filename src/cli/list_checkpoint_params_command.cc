@@ -10,8 +10,8 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "cli/commands.h"
-#include "train/checkpoint.h"
-#include "train/sharded_checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/sharded_checkpoint.h"
 
 namespace tzrec::cli {
 namespace {
@@ -40,7 +40,7 @@ std::string dtype_name(torch::ScalarType t) {
 
 // The tensors of one file prefix ("model" / "optimizer"), from the headers alone: tables of a
 // multi-rank checkpoint with their global shapes, nothing read into memory.
-void print_tensors(const train::CheckpointTensorIndex& index, const std::string& prefix) {
+void print_tensors(const checkpointing::CheckpointTensorIndex& index, const std::string& prefix) {
   for (const std::string& name : index.names()) {
     if (index.file_prefix(name) != prefix) continue;
     std::printf("%s\n", fmt::format("{} [{}] {}", name, fmt::join(index.shape(name), ", "),
@@ -60,7 +60,7 @@ Action add_list_checkpoint_params_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--optimizer", options->optimizer, "also list the optimizer state tensors");
   return [options]() {
-    auto latest = train::latest_checkpoint(options->checkpoint_path);
+    auto latest = checkpointing::latest_checkpoint(options->checkpoint_path);
     if (!latest) {
       throw CheckpointError(fmt::format(
           "no checkpoint found in {}; pass a model_dir holding model.ckpt-* or a model.ckpt-N directory",
@@ -75,7 +75,7 @@ Action add_list_checkpoint_params_command(CLI::App& app) {
                                           latest->first, file));
       }
     }
-    const train::CheckpointTensorIndex index(latest->first);
+    const checkpointing::CheckpointTensorIndex index(latest->first);
     print_tensors(index, "model");
     if (options->optimizer) print_tensors(index, "optimizer");
     std::fflush(stdout);

@@ -2,7 +2,7 @@
 // reach for when a training job rejects their data.
 #include <cstdio>
 
-#include "base/comma_list.h"
+#include "base/text.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "parquet/describe.h"

@@ -1,5 +1,6 @@
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/unknown_flags.h"
 #include "export/predictor.h"
 
 namespace tzrec::cli {
@@ -26,9 +27,8 @@ Action add_predict_command(CLI::App& app) {
   cmd->add_option("--writer_type", o->writer_type, "ParquetWriter or CsvWriter; default from the dataset type");
   cmd->add_option("--edit_config_json", o->edit_config_json, "JSON edits of the pipeline config");
   cmd->add_option("--predict_steps", o->predict_steps, "stop after this many batches");
-  cmd->allow_extras();
+  add_local_rank_flag(cmd);
   return [cmd, o]() {
-    for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);
     exporting::predict(*o);
     return 0;
   };

@@ -1,5 +1,6 @@
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/unknown_flags.h"
 #include "train/trainer.h"
 
 namespace tzrec::cli {
@@ -20,9 +21,8 @@ Action add_train_eval_command(CLI::App& app) {
                   "JSON of config edits, e.g. '{\"data_config.batch_size\":512}'");
   cmd->add_flag("--ignore_restore_optimizer", options->ignore_restore_optimizer,
                 "restore only model weights when continuing or fine-tuning");
-  cmd->allow_extras();
+  add_local_rank_flag(cmd);
   return [cmd, options]() {
-    for (const auto& extra : cmd->remaining()) log::warning("ignoring unknown argument {}", extra);
     train::train_and_evaluate(*options);
     return 0;
   };

@@ -4,7 +4,7 @@
 #include "config/activation.h"
 
 namespace tzrec::config {
-namespace {
+namespace activation_test {
 
 TEST(Activation, ParsesTorchPaths) {
   EXPECT_EQ(parse_activation("nn.ReLU").name, "ReLU");
@@ -35,5 +35,5 @@ TEST(Activation, UnimplementedAreNotSupported) {
   EXPECT_NO_THROW(parse_activation("nn.Mish"));
 }
 
-}  // namespace
+}  // namespace activation_test
 }  // namespace tzrec::config

@@ -72,7 +72,8 @@ void parse_text(const std::string& text, const std::string& source, protos::Easy
   pb::TextFormat::Parser parser;
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
-  parser.AllowPartialMessage(true);  // proto2 `required` is not enforced (see reference §2.0)
+  // proto2 `required` is not enforced (docs/tzrec-compatibility.md §2.0).
+  parser.AllowPartialMessage(true);
   // Merge semantics like Python's text_format.Merge: a repeated singular field overwrites.
   if (!parser.MergeFromString(text, out) || errors.has_error()) {
     errors.point_at_unknown_field(text);

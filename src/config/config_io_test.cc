@@ -7,21 +7,15 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/validate_testing.h"
 
 namespace tzrec::config {
-namespace {
+namespace config_io_test {
+
+using testing::error_of;
 
 std::string fixture(const std::string& name) {
   return std::string(TZREC_SOURCE_DIR) + "/tests/configs/" + name;
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no ConfigError>";
 }
 
 TEST(ConfigIo, LoadsCriteoDeepFmFixture) {
@@ -272,5 +266,5 @@ TEST(ConfigIo, FeatureHelpers) {
   EXPECT_EQ(feature_message(raw)->GetDescriptor()->name(), "RawFeature");
 }
 
-}  // namespace
+}  // namespace config_io_test
 }  // namespace tzrec::config

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/text.h"
 #include "config/pipeline_config.h"
 
 namespace tzrec::config {
@@ -20,13 +21,6 @@ namespace {
 
 namespace pb = google::protobuf;
 using FD = pb::FieldDescriptor;
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

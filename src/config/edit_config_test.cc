@@ -4,22 +4,16 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/validate_testing.h"
 
 namespace tzrec::config {
-namespace {
+namespace edit_config_test {
+
+using testing::error_of;
 
 protos::EasyRecConfig criteo() {
   return load_pipeline_config(std::string(TZREC_SOURCE_DIR) +
                               "/tests/configs/deepfm_criteo_fg_none.config");
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no ConfigError>";
 }
 
 TEST(EditConfig, DottedScalarPaths) {
@@ -151,5 +145,5 @@ TEST(EditConfig, BadPathsAndValues) {
   EXPECT_THROW(edit_config(&config, "[1, 2]"), ConfigError);
 }
 
-}  // namespace
+}  // namespace edit_config_test
 }  // namespace tzrec::config

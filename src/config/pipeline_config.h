@@ -23,7 +23,7 @@ protos::EasyRecConfig load_pipeline_config(const std::string& path);
 protos::EasyRecConfig parse_pipeline_config_text(const std::string& text,
                                                  const std::string& source_name);
 
-// The deprecated fg_encoded rewrite (reference §2.0): if data_config.fg_encoded is set,
+// The deprecated fg_encoded rewrite (docs/tzrec-compatibility.md §2.0): if data_config.fg_encoded is set,
 // true -> FG_NONE, false with fg_threads > 0 -> FG_DAG, else FG_NORMAL.
 void apply_fg_encoded_rewrite(protos::EasyRecConfig* config);
 

@@ -67,12 +67,7 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
 
 namespace {
 
-// Name of the field set in oneof `oneof_name` of `msg`, or "".
-std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name) {
-  const auto* oneof = msg.GetDescriptor()->FindOneofByName(oneof_name);
-  const auto* field = msg.GetReflection()->GetOneofFieldDescriptor(msg, oneof);
-  return field ? field->name() : "";
-}
+using detail::oneof_set;
 
 // lr field of the optimizer message set in `optimizer` oneof.
 void check_lr(const google::protobuf::Message& opt, const std::string& path, Problems* problems) {
@@ -229,5 +224,23 @@ void check_valid(const protos::EasyRecConfig& config) {
   }
   throw ConfigError(message);
 }
+
+namespace detail {
+
+std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name) {
+  const auto* oneof = msg.GetDescriptor()->FindOneofByName(oneof_name);
+  const auto* field = msg.GetReflection()->GetOneofFieldDescriptor(msg, oneof);
+  return field ? field->name() : "";
+}
+
+void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems) {
+  if (!has) {
+    problems->add(path, "required");
+  } else {
+    validate_mlp(mlp, path, problems);
+  }
+}
+
+}  // namespace detail
 
 }  // namespace tzrec::config

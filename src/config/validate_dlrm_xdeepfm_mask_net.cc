@@ -12,8 +12,6 @@ namespace tzrec::config::detail {
 
 namespace {
 
-std::string group_path(int i) { return item_path("model_config", "feature_groups", i); }
-
 // Index of the feature group named `name`, -1 when there is none (a problem unless `optional`); a
 // problem when its group_type is not `type`.
 int find_group(const protos::ModelConfig& model, const std::string& model_name, const std::string& name,
@@ -31,14 +29,6 @@ int find_group(const protos::ModelConfig& model, const std::string& model_name, 
                   model_name + " needs a feature group named '" + name + "' (group_type: " + type_name + ")");
   }
   return -1;
-}
-
-void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems) {
-  if (!has) {
-    problems->add(path, "required");
-  } else {
-    validate_mlp(mlp, path, problems);
-  }
 }
 
 // The embedding dim every feature of group `gi` shares (sparse features only); 0 when it cannot be

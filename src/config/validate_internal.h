@@ -28,6 +28,15 @@ inline std::string item_path(const std::string& base, const std::string& field, 
   return (base.empty() ? "" : base + ".") + field + "[" + std::to_string(i) + "]";
 }
 
+// "model_config.feature_groups[<i>]".
+inline std::string group_path(int i) { return item_path("model_config", "feature_groups", i); }
+
+// The name of the field set in oneof `oneof_name` of `msg`, or "" when none is.
+std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name);
+
+// A required MLP: "required" when absent, else validate_mlp's checks.
+void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems);
+
 void validate_data(const protos::EasyRecConfig& config, Problems* problems);
 void validate_train(const protos::EasyRecConfig& config, Problems* problems);
 void validate_features(const protos::EasyRecConfig& config, Problems* problems);

@@ -38,8 +38,6 @@ Features index_features(const protos::EasyRecConfig& config) {
   return index;
 }
 
-std::string group_path(int i) { return item_path("model_config", "feature_groups", i); }
-
 void check_groups(const protos::ModelConfig& model, const Features& features, Groups* groups,
                   Problems* problems) {
   for (int i = 0; i < model.feature_groups_size(); ++i) {
@@ -159,12 +157,6 @@ void check_multi_tower(const protos::ModelConfig& model, const Groups& groups,
   } else {
     validate_mlp(mt.final(), p + ".final", problems);
   }
-}
-
-std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name) {
-  const auto* oneof = msg.GetDescriptor()->FindOneofByName(oneof_name);
-  const auto* field = msg.GetReflection()->GetOneofFieldDescriptor(msg, oneof);
-  return field ? field->name() : "";
 }
 
 // A key naming a sparse feature (grouping_key, session_name): required and configured.

@@ -5,14 +5,14 @@
 #include "config/validate_testing.h"
 
 namespace tzrec::config {
-namespace {
+namespace validate_test {
 
 using testing::HasProblem;
 using testing::NoProblems;
 using testing::NotSupported;
 using testing::dump;
 
-const char kCommon[] = R"(
+const char kValidateCommon[] = R"(
 train_input_path: "train.csv"
 eval_input_path: ""
 model_dir: "m"
@@ -66,13 +66,13 @@ model_config {
 
 // Base DeepFM config with `extra` text merged in (singular fields overwrite, repeated append).
 protos::EasyRecConfig deepfm(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kCommon) + kDeepFm + extra, "deepfm.config");
+  return parse_pipeline_config_text(std::string(kValidateCommon) + kDeepFm + extra, "deepfm.config");
 }
 protos::EasyRecConfig multi_tower(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kCommon) + kMultiTower + extra, "mt.config");
+  return parse_pipeline_config_text(std::string(kValidateCommon) + kMultiTower + extra, "mt.config");
 }
 protos::EasyRecConfig mmoe(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kCommon) + kMMoE + "data_config { label_fields: 'buy' }" + extra,
+  return parse_pipeline_config_text(std::string(kValidateCommon) + kMMoE + "data_config { label_fields: 'buy' }" + extra,
                                     "mmoe.config");
 }
 protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
@@ -436,7 +436,7 @@ model_config {
 }
 data_config { label_fields: "buy" }
 )";
-  auto base = parse_pipeline_config_text(std::string(kCommon) + dbmtl, "dbmtl.config");
+  auto base = parse_pipeline_config_text(std::string(kValidateCommon) + dbmtl, "dbmtl.config");
   EXPECT_TRUE(NoProblems(base));
   const std::string t = "model_config.dbmtl.task_towers";
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.dbmtl.task_towers[1].relation_tower_names": ["cvr"]})"),
@@ -464,7 +464,7 @@ model_config {
   }
 }
 )";
-  auto base = parse_pipeline_config_text(std::string(kCommon) + ple, "ple.config");
+  auto base = parse_pipeline_config_text(std::string(kValidateCommon) + ple, "ple.config");
   EXPECT_TRUE(NoProblems(base));
   const std::string n = "model_config.ple.extraction_networks[0]";
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].share_expert_net.hidden_units": [4]})"),
@@ -520,7 +520,7 @@ TEST(Validate, ModelCommonSubset) {
     std::string text = kDeepFm;
     text.replace(text.find("losses { binary_cross_entropy {} }"), 34, losses);
     text.replace(text.find("metrics { auc {} }"), 18, "");
-    return parse_pipeline_config_text(std::string(kCommon) + text + extra, "classifier.config");
+    return parse_pipeline_config_text(std::string(kValidateCommon) + text + extra, "classifier.config");
   };
   EXPECT_TRUE(NoProblems(classifier("losses { softmax_cross_entropy { label_smoothing: 0.1 } } num_class: 3",
                                     "model_config { metrics { multiclass_auc { average: 'weighted' } } "
@@ -585,7 +585,7 @@ TEST(Validate, ModelCommonSubset) {
                          "model_config.metrics[1].mean_squared_error", "add losses { l2_loss {} }"));
   std::string regression = kDeepFm;
   regression.replace(regression.find("binary_cross_entropy {}"), 23, "l2_loss {}");
-  EXPECT_TRUE(HasProblem(parse_pipeline_config_text(std::string(kCommon) + regression, "l2.config"),
+  EXPECT_TRUE(HasProblem(parse_pipeline_config_text(std::string(kValidateCommon) + regression, "l2.config"),
                          "model_config.metrics[0].auc", "needs prediction 'probs'"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { grouped_auc { grouping_key: '' } } }"),
                          "model_config.metrics[1].grouped_auc.grouping_key", "must name a sparse feature"));
@@ -627,5 +627,5 @@ TEST(Validate, ReportsEveryProblem) {
   }
 }
 
-}  // namespace
+}  // namespace validate_test
 }  // namespace tzrec::config

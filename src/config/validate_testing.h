@@ -1,14 +1,26 @@
 // Assertions the config-validation tests share (header-only; tests only).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "config/pipeline_config.h"
 
 namespace tzrec::config::testing {
+
+// The message of the ConfigError `fn` throws, or "<no ConfigError>".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no ConfigError>";
+}
 
 inline std::string dump(const std::vector<Problem>& problems) {
   std::string out;

@@ -7,8 +7,6 @@ namespace tzrec::config::detail {
 
 namespace {
 
-std::string group_path(int i) { return item_path("model_config", "feature_groups", i); }
-
 // The index of the feature group named `name` (-1 when there is none; then a problem unless
 // optional), with a problem when its group_type is not `type`.
 int need_group(const protos::ModelConfig& model, const std::string& model_name, const std::string& name,
@@ -29,15 +27,6 @@ int need_group(const protos::ModelConfig& model, const std::string& model_name, 
 void need_first_group(const protos::ModelConfig& model, const std::string& model_name, Problems* problems) {
   if (model.feature_groups_size() == 0) {
     problems->add("model_config.feature_groups", model_name + " needs a feature group (it uses the first one)");
-  }
-}
-
-// A required MLP: "required" when absent, else its checks.
-void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems) {
-  if (!has) {
-    problems->add(path, "required");
-  } else {
-    validate_mlp(mlp, path, problems);
   }
 }
 

@@ -6,13 +6,13 @@
 #include "config/validate_testing.h"
 
 namespace tzrec::config {
-namespace {
+namespace validate_wide_and_dcn_test {
 
 using testing::HasProblem;
 using testing::NoProblems;
 using testing::NotSupported;
 
-const char kCommon[] = R"(
+const char kWideDcnCommon[] = R"(
 train_input_path: "train.csv"
 model_dir: "m"
 train_config {
@@ -28,7 +28,7 @@ feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embeddin
 
 // `model` is the body of model_config after its feature groups and before the losses.
 protos::EasyRecConfig config_with(const std::string& groups, const std::string& model) {
-  return parse_pipeline_config_text(std::string(kCommon) + "model_config { " + groups + "\n" + model +
+  return parse_pipeline_config_text(std::string(kWideDcnCommon) + "model_config { " + groups + "\n" + model +
                                         "\n losses { binary_cross_entropy {} } metrics { auc {} } }",
                                     "test.config");
 }
@@ -118,5 +118,5 @@ TEST(ValidateDCNV2, Problems) {
   EXPECT_TRUE(HasProblem(c, "model_config.dcn_v2.final", "required"));
 }
 
-}  // namespace
+}  // namespace validate_wide_and_dcn_test
 }  // namespace tzrec::config

@@ -9,7 +9,7 @@
 #include "data/testing_util.h"
 
 namespace tzrec::data {
-namespace {
+namespace csv_reader_test {
 
 using testing::TempDir;
 using Strings = std::vector<std::string>;
@@ -188,5 +188,5 @@ TEST(CsvBatchReader, InputFieldsMissingColumnIsConfigError) {
   EXPECT_THROW(CsvBatchReader(o, {"a"}, {}, 0, false), ConfigError);
 }
 
-}  // namespace
+}  // namespace csv_reader_test
 }  // namespace tzrec::data

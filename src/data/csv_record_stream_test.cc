@@ -9,7 +9,7 @@
 #include "data/testing_util.h"
 
 namespace tzrec::data {
-namespace {
+namespace csv_record_stream_test {
 
 using testing::TempDir;
 
@@ -162,5 +162,5 @@ TEST(CsvRecordStream, QuoteDelimiterRejected) {
   EXPECT_THROW(CsvRecordStream(dir.write("x.csv", "a"), '"'), ConfigError);
 }
 
-}  // namespace
+}  // namespace csv_record_stream_test
 }  // namespace tzrec::data

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/text.h"
 #include "data/csv_reader.h"
 #include "data/input_files.h"
 #include "data/parquet_batch_reader.h"
@@ -9,12 +10,6 @@
 
 namespace tzrec::data {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 std::string printable_delimiter(const std::string& d) {
   std::string out;

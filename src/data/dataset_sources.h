@@ -2,12 +2,12 @@
 // they start from (no torch).
 //
 // CsvDataset: files round-robin over workers, files[global_worker :: total_workers] like
-//   TorchEasyRec (reference §6.3; num_workers 0 -> 1; reduced to the files per rank when there
-//   are fewer files); resumable by file prefixes (ReadPosition kFilePrefix).
+//   TorchEasyRec (docs/tzrec-compatibility.md §6.3; num_workers 0 -> 1; reduced to the files per
+//   rank when there are fewer files); resumable by file prefixes (ReadPosition kFilePrefix).
 // ParquetDataset: all rows of all files split into contiguous row ranges over
-//   world_size x num_workers readers (the first total % n get one extra row, reference §6.3);
-//   resumable by consumed rows per worker (ReadPosition kRowRanges), also with another number of
-//   workers (the remaining rows are re-split).
+//   world_size x num_workers readers (the first total % n get one extra row,
+//   docs/tzrec-compatibility.md §6.3); resumable by consumed rows per worker (ReadPosition
+//   kRowRanges), also with another number of workers (the remaining rows are re-split).
 #pragma once
 
 #include <cstdint>

@@ -6,16 +6,10 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace tzrec::data {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 

@@ -7,7 +7,7 @@
 #include "data/testing_util.h"
 
 namespace tzrec::data {
-namespace {
+namespace input_files_test {
 
 using testing::TempDir;
 using Strings = std::vector<std::string>;
@@ -110,5 +110,5 @@ TEST(ReadPosition, PlanSkipsConsumedRowsAndChecksFiles) {
       << msg;
 }
 
-}  // namespace
+}  // namespace input_files_test
 }  // namespace tzrec::data

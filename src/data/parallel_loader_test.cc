@@ -11,7 +11,7 @@
 #include "data/testing_util.h"
 
 namespace tzrec::data {
-namespace {
+namespace parallel_loader_test {
 
 using testing::TempDir;
 
@@ -193,5 +193,5 @@ TEST(ParallelLoader, ReaderDataErrorSurfaces) {
   }
 }
 
-}  // namespace
+}  // namespace parallel_loader_test
 }  // namespace tzrec::data

@@ -18,7 +18,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::data {
-namespace {
+namespace parquet_batch_reader_test {
 
 using parquet::ColumnBuilder;
 using parquet::ColumnData;
@@ -559,5 +559,5 @@ TEST(ParquetFiles, TruncatedFilesAreDataErrorsNamingTheFile) {
   EXPECT_NE(msg.find(d.paths[4]), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace parquet_batch_reader_test
 }  // namespace tzrec::data

@@ -15,7 +15,7 @@
 #include "parquet/file_reader.h"
 
 namespace tzrec::data {
-namespace {
+namespace prediction_writer_test {
 
 using parquet::ColumnBuilder;
 using parquet::PhysicalType;
@@ -387,5 +387,5 @@ TEST(PredictionWriter, NameClashesAndInconsistentBatchesAreDataErrors) {
   }
 }
 
-}  // namespace
+}  // namespace prediction_writer_test
 }  // namespace tzrec::data

@@ -15,7 +15,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::data {
-namespace {
+namespace rank_read_positions_test {
 
 using testing::error_of;
 
@@ -204,5 +204,5 @@ TEST(RankPositions, PositionsThatDoNotBelongTogetherAreRejected) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace rank_read_positions_test
 }  // namespace tzrec::data

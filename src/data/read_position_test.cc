@@ -14,7 +14,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::data {
-namespace {
+namespace read_position_test {
 
 using testing::error_of;
 
@@ -241,5 +241,5 @@ TEST(RowRangePosition, ResumeWithChangedFilesIsADataError) {
   EXPECT_NE(msg.find(d.paths[2] + " has 39 rows but had 40"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace read_position_test
 }  // namespace tzrec::data

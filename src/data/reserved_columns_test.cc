@@ -6,7 +6,7 @@
 #include "data/testing_util.h"
 
 namespace tzrec::data {
-namespace {
+namespace reserved_columns_test {
 
 using testing::error_of;
 using testing::TempDir;
@@ -105,5 +105,5 @@ TEST(ReservedColumns, SelectColumnsKeepsRowsAndOrder) {
   EXPECT_NE(msg.find("'zz'"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace reserved_columns_test
 }  // namespace tzrec::data

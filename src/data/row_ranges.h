@@ -4,7 +4,7 @@
 // worker reads a list of half-open global row ranges; a fresh plan gives global worker
 // g = rank * num_workers + w (of total = world_size * num_workers) the g-th of `total` contiguous
 // chunks whose sizes differ by at most one row, the first `total_rows % total` chunks one row
-// larger (TorchEasyRec's calc_slice_position, reference §6.3).
+// larger (TorchEasyRec's calc_slice_position, docs/tzrec-compatibility.md §6.3).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::data {
-namespace {
+namespace row_ranges_test {
 
 using Ranges = std::vector<RowRange>;
 
@@ -59,5 +59,5 @@ TEST(RowRanges, FreshPlanUsesGlobalWorkerIndex) {
   EXPECT_THROW(plan_row_ranges(10, 2, 2, 2), UsageError);
 }
 
-}  // namespace
+}  // namespace row_ranges_test
 }  // namespace tzrec::data

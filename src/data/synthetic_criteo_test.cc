@@ -14,7 +14,7 @@
 #include "parquet/file_reader.h"
 
 namespace tzrec::data {
-namespace {
+namespace synthetic_criteo_test {
 
 // Rows 0 and 1 for seed 2024 (label, int_0..int_12, cat_0..cat_25).
 constexpr const char* kPinnedRow0 =
@@ -462,5 +462,5 @@ TEST(SyntheticCriteoParquet, Errors) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/x.parquet.tmp"));
 }
 
-}  // namespace
+}  // namespace synthetic_criteo_test
 }  // namespace tzrec::data

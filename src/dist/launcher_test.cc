@@ -23,7 +23,7 @@
 #include "base/error.h"
 
 namespace tzrec::dist {
-namespace {
+namespace launcher_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -372,5 +372,5 @@ TEST(LauncherTest, BadOptionsThrowUsageError) {
   EXPECT_TRUE(fs::exists(dir.file("ran")));
 }
 
-}  // namespace
+}  // namespace launcher_test
 }  // namespace tzrec::dist

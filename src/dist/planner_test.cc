@@ -15,7 +15,7 @@
 #include "dist/planner_cost.h"
 
 namespace tzrec::dist {
-namespace {
+namespace planner_test {
 
 PlannerTopology topo(int world, int local, int64_t memory, double reserve = 0) {
   PlannerTopology t;
@@ -347,5 +347,5 @@ TEST(PlannerTest, FormatPlanListsEveryTableAndRank) {
   expect_contains(text, {"10000 x 64", "2.4"});
 }
 
-}  // namespace
+}  // namespace planner_test
 }  // namespace tzrec::dist

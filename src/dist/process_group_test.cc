@@ -12,7 +12,7 @@
 #include "dist/testing_multiprocess.h"
 
 namespace tzrec::dist {
-namespace {
+namespace process_group_test {
 
 using testing::expect_all_succeeded;
 using testing::run_ranks;
@@ -275,5 +275,5 @@ TEST(ProcessGroup, StalledRankTimesOut) {
   expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace process_group_test
 }  // namespace tzrec::dist

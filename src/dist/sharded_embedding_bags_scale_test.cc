@@ -10,7 +10,7 @@
 #include "dist/testing_multiprocess.h"
 
 namespace tzrec::dist {
-namespace {
+namespace sharded_embedding_bags_scale_test {
 
 using embedding::FusedEmbeddingBags;
 using embedding::FusedFeatureInput;
@@ -113,5 +113,5 @@ TEST(ShardedEmbeddingBagsScale, ScaledStepsMatchAndOverflowSkipsOnEveryRank) {
   testing::expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace sharded_embedding_bags_scale_test
 }  // namespace tzrec::dist

@@ -9,7 +9,7 @@
 #include "dist/testing_multiprocess.h"
 
 namespace tzrec::dist {
-namespace {
+namespace sharded_embedding_bags_test {
 
 using embedding::FusedEmbeddingBags;
 using embedding::FusedFeatureInput;
@@ -293,5 +293,5 @@ TEST(ShardedEmbeddingBags, PlanMustMatchTheTables) {
   EXPECT_THROW(ShardedEmbeddingBags(kTables, kFeatures, FusedOptimizerOptions{}, two, pg), ConfigError);
 }
 
-}  // namespace
+}  // namespace sharded_embedding_bags_test
 }  // namespace tzrec::dist

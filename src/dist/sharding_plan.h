@@ -2,7 +2,7 @@
 // ParameterSharding per table). Written by dist/planner, consumed by the sharded embedding layer
 // and saved with every checkpoint (plan.json), so the same plan can be reused on restore.
 //
-// Sharding types (reference §2.4, ParameterConstraints.sharding_types):
+// Sharding types (docs/tzrec-compatibility.md §2.3, ParameterConstraints.sharding_types):
 //   data_parallel   every rank holds the whole table (one shard per rank, all rows and columns);
 //   table_wise      one rank holds the whole table;
 //   row_wise        rows split into contiguous blocks of ceil(rows / n) over n = world_size ranks

@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 namespace tzrec::dist {
-namespace {
+namespace sharding_plan_test {
 
 // One table of every type over 4 ranks, geometry written out by hand.
 ShardingPlan example_plan() {
@@ -181,5 +181,5 @@ TEST(ShardingPlanTest, RejectsWrongBlockShapes) {
   expect_rejected(twice, {"table 'user_emb'", "appears twice"});
 }
 
-}  // namespace
+}  // namespace sharding_plan_test
 }  // namespace tzrec::dist

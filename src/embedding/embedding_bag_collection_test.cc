@@ -8,7 +8,7 @@
 #include "embedding/embedding_group.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace embedding_bag_collection_test {
 
 using sparse::JaggedTensor;
 using sparse::KeyedJaggedTensor;
@@ -278,11 +278,11 @@ TEST_F(EbcTest, ConfigErrors) {
   }
 }
 
-}  // namespace
+}  // namespace embedding_bag_collection_test
 }  // namespace tzrec::embedding
 
 namespace tzrec::embedding {
-namespace {
+namespace embedding_bag_collection_test {
 
 // Stand-in for dist's sharded tables: records its inputs, returns a known output.
 class RecordingLookup : public ShardedLookup {
@@ -323,5 +323,5 @@ TEST_F(EbcTest, DeferredTablesAllocateNothingAndRouteToTheShardedLookup) {
   EXPECT_TRUE(torch::equal(lookup->seen[3].ids, c_.values));
 }
 
-}  // namespace
+}  // namespace embedding_bag_collection_test
 }  // namespace tzrec::embedding

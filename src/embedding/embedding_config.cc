@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -15,13 +16,6 @@ struct InitArg {
   std::string key;  // "" for a positional argument
   std::string text;
 };
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\n\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n\r");
-  return s.substr(b, e - b + 1);
-}
 
 // Splits "f,a=1,b='x'" at top-level commas (commas inside quotes are kept).
 std::vector<std::string> split_args(const std::string& s) {

@@ -15,8 +15,9 @@ struct TableConfig {
   std::string name;  // table name, e.g. "cat_0_emb" or "cat_0_emb_wide"
   int64_t num_embeddings = 0;
   int64_t embedding_dim = 0;
-  // "" → torchrec default uniform(-sqrt(1/num_embeddings), +sqrt(1/num_embeddings)) (reference §5.7);
-  // otherwise a TorchEasyRec init_fn string, see init_table_weight().
+  // "" → torchrec default uniform(-sqrt(1/num_embeddings), +sqrt(1/num_embeddings))
+  // (docs/tzrec-compatibility.md §5.7); otherwise a TorchEasyRec init_fn string, see
+  // init_table_weight().
   std::string init_fn;
   bool trainable = true;
   // Storage of the weights: float32, or float16 for data_type FP16 (the fused kernels pool and

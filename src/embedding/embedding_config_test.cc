@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace embedding_config_test {
 
 torch::Tensor init(const std::string& fn, int64_t rows = 500, int64_t dim = 40) {
   torch::manual_seed(3);
@@ -88,5 +88,5 @@ TEST(InitFn, BadStringsNameTheTable) {
   }
 }
 
-}  // namespace
+}  // namespace embedding_config_test
 }  // namespace tzrec::embedding

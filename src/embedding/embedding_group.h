@@ -1,4 +1,5 @@
-// EmbeddingGroup: feature groups → one [B, group_total_dim] tensor per group (reference §5.7).
+// EmbeddingGroup: feature groups → one [B, group_total_dim] tensor per group
+// (docs/tzrec-compatibility.md §5.7).
 #pragma once
 
 #include <map>
@@ -32,12 +33,12 @@ TORCH_MODULE(EmbeddingGroupData);
 
 class EmbeddingGroupImpl : public torch::nn::Module {
  public:
-  // Tables per reference §5.7: name = embedding_name (default "{feature}_emb"); in a WIDE group
-  // name + "_wide" with dim wide_embedding_dim (and init wide_init_fn); the same name ⇒ one shared
-  // table (rows/dims must agree, else ConfigError naming both features). Dense (non-sparse)
-  // features in a DEEP group contribute their raw value_dim floats from batch.dense_features;
-  // dense features in a WIDE group → ConfigError. Unknown feature names, empty or duplicate group
-  // names → ConfigError naming the group.
+  // Tables per docs/tzrec-compatibility.md §5.7: name = embedding_name (default
+  // "{feature}_emb"); in a WIDE group name + "_wide" with dim wide_embedding_dim (and init
+  // wide_init_fn); the same name ⇒ one shared table (rows/dims must agree, else ConfigError
+  // naming both features). Dense (non-sparse) features in a DEEP group contribute their raw
+  // value_dim floats from batch.dense_features; dense features in a WIDE group → ConfigError.
+  // Unknown feature names, empty or duplicate group names → ConfigError naming the group.
   EmbeddingGroupImpl(std::vector<FeatureSpec> features, std::vector<FeatureGroupConfig> groups,
                      int64_t wide_embedding_dim, const std::string& wide_init_fn = "");
 

@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace embedding_group_test {
 
 using sparse::JaggedTensor;
 using sparse::KeyedJaggedTensor;
@@ -163,5 +163,5 @@ TEST_F(EmbeddingGroupTest, ConfigErrors) {
   EXPECT_THROW(eg->group_total_dim("nope"), ConfigError);
 }
 
-}  // namespace
+}  // namespace embedding_group_test
 }  // namespace tzrec::embedding

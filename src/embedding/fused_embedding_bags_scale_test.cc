@@ -8,7 +8,7 @@
 #include "embedding/fused_embedding_bags.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace fused_embedding_bags_scale_test {
 
 // Table "t" [12, 4] under adam (state: momentum1/2 and a step counter), gradient clipping at 0.05;
 // features f0 (sum) and f1 (mean) on it.
@@ -97,5 +97,5 @@ TEST(FusedEmbeddingBagsScale, NoScaleNoCheck) {
   EXPECT_FALSE(torch::isfinite(bags.tables()[0].weight).all().item<bool>());
 }
 
-}  // namespace
+}  // namespace fused_embedding_bags_scale_test
 }  // namespace tzrec::embedding

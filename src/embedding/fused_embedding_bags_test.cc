@@ -7,7 +7,7 @@
 #include "base/error.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace fused_embedding_bags_test {
 
 using Kind = FusedOptimizerKind;
 
@@ -432,5 +432,5 @@ TEST(FusedEmbeddingBagsTest, BackwardTwiceIsRejected) {
   EXPECT_ANY_THROW(out.sum().backward());
 }
 
-}  // namespace
+}  // namespace fused_embedding_bags_test
 }  // namespace tzrec::embedding

@@ -1,5 +1,6 @@
 // Per-row update rules of the sparse optimizers that run fused into the embedding backward
-// (FBGEMM's table-batched-embedding optimizers, reference §2.7), and the layout of their state.
+// (FBGEMM's table-batched-embedding optimizers, docs/tzrec-compatibility.md §2.7), and the layout
+// of their state.
 //
 // A fused backward aggregates, for every distinct row touched by the batch, the row gradient g [D]
 // (the sum over all occurrences of the row, per-id weights and mean pooling applied), then calls

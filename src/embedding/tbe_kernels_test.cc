@@ -11,7 +11,7 @@
 #include "embedding/fused_embedding_bags.h"
 
 namespace tzrec::embedding {
-namespace {
+namespace tbe_kernels_test {
 
 TEST(TbeParallelForTest, CoversRangeOnceAndRethrows) {
   for (int64_t n : {0, 1, 63, 64, 1000, 100003}) {
@@ -337,5 +337,5 @@ TEST(TbeKernelsTest, DISABLED_BenchmarkKernelsMultiHot) {
   at::set_num_threads(threads_before);
 }
 
-}  // namespace
+}  // namespace tbe_kernels_test
 }  // namespace tzrec::embedding

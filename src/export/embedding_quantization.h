@@ -1,6 +1,7 @@
 // Embedding-table storage in an export directory, chosen by the environment variable QUANT_EMB as
-// in TorchEasyRec's export (reference §3.3): unset or "INT8" → INT8 (the default), "FP16", "FP32"
-// or "0" → float32 (quantization off). "INT4" / "INT2" are not supported yet.
+// in TorchEasyRec's export (docs/tzrec-compatibility.md §3.3): unset or "INT8" → INT8 (the
+// default), "FP16", "FP32" or "0" → float32 (quantization off). "INT4" / "INT2" are not supported
+// yet.
 //
 // INT8 is row-wise asymmetric quantization with the scale and bias of each row stored after its
 // codes, the row layout of FBGEMM's INT8 embedding tables: a table [rows, dim] is stored as uint8

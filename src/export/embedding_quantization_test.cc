@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::exporting {
-namespace {
+namespace embedding_quantization_test {
 
 TEST(QuantEmb, ParsesTheEnvironmentValues) {
   EXPECT_EQ(parse_quant_emb(nullptr), EmbeddingQuant::kInt8);
@@ -98,5 +98,5 @@ TEST(DequantizeTable, RefusesStorageOfTheWrongShapeOrType) {
   }
 }
 
-}  // namespace
+}  // namespace embedding_quantization_test
 }  // namespace tzrec::exporting

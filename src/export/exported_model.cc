@@ -9,16 +9,16 @@
 #include "base/error.h"
 #include "export/export_dir.h"
 #include "models/mixed_precision.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/run_config.h"
-#include "train/safetensors.h"
+#include "checkpoint/safetensors.h"
 
 namespace fs = std::filesystem;
 
 namespace tzrec::exporting {
 namespace {
 
-std::string metadata_value(const train::SafetensorsFile& file, const std::string& key, const std::string& path) {
+std::string metadata_value(const checkpointing::SafetensorsFile& file, const std::string& key, const std::string& path) {
   auto it = file.metadata.find(key);
   if (it == file.metadata.end()) {
     throw CheckpointError(fmt::format("{} has no \"{}\" in its __metadata__; it was not written by `tzrec export`: "
@@ -43,7 +43,7 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
   }
   ExportedModel out;
   out.config = train::load_run_config(config_path.string(), overrides);
-  auto file = train::load_safetensors(weights_path.string());
+  auto file = checkpointing::load_safetensors(weights_path.string());
   const std::string path = weights_path.string();
   if (metadata_value(file, "format", path) != kExportFormat ||
       metadata_value(file, "format_version", path) != kExportFormatVersion) {
@@ -78,7 +78,7 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
   for (const auto& [name, tensor] : file.tensors) {
     if (stored.count(name) == 0) stored.emplace(name, tensor);  // an extra tensor: restore_tensors refuses it
   }
-  train::restore_tensors(stored, params, "exported model");
+  checkpointing::restore_tensors(stored, params, "exported model");
 
   auto& model = out.session->model();
   model.set_mixed_precision(

@@ -17,10 +17,10 @@
 #include "config/pipeline_config.h"
 #include "export/embedding_quantization.h"
 #include "export/export_dir.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
 #include "train/run_config.h"
-#include "train/safetensors.h"
+#include "checkpoint/safetensors.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -89,7 +89,7 @@ std::pair<std::string, int64_t> checkpoint_to_export(const protos::EasyRecConfig
                                   ec.exporter_type()));
   }
   if (!checkpoint_path.empty()) {
-    auto found = train::latest_checkpoint(checkpoint_path);
+    auto found = checkpointing::latest_checkpoint(checkpoint_path);
     if (!found) {
       throw CheckpointError(fmt::format("--checkpoint_path {}: no checkpoint there; pass model_dir/model.ckpt-N or a "
                                         "model_dir holding checkpoints", checkpoint_path));
@@ -97,7 +97,7 @@ std::pair<std::string, int64_t> checkpoint_to_export(const protos::EasyRecConfig
     return *found;
   }
   const std::string& model_dir = config.model_dir();
-  const auto all = train::list_checkpoints(model_dir);
+  const auto all = checkpointing::list_checkpoints(model_dir);
   if (ec.exporter_type() == "best" && !all.empty()) {
     std::vector<int64_t> steps;
     for (const auto& [dir, step] : all) steps.push_back(step);
@@ -111,7 +111,7 @@ std::pair<std::string, int64_t> checkpoint_to_export(const protos::EasyRecConfig
     log::warning("export_config.exporter_type \"best\": no checkpoint of {} has \"{}\" in {}; exporting the latest",
                  model_dir, ec.best_exporter_metric(), kTrainEvalResultFile);
   }
-  auto latest = train::latest_checkpoint(model_dir);
+  auto latest = checkpointing::latest_checkpoint(model_dir);
   if (!latest) {
     throw CheckpointError(fmt::format("no checkpoint found in model_dir {}; train first or pass --checkpoint_path",
                                       model_dir));
@@ -154,7 +154,7 @@ std::string export_model(const ExportOptions& options) {
   log::info("exporting {} (step {}){}, embedding tables {}", ckpt_dir, step, use_ema ? " with the dense EMA weights" : "",
             quant_name(quant));
   train::TrainingSession session(config, /*with_optimizers=*/false);
-  const auto checkpoint = train::load_checkpoint(ckpt_dir);
+  const auto checkpoint = checkpointing::load_checkpoint(ckpt_dir);
   session.restore(checkpoint, /*restore_optimizer=*/false);
   if (use_ema) session.load_ema_weights(checkpoint, "export_config.use_dense_ema");
 
@@ -181,10 +181,10 @@ std::string export_model(const ExportOptions& options) {
                            fmt::format(".{}.tmp-{}", final_dir.filename().string(), ::getpid());
   fs::remove_all(staging);
   fs::create_directories(staging);
-  train::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
+  checkpointing::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
   config::save_pipeline_config(config, (staging / kExportConfigFile).string());
-  train::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
-  train::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
+  checkpointing::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
+  checkpointing::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
   for (const auto& [from, name] : assets) fs::copy_file(from, staging / name);
   std::error_code ec;
   fs::rename(staging, final_dir, ec);

@@ -1,5 +1,5 @@
 // `tzrec export`: a checkpoint → an export directory (export/export_dir.h), TorchEasyRec's
-// tzrec.export flags and export_config semantics (reference §3.3, §8.2).
+// tzrec.export flags and export_config semantics (docs/tzrec-compatibility.md §3.3, §8.2).
 #pragma once
 
 #include <cstdint>

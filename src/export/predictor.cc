@@ -8,16 +8,16 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
-#include "base/comma_list.h"
+#include "base/text.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "data/prediction_writer.h"
 #include "dist/process_group.h"
 #include "export/exported_model.h"
 #include "feature/batch_loader.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/run_config.h"
-#include "train/training_profiler.h"
+#include "observe/training_profiler.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -40,14 +40,14 @@ LoadedModel load_model(const PredictOptions& options) {
   if (!options.pipeline_config_path.empty()) {
     out.config = train::load_run_config(options.pipeline_config_path, overrides);
     const std::string where = options.checkpoint_path.empty() ? out.config.model_dir() : options.checkpoint_path;
-    const auto latest = train::latest_checkpoint(where);
+    const auto latest = checkpointing::latest_checkpoint(where);
     if (!latest) {
       throw CheckpointError(fmt::format(
           "no checkpoint found in {}; train first, pass --checkpoint_path model_dir/model.ckpt-N, or predict from an "
           "export with --scripted_model_path", where));
     }
     out.session = std::make_unique<train::TrainingSession>(out.config, /*with_optimizers=*/false);
-    out.session->restore(train::load_checkpoint(latest->first), /*restore_optimizer=*/false);
+    out.session->restore(checkpointing::load_checkpoint(latest->first), /*restore_optimizer=*/false);
     out.session->model().eval();
     log::info("predicting with checkpoint {} (step {})", latest->first, latest->second);
     return out;
@@ -140,7 +140,7 @@ PredictSummary predict(const PredictOptions& options) {
 
   feature::BatchLoader loader(model.config, options.predict_input_path, feature::Mode::kPredict, nullptr,
                               {env.rank, env.world_size}, split_comma_list(options.reserved_columns));
-  train::TrainingProfiler profiler(options.is_profiling,
+  observe::TrainingProfiler profiler(options.is_profiling,
                                    (fs::path(options.predict_output_path) / kPredictTraceDir).string());
   auto& net = model.session->model();
   torch::NoGradGuard no_grad;

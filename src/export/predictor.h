@@ -1,4 +1,4 @@
-// `tzrec predict` (reference §3.4): model outputs for every row of an input, written as
+// `tzrec predict` (docs/tzrec-compatibility.md §3.4): model outputs for every row of an input, written as
 // <predict_output_path>/part-<RANK>.parquet|csv (data/prediction_writer.h).
 //
 // Two sources of the model, as in TorchEasyRec:

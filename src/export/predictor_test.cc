@@ -14,7 +14,7 @@
 namespace fs = std::filesystem;
 
 namespace tzrec::exporting {
-namespace {
+namespace predictor_test {
 
 class PredictorTest : public train::SyntheticDeepFmTest {
  protected:
@@ -26,7 +26,7 @@ class PredictorTest : public train::SyntheticDeepFmTest {
     session_ = std::make_unique<train::TrainingSession>(config_, true);
     auto data = batches();
     for (int64_t s = 0; s < 2; ++s) train_on(*session_, data[s], s);
-    train::save_checkpoint(config_.model_dir(), snapshot(*session_, 1));
+    checkpointing::save_checkpoint(config_.model_dir(), snapshot(*session_, 1));
     config_path_ = (dir_ / "pipeline.config").string();
     config::save_pipeline_config(config_, config_path_);
     session_->model().eval();
@@ -156,5 +156,5 @@ TEST_F(PredictorTest, BadFlagsAreRefused) {
   EXPECT_THROW(predict(o), UsageError);
 }
 
-}  // namespace
+}  // namespace predictor_test
 }  // namespace tzrec::exporting

@@ -13,7 +13,7 @@
 #include "feature/testing_config.h"
 
 namespace tzrec::feature {
-namespace {
+namespace batch_loader_parquet_test {
 
 using data::testing::TempDir;
 using testing::parse_config;
@@ -238,5 +238,5 @@ TEST(BatchLoaderParquet, MissingColumnNamesFileAndColumn) {
   EXPECT_NE(msg.find("click"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace batch_loader_parquet_test
 }  // namespace tzrec::feature

@@ -14,7 +14,7 @@
 #include "parquet/file_reader.h"
 
 namespace tzrec::feature {
-namespace {
+namespace batch_loader_predict_test {
 
 using data::testing::TempDir;
 using testing::error_of;
@@ -292,5 +292,5 @@ TEST(BatchLoaderPredict, ReservedColumnsGoStraightToTheWriters) {
   }
 }
 
-}  // namespace
+}  // namespace batch_loader_predict_test
 }  // namespace tzrec::feature

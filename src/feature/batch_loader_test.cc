@@ -10,7 +10,7 @@
 #include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
-namespace {
+namespace batch_loader_test {
 
 using testing::error_of;
 using testing::Floats;
@@ -258,5 +258,5 @@ TEST(BatchLoader, ConstructorErrors) {
   EXPECT_NE(msg.find("data_config.input_fields"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace batch_loader_test
 }  // namespace tzrec::feature

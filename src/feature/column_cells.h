@@ -3,7 +3,7 @@
 // parser reads every column through this view, so CSV and Parquet inputs holding the same values
 // give the same batches.
 //
-// Typed columns (reference §5.6, TorchEasyRec's Arrow handling):
+// Typed columns (docs/tzrec-compatibility.md §5.6, TorchEasyRec's Arrow handling):
 //   int32 / int64 / bool scalar   -> one integer value; null -> empty cell
 //   float / double scalar         -> one number; null -> empty cell
 //   string scalar                 -> the text, split like a CSV cell

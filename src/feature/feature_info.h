@@ -12,7 +12,7 @@ struct FeatureInfo {
   std::string type;             // config oneof name: "id_feature", "raw_feature"
   bool is_sparse = false;       // sparse → ids in Batch::sparse_features; dense → Batch::dense_features
   // Sparse features only:
-  int64_t num_embeddings = 0;   // table rows (reference §5.4 precedence)
+  int64_t num_embeddings = 0;   // table rows (docs/tzrec-compatibility.md §5.4 precedence)
   int64_t embedding_dim = 0;
   std::string embedding_name;   // table name: embedding_name or "{feature_name}_emb"
   std::string pooling = "sum";  // "sum" | "mean"

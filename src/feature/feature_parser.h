@@ -6,14 +6,14 @@
 //     "id:weight" tokens; an empty cell uses fg_encoded_default_value (split the same way; tokens
 //     without ":w" get weight 1) or else gives an empty bag; ids outside [0, num_embeddings) are a
 //     DataError. raw_feature with boundaries is sparse here too: the column holds bucket ids in
-//     [0, len(boundaries) + 1) (reference §5.6: FG output of a bucketized feature is ids).
+//     [0, len(boundaries) + 1) (docs/tzrec-compatibility.md §5.6: FG output of a bucketized feature is ids).
 //   dense: value_dim floats split by the multival sep; an empty cell needs
 //     fg_encoded_default_value (else DataError). No normalizer is applied (already FG output).
 // FG_NORMAL / FG_DAG: the column is the input_name of `expression`; values are raw.
 //   id_feature: empty cell -> default_value; split by `separator` ("\x1d"); empty tokens are no
 //     value; weighted tokens "key:weight" (split at the last ':'); then hash_bucket_size (hash of
 //     the text as is: "00012" hashes as "00012") | vocab_list | vocab_dict (default/OOV rules of
-//     reference §5.4) | num_buckets (the value must be an integer in [0, num_buckets)).
+//     docs/tzrec-compatibility.md §5.4) | num_buckets (the value must be an integer in [0, num_buckets)).
 //   raw_feature: empty cell -> default_value ("0"); split by `separator` into value_dim numbers
 //     (a single default value is repeated value_dim times); normalizer; then with boundaries
 //     bucket = number of boundaries <= value (std::upper_bound on float32 values: a value equal

@@ -10,7 +10,7 @@
 #include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
-namespace {
+namespace feature_parser_test {
 
 using testing::error_of;
 using testing::Floats;
@@ -401,5 +401,5 @@ TEST(FeatureParserFg, ExpressionRules) {
       std::string::npos);
 }
 
-}  // namespace
+}  // namespace feature_parser_test
 }  // namespace tzrec::feature

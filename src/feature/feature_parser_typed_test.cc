@@ -1,5 +1,5 @@
 // FeatureParser on typed (Parquet-shaped) columns: the same values give the same batch as CSV
-// text, lists / maps / nulls follow reference §5.6, and unusable shapes are clear errors.
+// text, lists / maps / nulls follow docs/tzrec-compatibility.md §5.6, and unusable shapes are clear errors.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -11,7 +11,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::feature {
-namespace {
+namespace feature_parser_typed_test {
 
 using testing::error_of;
 using testing::Floats;
@@ -389,5 +389,5 @@ TEST(FeatureParserTyped, WeightedFeatureNeedsWeights) {
   EXPECT_NE(msg.find("'1' of weighted feature a is not id:weight"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace feature_parser_typed_test
 }  // namespace tzrec::feature

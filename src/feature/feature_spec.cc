@@ -22,7 +22,7 @@ std::string oneof_name(const protos::FeatureConfig& fc) {
   return field == nullptr ? std::string() : field->name();
 }
 
-// Common embedding-table settings of sparse features (reference §5.7).
+// Common embedding-table settings of sparse features (docs/tzrec-compatibility.md §5.7).
 template <typename Msg>
 void fill_table_info(const Msg& c, const std::string& path, FeatureInfo* info) {
   if (c.embedding_dim() == 0) {
@@ -43,7 +43,7 @@ void fill_table_info(const Msg& c, const std::string& path, FeatureInfo* info) {
   }
 }
 
-// FG input column from "side:input_name" (reference §5.1).
+// FG input column from "side:input_name" (docs/tzrec-compatibility.md §5.1).
 std::string input_from_expression(const std::string& expr, const std::string& path) {
   const auto colon = expr.find(':');
   if (expr.empty() || colon == std::string::npos || colon + 1 == expr.size()) {
@@ -128,7 +128,7 @@ FeatureSpec build_id(const protos::IdFeature& c, int index, FgMode mode,
   }
   fill_table_info(c, path, &s.info);
 
-  // Effective vocabularies (reference §5.4): without default_bucketize_value, id 0 is the
+  // Effective vocabularies (docs/tzrec-compatibility.md §5.4): without default_bucketize_value, id 0 is the
   // default value and id 1 is OOV.
   std::vector<std::string> vocab_list;
   if (c.vocab_list_size() > 0) {

@@ -1,5 +1,5 @@
 // Compiled, validated form of one feature config: everything the parser and the model side need,
-// with protobuf defaults and TorchEasyRec's rules (reference §5.4, §5.5) already applied.
+// with protobuf defaults and TorchEasyRec's rules (docs/tzrec-compatibility.md §5.4, §5.5) already applied.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include "feature/testing_tensors.h"
 
 namespace tzrec::feature {
-namespace {
+namespace features_test {
 
 using testing::error_of;
 using testing::Floats;
@@ -164,5 +164,5 @@ TEST(BuildFeatureInfos, ConfigErrorsNameTheField) {
       << msg;
 }
 
-}  // namespace
+}  // namespace features_test
 }  // namespace tzrec::feature

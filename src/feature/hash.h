@@ -1,4 +1,5 @@
-// Bucket hashing of string feature values, bit-identical to TorchEasyRec/pyfg (reference §5.4):
+// Bucket hashing of string feature values, bit-identical to TorchEasyRec/pyfg
+// (docs/tzrec-compatibility.md §5.4):
 //   default: libstdc++ std::hash<std::string> = _Hash_bytes (a MurmurHash64A variant) with seed
 //            0xc70f6907, as unsigned 64-bit, % bucket size;
 //   env USE_FARM_HASH_TO_BUCKETIZE=true (case-insensitive): farmhash Fingerprint64 (as used by

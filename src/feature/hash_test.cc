@@ -8,7 +8,7 @@
 #include <string>
 
 namespace tzrec::feature {
-namespace {
+namespace hash_test {
 
 TEST(Hash, StdHashBucketVectorsFromTorchEasyRec) {
   const std::pair<const char*, int64_t> cases[] = {{"abc", 33}, {"efg", 44}, {"hij", 66},
@@ -219,5 +219,5 @@ TEST(Hash, EnvSelectsFarmHash) {
   ::unsetenv("USE_FARM_HASH_TO_BUCKETIZE");
 }
 
-}  // namespace
+}  // namespace hash_test
 }  // namespace tzrec::feature

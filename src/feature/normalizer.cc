@@ -5,15 +5,10 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace tzrec::feature {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // Binary cross entropy on logits, as TorchEasyRec's RankModel computes loss "binary_cross_entropy"
-// (nn.BCEWithLogitsLoss + label smoothing + optional sample weights; reference §7.1).
+// (nn.BCEWithLogitsLoss + label smoothing + optional sample weights; docs/tzrec-compatibility.md §7.1).
 #pragma once
 
 #include <torch/torch.h>

@@ -8,13 +8,13 @@
 #include "base/error.h"
 
 namespace tzrec::loss {
-namespace {
+namespace binary_cross_entropy_test {
 
 const auto kF64 = torch::TensorOptions().dtype(torch::kFloat64);
 
 // Every case of the shared sklearn reference: log_loss(labels, preds) == BCE on logit(preds).
 TEST(BinaryCrossEntropy, MatchesSklearnLogLoss) {
-  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  std::ifstream in(TZREC_SOURCE_DIR "/tests/data/metrics/metric_reference.json");
   ASSERT_TRUE(in.good());
   nlohmann::json ref = nlohmann::json::parse(in);
   ASSERT_GE(ref["cases"].size(), 6u);
@@ -70,5 +70,5 @@ TEST(BinaryCrossEntropy, BadLabelSmoothing) {
   EXPECT_THROW(BinaryCrossEntropy({-0.1}), ConfigError);
 }
 
-}  // namespace
+}  // namespace binary_cross_entropy_test
 }  // namespace tzrec::loss

@@ -1,4 +1,4 @@
-// Binary focal loss (tzrec loss "binary_focal_loss", reference §7.1) on logits:
+// Binary focal loss (tzrec loss "binary_focal_loss", docs/tzrec-compatibility.md §7.1) on logits:
 //   p = sigmoid(logit), w = alpha·y·(1−p)^gamma + (1−alpha)·(1−y)·p^gamma  (detached: no gradient),
 //   loss_b = w_b · BCE-with-logits(logit_b, y_b), reduced by the mean (or by
 //   mean(loss_b · s_b / mean(s)) with sample weights s, like binary_cross_entropy).

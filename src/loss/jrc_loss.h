@@ -1,4 +1,4 @@
-// JRC loss (TorchEasyRec loss "jrc_loss", tzrec/loss/jrc_loss.py; reference §7.1): Joint
+// JRC loss (TorchEasyRec loss "jrc_loss", tzrec/loss/jrc_loss.py; docs/tzrec-compatibility.md §7.1): Joint
 // optimization of Ranking and Calibration (https://arxiv.org/abs/2208.06164) for a two-class model.
 //
 // With logits z_b = (z_b0, z_b1) ([B, 2]), labels y_b in {0, 1} and session ids s_b, per row b:

@@ -1,4 +1,5 @@
-// L2 loss (tzrec loss "l2_loss" = nn.MSELoss on the regression prediction "y"; reference §7.1).
+// L2 loss (tzrec loss "l2_loss" = nn.MSELoss on the regression prediction "y";
+// docs/tzrec-compatibility.md §7.1).
 #pragma once
 
 #include <torch/torch.h>

@@ -1,6 +1,6 @@
 // Pareto-efficient loss weights for multi-task training (tzrec's ParetoEfficientMultiTaskLoss,
 // after Lin et al., "A Pareto-Efficient Algorithm for Multiple Objective Optimization in
-// E-Commerce Recommendation", RecSys 2019; reference §7.1 use_pareto_loss_weight).
+// E-Commerce Recommendation", RecSys 2019; docs/tzrec-compatibility.md §7.1 use_pareto_loss_weight).
 //
 // For K task losses with gradients g_1..g_K (over the shared trainable parameters) and lower
 // bounds c_1..c_K (pareto_min_loss_weight, c_k >= 0, Σc < 1), the weights w = x + c solve

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::loss {
-namespace {
+namespace pareto_loss_weights_test {
 
 torch::Tensor gram_of(const std::vector<std::vector<double>>& g) {
   std::vector<torch::Tensor> rows;
@@ -78,5 +78,5 @@ TEST(ProjectOntoSimplex, HandComputedCases) {
   EXPECT_THROW(project_onto_simplex({1.0}, 0.0), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace pareto_loss_weights_test
 }  // namespace tzrec::loss

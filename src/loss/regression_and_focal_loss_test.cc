@@ -10,7 +10,7 @@
 #include "loss/l2_loss.h"
 
 namespace tzrec::loss {
-namespace {
+namespace regression_and_focal_loss_test {
 
 torch::Tensor x_values() { return torch::tensor({-1.5, 0.3, 2.0, -0.2, 0.9}, torch::kFloat64); }
 torch::Tensor weights() { return torch::tensor({1.0, 2.0, 0.5, 3.0, 1.5}, torch::kFloat64); }
@@ -64,5 +64,5 @@ TEST(BinaryFocalLoss, RejectsBadOptions) {
   EXPECT_THROW(BinaryFocalLoss({2.0, 1.0}), ConfigError);
 }
 
-}  // namespace
+}  // namespace regression_and_focal_loss_test
 }  // namespace tzrec::loss

@@ -11,7 +11,7 @@
 #include "loss/softmax_cross_entropy.h"
 
 namespace tzrec::loss {
-namespace {
+namespace softmax_and_jrc_loss_test {
 
 using Rows = std::vector<std::vector<double>>;
 
@@ -199,5 +199,5 @@ TEST(JrcLoss, BatchWithOneLabelOnlyIsFinite) {
   EXPECT_THROW(JrcLoss({1.5}), ConfigError);
 }
 
-}  // namespace
+}  // namespace softmax_and_jrc_loss_test
 }  // namespace tzrec::loss

@@ -1,6 +1,6 @@
 // Softmax cross entropy on class logits, as TorchEasyRec's RankModel computes loss
 // "softmax_cross_entropy" (nn.CrossEntropyLoss(label_smoothing) + optional sample weights;
-// reference §7.1). num_class > 1; the label column holds class ids.
+// docs/tzrec-compatibility.md §7.1). num_class > 1; the label column holds class ids.
 #pragma once
 
 #include <cstdint>

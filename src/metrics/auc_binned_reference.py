@@ -38,7 +38,7 @@ def binned_auroc(preds, target, n):
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
-    ref = json.load(open(os.path.join(here, "../../../shared/data/metrics/metric_reference.json")))
+    ref = json.load(open(os.path.join(here, "../../tests/data/metrics/metric_reference.json")))
     for case in ref["cases"]:
         p = torch.tensor(case["preds"], dtype=torch.float32)
         y = torch.tensor(case["labels"])

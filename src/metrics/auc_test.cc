@@ -8,10 +8,10 @@
 #include "base/error.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace auc_test {
 
 nlohmann::json load_reference() {
-  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  std::ifstream in(TZREC_SOURCE_DIR "/tests/data/metrics/metric_reference.json");
   EXPECT_TRUE(in.good());
   return nlohmann::json::parse(in);
 }
@@ -150,5 +150,5 @@ TEST(Auc, BadInput) {
   EXPECT_EQ(auc.num_samples(), 0);  // rejected batches leave no trace
 }
 
-}  // namespace
+}  // namespace auc_test
 }  // namespace tzrec::metrics

@@ -1,8 +1,9 @@
 // Binary accuracy like torchmetrics Accuracy(task="binary", threshold) as tzrec's metric
-// "accuracy" uses it on "probs" for num_class == 1 (reference §7.2): a prediction is positive when
-// p > threshold (strict, as torchmetrics); a batch not entirely inside [0, 1] is taken as logits and
-// passed through a sigmoid first. Accuracy.top_k only applies to multiclass accuracy and is ignored
-// by torchmetrics' binary task. Mergeable: the state is (correct, N); sync() sums it over ranks.
+// "accuracy" uses it on "probs" for num_class == 1 (docs/tzrec-compatibility.md §7.2): a
+// prediction is positive when p > threshold (strict, as torchmetrics); a batch not entirely inside
+// [0, 1] is taken as logits and passed through a sigmoid first. Accuracy.top_k only applies to
+// multiclass accuracy and is ignored by torchmetrics' binary task. Mergeable: the state is
+// (correct, N); sync() sums it over ranks.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Train metrics (reference §7.3, TrainMetricConfig): TorchEasyRec's TrainMetricWrapper and DecayAUC.
+// Train metrics (docs/tzrec-compatibility.md §7.3, TrainMetricConfig): TorchEasyRec's
+// TrainMetricWrapper and DecayAUC.
 //
 // TrainMetricWrapper(decay_rate, decay_step) is updated with every train batch. After every
 // decay_step-th update the reported value is refreshed:

@@ -11,7 +11,7 @@
 #include "metrics/regression_metrics.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace decay_metric_test {
 
 // rng = np.random.RandomState(3); per batch: y = rng.randint(0, 2, 8);
 // p = np.round(np.clip(0.3 * y + 0.7 * rng.rand(8), 0, 1), 2).astype(np.float32)
@@ -113,5 +113,5 @@ TEST(TrainMetricWrapper, NaNRefreshKeepsValueAndConfigErrors) {
   EXPECT_THROW(TrainMetricWrapper(BufferedMetric{}, 0.9, 1), UsageError);
 }
 
-}  // namespace
+}  // namespace decay_metric_test
 }  // namespace tzrec::metrics

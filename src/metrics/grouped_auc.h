@@ -1,6 +1,7 @@
-// Grouped AUC (tzrec metric "grouped_auc", reference §7.2): exact ROC AUC per group (ties between a
-// positive and a negative count 1/2, as torchmetrics' unbinned _binary_auroc_compute), groups whose
-// labels are all 0 or all 1 skipped, result = unweighted mean over the remaining groups.
+// Grouped AUC (tzrec metric "grouped_auc", docs/tzrec-compatibility.md §7.2): exact ROC AUC per
+// group (ties between a positive and a negative count 1/2, as torchmetrics' unbinned
+// _binary_auroc_compute), groups whose labels are all 0 or all 1 skipped, result = unweighted mean
+// over the remaining groups.
 // Mergeable: the state is every (group, pred, label) sample seen; sync() gathers every rank's samples
 // (metrics/metric_sync.h), so groups split across ranks are evaluated whole.
 #pragma once

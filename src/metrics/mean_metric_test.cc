@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace mean_metric_test {
 
 TEST(MeanMetric, BatchLossesWeightedByBatchSize) {
   MeanMetric m;
@@ -34,5 +34,5 @@ TEST(MeanMetric, TensorValuesAndNaN) {
   EXPECT_THROW(w.update(1.0, -1.0), DataError);
 }
 
-}  // namespace
+}  // namespace mean_metric_test
 }  // namespace tzrec::metrics

@@ -17,7 +17,7 @@
 #include "metrics/regression_metrics.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace metric_sync_test {
 
 using dist::ProcessGroup;
 using dist::testing::expect_all_succeeded;
@@ -288,5 +288,5 @@ TEST(MetricSync, WorldSizeOneChangesNothing) {
   EXPECT_EQ(pg->collective_count(), collectives);  // nothing was exchanged
 }
 
-}  // namespace
+}  // namespace metric_sync_test
 }  // namespace tzrec::metrics

@@ -1,9 +1,9 @@
 // Multiclass accuracy like torchmetrics Accuracy(task="multiclass", num_classes, top_k) with its
 // default average="micro", as tzrec's metric "accuracy" uses it on "probs" [B, C] when
-// num_class > 1 (reference §7.2): a row is correct when its label is among the top_k classes by
-// prediction (torch::topk, as torchmetrics); result = correct rows / rows. Accuracy.threshold does
-// not apply (torchmetrics ignores it for multiclass). Mergeable: the state is (correct, N); sync()
-// sums it over ranks.
+// num_class > 1 (docs/tzrec-compatibility.md §7.2): a row is correct when its label is among the
+// top_k classes by prediction (torch::topk, as torchmetrics); result = correct rows / rows.
+// Accuracy.threshold does not apply (torchmetrics ignores it for multiclass). Mergeable: the state
+// is (correct, N); sync() sums it over ranks.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 #include "metrics/xauc.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace multiclass_and_xauc_sync_test {
 
 using dist::ProcessGroup;
 using dist::testing::expect_all_succeeded;
@@ -169,5 +169,5 @@ TEST(MetricSyncMore, XAucAndGroupedXAuc) {
   expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace multiclass_and_xauc_sync_test
 }  // namespace tzrec::metrics

@@ -1,4 +1,4 @@
-// Multiclass AUC (tzrec metric "multiclass_auc", reference §7.2): torchmetrics 1.0.3
+// Multiclass AUC (tzrec metric "multiclass_auc", docs/tzrec-compatibility.md §7.2): torchmetrics 1.0.3
 // AUROC(task="multiclass", num_classes, thresholds, average) — one-vs-rest AUC per class c
 // (score = preds[:, c], positive = label == c), then averaged.
 //

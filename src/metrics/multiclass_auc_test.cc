@@ -7,7 +7,7 @@
 #include "base/error.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace multiclass_auc_test {
 
 // rng = np.random.RandomState(7); logits = rng.randn(40, 3); probs = softmax(logits) rounded to 0.1
 // (ties), as float32; labels = rng.randint(0, 3, 40).
@@ -111,5 +111,5 @@ TEST(MulticlassAuc, EdgeCasesAndErrors) {
   EXPECT_THROW(none.compute(), UsageError);
 }
 
-}  // namespace
+}  // namespace multiclass_auc_test
 }  // namespace tzrec::metrics

@@ -1,4 +1,4 @@
-// Normalized entropy (tzrec metric "normalized_entropy", reference §7.2) on probabilities:
+// Normalized entropy (tzrec metric "normalized_entropy", docs/tzrec-compatibility.md §7.2) on probabilities:
 //   NE = Σ_b BCE(p_b, y_b) / −(Σy · log ȳ + (N − Σy) · log(1 − ȳ)),  ȳ = Σy / N clamped to [eta, 1 − eta],
 // i.e. the log loss divided by the entropy of the base rate. BCE follows
 // torch.nn.functional.binary_cross_entropy: each log term is clamped to >= −100.

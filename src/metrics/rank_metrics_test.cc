@@ -13,10 +13,10 @@
 #include "metrics/regression_metrics.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace rank_metrics_test {
 
 nlohmann::json load_reference() {
-  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  std::ifstream in(TZREC_SOURCE_DIR "/tests/data/metrics/metric_reference.json");
   EXPECT_TRUE(in.good());
   return nlohmann::json::parse(in);
 }
@@ -150,5 +150,5 @@ TEST(GroupedAuc, TiesAndUnweighted) {
   EXPECT_THROW(none.update(torch::tensor({0.1f}), torch::tensor({3}), torch::tensor({1})), DataError);
 }
 
-}  // namespace
+}  // namespace rank_metrics_test
 }  // namespace tzrec::metrics

@@ -1,4 +1,4 @@
-// Recall@K (tzrec metric "recall_at_k", reference §7.2), for match models: per row of the
+// Recall@K (tzrec metric "recall_at_k", docs/tzrec-compatibility.md §7.2), for match models: per row of the
 // similarity matrix, the number of true targets among the row's top-k columns; result =
 // Σ hits / Σ targets over every row seen. The caller names the result "recall@{top_k}".
 //
@@ -14,7 +14,8 @@
 
 namespace tzrec::metrics {
 
-// Where the true targets of a match model's similarity matrix are (reference §7.1 / §7.2).
+// Where the true targets of a match model's similarity matrix are
+// (docs/tzrec-compatibility.md §7.1 / §7.2).
 enum class RecallTarget {
   kFirstColumn,  // sampled negatives: column 0 of each row is the positive item
   kDiagonal,     // in-batch negatives: column i of row i (torch.eye of the matrix shape)

@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace recall_at_k_test {
 
 TEST(RecallAtK, HandComputedModes) {
   auto sim = torch::tensor({0.9, 0.1, 0.5, 0.2, 0.8, 0.3, 0.1, 0.2, 0.7}, torch::kFloat32).reshape({3, 3});
@@ -75,5 +75,5 @@ TEST(RecallAtK, EdgeCases) {
   EXPECT_THROW(RecallAtK(0), ConfigError);
 }
 
-}  // namespace
+}  // namespace recall_at_k_test
 }  // namespace tzrec::metrics

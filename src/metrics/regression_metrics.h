@@ -1,7 +1,7 @@
 // Mean absolute error and mean squared error, like torchmetrics MeanAbsoluteError /
 // MeanSquaredError (tzrec metrics "mean_absolute_error" / "mean_squared_error", computed on the
-// regression prediction "y"; reference §7.2). Mergeable: the state is (Σ error, N); sync() sums it
-// over ranks.
+// regression prediction "y"; docs/tzrec-compatibility.md §7.2). Mergeable: the state is
+// (Σ error, N); sync() sums it over ranks.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// XAUC and grouped XAUC (tzrec metrics "xauc" and "grouped_xauc", reference §7.2): pairwise
-// concordance of a regression prediction with its target (e.g. watch time).
+// XAUC and grouped XAUC (tzrec metrics "xauc" and "grouped_xauc",
+// docs/tzrec-compatibility.md §7.2): pairwise concordance of a regression prediction with its
+// target (e.g. watch time).
 //
 // Pair counting: a pair (i, j), i != j, is concordant when its targets and predictions are strictly
 // ordered the same way: (t_i < t_j and p_i < p_j) or (t_i > t_j and p_i > p_j) — TorchEasyRec's

@@ -10,7 +10,7 @@
 #include "base/error.h"
 
 namespace tzrec::metrics {
-namespace {
+namespace xauc_test {
 
 torch::Tensor f32(const std::vector<double>& v) { return torch::tensor(v, torch::kFloat32); }
 torch::Tensor f64(const std::vector<double>& v) { return torch::tensor(v, torch::kFloat64); }
@@ -219,5 +219,5 @@ TEST(GroupedXAuc, LargeGroupsAreSampledNearTheExactValue) {
   EXPECT_EQ(GroupedXAuc(0).max_pairs_per_group(), 100u);
 }
 
-}  // namespace
+}  // namespace xauc_test
 }  // namespace tzrec::metrics

@@ -11,7 +11,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace dbmtl_test {
 
 using testing::child;
 using testing::error_of;
@@ -165,5 +165,5 @@ TEST(DBMTLModel, ConfigErrors) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace dbmtl_test
 }  // namespace tzrec::models

@@ -8,7 +8,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace dcn_v1_test {
 
 using testing::dense_of;
 using testing::error_of;
@@ -153,5 +153,5 @@ TEST(DCNV1, ConfigErrors) {
             0u);
 }
 
-}  // namespace
+}  // namespace dcn_v1_test
 }  // namespace tzrec::models

@@ -8,7 +8,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace dcn_v2_test {
 
 using testing::dense_of;
 using testing::error_of;
@@ -158,5 +158,5 @@ TEST(DCNV2, ConfigErrors) {
             "model_config.dcn_v2.deep: use_bn and use_ln cannot both be true");
 }
 
-}  // namespace
+}  // namespace dcn_v2_test
 }  // namespace tzrec::models

@@ -6,7 +6,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace deepfm_test {
 
 using testing::dense_of;
 using testing::kIdsA;
@@ -245,5 +245,5 @@ TEST(DeepFM, ConfigErrors) {
                     "model_config.feature_groups[1].group_type SEQUENCE", true);
 }
 
-}  // namespace
+}  // namespace deepfm_test
 }  // namespace tzrec::models

@@ -1,6 +1,6 @@
-// DLRM (tzrec/models/dlrm.py; reference §4). Feature groups: "dense" (DEEP, usually raw features)
-// and "sparse" (DEEP, all embeddings of one dim D); with a single feature group, that group is the
-// sparse one and there is no dense part.
+// DLRM (tzrec/models/dlrm.py; docs/tzrec-compatibility.md §4). Feature groups: "dense" (DEEP,
+// usually raw features) and "sparse" (DEEP, all embeddings of one dim D); with a single feature
+// group, that group is the sparse one and there is no dense part.
 //
 //   dense_out = dense_mlp(dense group)                          → [B, D] (last width must be D)
 //   F         = [dense_out, sparse embeddings] as [B, 1 + N, D]  (without dense: [B, N, D])

@@ -9,7 +9,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace dlrm_test {
 
 using testing::dense_of;
 using testing::error_of;
@@ -166,5 +166,5 @@ TEST(DLRM, CreatedByTheFactory) {
   EXPECT_NE(std::dynamic_pointer_cast<DLRM>(model), nullptr);
 }
 
-}  // namespace
+}  // namespace dlrm_test
 }  // namespace tzrec::models

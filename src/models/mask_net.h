@@ -1,6 +1,6 @@
-// MaskNet (tzrec/models/masknet.py; reference §4): the first feature group → MaskNetModule
-// (nn/mask_net.h: LayerNorm, parallel or serial MaskBlocks with instance-guided masks, optional
-// top_mlp) → Linear(…, num_class, bias=False).
+// MaskNet (tzrec/models/masknet.py; docs/tzrec-compatibility.md §4): the first feature group →
+// MaskNetModule (nn/mask_net.h: LayerNorm, parallel or serial MaskBlocks with instance-guided
+// masks, optional top_mlp) → Linear(…, num_class, bias=False).
 // Submodules (state-dict prefixes): embedding_group, mask_net_layer (ln_emb, mask_blocks.<i>,
 // top_mlp), output_linear.
 // TorchEasyRec sizes output_linear from top_mlp.hidden_units[-1] and so fails without a top_mlp;

@@ -9,7 +9,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace mask_net_test {
 
 using testing::child;
 using testing::error_of;
@@ -164,5 +164,5 @@ TEST(MaskNet, CreatedByTheFactory) {
   EXPECT_NE(std::dynamic_pointer_cast<MaskNet>(model), nullptr);
 }
 
-}  // namespace
+}  // namespace mask_net_test
 }  // namespace tzrec::models

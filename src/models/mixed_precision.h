@@ -1,4 +1,4 @@
-// train_config.mixed_precision (reference §2.5): "" (fp32), "BF16" or "FP16".
+// train_config.mixed_precision (docs/tzrec-compatibility.md §2.5): "" (fp32), "BF16" or "FP16".
 #pragma once
 
 #include <optional>

@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::models {
-namespace {
+namespace mixed_precision_test {
 
 protos::EasyRecConfig with_precision(const std::string& value) {
   protos::EasyRecConfig c;
@@ -25,5 +25,5 @@ TEST(MixedPrecision, Values) {
   }
 }
 
-}  // namespace
+}  // namespace mixed_precision_test
 }  // namespace tzrec::models

@@ -15,7 +15,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace mmoe_test {
 
 using testing::make_kjt;
 using testing::child;
@@ -219,5 +219,5 @@ TEST(MMoEModel, ConfigErrorsNameTheField) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace mmoe_test
 }  // namespace tzrec::models

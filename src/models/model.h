@@ -1,8 +1,8 @@
 // Model base class with TorchEasyRec RankModel / MultiTaskRank semantics (tzrec/models/rank_model.py,
-// multi_task_rank.py, reference §4, §7.1, §7.2, §7.3): predictions, losses, eval and train metrics,
-// and the split of parameters for the optimizers. Loss setup and evaluation live in
-// model_losses.cc, eval metrics in model_metrics.cc, train metrics in model_train_metrics.cc, the
-// Pareto loss weighting in model_loss_weighting.cc.
+// multi_task_rank.py, docs/tzrec-compatibility.md §4, §7.1, §7.2, §7.3): predictions, losses,
+// eval and train metrics, and the split of parameters for the optimizers. Loss setup and
+// evaluation live in model_losses.cc, eval metrics in model_metrics.cc, train metrics in
+// model_train_metrics.cc, the Pareto loss weighting in model_loss_weighting.cc.
 //
 // A model has one or more tasks (model_tasks.h). A single-task model takes the fields below from
 // model_config; a multi-task model from each task tower, and every prediction, loss and metric
@@ -36,9 +36,10 @@
 //            grouped_xauc {grouping_key, max_pairs_per_group}
 //   recall_at_k needs a match model's "similarity" output: refused for rank models.
 //   each loss is also an eval metric under its own name: mean of batch losses weighted by batch size.
-//   train_metrics (reference §7.3): auc, accuracy (on the same inputs as above), mean_absolute_error,
-//            mean_squared_error, xauc (on "y"), each decayed by decay_rate every decay_step updates
-//            (metrics::TrainMetricWrapper); recall_at_k is refused.
+//   train_metrics (docs/tzrec-compatibility.md §7.3): auc, accuracy (on the same inputs as
+//            above), mean_absolute_error, mean_squared_error, xauc (on "y"), each decayed by
+//            decay_rate every decay_step updates (metrics::TrainMetricWrapper); recall_at_k is
+//            refused.
 #pragma once
 
 #include <functional>
@@ -117,8 +118,9 @@ class Model : public torch::nn::Module {
   void sync_metrics(dist::ProcessGroup& pg);
   void reset_metrics();
 
-  // Train metrics (model_config.train_metrics, reference §7.3). Each is per rank: it sees only this
-  // rank's train batches and is never synced (as tzrec's TrainMetricWrapper).
+  // Train metrics (model_config.train_metrics, docs/tzrec-compatibility.md §7.3). Each is per
+  // rank: it sees only this rank's train batches and is never synced (as tzrec's
+  // TrainMetricWrapper).
   bool has_train_metrics() const { return !train_metrics_.empty(); }
   // Adds one train batch (the predictions of the step, the batch it ran on) to every train metric;
   // call it once per train step. Throws DataError as update_metrics() for bad labels.

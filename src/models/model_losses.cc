@@ -1,4 +1,4 @@
-// Model losses (reference §7.1): setup from each task's losses and evaluation per batch.
+// Model losses (docs/tzrec-compatibility.md §7.1): setup from each task's losses and evaluation per batch.
 #include <memory>
 #include <unordered_set>
 

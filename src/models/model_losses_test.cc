@@ -12,7 +12,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace model_losses_test {
 
 using testing::make_kjt;
 using testing::error_of;
@@ -214,5 +214,5 @@ TEST(ModelLosses, ConfigErrors) {
   EXPECT_EQ(losses.size(), 2u);
 }
 
-}  // namespace
+}  // namespace model_losses_test
 }  // namespace tzrec::models

@@ -1,5 +1,5 @@
-// Model eval metrics (reference §7.2): setup from each task's metrics, update, compute, cross-rank
-// sync and reset. Every metric object lives in the closures of its MetricEntry.
+// Model eval metrics (docs/tzrec-compatibility.md §7.2): setup from each task's metrics, update,
+// compute, cross-rank sync and reset. Every metric object lives in the closures of its MetricEntry.
 #include <memory>
 #include <unordered_set>
 

@@ -14,7 +14,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace model_metrics_test {
 
 using testing::make_kjt;
 using testing::error_of;
@@ -252,5 +252,5 @@ TEST(ModelMetrics, SyncMetricsAcrossRanks) {
   dist::testing::expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace model_metrics_test
 }  // namespace tzrec::models

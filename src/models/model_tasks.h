@@ -1,8 +1,8 @@
-// The prediction tasks of a model (reference §4, §7.1): a single-task rank model has one task made
-// of the top-level model_config fields (losses, metrics, train_metrics, num_class, the first label
-// field and sample weight field); a multi-task model has one task per `task_towers` entry (its own
-// label, losses, metrics, num_class and loss weighting, tzrec's MultiTaskRank), whose prediction,
-// loss and metric names carry the suffix "_<tower_name>".
+// The prediction tasks of a model (docs/tzrec-compatibility.md §4, §7.1): a single-task rank model
+// has one task made of the top-level model_config fields (losses, metrics, train_metrics,
+// num_class, the first label field and sample weight field); a multi-task model has one task per
+// `task_towers` entry (its own label, losses, metrics, num_class and loss weighting, tzrec's
+// MultiTaskRank), whose prediction, loss and metric names carry the suffix "_<tower_name>".
 #pragma once
 
 #include <string>

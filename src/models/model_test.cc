@@ -11,7 +11,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace model_test {
 
 using testing::make_kjt;
 using testing::parse_config;
@@ -115,7 +115,7 @@ TEST(Model, LossWithLabelSmoothingAndSampleWeights) {
 // Metrics through the Model API on the shared sklearn reference ("random_1000_seed20240601", 1000 rows)
 // split into batches: exact AUC = sklearn; loss metric = batch-size-weighted mean of batch losses.
 TEST(Model, MetricsThroughModelApi) {
-  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  std::ifstream in(TZREC_SOURCE_DIR "/tests/data/metrics/metric_reference.json");
   ASSERT_TRUE(in.good());
   auto ref = nlohmann::json::parse(in);
   const nlohmann::json* c = nullptr;
@@ -257,7 +257,7 @@ TEST(Model, BinaryFocalLossWithSampleWeights) {
 // accuracy, normalized_entropy and grouped_auc through the Model API on the sklearn reference cases;
 // the grouping key is the first id of sparse feature "u" in each batch.
 TEST(Model, ProbMetricsThroughModelApi) {
-  std::ifstream in(TZREC_SOURCE_DIR "/../shared/data/metrics/metric_reference.json");
+  std::ifstream in(TZREC_SOURCE_DIR "/tests/data/metrics/metric_reference.json");
   ASSERT_TRUE(in.good());
   auto ref = nlohmann::json::parse(in);
   const auto& c = ref["cases"][5];
@@ -320,5 +320,5 @@ TEST(Model, GroupedAucEmptyRowsAreGroupZero) {
   EXPECT_NEAR(model->compute_metrics().at("grouped_auc"), 0.5, 1e-12);
 }
 
-}  // namespace
+}  // namespace model_test
 }  // namespace tzrec::models

@@ -1,5 +1,6 @@
-// Model train metrics (reference §7.3, TrainMetricConfig): every configured metric wrapped in a
-// metrics::TrainMetricWrapper (decay_rate, decay_step), updated once per train step on this rank.
+// Model train metrics (docs/tzrec-compatibility.md §7.3, TrainMetricConfig): every configured
+// metric wrapped in a metrics::TrainMetricWrapper (decay_rate, decay_step), updated once per train
+// step on this rank.
 #include <memory>
 #include <optional>
 #include <unordered_set>

@@ -1,6 +1,6 @@
-// Model train metrics (reference §7.3): the value is 0 until the first decay_step updates, then the
-// metric over those updates as-is, then every decay_step updates rate · old + (1 − rate) · new (AUC:
-// the confusion matrices are decayed instead).
+// Model train metrics (docs/tzrec-compatibility.md §7.3): the value is 0 until the first
+// decay_step updates, then the metric over those updates as-is, then every decay_step updates
+// rate · old + (1 − rate) · new (AUC: the confusion matrices are decayed instead).
 #include <string>
 #include <vector>
 
@@ -11,7 +11,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace model_train_metrics_test {
 
 using testing::parse_config;
 
@@ -128,5 +128,5 @@ TEST(ModelTrainMetrics, NoneAndErrors) {
   EXPECT_NE(error_of("losses { binary_cross_entropy {} } train_metrics { }").find("no metric set"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace model_train_metrics_test
 }  // namespace tzrec::models

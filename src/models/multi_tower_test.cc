@@ -6,7 +6,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace multi_tower_test {
 
 using testing::keys_of;
 using testing::make_kjt;
@@ -143,5 +143,5 @@ TEST(MultiTower, ConfigErrors) {
         "towers[1].input: group 'user' already has a tower");
 }
 
-}  // namespace
+}  // namespace multi_tower_test
 }  // namespace tzrec::models

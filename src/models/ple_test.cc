@@ -11,7 +11,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace ple_test {
 
 using testing::child;
 using testing::error_of;
@@ -88,5 +88,5 @@ TEST(PLEModel, ConfigErrors) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace ple_test
 }  // namespace tzrec::models

@@ -8,7 +8,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace wide_and_deep_test {
 
 using testing::dense_of;
 using testing::error_of;
@@ -179,5 +179,5 @@ TEST(WideAndDeep, CreatedByTheFactory) {
   EXPECT_EQ(model->predict(testing::ab_price_batch()).at("probs").sizes(), (std::vector<int64_t>{3}));
 }
 
-}  // namespace
+}  // namespace wide_and_deep_test
 }  // namespace tzrec::models

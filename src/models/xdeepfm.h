@@ -1,5 +1,5 @@
-// xDeepFM (tzrec/models/xdeepfm.py; reference §4). Feature groups: "wide" (WIDE: every feature a
-// wide_embedding_dim-d embedding, default 16) and "deep".
+// xDeepFM (tzrec/models/xdeepfm.py; docs/tzrec-compatibility.md §4). Feature groups: "wide"
+// (WIDE: every feature a wide_embedding_dim-d embedding, default 16) and "deep".
 //
 //   y_cin  = CIN(wide group reshaped [B, F, wide_embedding_dim])  → [B, Σ cin_layer_size]
 //   y_deep = deep(deep group)                                     → [B, H]

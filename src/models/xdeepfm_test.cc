@@ -9,7 +9,7 @@
 #include "models/testing.h"
 
 namespace tzrec::models {
-namespace {
+namespace xdeepfm_test {
 
 using testing::dense_of;
 using testing::error_of;
@@ -136,5 +136,5 @@ TEST(XDeepFM, CreatedByTheFactory) {
   EXPECT_NE(std::dynamic_pointer_cast<XDeepFM>(model), nullptr);
 }
 
-}  // namespace
+}  // namespace xdeepfm_test
 }  // namespace tzrec::models

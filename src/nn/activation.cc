@@ -9,17 +9,10 @@
 
 #include "base/activation_string.h"
 #include "base/error.h"
+#include "base/text.h"
 
 namespace tzrec::nn {
 namespace {
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
 
 // A Python literal as tzrec's eval() would see it in "name=value".
 struct Literal {

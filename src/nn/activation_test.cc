@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::nn {
-namespace {
+namespace activation_test {
 
 torch::Tensor input() { return torch::tensor({-3.0, -1.0, -0.25, 0.0, 0.5, 2.0, 30.0}); }
 
@@ -107,5 +107,5 @@ TEST(Activation, DiceIsNotSupported) {
   }
 }
 
-}  // namespace
+}  // namespace activation_test
 }  // namespace tzrec::nn

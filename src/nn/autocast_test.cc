@@ -6,7 +6,7 @@
 #include <ATen/autocast_mode.h>
 
 namespace tzrec::nn {
-namespace {
+namespace autocast_test {
 
 TEST(AutocastGuard, Bf16LinearWithFp32MasterWeightsAndRestore) {
   torch::manual_seed(0);
@@ -41,5 +41,5 @@ TEST(AutocastGuard, NullDtypeIsANoOp) {
   EXPECT_EQ(linear->forward(torch::randn({3, 4})).scalar_type(), torch::kFloat32);
 }
 
-}  // namespace
+}  // namespace autocast_test
 }  // namespace tzrec::nn

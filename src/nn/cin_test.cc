@@ -7,7 +7,7 @@
 #include "nn/testing.h"
 
 namespace tzrec::nn {
-namespace {
+namespace cin_test {
 
 // TorchEasyRec's CIN.forward written with plain libtorch ops (einsum, view, conv1d, sum).
 torch::Tensor reference_cin(const torch::Tensor& input, const std::vector<torch::Tensor>& weights,
@@ -108,5 +108,5 @@ TEST(CIN, ConfigErrors) {
   }
 }
 
-}  // namespace
+}  // namespace cin_test
 }  // namespace tzrec::nn

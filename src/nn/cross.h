@@ -1,5 +1,6 @@
-// Cross networks of DCN (tzrec/modules/interaction.py Cross and CrossV2; reference §4 "Key module
-// semantics"). Both keep the input width: x: [B, d] → [B, d].
+// Cross networks of DCN (tzrec/modules/interaction.py Cross and CrossV2;
+// docs/tzrec-compatibility.md §4, "Module semantics"). Both keep the input width:
+// x: [B, d] → [B, d].
 //
 // Cross (DCN v1), cross_num layers l = 0..L-1:
 //   x_{l+1} = w_l(x_l) * x_0 + b_l + x_l        w_l = Linear(d, 1, bias=False) → [B, 1], b_l: [d]

@@ -8,7 +8,7 @@
 #include "nn/testing.h"
 
 namespace tzrec::nn {
-namespace {
+namespace cross_test {
 
 using testing::names;
 
@@ -147,5 +147,5 @@ TEST(Cross, BadArgumentsNameTheConfigField) {
   EXPECT_NE(message([] { Cross(0, 2, "c"); }).find("c: input dimension must be > 0"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace cross_test
 }  // namespace tzrec::nn

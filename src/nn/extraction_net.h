@@ -1,4 +1,4 @@
-// One extraction network of PLE (tzrec/modules/extraction_net.py; reference §4): per task
+// One extraction network of PLE (tzrec/modules/extraction_net.py; docs/tzrec-compatibility.md §4): per task
 // `expert_num_per_task` task experts on that task's input, `share_num` shared experts on the
 // shared input; task t's output is a softmax gate (Linear on its input) over its own experts and
 // the shared experts; unless this is the last network, the shared output is a softmax gate

@@ -7,7 +7,7 @@
 #include "nn/testing.h"
 
 namespace tzrec::nn {
-namespace {
+namespace extraction_net_test {
 
 using testing::names;
 using testing::relu_mlp;
@@ -60,5 +60,5 @@ TEST(ExtractionNet, RejectsBadSizes) {
   EXPECT_THROW(ExtractionNet(std::vector<int64_t>{5}, 5, 0, 1, relu_mlp({6}), relu_mlp({6}), false, "ple"), NotSupportedError);
 }
 
-}  // namespace
+}  // namespace extraction_net_test
 }  // namespace tzrec::nn

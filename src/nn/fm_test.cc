@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::nn {
-namespace {
+namespace fm_test {
 
 TEST(FactorizationMachine, HandComputed) {
   // B=1, N=3, D=2: pairwise sums Σ_{i<j} v_i * v_j per dim.
@@ -48,5 +48,5 @@ TEST(FactorizationMachine, GradientMatchesAutogradOfThePlainFormula) {
   EXPECT_EQ(wide.grad().slice(1, 0, 4).abs().sum().item<double>(), 0.0);
 }
 
-}  // namespace
+}  // namespace fm_test
 }  // namespace tzrec::nn

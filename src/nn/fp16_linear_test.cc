@@ -12,7 +12,7 @@
 #include "nn/mlp.h"
 
 namespace tzrec::nn {
-namespace {
+namespace fp16_linear_test {
 
 // Reference rounding through the half dtype, in double.
 torch::Tensor half_in_double(const torch::Tensor& t) { return t.to(torch::kHalf).to(torch::kFloat64); }
@@ -161,5 +161,5 @@ TEST(Fp16Linear, MlpUsesTheEmulation) {
   EXPECT_FALSE(torch::equal(mlp->forward(x), expected));  // fp32 outside the scope
 }
 
-}  // namespace
+}  // namespace fp16_linear_test
 }  // namespace tzrec::nn

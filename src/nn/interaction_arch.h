@@ -1,5 +1,6 @@
-// InteractionArch (tzrec/modules/interaction.py, DLRM's feature interaction; reference §4): the
-// pairwise dot products of N feature vectors, strict upper triangle.
+// InteractionArch (tzrec/modules/interaction.py, DLRM's feature interaction;
+// docs/tzrec-compatibility.md §4): the pairwise dot products of N feature vectors, strict upper
+// triangle.
 #pragma once
 
 #include <cstdint>

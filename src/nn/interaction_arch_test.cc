@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::nn {
-namespace {
+namespace interaction_arch_test {
 
 TEST(InteractionArch, HandComputed) {
   // B=1, N=3, D=2: pairs (0,1), (0,2), (1,2).
@@ -50,5 +50,5 @@ TEST(InteractionArch, MatchesPairwiseDotsWithGradients) {
   EXPECT_TRUE(torch::allclose(y.detach(), by_index, 1e-12, 1e-12));
 }
 
-}  // namespace
+}  // namespace interaction_arch_test
 }  // namespace tzrec::nn

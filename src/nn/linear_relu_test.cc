@@ -6,7 +6,7 @@
 #include "nn/autocast.h"
 
 namespace tzrec::nn {
-namespace {
+namespace linear_relu_test {
 
 struct Grads {
   torch::Tensor y, x, w, b;
@@ -58,5 +58,5 @@ TEST(LinearRelu, OtherDtypesAndModesFallBackToTheSameValues) {
   EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
 }
 
-}  // namespace
+}  // namespace linear_relu_test
 }  // namespace tzrec::nn

@@ -1,5 +1,5 @@
-// MaskNet's MaskBlock and MaskNetModule (tzrec/modules/masknet.py; reference §4): instance-guided
-// masks over the feature embedding.
+// MaskNet's MaskBlock and MaskNetModule (tzrec/modules/masknet.py; docs/tzrec-compatibility.md §4):
+// instance-guided masks over the feature embedding.
 //
 // MaskBlock(input_dim, mask_input_dim):
 //   weights = mask_generator(mask_input)   Linear(mask_input_dim, agg) → ReLU → Linear(agg, input_dim)

@@ -9,7 +9,7 @@
 #include "nn/testing.h"
 
 namespace tzrec::nn {
-namespace {
+namespace mask_net_test {
 
 using Params = std::map<std::string, torch::Tensor>;
 
@@ -200,5 +200,5 @@ TEST(MaskNetModule, ConfigErrors) {
   EXPECT_NE(message([&] { MaskNetModule(4, tiny, p); }).find("aggregation dim must be > 0"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace mask_net_test
 }  // namespace tzrec::nn

@@ -7,7 +7,7 @@
 #include "nn/testing.h"
 
 namespace tzrec::nn {
-namespace {
+namespace mlp_test {
 
 using testing::names;
 
@@ -224,5 +224,5 @@ TEST(MLP, BadOptions) {
   expect_config_error(o, "input dimension must be > 0", 0);
 }
 
-}  // namespace
+}  // namespace mlp_test
 }  // namespace tzrec::nn

@@ -1,6 +1,6 @@
-// Multi-gate Mixture-of-Experts (tzrec/modules/mmoe.py; reference §4): `num_expert` expert MLPs on
-// the same input, and per task a softmax gate over the experts (optionally after a gate MLP) that
-// mixes the expert outputs into that task's input.
+// Multi-gate Mixture-of-Experts (tzrec/modules/mmoe.py; docs/tzrec-compatibility.md §4):
+// `num_expert` expert MLPs on the same input, and per task a softmax gate over the experts
+// (optionally after a gate MLP) that mixes the expert outputs into that task's input.
 //
 // Module tree (state-dict names): expert_mlps.<e> (MLP), gate_mlps.<t> (MLP, only with a gate
 // MLP), gate_finals.<t> (Linear(gate input, num_expert)).

@@ -8,7 +8,7 @@
 #include "nn/task_tower.h"
 
 namespace tzrec::nn {
-namespace {
+namespace mmoe_test {
 
 using testing::names;
 using testing::relu_mlp;
@@ -102,5 +102,5 @@ TEST(TaskTower, MlpThenLinear) {
   EXPECT_TRUE(torch::allclose(bare->forward(x), x.matmul(q["linear.weight"].t()) + q["linear.bias"], 1e-5, 1e-6));
 }
 
-}  // namespace
+}  // namespace mmoe_test
 }  // namespace tzrec::nn

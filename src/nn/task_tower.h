@@ -1,5 +1,5 @@
-// Task tower of multi-task models (tzrec/modules/task_tower.py TaskTower; reference §4): an
-// optional MLP, then Linear(…, num_class).
+// Task tower of multi-task models (tzrec/modules/task_tower.py TaskTower;
+// docs/tzrec-compatibility.md §4): an optional MLP, then Linear(…, num_class).
 //
 // Module tree (state-dict names): tower_mlp (MLP, when configured), linear.
 #pragma once

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::nn {
-namespace {
+namespace variational_dropout_test {
 
 // Features of widths [2, 1]; feature_p = [0, ln 3] → dropout rates 0.5, 0.75.
 VariationalDropout two_features(double lambda) {
@@ -77,5 +77,5 @@ TEST(VariationalDropout, RejectsWrongInputWidth) {
   EXPECT_THROW(vd->forward(torch::ones({2, 4})), c10::Error);
 }
 
-}  // namespace
+}  // namespace variational_dropout_test
 }  // namespace tzrec::nn

@@ -7,7 +7,7 @@
 #include "base/error.h"
 
 namespace tzrec::optim {
-namespace {
+namespace dense_ema_test {
 
 using NamedParams = std::vector<std::pair<std::string, torch::Tensor>>;
 
@@ -77,5 +77,5 @@ TEST(DenseEma, StateRoundTripAndErrors) {
   EXPECT_THROW(DenseEma(a, 1.5), ConfigError);
 }
 
-}  // namespace
+}  // namespace dense_ema_test
 }  // namespace tzrec::optim

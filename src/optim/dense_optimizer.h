@@ -1,6 +1,7 @@
 // Dense-parameter optimizers with named state, reproducing torch.optim (SGD, Adagrad, Adam, AdamW)
 // update formulas exactly (single-tensor, non-foreach code path), as TorchEasyRec's
-// `dense_optimizer` uses them (reference §2.7). For a parameter p with gradient g at step t:
+// `dense_optimizer` uses them (docs/tzrec-compatibility.md §2.7). For a parameter p with gradient
+// g at step t:
 //   SGD:      g += wd*p ; if momentum: buf = t==1 ? g : momentum*buf + (1-dampening)*g ;
 //             g = nesterov ? g + momentum*buf : buf ;  p -= lr*g
 //   Adagrad:  g += wd*p ; clr = lr / (1 + (t-1)*lr_decay) ; sum += g*g ;

@@ -9,7 +9,7 @@
 #include "optim/dense_optimizer.h"
 
 namespace tzrec::optim {
-namespace {
+namespace dense_optimizer_rms_test {
 
 using Kind = DenseOptimizerOptions::Kind;
 using NamedParams = std::vector<std::pair<std::string, torch::Tensor>>;
@@ -158,5 +158,5 @@ TEST(DenseOptimizerRms, InvalidDecayIsConfigError) {
   EXPECT_THROW(DenseOptimizer(o, sine_params()), ConfigError);
 }
 
-}  // namespace
+}  // namespace dense_optimizer_rms_test
 }  // namespace tzrec::optim

@@ -5,7 +5,7 @@
 #include "base/error.h"
 
 namespace tzrec::optim {
-namespace {
+namespace dense_optimizer_test {
 
 using Kind = DenseOptimizerOptions::Kind;
 using NamedParams = std::vector<std::pair<std::string, torch::Tensor>>;
@@ -247,5 +247,5 @@ TEST(DenseOptimizer, InvalidHyperParametersAreConfigErrors) {
   EXPECT_THROW(DenseOptimizer(o, make_params()), ConfigError);
 }
 
-}  // namespace
+}  // namespace dense_optimizer_test
 }  // namespace tzrec::optim

@@ -1,8 +1,9 @@
-// Dense-gradient clipping for train_config.grad_clipping (reference §2.5), the same operations as
-// torch.nn.utils.clip_grad_norm_ / clip_grad_value_ which TorchRec's GradientClippingOptimizer
-// calls inside the optimizer step in TorchEasyRec. Only parameters whose gradient is defined take
-// part (fused embedding tables have none there, so the clipping is dense-only); sparse
-// (embedding) gradients are clipped separately by the sparse optimizer's gradient_clipping.
+// Dense-gradient clipping for train_config.grad_clipping (docs/tzrec-compatibility.md §2.5), the
+// same operations as torch.nn.utils.clip_grad_norm_ / clip_grad_value_ which TorchRec's
+// GradientClippingOptimizer calls inside the optimizer step in TorchEasyRec. Only parameters whose
+// gradient is defined take part (fused embedding tables have none there, so the clipping is
+// dense-only); sparse (embedding) gradients are clipped separately by the sparse optimizer's
+// gradient_clipping.
 #pragma once
 
 #include <vector>

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace tzrec::optim {
-namespace {
+namespace grad_clipping_test {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -161,5 +161,5 @@ TEST(GradClipping, RejectsBadArguments) {
   EXPECT_THROW(clip_grad_value({p}, -0.5), c10::Error);
 }
 
-}  // namespace
+}  // namespace grad_clipping_test
 }  // namespace tzrec::optim

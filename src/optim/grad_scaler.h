@@ -1,5 +1,6 @@
-// Dynamic loss scaling for FP16 training (train_config.grad_scaler, reference §2.5), with the
-// semantics of torch.cuda.amp.GradScaler that TorchEasyRec's TZRecOptimizer uses:
+// Dynamic loss scaling for FP16 training (train_config.grad_scaler,
+// docs/tzrec-compatibility.md §2.5), with the semantics of torch.cuda.amp.GradScaler that
+// TorchEasyRec's TZRecOptimizer uses:
 //   * backward runs on scale(loss) = loss * S, so small fp16 gradients do not flush to zero;
 //   * unscale(params) multiplies every gradient by 1/S (S's reciprocal in float32, as torch) and
 //     reports whether any gradient holds inf or nan (found_inf);

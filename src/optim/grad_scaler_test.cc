@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 namespace tzrec::optim {
-namespace {
+namespace grad_scaler_test {
 
 GradScalerOptions options(double init, double growth, double backoff, int64_t interval) {
   GradScalerOptions o;
@@ -132,5 +132,5 @@ TEST(GradScaler, InvalidOptionsNameTheField) {
   EXPECT_NO_THROW(GradScaler{options(1, 1.0001, 0.9999, 1)});
 }
 
-}  // namespace
+}  // namespace grad_scaler_test
 }  // namespace tzrec::optim

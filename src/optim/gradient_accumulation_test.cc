@@ -8,7 +8,7 @@
 #include "optim/dense_optimizer.h"
 
 namespace tzrec::optim {
-namespace {
+namespace gradient_accumulation_test {
 
 TEST(GradientAccumulation, OffForZeroAndOne) {
   for (int64_t n : {0, 1}) {
@@ -79,5 +79,5 @@ TEST(GradientAccumulation, FourMicroBatchesEqualOneBigBatch) {
   EXPECT_FALSE(torch::equal(w_acc.detach(), w0));
 }
 
-}  // namespace
+}  // namespace gradient_accumulation_test
 }  // namespace tzrec::optim

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Reference learning-rate sequences for src/optim/lr_scheduler_test.cc.
 
-Re-implements TorchEasyRec's schedules (tzrec/optim/lr_scheduler.py, reference §2.7) from their
-formulas on top of torch's own LR scheduler base class, so that the step counting (the initial
-step done by the constructor, `_step_count`) is torch's and not ours. A real torch.optim.SGD holds
-the learning rate; the value recorded after k calls of step() is optimizer.param_groups[0]["lr"].
+Re-implements TorchEasyRec's schedules (tzrec/optim/lr_scheduler.py,
+docs/tzrec-compatibility.md §2.7) from their formulas on top of torch's own LR scheduler base
+class, so that the step counting (the initial step done by the constructor, `_step_count`) is
+torch's and not ours. A real torch.optim.SGD holds the learning rate; the value recorded after k
+calls of step() is optimizer.param_groups[0]["lr"].
 
 Run with Debian's python (torch 1.13):  /usr/bin/python3 src/optim/lr_schedule_reference.py
 and paste the printed C++ table into kReferenceCases in lr_scheduler_test.cc.

@@ -1,5 +1,6 @@
-// Learning-rate schedules of TorchEasyRec (tzrec/optim/lr_scheduler.py, reference §2.7) and a
-// stateful scheduler that counts steps exactly like torch's LRScheduler.
+// Learning-rate schedules of TorchEasyRec (tzrec/optim/lr_scheduler.py,
+// docs/tzrec-compatibility.md §2.7) and a stateful scheduler that counts steps exactly like
+// torch's LRScheduler.
 //
 // A schedule maps torch's scheduler step count (`_step_count`, 1 right after construction) to a
 // learning rate, with t = max(step_count - 1, 0) scheduler steps taken so far:

@@ -11,7 +11,7 @@
 #include "base/error.h"
 
 namespace tzrec::optim {
-namespace {
+namespace lr_scheduler_test {
 
 struct ReferenceCase {
   const char* name;
@@ -311,5 +311,5 @@ TEST(LrScheduler, InvalidOptionsNameTheField) {
   expect_config_error(-0.1, ConstantLrOptions{}, p + ": the optimizer's lr (the base learning rate)");
 }
 
-}  // namespace
+}  // namespace lr_scheduler_test
 }  // namespace tzrec::optim

@@ -11,7 +11,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace bad_files_test {
 
 using testing::TempDir;
 
@@ -271,5 +271,5 @@ TEST(BadFiles, RandomMutationsNeverCrash) {
   EXPECT_GT(errors, 100);  // the mutations do hit the decoders
 }
 
-}  // namespace
+}  // namespace bad_files_test
 }  // namespace tzrec::parquet

@@ -8,7 +8,7 @@
 #include "parquet/testing_util.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace column_slice_test {
 
 // Descriptors as the writer builds them (leaf 0 of a one-field file).
 ColumnDescriptor descriptor(WriterField f) {
@@ -137,5 +137,5 @@ TEST(ColumnSlice, TypeMismatchIsADataError) {
   }
 }
 
-}  // namespace
+}  // namespace column_slice_test
 }  // namespace tzrec::parquet

@@ -1,4 +1,4 @@
-// Every file of the public parquet-testing corpus (../shared/data/parquet-testing, written by
+// Every file of the public parquet-testing corpus (tests/data/parquet-testing, written by
 // parquet-mr, parquet-cpp/pyarrow, Impala, ...) decodes to exactly the rows of its
 // expected/<file>.json, which an independent reader produced (see that folder's README).
 #include <cmath>
@@ -13,11 +13,11 @@
 #include "parquet/json_rows.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace corpus_test {
 
 using json = nlohmann::ordered_json;
 
-std::string corpus_dir() { return std::string(TZREC_SOURCE_DIR) + "/../shared/data/parquet-testing"; }
+std::string corpus_dir() { return std::string(TZREC_SOURCE_DIR) + "/tests/data/parquet-testing"; }
 
 // Numbers: integers exactly, floating point with relative tolerance 1e-6 (FLOAT is widened to
 // double in the expected files).
@@ -67,16 +67,24 @@ bool same(const json& got, const json& want, std::string* where, const std::stri
   return true;
 }
 
+// Never throws: a missing folder yields no files (reported by CorpusIsPresent below) instead of an
+// exception during test registration, which would abort the whole binary.
 std::vector<std::string> corpus_files() {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(corpus_dir())) {
-    if (e.path().extension() == ".parquet") files.push_back(e.path().filename().string());
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(corpus_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".parquet") files.push_back(it->path().filename().string());
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
+TEST(CorpusFiles, CorpusIsPresent) {
+  EXPECT_GE(corpus_files().size(), 10u) << "the Parquet test corpus is missing from " << corpus_dir();
+}
+
 class CorpusTest : public ::testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CorpusTest);
 
 void check_file(const std::string& name, int num_threads) {
   std::ifstream in(corpus_dir() + "/expected/" + name + ".json");
@@ -128,5 +136,5 @@ INSTANTIATE_TEST_SUITE_P(ParquetTesting, CorpusTest, ::testing::ValuesIn(corpus_
                            return s;
                          });
 
-}  // namespace
+}  // namespace corpus_test
 }  // namespace tzrec::parquet

@@ -17,7 +17,7 @@
 #include "parquet/thrift_compact.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace encodings_test {
 
 const uint8_t* u8(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
@@ -330,5 +330,5 @@ TEST(Codecs, Crc32) {
   EXPECT_EQ(crc32(u8(s), s.size()), 0xCBF43926u);  // the CRC-32 check value
 }
 
-}  // namespace
+}  // namespace encodings_test
 }  // namespace tzrec::parquet

@@ -9,7 +9,7 @@
 #include "parquet/testing_util.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace nested_test {
 
 using testing::CraftedColumn;
 using testing::CraftedPage;
@@ -176,5 +176,5 @@ TEST(Nested, ContinuationAtChunkStartIsAnError) {
   }
 }
 
-}  // namespace
+}  // namespace nested_test
 }  // namespace tzrec::parquet

@@ -9,7 +9,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace read_test {
 
 using testing::CountingFile;
 using testing::TempDir;
@@ -25,7 +25,7 @@ std::vector<WriterField> fields() {
   return f;
 }
 
-Table make_rows(const Schema& schema, int64_t begin, int64_t end) {
+Table make_id_name_list_rows(const Schema& schema, int64_t begin, int64_t end) {
   std::vector<ColumnBuilder> b;
   for (int c = 0; c < schema.num_columns(); ++c) b.emplace_back(schema.column(c));
   for (int64_t i = begin; i < end; ++i) {
@@ -56,7 +56,7 @@ class ReadTest : public ::testing::Test {
     options.page_bytes = 800;            // several pages per column chunk
     options.dictionary_max_bytes = 2500;  // dictionaries only for "name" and "score"
     FileWriter w(path_, fields(), options);
-    w.write(make_rows(w.schema(), 0, kRows));
+    w.write(make_id_name_list_rows(w.schema(), 0, kRows));
     w.close();
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -78,7 +78,7 @@ TEST_F(ReadTest, RowRangesEqualTheWrittenRows) {
              {0, kRows}, {0, 1}, {999, 1001}, {1234, 3456}, {4999, kRows}, {2500, 2500}, {3000, 4000}, {17, 18}}) {
       Table got = reader->read(std::vector<std::string>{}, b, e);
       ASSERT_EQ(got.num_rows, e - b);
-      Table want = make_rows(reader->schema(), b, e);
+      Table want = make_id_name_list_rows(reader->schema(), b, e);
       for (size_t c = 0; c < got.columns.size(); ++c) {
         testing::expect_same_column(got.columns[c], want.columns[c],
                                     got.columns[c].name() + " [" + std::to_string(b) + ", " + std::to_string(e) + ")");
@@ -183,5 +183,5 @@ TEST(Json, Iso8601) {
   EXPECT_EQ(iso8601_millis(951782400000), "2000-02-29T00:00:00.000Z");
 }
 
-}  // namespace
+}  // namespace read_test
 }  // namespace tzrec::parquet

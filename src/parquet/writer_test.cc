@@ -14,7 +14,7 @@
 #include "parquet/writer.h"
 
 namespace tzrec::parquet {
-namespace {
+namespace writer_test {
 
 using testing::TempDir;
 
@@ -242,5 +242,5 @@ TEST(Writer, IndependentPythonDecoderAgrees) {
   }
 }
 
-}  // namespace
+}  // namespace writer_test
 }  // namespace tzrec::parquet

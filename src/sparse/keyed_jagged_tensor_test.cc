@@ -6,7 +6,7 @@
 #include "sparse/keyed_tensor.h"
 
 namespace tzrec::sparse {
-namespace {
+namespace keyed_jagged_tensor_test {
 
 torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
 
@@ -86,5 +86,5 @@ TEST(BatchTest, ToDeviceKeepsEverything) {
   EXPECT_EQ(moved.labels.count("label"), 1u);
 }
 
-}  // namespace
+}  // namespace keyed_jagged_tensor_test
 }  // namespace tzrec::sparse

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace fs = std::filesystem;
 
@@ -61,7 +61,7 @@ std::vector<std::string> prune_checkpoints(const std::string& model_dir,
                                            int64_t just_saved_step) {
   std::vector<std::string> deleted;
   if (retention.keep_max <= 0) return deleted;
-  const auto checkpoints = list_checkpoints(model_dir);  // sorted by step, oldest first
+  const auto checkpoints = checkpointing::list_checkpoints(model_dir);  // sorted by step, oldest first
   const int64_t count = static_cast<int64_t>(checkpoints.size());
   if (count <= retention.keep_max) return deleted;
 

@@ -11,10 +11,10 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace tzrec::train {
-namespace {
+namespace checkpoint_policy_test {
 
 namespace fs = std::filesystem;
 
@@ -30,10 +30,10 @@ class CheckpointPolicyTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   void save(int64_t step) {
-    CheckpointData data;
+    checkpointing::CheckpointData data;
     data.step = step;
     data.model.emplace("w", torch::full({2}, static_cast<float>(step)));
-    save_checkpoint(dir_.string(), data);
+    checkpointing::save_checkpoint(dir_.string(), data);
   }
   // One train_eval_result_v2.txt line per (step, auc, loss).
   void results(const std::vector<std::tuple<int64_t, double, double>>& rows) {
@@ -44,7 +44,7 @@ class CheckpointPolicyTest : public ::testing::Test {
   }
   std::vector<int64_t> remaining() {
     std::vector<int64_t> out;
-    for (const auto& [path, step] : list_checkpoints(dir_.string())) out.push_back(step);
+    for (const auto& [path, step] : checkpointing::list_checkpoints(dir_.string())) out.push_back(step);
     return out;
   }
 
@@ -60,7 +60,7 @@ TEST_F(CheckpointPolicyTest, KeepsNewestN) {
   const auto deleted = prune_checkpoints(dir_.string(), keep, 50);
   EXPECT_EQ(remaining(), (Steps{40, 50}));
   ASSERT_EQ(deleted.size(), 3u);
-  EXPECT_EQ(deleted[0], checkpoint_dir(dir_.string(), 10));
+  EXPECT_EQ(deleted[0], checkpointing::checkpoint_dir(dir_.string(), 10));
   // Nothing more to delete on a second call.
   EXPECT_TRUE(prune_checkpoints(dir_.string(), keep, 50).empty());
 }
@@ -165,5 +165,5 @@ TEST(CheckpointRetention, FromConfig) {
   EXPECT_FALSE(keep.larger_is_better);
 }
 
-}  // namespace
+}  // namespace checkpoint_policy_test
 }  // namespace tzrec::train

@@ -5,7 +5,7 @@
 #include "dist/testing_multiprocess.h"
 
 namespace tzrec::train {
-namespace {
+namespace dense_gradient_sync_test {
 
 // Parameters w1 [300], w2 [200], w3 [100] (+ w4 [10], used or not), in registration order. With a
 // first bucket of 500 bytes and others of 1000, the buckets are [w4, w3], [w2], [w1].
@@ -99,5 +99,5 @@ TEST(DenseGradientSync, SingleProcessLeavesGradientsAlone) {
   EXPECT_TRUE(torch::allclose(p.all[0].grad(), torch::arange(300, torch::kFloat32)));
 }
 
-}  // namespace
+}  // namespace dense_gradient_sync_test
 }  // namespace tzrec::train

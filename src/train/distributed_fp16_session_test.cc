@@ -8,7 +8,7 @@
 #include "train/training_session_testing.h"
 
 namespace tzrec::train {
-namespace {
+namespace distributed_fp16_session_test {
 
 namespace dt = dist::testing;
 
@@ -65,5 +65,5 @@ TEST_F(DistributedFp16Test, OverflowOnOneRankSkipsTheStepEverywhere) {
   dt::expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace distributed_fp16_session_test
 }  // namespace tzrec::train

@@ -14,14 +14,14 @@
 #include <gtest/gtest.h>
 
 #include "dist/testing_multiprocess.h"
-#include "train/checkpoint.h"
-#include "train/distributed_checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/distributed_checkpoint.h"
 #include "train/fine_tune.h"
 #include "train/training_session.h"
 #include "train/training_session_testing.h"
 
 namespace tzrec::train {
-namespace {
+namespace distributed_session_test {
 
 namespace dt = dist::testing;
 constexpr const char* kSharedDirVariable = "TZREC_TEST_SHARED_DIR";
@@ -66,11 +66,11 @@ torch::Tensor predict_eval(TrainingSession& session, const sparse::Batch& batch)
 
 // A distributed session's tensors as a checkpoint of `step` (dense whole, tables as blocks).
 void save_distributed(TrainingSession& session, const std::string& model_dir, int64_t step, dist::ProcessGroup& pg) {
-  CheckpointData data;
+  checkpointing::CheckpointData data;
   data.step = step;
   for (auto& [name, tensor] : session.model_tensors()) data.model.emplace(name, tensor);
   data.optimizer = session.optimizer_state();
-  save_distributed_checkpoint(model_dir, data, session.checkpoint_blocks(),
+  checkpointing::save_distributed_checkpoint(model_dir, data, session.checkpoint_blocks(),
                               session.sharded_embeddings()->plan().to_json(), pg);
 }
 
@@ -80,10 +80,10 @@ void reshard_stage(const protos::EasyRecConfig& config, const sparse::Batch& bat
                    const std::string& to, dist::ProcessGroup& pg) {
   auto pg_ptr = pg.shared_from_this();
   TrainingSession session(config, /*with_optimizers=*/true, pg_ptr);
-  const auto ckpt = load_checkpoint(checkpoint_dir(from, 1), /*assemble_shards=*/false);
+  const auto ckpt = checkpointing::load_checkpoint(checkpointing::checkpoint_dir(from, 1), /*assemble_shards=*/false);
   session.restore(ckpt, /*restore_optimizer=*/true);
   TrainingSession single(config, /*with_optimizers=*/false);
-  single.restore(load_checkpoint(checkpoint_dir(from, 1)), false);
+  single.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(from, 1)), false);
   // Every rank predicts the whole batch: the sharded lookups serve all ranks' rows.
   const torch::Tensor sharded = predict_eval(session, batch);
   const torch::Tensor reference = predict_eval(single, batch);
@@ -102,7 +102,7 @@ TEST_F(DistributedSessionTest, ReshardRoundTripOneTwoFourOne) {
     torch::manual_seed(1);
     original = std::make_unique<TrainingSession>(config_, true);
     for (int i = 0; i < 2; ++i) train_on(*original, data[i], i);
-    save_checkpoint(ckpt1, snapshot(*original, 1));
+    checkpointing::save_checkpoint(ckpt1, snapshot(*original, 1));
   }
   if (in_stage("2")) {
     set_sharding({"column_wise", "table_wise"});  // the 4-d wide tables cannot be split in columns
@@ -117,10 +117,10 @@ TEST_F(DistributedSessionTest, ReshardRoundTripOneTwoFourOne) {
     }, options("4")));
   }
   if (dt::is_rank_worker()) return;
-  ASSERT_TRUE(std::filesystem::exists(checkpoint_dir(ckpt4, 1) + "/model-000003-of-000004.safetensors"));
+  ASSERT_TRUE(std::filesystem::exists(checkpointing::checkpoint_dir(ckpt4, 1) + "/model-000003-of-000004.safetensors"));
   torch::manual_seed(5);  // other initial weights: everything must come from the checkpoint
   TrainingSession back(config_, true);
-  back.restore(load_checkpoint(checkpoint_dir(ckpt4, 1)), true);
+  back.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(ckpt4, 1)), true);
   back.set_schedule_position(2, 0);
   // The same weights and optimizer state as before the round trip, exactly.
   auto original_tensors = original->model_tensors();
@@ -154,17 +154,17 @@ TEST_F(DistributedSessionTest, GlobalGradClipAveragesOverRanksBeforeTheNorm) {
   if (!dt::is_rank_worker()) {
     torch::manual_seed(7);
     TrainingSession single(config_, true);
-    save_checkpoint(start_dir, snapshot(single, 0));
+    checkpointing::save_checkpoint(start_dir, snapshot(single, 0));
     train_on(single, batches()[0], 0);  // rows 0..127
-    save_checkpoint(expected_dir, snapshot(single, 0));
+    checkpointing::save_checkpoint(expected_dir, snapshot(single, 0));
   }
   config_.mutable_data_config()->set_batch_size(64);
   const auto halves = batches();  // rows 0..63, 64..127, ...
   dt::expect_all_succeeded(dt::run_ranks(2, [&](dist::ProcessGroup& pg) {
     TrainingSession session(config_, true, pg.shared_from_this());
-    session.restore(load_checkpoint(checkpoint_dir(start_dir, 0), false), true);  // the same start
+    session.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(start_dir, 0), false), true);  // the same start
     train_on(session, halves[static_cast<size_t>(pg.rank())], 0);
-    const auto expected = load_checkpoint(checkpoint_dir(expected_dir, 0));
+    const auto expected = checkpointing::load_checkpoint(checkpointing::checkpoint_dir(expected_dir, 0));
     int compared = 0;
     for (auto& [name, tensor] : session.model().dense_parameters()) {
       ASSERT_EQ(expected.model.count(name), 1u) << name;
@@ -178,7 +178,7 @@ TEST_F(DistributedSessionTest, GlobalGradClipAveragesOverRanksBeforeTheNorm) {
 }
 
 // `full` cut to a block's region.
-torch::Tensor region(const torch::Tensor& full, const TensorBlock& block) {
+torch::Tensor region(const torch::Tensor& full, const checkpointing::TensorBlock& block) {
   if (full.dim() == 0) return full;
   torch::Tensor out = full.narrow(0, block.row_offset, block.value.size(0));
   if (full.dim() == 2) out = out.narrow(1, block.col_offset, block.value.size(1));
@@ -192,7 +192,7 @@ TEST_F(DistributedSessionTest, FineTuneOnTwoRanksLoadsShardsAndTheirOptimizerSta
     torch::manual_seed(1);
     TrainingSession trained(config_, true);
     for (int i = 0; i < 2; ++i) train_on(trained, data[i], i);
-    save_checkpoint(source, snapshot(trained, 1));
+    checkpointing::save_checkpoint(source, snapshot(trained, 1));
   }
   set_sharding({"row_wise"});
   dt::expect_all_succeeded(dt::run_ranks(2, [&](dist::ProcessGroup& pg) {
@@ -229,5 +229,5 @@ TEST_F(DistributedSessionTest, FineTuneOnTwoRanksLoadsShardsAndTheirOptimizerSta
   }, options("finetune")));
 }
 
-}  // namespace
+}  // namespace distributed_session_test
 }  // namespace tzrec::train

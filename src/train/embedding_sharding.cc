@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "embedding/fused_row_optimizer.h"
-#include "train/distributed_checkpoint.h"
+#include "checkpoint/distributed_checkpoint.h"
 #include "train/pooling_factors.h"
 
 namespace tzrec::train {
@@ -183,7 +183,7 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
               t.name, t.num_embeddings, t.embedding_dim));
         }
       }
-      if (!reuse && sharding_plan_forced()) {
+      if (!reuse && checkpointing::sharding_plan_forced()) {
         throw ConfigError(fmt::format(
             "FORCE_LOAD_SHARDING_PLAN is set but the saved sharding plan is for {} ranks and this job has "
             "{}; unset it to re-plan (checkpoints reshard), or run with {} ranks",

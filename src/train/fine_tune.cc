@@ -10,8 +10,8 @@
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "train/local_shard_state.h"
-#include "train/sharded_checkpoint.h"
+#include "checkpoint/local_shard_state.h"
+#include "checkpoint/sharded_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -114,12 +114,12 @@ namespace {
 
 // A multi-rank session: dense tensors from the checkpoint's whole-tensor files, each local table
 // shard read block by block (train/sharded_checkpoint.h), whatever world size wrote the checkpoint.
-PartialLoadResult load_partial_sharded(TrainingSession& session, const CheckpointData& checkpoint,
-                                       const CheckpointTensorIndex& index,
+PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpointing::CheckpointData& checkpoint,
+                                       const checkpointing::CheckpointTensorIndex& index,
                                        const std::map<std::string, std::string>& param_map) {
   dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
   std::set<std::string> table_names;
-  for (const auto& ts : sharded.plan().tables) table_names.insert(table_weight_name(ts.table));
+  for (const auto& ts : sharded.plan().tables) table_names.insert(checkpointing::table_weight_name(ts.table));
   std::map<std::string, std::string> dense_map, table_map;
   for (const auto& [name, source] : param_map) (table_names.count(name) ? table_map : dense_map).emplace(name, source);
   PartialLoadResult result = load_partial(checkpoint.model, session.model_tensors(), dense_map);
@@ -129,7 +129,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const Checkpoin
     return it != table_map.end() ? it->second : name;
   };
   for (const auto& ts : sharded.plan().tables) {
-    const std::string name = table_weight_name(ts.table);
+    const std::string name = checkpointing::table_weight_name(ts.table);
     const std::string source = source_of(name);
     if (!index.contains(source)) {
       result.missing.push_back(name);
@@ -147,17 +147,17 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const Checkpoin
   }
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded.local_shards()) {
-    const std::string name = table_weight_name(ls.table);
+    const std::string name = checkpointing::table_weight_name(ls.table);
     const std::string source = source_of(name);
-    if (index.contains(source)) ls.weight.copy_(read_shard_block(index, source, ls.shard));
+    if (index.contains(source)) ls.weight.copy_(checkpointing::read_shard_block(index, source, ls.shard));
   }
   return result;
 }
 
 // Why this rank's sparse optimizer state cannot come from the checkpoint, or "" when every slot
 // of every local shard is stored with this shard's shape.
-std::string sharded_state_mismatch(TrainingSession& session, const CheckpointTensorIndex& index) {
-  for (const LocalShardState& s : local_shard_states(*session.sharded_embeddings())) {
+std::string sharded_state_mismatch(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
+  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*session.sharded_embeddings())) {
     if (!index.contains(s.stored_name)) {
       return fmt::format("sparse optimizer state '{}' is not in the checkpoint", s.stored_name);
     }
@@ -172,11 +172,11 @@ std::string sharded_state_mismatch(TrainingSession& session, const CheckpointTen
   return "";
 }
 
-void restore_sharded_state(TrainingSession& session, const CheckpointTensorIndex& index) {
+void restore_sharded_state(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
   torch::NoGradGuard no_grad;
-  for (const LocalShardState& s : local_shard_states(*session.sharded_embeddings())) {
+  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*session.sharded_embeddings())) {
     torch::Tensor value = s.value;
-    value.copy_(read_shard_block(index, s.stored_name, s.shard->shard));
+    value.copy_(checkpointing::read_shard_block(index, s.stored_name, s.shard->shard));
   }
 }
 
@@ -192,7 +192,7 @@ bool all_ranks_agree(TrainingSession& session, bool ok) {
 }  // namespace
 
 FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions& options) {
-  auto latest = latest_checkpoint(options.checkpoint_path);
+  auto latest = checkpointing::latest_checkpoint(options.checkpoint_path);
   if (!latest) {
     throw CheckpointError(fmt::format(
         "fine_tune_checkpoint '{}' holds no checkpoint; give a model_dir with model.ckpt-* inside or a "
@@ -202,8 +202,8 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   FineTuneResult result;
   result.checkpoint_dir = latest->first;
   const bool sharded = session.distributed();
-  const CheckpointData checkpoint = load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
-  std::optional<CheckpointTensorIndex> index;
+  const checkpointing::CheckpointData checkpoint = checkpointing::load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
+  std::optional<checkpointing::CheckpointTensorIndex> index;
   if (sharded) index.emplace(latest->first);
   std::map<std::string, std::string> param_map;
   if (!options.param_map_path.empty()) param_map = read_param_map(options.param_map_path);

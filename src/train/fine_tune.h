@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/training_session.h"
 
 namespace tzrec::train {

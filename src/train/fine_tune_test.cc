@@ -14,7 +14,7 @@
 #include "feature/batch_loader.h"
 
 namespace tzrec::train {
-namespace {
+namespace fine_tune_test {
 
 namespace fs = std::filesystem;
 
@@ -143,19 +143,19 @@ class FineTuneSessionTest : public ::testing::Test {
 
   fs::path dir_;
   protos::EasyRecConfig config_;
-  CheckpointData saved_;
+  checkpointing::CheckpointData saved_;
   std::string mapped_;   // stored under "old/<name>" in the remapped checkpoint
   std::string dropped_;  // absent from the remapped checkpoint
 };
 
 TEST_F(FineTuneSessionTest, FullCheckpointRestoresModelAndOptimizer) {
-  save_checkpoint((dir_ / "src").string(), saved_);
+  checkpointing::save_checkpoint((dir_ / "src").string(), saved_);
   torch::manual_seed(2);
   TrainingSession target(config_, true);
   FineTuneOptions options;
   options.checkpoint_path = (dir_ / "src").string();  // a model_dir → its latest checkpoint
   auto result = fine_tune_restore(target, options);
-  EXPECT_EQ(result.checkpoint_dir, checkpoint_dir((dir_ / "src").string(), 1));
+  EXPECT_EQ(result.checkpoint_dir, checkpointing::checkpoint_dir((dir_ / "src").string(), 1));
   EXPECT_TRUE(result.model.missing.empty());
   EXPECT_TRUE(result.optimizer_restored);
   for (auto& [name, t] : target.model_tensors()) EXPECT_TRUE(torch::equal(t, saved_.model.at(name))) << name;
@@ -165,12 +165,12 @@ TEST_F(FineTuneSessionTest, FullCheckpointRestoresModelAndOptimizer) {
 }
 
 TEST_F(FineTuneSessionTest, IgnoreRestoreOptimizer) {
-  save_checkpoint((dir_ / "src").string(), saved_);
+  checkpointing::save_checkpoint((dir_ / "src").string(), saved_);
   torch::manual_seed(2);
   TrainingSession target(config_, true);
   const auto fresh_state = optimizer_copy(target);
   FineTuneOptions options;
-  options.checkpoint_path = checkpoint_dir((dir_ / "src").string(), 1);
+  options.checkpoint_path = checkpointing::checkpoint_dir((dir_ / "src").string(), 1);
   options.restore_optimizer = false;
   auto result = fine_tune_restore(target, options);
   EXPECT_FALSE(result.optimizer_restored);
@@ -181,11 +181,11 @@ TEST_F(FineTuneSessionTest, IgnoreRestoreOptimizer) {
 }
 
 TEST_F(FineTuneSessionTest, ParamMapLoadsMappedTensorAndSkipsMissing) {
-  CheckpointData renamed = saved_;
+  checkpointing::CheckpointData renamed = saved_;
   renamed.model.erase(mapped_);
   renamed.model.erase(dropped_);
   renamed.model.emplace("old/" + mapped_, saved_.model.at(mapped_));
-  save_checkpoint((dir_ / "src").string(), renamed);
+  checkpointing::save_checkpoint((dir_ / "src").string(), renamed);
   write_file(dir_ / "map", "# current checkpoint\n" + mapped_ + " old/" + mapped_ + "\n");
 
   torch::manual_seed(2);
@@ -212,10 +212,10 @@ TEST_F(FineTuneSessionTest, ParamMapLoadsMappedTensorAndSkipsMissing) {
 }
 
 TEST_F(FineTuneSessionTest, IncompatibleOptimizerStateIsSkipped) {
-  CheckpointData other = saved_;
+  checkpointing::CheckpointData other = saved_;
   other.optimizer.clear();
   other.optimizer.emplace("dense.no_such_param.exp_avg", torch::zeros({1}));
-  save_checkpoint((dir_ / "src").string(), other);
+  checkpointing::save_checkpoint((dir_ / "src").string(), other);
   TrainingSession target(config_, true);
   FineTuneOptions options;
   options.checkpoint_path = (dir_ / "src").string();
@@ -231,5 +231,5 @@ TEST_F(FineTuneSessionTest, NoCheckpointIsAnError) {
   EXPECT_THROW(fine_tune_restore(target, options), CheckpointError);
 }
 
-}  // namespace
+}  // namespace fine_tune_test
 }  // namespace tzrec::train

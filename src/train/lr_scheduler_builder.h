@@ -1,6 +1,6 @@
-// Config → learning-rate schedulers, gradient clipping and accumulation options (reference §2.5,
-// §2.7), as TorchEasyRec's optimizer_builder.create_scheduler / create_part_optim_schedulers and
-// main.py build them.
+// Config → learning-rate schedulers, gradient clipping and accumulation options
+// (docs/tzrec-compatibility.md §2.5, §2.7), as TorchEasyRec's optimizer_builder.create_scheduler /
+// create_part_optim_schedulers and main.py build them.
 #pragma once
 
 #include <string>

@@ -10,7 +10,7 @@
 #include "base/error.h"
 
 namespace tzrec::train {
-namespace {
+namespace lr_scheduler_builder_test {
 
 template <typename Msg>
 Msg parse(const std::string& text) {
@@ -230,5 +230,5 @@ TEST(GradientAccumulationOptions, FromTrainConfig) {
   EXPECT_EQ(acc.loss_divisor(), 4);
 }
 
-}  // namespace
+}  // namespace lr_scheduler_builder_test
 }  // namespace tzrec::train

@@ -1,6 +1,6 @@
-// Conversion of the config's optimizer messages (optimizer.proto, reference §2.7) into the plain
-// option structs of the fused sparse optimizers (embedding::FusedOptimizerOptions) and
-// optim::DenseOptimizer.
+// Conversion of the config's optimizer messages (optimizer.proto, docs/tzrec-compatibility.md §2.7)
+// into the plain option structs of the fused sparse optimizers (embedding::FusedOptimizerOptions)
+// and optim::DenseOptimizer.
 #pragma once
 
 #include <string>

@@ -6,7 +6,7 @@
 #include "base/error.h"
 
 namespace tzrec::train {
-namespace {
+namespace optimizer_builder_test {
 
 template <typename Msg>
 Msg parse(const std::string& text) {
@@ -169,5 +169,5 @@ TEST(OptimizerBuilder, DenseMissing) {
                ConfigError);
 }
 
-}  // namespace
+}  // namespace optimizer_builder_test
 }  // namespace tzrec::train

@@ -7,7 +7,7 @@
 #include "feature/testing_config.h"
 
 namespace tzrec::train {
-namespace {
+namespace pooling_factors_test {
 
 using data::testing::TempDir;
 
@@ -101,5 +101,5 @@ TEST(PoolingFactors, ARankWithBadDataMakesEveryRankUseEstimates) {
   dist::testing::expect_all_succeeded(statuses);
 }
 
-}  // namespace
+}  // namespace pooling_factors_test
 }  // namespace tzrec::train

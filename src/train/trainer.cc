@@ -17,17 +17,17 @@
 #include "config/pipeline_config.h"
 #include "data/rank_read_positions.h"
 #include "feature/batch_loader.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
-#include "train/distributed_checkpoint.h"
+#include "checkpoint/distributed_checkpoint.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
-#include "train/progress.h"
-#include "train/step_timing.h"
-#include "train/step_traffic.h"
-#include "train/tensorboard_writer.h"
-#include "train/training_profiler.h"
-#include "train/training_summaries.h"
+#include "observe/progress.h"
+#include "observe/step_timing.h"
+#include "observe/step_traffic.h"
+#include "observe/tensorboard_writer.h"
+#include "observe/training_profiler.h"
+#include "observe/training_summaries.h"
 #include "train/training_session.h"
 
 namespace fs = std::filesystem;
@@ -57,11 +57,11 @@ class TrainLoop {
     pg_ = session_.process_group();
     chief_ = pg_ == nullptr || pg_->rank() == 0;
     if (chief_ && train_config_.use_tensorboard()) {
-      train_writer_ = std::make_unique<TensorBoardWriter>(config_.model_dir());
-      eval_writer_ = std::make_unique<TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
+      train_writer_ = std::make_unique<observe::TensorBoardWriter>(config_.model_dir());
+      eval_writer_ = std::make_unique<observe::TensorBoardWriter>((fs::path(config_.model_dir()) / "eval_val").string());
     }
     config_digest_ = std::move(config_digest);
-    summaries_ = std::make_unique<TrainingSummaries>(train_config_, train_writer_.get());
+    summaries_ = std::make_unique<observe::TrainingSummaries>(train_config_, train_writer_.get());
     if (train_writer_ && summaries_->wants_gradients()) {
       session_.set_gradient_observer([this](int64_t step) {
         if (step % log_every_ == 0) summaries_->write_gradients(session_.model().dense_parameters(), step);
@@ -84,8 +84,8 @@ class TrainLoop {
       return;
     }
     progress_.restart_window();
-    TrainingProfiler profiler(train_config_.is_profiling(),
-                              (fs::path(config_.model_dir()) / kTrainEvalTraceDir).string());
+    observe::TrainingProfiler profiler(train_config_.is_profiling(),
+                              (fs::path(config_.model_dir()) / observe::kTrainEvalTraceDir).string());
     bool done = false;
     while (num_epochs < 0 || epoch < num_epochs) {
       feature::LoaderShard shard;
@@ -149,8 +149,8 @@ class TrainLoop {
   bool distributed() const { return pg_ != nullptr && pg_->world_size() > 1; }
 
   // This rank's embedding tables (its shards when distributed) for parameter histograms.
-  NamedTensors local_embedding_tables() {
-    NamedTensors out;
+  observe::NamedTensors local_embedding_tables() {
+    observe::NamedTensors out;
     if (session_.distributed()) {
       std::set<std::string> seen;
       for (auto& b : session_.checkpoint_blocks().model) {
@@ -199,7 +199,7 @@ class TrainLoop {
     torch::Tensor total = model.total_loss(losses);  // the sum, or the Pareto-weighted task losses
     session_.backward_and_step(total, step);
 
-    ProgressSnapshot snapshot;
+    observe::ProgressSnapshot snapshot;
     snapshot.step = step;
     snapshot.epoch = epoch;
     snapshot.total_steps = num_steps;
@@ -241,7 +241,7 @@ class TrainLoop {
   }
 
   // TorchEasyRec's scalars: loss/<name>, loss/total and lr/g<i> every log_step_count_steps.
-  void write_train_summaries(const ProgressSnapshot& snapshot) {
+  void write_train_summaries(const observe::ProgressSnapshot& snapshot) {
     // An empty list means TorchEasyRec's default ["loss", "learning_rate"].
     auto wanted = [&](const char* name) { return summaries_->wants(name); };
     if (wanted("loss")) {
@@ -262,7 +262,7 @@ class TrainLoop {
   }
 
   void save_and_evaluate(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
-    CheckpointData data;
+    checkpointing::CheckpointData data;
     data.step = step;
     for (auto& [name, tensor] : session_.model_tensors()) data.model.emplace(name, tensor);
     data.optimizer = session_.optimizer_state();
@@ -277,13 +277,13 @@ class TrainLoop {
     }
     if (chief_) progress_.interrupt();
     if (session_.distributed()) {
-      save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(),
+      checkpointing::save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(),
                                   session_.sharded_embeddings()->plan().to_json(), *pg_);
     } else {
-      save_checkpoint(config_.model_dir(), data);
+      checkpointing::save_checkpoint(config_.model_dir(), data);
     }
     last_saved_step_ = step;
-    log::info("saved checkpoint {}", checkpoint_dir(config_.model_dir(), step));
+    log::info("saved checkpoint {}", checkpointing::checkpoint_dir(config_.model_dir(), step));
     if (config_.eval_input_path().empty()) {
       if (chief_) prune_checkpoints(config_.model_dir(), retention_, step);
       return;
@@ -328,23 +328,23 @@ class TrainLoop {
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
-  ProgressReporter progress_;
-  StepTiming run_timing_;     // the whole run, logged at its end
+  observe::ProgressReporter progress_;
+  observe::StepTiming run_timing_;     // the whole run, logged at its end
   double trained_samples_ = 0;  // over all ranks
-  StepTraffic step_traffic_;  // collectives of the training steps
-  StepTiming window_timing_;  // since the last progress log line
+  observe::StepTraffic step_traffic_;  // collectives of the training steps
+  observe::StepTiming window_timing_;  // since the last progress log line
   int64_t log_every_ = std::max<int64_t>(1, train_config_.log_step_count_steps());
   dist::ProcessGroup* pg_ = nullptr;  // null or world size 1: single process
   bool chief_ = true;                 // rank 0: progress, TensorBoard, result files, pruning
-  std::unique_ptr<TensorBoardWriter> train_writer_;  // model_dir
-  std::unique_ptr<TensorBoardWriter> eval_writer_;   // model_dir/eval_val
-  std::unique_ptr<TrainingSummaries> summaries_;     // tensorboard_summaries beyond loss / lr
+  std::unique_ptr<observe::TensorBoardWriter> train_writer_;  // model_dir
+  std::unique_ptr<observe::TensorBoardWriter> eval_writer_;   // model_dir/eval_val
+  std::unique_ptr<observe::TrainingSummaries> summaries_;     // tensorboard_summaries beyond loss / lr
 };
 
 // Where rank `rank` of `world_size` resumes. The checkpoint holds one position ("train_position",
 // single process) or one per rank ("train_positions"); on another world size the remaining rows
 // are re-split over the new ranks (data/rank_read_positions.h).
-ResumePoint resume_point(const CheckpointData& checkpoint, int rank, int world_size) {
+ResumePoint resume_point(const checkpointing::CheckpointData& checkpoint, int rank, int world_size) {
   ResumePoint point;
   point.next_step = checkpoint.step + 1;
   const auto& state = checkpoint.dataloader_state;
@@ -398,7 +398,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
   const std::string& model_dir = config.model_dir();
   fs::create_directories(model_dir);
 
-  const auto existing = list_checkpoints(model_dir);
+  const auto existing = checkpointing::list_checkpoints(model_dir);
   if (!existing.empty() && !options.continue_train) {
     throw CheckpointError(fmt::format(
         "model_dir {} already holds checkpoints (latest {}); pass --continue_train to resume, "
@@ -407,13 +407,13 @@ void train_and_evaluate(const TrainEvalOptions& options) {
   }
 
   std::optional<dist::ShardingPlan> saved_plan;
-  if (options.continue_train && !existing.empty()) saved_plan = load_sharding_plan(existing.back().first);
+  if (options.continue_train && !existing.empty()) saved_plan = checkpointing::load_sharding_plan(existing.back().first);
   TrainingSession session(config, /*with_optimizers=*/true, pg, saved_plan);
-  const std::string config_digest = digest_text(config::to_text(config));
+  const std::string config_digest = checkpointing::digest_text(config::to_text(config));
   ResumePoint resume;
   if (options.continue_train && !existing.empty()) {
     const auto& [path, step] = existing.back();
-    auto checkpoint = load_checkpoint(path, /*assemble_shards=*/!session.distributed());
+    auto checkpoint = checkpointing::load_checkpoint(path, /*assemble_shards=*/!session.distributed());
     if (checkpoint.config_digest != config_digest) {
       log::warning("pipeline config differs from the one checkpoint {} was trained with", path);
     }
@@ -436,7 +436,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
 
   if (chief) {
     config::save_pipeline_config(config, (fs::path(model_dir) / "pipeline.config").string());
-    write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
+    checkpointing::write_text_file((fs::path(model_dir) / "version").string(), std::string(kVersion) + "\n");
   }
 
   session.model().train();
@@ -451,14 +451,14 @@ std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
   auto config = load_run_config(options.pipeline_config_path, overrides);
   setup_runtime();
   const std::string where = options.checkpoint_path.empty() ? config.model_dir() : options.checkpoint_path;
-  auto latest = latest_checkpoint(where);
+  auto latest = checkpointing::latest_checkpoint(where);
   if (!latest) {
     throw CheckpointError(fmt::format(
         "no checkpoint found in {}; train first or pass --checkpoint_path model_dir/model.ckpt-N", where));
   }
   auto pg = join_job();
-  TrainingSession session(config, /*with_optimizers=*/false, pg, load_sharding_plan(latest->first));
-  auto checkpoint = load_checkpoint(latest->first, /*assemble_shards=*/!session.distributed());
+  TrainingSession session(config, /*with_optimizers=*/false, pg, checkpointing::load_sharding_plan(latest->first));
+  auto checkpoint = checkpointing::load_checkpoint(latest->first, /*assemble_shards=*/!session.distributed());
   session.restore(checkpoint, /*restore_optimizer=*/false);
   if (use_dense_ema_for_eval(config)) session.load_ema_weights(checkpoint);
   auto metrics = evaluate(session.model(), config, config.eval_input_path(), pg.get());
@@ -468,7 +468,7 @@ std::map<std::string, double> evaluate_checkpoint(const EvalOptions& options) {
   write_result_line((fs::path(config.model_dir()) / options.eval_result_filename).string(),
                     checkpoint.step, metrics, WriteMode::kReplace);
   if (config.train_config().use_tensorboard()) {
-    TensorBoardWriter writer((fs::path(config.model_dir()) / "eval").string());
+    observe::TensorBoardWriter writer((fs::path(config.model_dir()) / "eval").string());
     for (const auto& [name, value] : metrics) writer.add_scalar("metric/" + name, value, checkpoint.step);
   }
   return metrics;

@@ -10,7 +10,7 @@
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
 #include "train/embedding_sharding.h"
-#include "train/local_shard_state.h"
+#include "checkpoint/local_shard_state.h"
 #include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
 #include "train/pooling_factors.h"
@@ -240,7 +240,7 @@ std::unique_ptr<optim::EmaSwapGuard> TrainingSession::swap_in_ema(bool enabled) 
   return std::make_unique<optim::EmaSwapGuard>(enabled ? ema_.get() : nullptr);
 }
 
-void TrainingSession::load_ema_weights(const CheckpointData& checkpoint, const std::string& setting) {
+void TrainingSession::load_ema_weights(const checkpointing::CheckpointData& checkpoint, const std::string& setting) {
   const std::string prefix = std::string(kDensePrefix) + kEmaPrefix;
   std::vector<std::pair<std::string, torch::Tensor>> targets;
   for (const auto& [name, tensor] : model_->dense_parameters()) {
@@ -256,21 +256,21 @@ void TrainingSession::load_ema_weights(const CheckpointData& checkpoint, const s
   }
   std::map<std::string, torch::Tensor> values;
   for (const auto& [key, tensor] : targets) values.emplace(key, checkpoint.optimizer.at(key));
-  restore_tensors(values, targets, "dense EMA");
+  checkpointing::restore_tensors(values, targets, "dense EMA");
 }
 
 // Table and optimizer-state names of shards: train/sharded_checkpoint.h.
 
-ShardBlocks TrainingSession::checkpoint_blocks() const {
+checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
   TORCH_CHECK(sharded_ != nullptr, "checkpoint_blocks() on a single-process session");
-  ShardBlocks out;
+  checkpointing::ShardBlocks out;
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
-    out.model.push_back({table_weight_name(ls.table), {ts.num_embeddings, ts.embedding_dim},
+    out.model.push_back({checkpointing::table_weight_name(ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
   if (!has_optimizers()) return out;
-  for (const LocalShardState& s : local_shard_states(*sharded_)) {
+  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*sharded_)) {
     const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
     const dist::Shard& shard = s.shard->shard;
     if (s.value.dim() == 0) {
@@ -286,10 +286,10 @@ ShardBlocks TrainingSession::checkpoint_blocks() const {
 }
 
 void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_optimizer) {
-  const CheckpointTensorIndex index(ckpt_dir);
+  const checkpointing::CheckpointTensorIndex index(ckpt_dir);
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded_->local_shards()) {
-    const std::string name = table_weight_name(ls.table);
+    const std::string name = checkpointing::table_weight_name(ls.table);
     if (!index.contains(name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, name));
     }
@@ -302,13 +302,13 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
     ls.weight.copy_(index.read_block(name, ls.shard.row_offset, ls.shard.rows, ls.shard.col_offset, ls.shard.cols));
   }
   if (!restore_optimizer || !has_optimizers()) return;
-  for (const LocalShardState& s : local_shard_states(*sharded_)) {
+  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*sharded_)) {
     if (!index.contains(s.stored_name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
                                         "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
                                         ckpt_dir, s.stored_name));
     }
-    torch::Tensor block = read_shard_block(index, s.stored_name, s.shard->shard);
+    torch::Tensor block = checkpointing::read_shard_block(index, s.stored_name, s.shard->shard);
     if (block.sizes() != s.value.sizes()) {
       throw CheckpointError(fmt::format("checkpoint {}: sparse optimizer state '{}' has shape [{}] for this shard, "
                                         "expected [{}]",
@@ -320,7 +320,7 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
   }
 }
 
-void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_optimizer) {
+void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, bool restore_optimizer) {
   if (sharded_ != nullptr) {
     // Dense tensors from the whole-tensor files; tables from the blocks (a single-process
     // checkpoint's whole tables are blocks too).
@@ -330,10 +330,10 @@ void TrainingSession::restore(const CheckpointData& checkpoint, bool restore_opt
       auto it = checkpoint.model.find(name);
       if (it != checkpoint.model.end()) stored.emplace(name, it->second);
     }
-    restore_tensors(stored, dense, "model");
+    checkpointing::restore_tensors(stored, dense, "model");
     restore_shards(checkpoint.dir, restore_optimizer);
   } else {
-    restore_tensors(checkpoint.model, model_tensors(), "model");
+    checkpointing::restore_tensors(checkpoint.model, model_tensors(), "model");
   }
   if (restore_optimizer && has_optimizers()) {
     if (sparse_optimizer_ != nullptr) {

@@ -23,15 +23,15 @@
 #include "optim/grad_scaler.h"
 #include "optim/gradient_accumulation.h"
 #include "optim/lr_scheduler.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/dense_gradient_sync.h"
-#include "train/distributed_checkpoint.h"
+#include "checkpoint/distributed_checkpoint.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
 
 // Whether evaluation uses the EMA weights: eval_config.use_dense_ema when set, else whether
-// train_config.dense_optimizer.ema is configured (reference §2.6).
+// train_config.dense_optimizer.ema is configured (docs/tzrec-compatibility.md §2.6).
 bool use_dense_ema_for_eval(const protos::EasyRecConfig& config);
 
 // The entries of `in` whose key starts with `prefix`, with the prefix removed.
@@ -45,10 +45,10 @@ std::map<std::string, torch::Tensor> dense_optimizer_state(const std::map<std::s
 // Dense parameters are split between the dense optimizer and dense_optimizer.part_optimizers: each
 // parameter goes to the first part optimizer whose regex_pattern (std::regex ECMAScript, full
 // match, like Python's re.fullmatch) matches its TorchEasyRec FQN "model.<state-dict name>" (the
-// model sits under TrainWrapper's "model" attribute there, reference §8.1); unmatched ones stay
-// with the dense optimizer. A part optimizer that matches nothing is dropped with a warning, as in
-// TorchEasyRec. Checkpoint optimizer keys: "dense.<param>.<slot>" for the dense optimizer,
-// "dense.part<i>.<param>.<slot>" for part_optimizers[i], "dense.ema.<param>" and
+// model sits under TrainWrapper's "model" attribute there, docs/tzrec-compatibility.md §8.1);
+// unmatched ones stay with the dense optimizer. A part optimizer that matches nothing is dropped
+// with a warning, as in TorchEasyRec. Checkpoint optimizer keys: "dense.<param>.<slot>" for the
+// dense optimizer, "dense.part<i>.<param>.<slot>" for part_optimizers[i], "dense.ema.<param>" and
 // "dense.ema.__n_averaged__" for the EMA, "dense.grad_scaler.scale" ([] float32) and
 // "dense.grad_scaler.growth_tracker" ([] int64) for the FP16 loss scaler.
 //
@@ -94,11 +94,11 @@ class TrainingSession {
   // Restores the model (and optimizer state unless restore_optimizer is false) from a checkpoint.
   // Distributed: dense tensors from `checkpoint`, this rank's shards (and their optimizer state)
   // read block by block from checkpoint.dir, whatever world size wrote it.
-  void restore(const CheckpointData& checkpoint, bool restore_optimizer);
+  void restore(const checkpointing::CheckpointData& checkpoint, bool restore_optimizer);
   // Distributed: this rank's table shards and their sparse optimizer state as checkpoint blocks
   // (names as in a single-process checkpoint: "embedding_group.emb_impls.__BASE__.ebc.
   // embedding_bags.<table>.weight", "sparse.<table>.<slot>").
-  ShardBlocks checkpoint_blocks() const;
+  checkpointing::ShardBlocks checkpoint_blocks() const;
 
   // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
   // gradient accumulation (dense gradients kept over the window, loss divided by its length),
@@ -146,7 +146,7 @@ class TrainingSession {
   // with the checkpoint's "dense.ema.<param>" tensors. CheckpointError naming the first missing key
   // when the checkpoint has no EMA state (trained without dense_optimizer.ema); the message tells
   // the user to turn `setting` off.
-  void load_ema_weights(const CheckpointData& checkpoint,
+  void load_ema_weights(const checkpointing::CheckpointData& checkpoint,
                         const std::string& setting = "eval_config.use_dense_ema");
 
  private:

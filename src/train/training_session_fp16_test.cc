@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/training_session.h"
 #include "train/training_session_testing.h"
 
 namespace tzrec::train {
-namespace {
+namespace training_session_fp16_test {
 
 class SessionFp16Test : public SyntheticDeepFmTest {
  protected:
@@ -145,8 +145,8 @@ TEST_F(SessionFp16Test, ScalerStateIsCheckpointed) {
   auto state = session.optimizer_state();
   EXPECT_EQ(state.at("dense.grad_scaler.scale").item<float>(), 512.0f);
   EXPECT_EQ(state.at("dense.grad_scaler.growth_tracker").item<int64_t>(), 1);
-  save_checkpoint(config_.model_dir(), snapshot(session, 1));
-  const CheckpointData fp16_checkpoint = load_checkpoint(checkpoint_dir(config_.model_dir(), 1));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(session, 1));
+  const checkpointing::CheckpointData fp16_checkpoint = checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1));
 
   TrainingSession resumed(config_, true);
   EXPECT_EQ(resumed.grad_scale(), 1024.0);
@@ -165,7 +165,7 @@ TEST_F(SessionFp16Test, ScalerStateIsCheckpointed) {
   TrainingSession fp32(fp32_config, true);
   EXPECT_NO_THROW(fp32.restore(fp16_checkpoint, true));
   EXPECT_EQ(fp32.optimizer_state().count("dense.grad_scaler.scale"), 0u);
-  CheckpointData fp32_checkpoint;
+  checkpointing::CheckpointData fp32_checkpoint;
   fp32_checkpoint.step = 1;
   for (auto& [name, t] : fp32.model_tensors()) fp32_checkpoint.model.emplace(name, t.clone());
   for (auto& [name, t] : fp32.optimizer_state()) fp32_checkpoint.optimizer.emplace(name, t.clone());
@@ -235,5 +235,5 @@ TEST_F(SessionFp16Test, ConvergesLikeFp32) {
   EXPECT_LE(skipped, 4);
 }
 
-}  // namespace
+}  // namespace training_session_fp16_test
 }  // namespace tzrec::train

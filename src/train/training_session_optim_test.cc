@@ -10,12 +10,12 @@
 #include "config/pipeline_config.h"
 #include "data/synthetic_criteo.h"
 #include "feature/batch_loader.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/training_session.h"
 #include "train/training_session_testing.h"
 
 namespace tzrec::train {
-namespace {
+namespace training_session_optim_test {
 
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
@@ -97,10 +97,10 @@ TEST_F(SessionOptimTest, PartOptimizersRouteParametersByRegex) {
   EXPECT_TRUE(part1_adam);
 
   // Restore continues identically (state of every part optimizer goes back to its owner).
-  save_checkpoint(config_.model_dir(), snapshot(session, 1));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(session, 1));
   torch::manual_seed(8);
   TrainingSession resumed(config_, true);
-  resumed.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 1)), true);
+  resumed.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
   resumed.set_schedule_position(2, 0);
   EXPECT_EQ(resumed.dense_group_lrs(), session.dense_group_lrs());
   train_on(session, data[2], 2);
@@ -165,8 +165,8 @@ TEST_F(SessionOptimTest, DenseEmaAveragesCheckpointsAndSwaps) {
   auto state = session.optimizer_state();
   ASSERT_EQ(state.count("dense.ema.__n_averaged__"), 1u);
   EXPECT_EQ(state.at("dense.ema.__n_averaged__").item<int64_t>(), 3);
-  save_checkpoint(config_.model_dir(), snapshot(session, 2));
-  auto checkpoint = load_checkpoint(checkpoint_dir(config_.model_dir(), 2));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(session, 2));
+  auto checkpoint = checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 2));
 
   // --continue_train: the EMA comes back (even with --ignore_restore_optimizer).
   TrainingSession resumed(config_, true);
@@ -203,5 +203,5 @@ TEST_F(SessionOptimTest, UseDenseEmaFollowsConfig) {
   EXPECT_THROW(eval.load_ema_weights(checkpoint), CheckpointError);
 }
 
-}  // namespace
+}  // namespace training_session_optim_test
 }  // namespace tzrec::train

@@ -11,10 +11,10 @@
 #include "config/pipeline_config.h"
 #include "data/synthetic_criteo.h"
 #include "feature/batch_loader.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace tzrec::train {
-namespace {
+namespace training_session_test {
 
 
 class TrainingSessionTest : public SyntheticDeepFmTest {
@@ -28,7 +28,7 @@ TEST_F(TrainingSessionTest, RestoredModelPredictsIdentically) {
   torch::manual_seed(1);
   TrainingSession trained(config_, true);
   for (int i = 0; i < 3; ++i) train_on(trained, data[i], i);
-  save_checkpoint(config_.model_dir(), snapshot(trained, 2));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(trained, 2));
 
   torch::manual_seed(2);  // different initial weights
   TrainingSession restored(config_, false);
@@ -36,7 +36,7 @@ TEST_F(TrainingSessionTest, RestoredModelPredictsIdentically) {
   restored.model().eval();
   torch::NoGradGuard no_grad;
   auto before = restored.model().predict(data[3])["probs"].clone();
-  restored.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 2)), false);
+  restored.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 2)), false);
   auto expected = trained.model().predict(data[3])["probs"];
   auto actual = restored.model().predict(data[3])["probs"];
   EXPECT_FALSE(torch::equal(before, expected));
@@ -62,8 +62,8 @@ TEST_F(TrainingSessionTest, Fp16TablesTrainSaveAndRestore) {
   int changed = 0;
   for (const auto& t : trained.model().embedding_tables()) changed += !torch::equal(t.weight, initial[t.name]);
   EXPECT_EQ(changed, static_cast<int>(initial.size())) << "every table is updated in float16";
-  save_checkpoint(config_.model_dir(), snapshot(trained, 2));
-  const auto stored = load_checkpoint(checkpoint_dir(config_.model_dir(), 2));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(trained, 2));
+  const auto stored = checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 2));
   EXPECT_EQ(stored.model.at("embedding_group.emb_impls.__BASE__.ebc.embedding_bags.cat_0_emb.weight").scalar_type(),
             torch::kFloat16);
 
@@ -88,11 +88,11 @@ TEST_F(TrainingSessionTest, RestoredOptimizerContinuesIdentically) {
   torch::manual_seed(1);
   TrainingSession a(config_, true);
   for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
-  save_checkpoint(config_.model_dir(), snapshot(a, 1));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
 
   torch::manual_seed(3);
   TrainingSession b(config_, true);
-  b.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 1)), true);
+  b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
   b.set_schedule_position(2, 0);
   for (int i = 2; i < 4; ++i) {
     train_on(a, data[i], i);
@@ -115,9 +115,9 @@ TEST_F(TrainingSessionTest, IgnoringOptimizerStateDiverges) {
   torch::manual_seed(1);
   TrainingSession a(config_, true);
   for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
-  save_checkpoint(config_.model_dir(), snapshot(a, 1));
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
   TrainingSession b(config_, true);
-  b.restore(load_checkpoint(checkpoint_dir(config_.model_dir(), 1)), /*restore_optimizer=*/false);
+  b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), /*restore_optimizer=*/false);
   train_on(a, data[2], 2);
   train_on(b, data[2], 2);
   bool any_differs = false;
@@ -212,5 +212,5 @@ TEST_F(TrainingSessionTest, LearningRateScheduleDrivesTheOptimizers) {
   EXPECT_NEAR(resumed.dense_lr(), session.dense_lr(), 1e-12);
 }
 
-}  // namespace
+}  // namespace training_session_test
 }  // namespace tzrec::train

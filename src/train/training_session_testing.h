@@ -13,7 +13,7 @@
 #include "config/pipeline_config.h"
 #include "data/synthetic_criteo.h"
 #include "feature/batch_loader.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/training_session.h"
 
 namespace tzrec::train {
@@ -58,8 +58,8 @@ class SyntheticDeepFmTest : public ::testing::Test {
   }
 
   // Model tensors and optimizer state copied into a CheckpointData of `step`.
-  static CheckpointData snapshot(TrainingSession& session, int64_t step) {
-    CheckpointData data;
+  static checkpointing::CheckpointData snapshot(TrainingSession& session, int64_t step) {
+    checkpointing::CheckpointData data;
     data.step = step;
     for (auto& [name, tensor] : session.model_tensors()) data.model.emplace(name, tensor.clone());
     for (auto& [name, tensor] : session.optimizer_state()) data.optimizer.emplace(name, tensor.clone());

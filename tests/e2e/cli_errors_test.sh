@@ -15,7 +15,31 @@ expect_error() {  # expect_error <pattern> <args...>
   grep -q -- "$pattern" "$WORK/err" "$WORK/out" || { cat "$WORK/err"; fail "'$*' did not report '$pattern'"; }
 }
 
+expect_exit() {  # expect_exit <status> <exact stderr line pattern> <args...>: one line, that status
+  local want=$1 pattern=$2; shift 2
+  "$TZREC" "$@" > "$WORK/out" 2> "$WORK/err"
+  local rc=$?
+  [[ $rc -eq $want ]] || { cat "$WORK/err"; fail "'$*' exited $rc, not $want"; }
+  [[ $(wc -l < "$WORK/err") -eq 1 ]] || { cat "$WORK/err"; fail "'$*' printed more than one line"; }
+  grep -q -- "$pattern" "$WORK/err" || { cat "$WORK/err"; fail "'$*' did not report '$pattern'"; }
+}
+
 expect_error "pipeline_config_path" train_eval
+# Command-line mistakes: one "error:" line, exit status 2, a suggestion for typos.
+CFG=$ROOT/examples/deepfm_criteo_synth.config
+expect_exit 2 "^error: tzrec train_eval: unknown flag --fine_tune_checkpiont; did you mean --fine_tune_checkpoint?" \
+  train_eval --pipeline_config_path "$CFG" --fine_tune_checkpiont x
+expect_exit 2 "unknown flag --model-dir; did you mean --model_dir?" eval --pipeline_config_path "$CFG" --model-dir=x
+expect_exit 2 "unknown flag --frobnicate (see tzrec predict --help)" predict --frobnicate
+expect_exit 2 "unexpected argument 'extra'" check_config --pipeline_config_path "$CFG" extra
+expect_exit 2 "^error: tzrec: unknown command 'trian_eval'; did you mean train_eval?" trian_eval
+expect_exit 2 "^error: tzrec train_eval: --pipeline_config_path is required" train_eval
+expect_exit 2 "^error: tzrec gen_data: " gen_data --output_dir "$WORK/g" --num_rows notanumber
+# TorchEasyRec flags accepted on purpose: one warning each, listed in --help.
+"$TZREC" check_config --help | grep -q -- "--local_rank" && fail "check_config lists --local_rank"
+"$TZREC" train_eval --help | grep -q -- "--local_rank" || fail "train_eval --help does not list --local_rank"
+"$TZREC" eval --pipeline_config_path "$WORK/missing.config" --local_rank=1 > /dev/null 2> "$WORK/err"
+[[ $(grep -c "ignoring --local_rank" "$WORK/err") -eq 1 ]] || { cat "$WORK/err"; fail "no single warning for --local_rank"; }
 expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.config"
 printf 'model_dir: "x"\nbogus_field: 1\n' > "$WORK/unknown.config"
 expect_error "unknown.config:2:" check_config --pipeline_config_path "$WORK/unknown.config"

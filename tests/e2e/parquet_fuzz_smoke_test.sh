@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Short libFuzzer run of the Parquet reader (fuzz/parquet_reader_fuzz.cc) under ASan + UBSan,
-# seeded with the *.parquet files of the shared Parquet corpus. Fails when the fuzzer reports a
+# seeded with the *.parquet files of the Parquet test corpus (tests/data/parquet-testing). Fails when the fuzzer reports a
 # crash, leak, timeout or out-of-memory input (the input is kept and its path printed), or when
 # clang / the libFuzzer runtime is missing. The tzrec binary argument is not used.
 #
@@ -8,7 +8,7 @@
 set -uo pipefail
 ROOT=$2
 cd "$ROOT" || { echo "FAIL: cannot cd to $ROOT"; exit 1; }
-CORPUS=$ROOT/../shared/data/parquet-testing
+CORPUS=$ROOT/tests/data/parquet-testing
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `tzrec parquet_meta` and `tzrec parquet_cat` on files from the shared Parquet corpus.
+# `tzrec parquet_meta` and `tzrec parquet_cat` on files from the Parquet test corpus (tests/data/parquet-testing).
 set -uo pipefail
 TZREC=$1
 ROOT=$2
-CORPUS=$ROOT/../shared/data/parquet-testing
+CORPUS=$ROOT/tests/data/parquet-testing
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

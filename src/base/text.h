@@ -1,0 +1,23 @@
+// Small text helpers used across the engine (no torch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tzrec {
+
+// `s` without leading and trailing white space (spaces, tabs, CR, LF, VT, FF).
+std::string trim(const std::string& s);
+
+// The items of `text` split at ',', each without leading / trailing spaces and tabs; empty items
+// are dropped ("a, b,,c" → {"a", "b", "c"}; command-line lists).
+std::vector<std::string> split_comma_list(const std::string& text);
+
+// A tensor shape as "[2, 3]" (error messages, listings).
+std::string format_shape(const std::vector<int64_t>& shape);
+
+// This machine's host name, or "localhost" when it cannot be read.
+std::string host_name();
+
+}  // namespace tzrec

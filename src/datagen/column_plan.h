@@ -1,0 +1,43 @@
+// The column plan of a pipeline config: every column the config's features, labels, sample
+// weights, sample cost and negative sampler read, each once, in first-use order (features in
+// config order, then labels, sample weights, the cost column, sampler id columns).
+//
+// Negative samplers (negative_sampler, negative_sampler_v2, hard_negative_sampler,
+// hard_negative_sampler_v2): the columns named by attr_fields are item attributes and
+// item_id_field holds integer item ids, so that the rows and the item table agree; the *_v2 and
+// hard samplers also read integer user ids from user_id_field. tdm_sampler is not supported.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "datagen/column_spec.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::datagen {
+
+struct SamplerInfo {
+  std::string type;  // oneof field name ("negative_sampler", ...); empty: no sampler
+  std::string path;  // "data_config.<type>"
+  std::string item_id_field;
+  std::string user_id_field;  // empty for negative_sampler
+  std::vector<std::string> attr_fields;
+  std::string attr_delimiter = ":";
+  std::string field_delimiter = "\t";  // between the fields of a table line
+};
+
+struct ColumnPlan {
+  std::vector<ColumnSpec> columns;
+  SamplerInfo sampler;
+
+  // Index of the column `name`, or -1.
+  int index_of(const std::string& name) const;
+  const ColumnSpec* find(const std::string& name) const;
+};
+
+// Builds the plan from a parsed (not validated) config. Throws ConfigError naming the field
+// path when a column's type cannot be inferred or two readers disagree, NotSupportedError for
+// fg_mode FG_BUCKETIZE and tdm_sampler.
+ColumnPlan plan_columns(const protos::EasyRecConfig& config);
+
+}  // namespace tzrec::datagen

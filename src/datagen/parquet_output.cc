@@ -1,0 +1,84 @@
+#include "datagen/parquet_output.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "parquet/writer.h"
+
+namespace tzrec::datagen {
+
+namespace {
+
+void append_cell(const parquet::WriterField& field, const Cell& cell, parquet::ColumnBuilder* b) {
+  const bool list = field.list_depth > 0;
+  if (list) b->begin_list();
+  switch (field.type) {
+    case parquet::PhysicalType::kInt64:
+      for (int64_t v : cell.ints) b->append<int64_t>(v);
+      break;
+    case parquet::PhysicalType::kFloat:
+      for (float v : cell.floats) b->append<float>(v);
+      break;
+    default:
+      for (const auto& v : cell.strings) b->append_string(v);
+      break;
+  }
+  if (list) b->end_list();
+}
+
+}  // namespace
+
+void write_rows_parquet(const RowGenerator& rows, const std::string& path, int64_t first_row,
+                        int64_t num_rows, int64_t row_group_rows,
+                        std::vector<std::pair<int64_t, int64_t>>* pairs) {
+  const auto& columns = rows.plan().columns;
+  std::vector<parquet::WriterField> fields;
+  for (const auto& spec : columns) fields.push_back(column_field(spec));
+  parquet::WriterOptions options;
+  options.compression = parquet::Compression::kSnappy;
+  options.dictionary = true;
+  options.row_group_rows = row_group_rows;
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<parquet::FileWriter> writer;
+  try {
+    writer = std::make_unique<parquet::FileWriter>(tmp, fields, options);
+  } catch (const IoError& e) {
+    throw IoError(fmt::format("gen_data: {} (is the output directory writable?)", e.what()));
+  }
+  try {
+    std::vector<Cell> cells;
+    for (int64_t done = 0; done < num_rows; done += row_group_rows) {
+      const int64_t count = std::min(row_group_rows, num_rows - done);
+      std::vector<parquet::ColumnBuilder> builders;
+      builders.reserve(columns.size());
+      for (size_t c = 0; c < columns.size(); ++c) builders.emplace_back(writer->schema().column(static_cast<int>(c)));
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t item = -1;
+        int64_t user = -1;
+        rows.row(first_row + done + i, &cells, &item, &user);
+        if (pairs != nullptr) pairs->emplace_back(user, item);
+        for (size_t c = 0; c < columns.size(); ++c) append_cell(fields[c], cells[c], &builders[c]);
+      }
+      parquet::Table table;
+      table.num_rows = count;
+      for (auto& b : builders) table.columns.push_back(b.finish());
+      writer->write(std::move(table));
+    }
+    writer->close();
+  } catch (...) {
+    writer.reset();
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  writer.reset();
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw IoError(fmt::format("gen_data: cannot rename {} to {}: {}", tmp, path, ec.message()));
+}
+
+}  // namespace tzrec::datagen

@@ -1,0 +1,135 @@
+#include "datagen/row_generator.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tzrec::datagen {
+
+namespace {
+
+constexpr uint64_t kSaltRow = 0x5eed0000da7a0001ULL;
+constexpr uint64_t kSaltCalibration = 0x5eed0000da7a0002ULL;
+constexpr uint64_t kSaltItem = 0x5eed0000da7a0003ULL;
+constexpr uint64_t kSaltEntity = 0x5eed0000da7a0004ULL;
+constexpr uint64_t kSaltGroup = 0x5eed0000da7a0005ULL;
+constexpr uint64_t kSaltColumn = 0x5eed0000da7a0006ULL;
+constexpr uint64_t kSaltLabelNoise = 0x5eed0000da7a0007ULL;
+constexpr int64_t kMaxEntities = 1000;
+constexpr int64_t kCalibrationRows = 2000;
+
+}  // namespace
+
+RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed)
+    : plan_(&plan), seed_(seed), hidden_(plan, seed) {
+  generators_.reserve(plan.columns.size());
+  for (const auto& spec : plan.columns) {
+    generators_.emplace_back(spec, seed);
+    if (spec.item_id) num_items_ = std::min(kMaxEntities, spec.domain.size);
+    if (spec.user_id) num_users_ = std::min(kMaxEntities, spec.domain.size);
+  }
+  std::vector<std::vector<Contribution>> samples(kCalibrationRows);
+  std::vector<Cell> cells;
+  for (int64_t i = 0; i < kCalibrationRows; ++i) {
+    draw(mix(seed, kSaltCalibration, static_cast<uint64_t>(i)), &cells, &samples[i], nullptr, nullptr);
+  }
+  hidden_.calibrate(samples);
+}
+
+void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
+                        std::vector<Contribution>* contributions, int64_t* item, int64_t* user) const {
+  const auto& columns = plan_->columns;
+  cells->resize(columns.size());
+  contributions->assign(columns.size(), Contribution{});
+  Rng entity_rng(mix(row_seed, kSaltEntity));
+  const int64_t item_index = num_items_ > 0 ? zipf_rank(num_items_, entity_rng.unit()) : -1;
+  const int64_t user_index = num_users_ > 0 ? zipf_rank(num_users_, entity_rng.unit()) : -1;
+  if (item != nullptr) *item = item_index;
+  if (user != nullptr) *user = user_index;
+  std::map<std::string, int> group_counts;
+  auto count_of = [&](const std::string& group, int lo, int hi) {
+    auto it = group_counts.find(group);
+    if (it != group_counts.end()) return it->second;
+    Rng g(mix(row_seed, kSaltGroup, hash_text(group)));
+    const int n = static_cast<int>(g.uniform_int(lo, std::max(lo, hi)));
+    group_counts.emplace(group, n);
+    return n;
+  };
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const ColumnSpec& spec = columns[c];
+    if (spec.role != Role::kInput) continue;
+    Cell& cell = (*cells)[c];
+    if (spec.item_id || spec.user_id) {
+      cell.clear();
+      const int64_t id = spec.item_id ? item_index : user_index;
+      cell.ints.push_back(id);
+      Contribution& acc = (*contributions)[c];
+      Cell ignored;
+      Rng id_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(id), hash_text(spec.name)));
+      generators_[c].generate(id_rng, 1, &ignored, &acc);
+      continue;
+    }
+    if (spec.item_attr && item_index >= 0) {
+      Rng item_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(item_index), hash_text(spec.name)));
+      const int count = static_cast<int>(item_rng.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
+      generators_[c].generate(item_rng, count, &cell, &(*contributions)[c]);
+      continue;
+    }
+    int count;
+    if (spec.sequence) {
+      count = count_of(spec.sequence_group, 1, spec.sequence_length);
+    } else if (!spec.length_group.empty()) {
+      count = count_of(spec.length_group, spec.min_values, spec.max_values);
+    } else {
+      Rng n(mix(row_seed, kSaltGroup, hash_text(spec.name)));
+      count = static_cast<int>(n.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
+    }
+    Rng rng(mix(row_seed, kSaltColumn, hash_text(spec.name)));
+    generators_[c].generate(rng, count, &cell, &(*contributions)[c]);
+  }
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const ColumnSpec& spec = columns[c];
+    if (spec.role == Role::kInput) continue;
+    Cell& cell = (*cells)[c];
+    cell.clear();
+    Rng rng(mix(row_seed, kSaltLabelNoise, hash_text(spec.name)));
+    switch (spec.role) {
+      case Role::kLabel: {
+        const double v = hidden_.label(static_cast<int>(c), *contributions, rng);
+        if (spec.label_kind == LabelKind::kFloat) {
+          cell.floats.push_back(static_cast<float>(v));
+        } else {
+          cell.ints.push_back(static_cast<int64_t>(v));
+        }
+        break;
+      }
+      case Role::kSampleWeight:
+        cell.floats.push_back(static_cast<float>(0.5 + 1.5 * rng.unit()));
+        break;
+      case Role::kCost:
+        cell.ints.push_back(rng.uniform_int(1, 10));
+        break;
+      case Role::kInput:
+        break;
+    }
+  }
+}
+
+void RowGenerator::row(int64_t index, std::vector<Cell>* cells, int64_t* item, int64_t* user) const {
+  std::vector<Contribution> contributions;
+  draw(mix(seed_, kSaltRow, static_cast<uint64_t>(index)), cells, &contributions, item, user);
+}
+
+void RowGenerator::item_attribute(int64_t item, int column, Cell* cell) const {
+  const ColumnSpec& spec = plan_->columns[column];
+  if (spec.item_id) {
+    cell->clear();
+    cell->ints.push_back(item);
+    return;
+  }
+  Contribution ignored{};
+  Rng item_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(item), hash_text(spec.name)));
+  const int count = static_cast<int>(item_rng.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
+  generators_[column].generate(item_rng, count, cell, &ignored);
+}
+
+}  // namespace tzrec::datagen

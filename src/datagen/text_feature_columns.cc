@@ -1,0 +1,187 @@
+// Columns of the text features: tokenize_feature (text split by a tokenizer), overlap_feature
+// (query and title terms), kv_dot_product (two "key:value" lists) and custom_feature (text
+// inputs of the operators whose inputs are known: EditDistance, RegexReplace).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "datagen/feature_columns.h"
+#include "datagen/feature_view.h"
+
+namespace tzrec::datagen {
+namespace {
+
+// Lexicon sizes of generated text: small, so that terms overlap between inputs and rows.
+constexpr int64_t kTextWords = 200;
+constexpr int64_t kTermWords = 40;
+
+// Vocabulary size of a tokenizer JSON (a tokenizers "model.vocab" object or list, plus
+// "added_tokens"): the token ids of FG_NONE data are below it.
+int64_t tokenizer_vocab_size(const FeatureContext& f) {
+  std::string path = string_field(*f.message, "vocab_file");
+  const std::string asset_dir = string_field(*f.message, "asset_dir");
+  if (!asset_dir.empty()) path = (std::filesystem::path(asset_dir) / path).string();
+  const std::string where = field_path(f, "vocab_file");
+  std::ifstream in(path);
+  if (path.empty() || !in) {
+    throw ConfigError(fmt::format("{}: cannot read tokenizer '{}'; gen_data needs its vocabulary "
+                                  "size for the token ids of fg_mode FG_NONE",
+                                  where, path));
+  }
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const std::exception&) {
+    throw ConfigError(fmt::format("{}: '{}' is not a tokenizer JSON file; gen_data reads the "
+                                  "vocabulary size of FG_NONE token ids from one",
+                                  where, path));
+  }
+  int64_t size = 0;
+  if (j.contains("model") && j["model"].contains("vocab")) {
+    const auto& vocab = j["model"]["vocab"];
+    if (vocab.is_object()) {
+      for (const auto& item : vocab.items()) {
+        if (item.value().is_number_integer()) size = std::max<int64_t>(size, item.value().get<int64_t>() + 1);
+      }
+    } else if (vocab.is_array()) {
+      size = static_cast<int64_t>(vocab.size());
+    }
+  }
+  if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
+    for (const auto& token : j["added_tokens"]) {
+      if (token.contains("id") && token["id"].is_number_integer()) {
+        size = std::max<int64_t>(size, token["id"].get<int64_t>() + 1);
+      }
+    }
+  }
+  if (size <= 0) {
+    throw ConfigError(fmt::format("{}: tokenizer '{}' has no model.vocab", where, path));
+  }
+  return size;
+}
+
+ColumnSpec text_column(const FeatureContext& f, ColumnSpec spec, Layout layout, int64_t words,
+                       const std::string& delim, int min_values, int max_values) {
+  spec.domain = Domain::words(words);
+  spec.layout = layout;
+  spec.delim = delim;
+  spec.min_values = min_values;
+  spec.max_values = max_values;
+  return spec;
+}
+
+class TokenizeFeatureColumns : public FeatureColumns {
+ public:
+  void add_columns(const FeatureContext& given, ColumnSink* out) const override {
+    FeatureContext f = given;
+    if (!f.sequence && bool_field(*f.message, "tokens_as_sequence")) {
+      // Tokens of one text as a sequence (in FG_NONE the column holds the token-id sequence).
+      f.sequence = reads_fg_output(f);
+      f.sequence_length = static_cast<int>(uint_field(*f.message, "sequence_length"));
+      f.sequence_delim = string_field(*f.message, "sequence_delim");
+    }
+    if (reads_fg_output(f)) {
+      out->add(fg_encoded_sparse_column(f, tokenizer_vocab_size(f), /*multi_value=*/true));
+      return;
+    }
+    for (const auto& input : inputs_of(f, "expression")) {
+      auto spec = input_column(f, input, /*single_input_type=*/true);
+      if (!spec) continue;
+      out->add(text_column(f, std::move(*spec), Layout::kJoined, kTextWords, " ", 2, 10));
+    }
+  }
+};
+
+class OverlapFeatureColumns : public FeatureColumns {
+ public:
+  void add_columns(const FeatureContext& f, ColumnSink* out) const override {
+    if (reads_fg_output(f)) {
+      out->add(has_field(*f.message, "boundaries")
+                   ? fg_encoded_sparse_column(f, require_bucketizer_rows(f), false)
+                   : fg_encoded_dense_column(f, 1));
+      return;
+    }
+    for (const std::string field : {"query", "title"}) {
+      for (const auto& input : inputs_of(f, field)) {
+        auto spec = input_column(f, input, /*single_input_type=*/false);
+        if (!spec) continue;
+        out->add(text_column(f, std::move(*spec), Layout::kJoined, kTermWords, separator_of(f), 1, 6));
+      }
+    }
+  }
+};
+
+class KvDotProductColumns : public FeatureColumns {
+ public:
+  void add_columns(const FeatureContext& f, ColumnSink* out) const override {
+    if (reads_fg_output(f)) {
+      out->add(has_field(*f.message, "boundaries")
+                   ? fg_encoded_sparse_column(f, require_bucketizer_rows(f), false)
+                   : fg_encoded_dense_column(f, 1));
+      return;
+    }
+    for (const std::string field : {"query", "document"}) {
+      for (const auto& input : inputs_of(f, field)) {
+        auto spec = input_column(f, input, /*single_input_type=*/false);
+        if (!spec) continue;
+        out->add(text_column(f, std::move(*spec), Layout::kWeighted, kTermWords, separator_of(f), 1, 5));
+      }
+    }
+  }
+};
+
+class CustomFeatureColumns : public FeatureColumns {
+ public:
+  void add_columns(const FeatureContext& f, ColumnSink* out) const override {
+    if (reads_fg_output(f)) {
+      const int value_dim = value_dim_or(f, 1);
+      if (bucketizer_rows(f)) {
+        out->add(fg_encoded_sparse_column(f, require_bucketizer_rows(f), value_dim == 0));
+      } else {
+        out->add(fg_encoded_dense_column(f, std::max(value_dim, 1)));
+      }
+      return;
+    }
+    const std::string op = string_field(*f.message, "operator_name");
+    if (op != "EditDistance" && op != "RegexReplace") {
+      throw ConfigError(fmt::format(
+          "{}: cannot infer the input columns of custom operator '{}' (gen_data knows "
+          "EditDistance and RegexReplace); use fg_mode FG_NONE or write its inputs yourself",
+          field_path(f, "operator_name"), op));
+    }
+    for (const auto& input : inputs_of(f, "expression")) {
+      auto spec = input_column(f, input, /*single_input_type=*/false);
+      if (!spec) continue;
+      out->add(text_column(f, std::move(*spec), Layout::kJoined, kTermWords, " ", 1, 4));
+    }
+  }
+};
+
+}  // namespace
+
+const FeatureColumns& tokenize_feature_columns() {
+  static const TokenizeFeatureColumns producer;
+  return producer;
+}
+
+const FeatureColumns& overlap_feature_columns() {
+  static const OverlapFeatureColumns producer;
+  return producer;
+}
+
+const FeatureColumns& kv_dot_product_columns() {
+  static const KvDotProductColumns producer;
+  return producer;
+}
+
+const FeatureColumns& custom_feature_columns() {
+  static const CustomFeatureColumns producer;
+  return producer;
+}
+
+}  // namespace tzrec::datagen

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# `tzrec gen_data --pipeline_config_path` on every config under examples/ and
+# tests/configs/gen_data/: the data, sampler tables and pipeline.config are written with the
+# columns each config reads; configs this build accepts then train a few steps, export and
+# predict on the generated data; configs it refuses fail on `not supported yet:` only (never on
+# the data).
+set -euo pipefail
+TZREC=$1
+ROOT=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Columns (and, after '=', Parquet leaf types) each test config must get.
+declare -A EXPECTED=(
+  [deepfm_fg_normal]="user_id=INT64 age_level=INT64 gender=BYTE_ARRAY city=BYTE_ARRAY item_id=INT64 tags.list.element=INT64 price=FLOAT ctr=FLOAT clk=INT64"
+  [multi_tower_fg_dag]="uid age iid pic_emb.list.element=FLOAT sales=FLOAT click=INT64"
+  [mmoe_fg_none]="user_id=INT64 item_id=INT64 tags.list.element=INT64 tag_weights=BYTE_ARRAY price=INT64 ctr=FLOAT clk=INT64 buy=INT64 w=FLOAT"
+  [dbmtl_regression_fg_none]="uid=INT64 cate=INT64 emb.list.element=FLOAT clk=INT64 level=INT64 dwell=FLOAT w_ctr=FLOAT"
+  [softmax_multiclass]="uid query_terms.list.element score class_id=INT64"
+  [l2_regression]="uid vid duration watch_time=FLOAT"
+  [multi_tower_din_seq]="user_id item_id cate click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY click_seq__ts=BYTE_ARRAY clk"
+  [sequence_fg_none]="item_id his__item_id=BYTE_ARRAY his__price=BYTE_ARRAY query_seq=BYTE_ARRAY pos_seq=BYTE_ARRAY clk"
+  [dssm_negative_sampler]="user_id age item_id=INT64 cate price clk"
+  [dssm_v2_hard_negative]="user_id=INT64 item_id=INT64 brand clk"
+  [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events.list.element=BYTE_ARRAY clk"
+)
+# Sampler tables each test config must get.
+declare -A TABLES=(
+  [dssm_negative_sampler]="sampler_item.txt"
+  [dssm_v2_hard_negative]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"
+)
+
+# The columns of the examples: label and the feature names (FG_NONE) or input names (FG_NORMAL).
+example_columns() {
+  local config=$1
+  if grep -q "fg_mode: FG_NORMAL" "$config"; then
+    sed -n 's/.*expression: "[a-z]*:\([^"]*\)".*/\1/p' "$config"
+  else
+    sed -n 's/.*feature_name: "\([^"]*\)".*/\1/p' "$config"
+  fi
+  sed -n 's/.*label_fields: "\([^"]*\)".*/\1/p' "$config"
+}
+
+accepted=0
+refused=0
+for config in "$ROOT"/examples/*.config "$ROOT"/tests/configs/gen_data/*.config; do
+  name=$(basename "$config" .config)
+  W="$WORK/$name"
+  "$TZREC" gen_data --pipeline_config_path "$config" --output_dir "$W" --num_rows 512 --num_eval_rows 128 \
+    2> "$W.gen.log" || { cat "$W.gen.log"; fail "$name: gen_data"; }
+  for f in train.parquet eval.parquet pipeline.config ${TABLES[$name]:-}; do
+    [[ -s "$W/$f" ]] || fail "$name: no $f"
+  done
+  "$TZREC" parquet_meta "$W/train.parquet" > "$W.meta"
+  grep -q "^rows: 512$" "$W.meta" || fail "$name: train.parquet does not have 512 rows"
+  if [[ -n "${EXPECTED[$name]:-}" ]]; then
+    expected="${EXPECTED[$name]}"
+  else
+    expected=$(example_columns "$config" | tr '\n' ' ')
+  fi
+  for want in $expected; do
+    column=${want%%=*}
+    type=""
+    [[ "$want" == *=* ]] && type=${want#*=}
+    grep -qE "^  ${column}: ${type}" "$W.meta" || { cat "$W.meta"; fail "$name: no column $column ${type}"; }
+  done
+  grep -q "train_input_path: \"$W/train.parquet\"" "$W/pipeline.config" || fail "$name: train_input_path not rewritten"
+  grep -q "dataset_type: ParquetDataset" "$W/pipeline.config" || fail "$name: dataset_type not ParquetDataset"
+  if grep -q "odps://" "$W/pipeline.config"; then fail "$name: odps:// path left in pipeline.config"; fi
+
+  if "$TZREC" check_config --pipeline_config_path "$W/pipeline.config" > "$W.check" 2>&1; then
+    accepted=$((accepted + 1))
+    sed 's/num_epochs: [0-9]*/num_steps: 20/' "$W/pipeline.config" > "$W/run.config"
+    "$TZREC" train_eval --pipeline_config_path "$W/run.config" --model_dir "$W/model" \
+      --edit_config_json '{"data_config.batch_size":64,"train_config.num_steps":20}' 2> "$W.train.log" \
+      || { tail -5 "$W.train.log"; fail "$name: train_eval"; }
+    [[ -s "$W/model/train_eval_result_v2.txt" ]] || fail "$name: no train_eval_result_v2.txt"
+    "$TZREC" export --pipeline_config_path "$W/model/pipeline.config" --export_dir "$W/export" 2> "$W.export.log" \
+      || { tail -5 "$W.export.log"; fail "$name: export"; }
+    [[ -s "$W/export/model.safetensors" ]] || fail "$name: no exported model"
+    "$TZREC" predict --scripted_model_path "$W/export" --predict_input_path "$W/eval.parquet" \
+      --predict_output_path "$W/pred" 2> "$W.predict.log" || { tail -5 "$W.predict.log"; fail "$name: predict"; }
+    [[ -s "$W/pred/part-0.parquet" ]] || fail "$name: no predictions"
+    echo "$name: trained, exported and predicted"
+  else
+    refused=$((refused + 1))
+    # Refused only for what this build does not implement: a `not supported yet:` problem, and
+    # training fails on the config before reading any data.
+    grep -q "not supported yet:" "$W.check" || { cat "$W.check"; fail "$name: refused for another reason"; }
+    if "$TZREC" train_eval --pipeline_config_path "$W/pipeline.config" --model_dir "$W/model" > "$W.train.log" 2>&1; then
+      fail "$name: check_config refuses the config but train_eval ran"
+    fi
+    grep -q "not supported yet:" "$W.train.log" || { tail -5 "$W.train.log"; fail "$name: train_eval failed for another reason"; }
+    if grep -qiE "DataError|column .* (missing|not found)|parquet" "$W.train.log"; then
+      tail -5 "$W.train.log"; fail "$name: train_eval failed on the data"
+    fi
+    echo "$name: refused ($(grep -c 'not supported yet:' "$W.check") not supported yet)"
+  fi
+done
+echo "accepted $accepted, refused $refused"
+
+# Bad input: one line naming the file or flag.
+echo 'data_config { nope: 1 }' > "$WORK/bad.config"
+out=$("$TZREC" gen_data --pipeline_config_path "$WORK/bad.config" --output_dir "$WORK/bad" 2>&1) && fail "bad config accepted"
+[[ $(echo "$out" | grep -c '^error:') == 1 && "$out" == *"bad.config:1:15"* ]] || fail "bad config: $out"
+out=$("$TZREC" gen_data --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" --output_dir "$WORK/x" \
+  --format csv 2>&1) && fail "--format csv with a config accepted"
+[[ "$out" == *"--format csv cannot be combined with --pipeline_config_path"* ]] || fail "--format: $out"
+touch "$WORK/file"
+out=$("$TZREC" gen_data --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" \
+  --output_dir "$WORK/file/sub" 2>&1) && fail "unwritable output dir accepted"
+[[ "$out" == *"--output_dir"* ]] || fail "output dir: $out"
+echo "gen_data_configs_test: OK"
