@@ -65,7 +65,10 @@ std::string closest_flag(const CLI::App* cmd, const std::string& unknown) {
 }
 
 void check_flags(CLI::App* cmd) {
-  const std::vector<std::string> rest = cmd->remaining();
+  std::vector<std::string> rest;
+  for (const std::string& arg : cmd->remaining()) {
+    if (arg != "--") rest.push_back(arg);  // CLI11 keeps the separator before positional arguments
+  }
   if (!rest.empty()) {
     const std::string& arg = rest.front();
     if (arg.rfind("-", 0) != 0) {
