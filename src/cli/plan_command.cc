@@ -9,12 +9,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "dist/planner.h"
-#include "embedding/sharded_lookup.h"
-#include "feature/features.h"
-#include "models/model.h"
 #include "train/embedding_sharding.h"
-#include "train/optimizer_builder.h"
-#include "train/pooling_factors.h"
 #include "train/run_config.h"
 
 namespace tzrec::cli {
@@ -47,20 +42,8 @@ Action add_plan_command(CLI::App& app) {
       throw UsageError(fmt::format("--local_world_size {} must divide --world_size {}", local, options->world_size));
     }
     const auto config = train::load_run_config(options->pipeline_config_path, train::ConfigOverrides{});
-    const auto features = feature::build_feature_infos(config);
-    std::shared_ptr<models::Model> model;
-    {
-      embedding::DeferTableAllocation defer;  // the plan needs table shapes only
-      model = models::create_model(config, features);
-    }
-    auto& ebc = *model->embedding_group()->ebc();
-    const auto optimizer = train::sparse_optimizer_options(config.train_config().sparse_optimizer());
-    auto tables = train::planner_tables(config, ebc, optimizer);
-    if (options->measure) {
-      train::apply_pooling_factors(train::measure_pooling_factors(config, ebc.bag_configs(), nullptr), &tables);
-    }
-    const auto topology = dist::topology_from_env(options->world_size, local, config.data_config().batch_size());
-    const dist::ShardingPlan plan = dist::plan_sharding(tables, topology);
+    const train::JobPlan job = train::plan_job(config, options->world_size, local, options->measure);
+    const auto& [tables, topology, plan] = job;
     const std::string text = options->json ? plan.to_json().dump(2) : dist::format_plan(plan, tables, topology);
     std::printf("%s\n", text.c_str());
     std::fflush(stdout);

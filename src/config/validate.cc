@@ -1,9 +1,13 @@
 // validate(): entry point plus the data_config and train_config checks.
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include <regex>
 #include <cctype>
 
 #include "base/error.h"
+#include "base/logging.h"
+#include "config/field_registry.h"
 #include "config/validate_internal.h"
 
 namespace tzrec::config {
@@ -27,19 +31,6 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
   if (data.fg_mode() == protos::FG_BUCKETIZE) {
     problems->not_supported(p + ".fg_mode", protos::FgMode_Name(data.fg_mode()));
   }
-  if (data.sampler_case() != protos::DataConfig::SAMPLER_NOT_SET) {
-    const auto* oneof = protos::DataConfig::descriptor()->FindOneofByName("sampler");
-    const auto* field = data.GetReflection()->GetOneofFieldDescriptor(data, oneof);
-    problems->not_supported(p + "." + field->name());
-  }
-  if (data.shuffle()) problems->not_supported(p + ".shuffle");
-  if (data.batch_cost_size() > 0) problems->not_supported(p + ".batch_cost_size");
-  if (data.sample_mask_prob() > 0) problems->not_supported(p + ".sample_mask_prob");
-  if (data.negative_sample_mask_prob() > 0) {
-    problems->not_supported(p + ".negative_sample_mask_prob");
-  }
-  if (!data.input_fields_str().empty()) problems->not_supported(p + ".input_fields_str");
-  if (data.min_batch_size() > 0) problems->not_supported(p + ".min_batch_size");
   if (data.label_fields_size() == 0) {
     problems->add(p + ".label_fields", "needs at least one label field");
   }
@@ -68,6 +59,17 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
 namespace {
 
 using detail::oneof_set;
+
+// One warning per field and process ("input_fields[*].input_type" once for all its entries), however
+// often the config is validated.
+void warn_ignored_field(const std::string& path, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  const std::string pattern = std::regex_replace(path, std::regex(R"(\[\d+\])"), "[*]");
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned.insert(pattern).second) return;
+  log::warning("{}: accepted and ignored: {}", pattern, why);
+}
 
 // lr field of the optimizer message set in `optimizer` oneof.
 void check_lr(const google::protobuf::Message& opt, const std::string& path, Problems* problems) {
@@ -192,21 +194,19 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
                             "'; use loss, learning_rate, parameter, gradient, gradient_norm or "
                             "global_gradient_norm");
   }
-  if (train.has_delta_embedding_dump_config()) {
-    problems->not_supported(p + ".delta_embedding_dump_config");
-  }
-  if (train.save_checkpoints_timestamp_interval() > 0) {
-    problems->not_supported(p + ".save_checkpoints_timestamp_interval");
-  }
-  if (train.save_checkpoints_timestamps_size() > 0) {
-    problems->not_supported(p + ".save_checkpoints_timestamps");
-  }
 }
 
 }  // namespace detail
 
 std::vector<Problem> validate(const protos::EasyRecConfig& config) {
   detail::Problems problems;
+  for (const FieldFinding& finding : check_set_fields(config)) {
+    if (finding.support == FieldSupport::kRefused) {
+      problems.not_supported(finding.path);
+    } else {
+      detail::warn_ignored_field(finding.path, finding.why);
+    }
+  }
   detail::validate_data(config, &problems);
   detail::validate_train(config, &problems);
   detail::validate_features(config, &problems);
@@ -233,12 +233,8 @@ std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_na
   return field ? field->name() : "";
 }
 
-void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems) {
-  if (!has) {
-    problems->add(path, "required");
-  } else {
-    validate_mlp(mlp, path, problems);
-  }
+void required_mlp(bool has, const std::string& path, Problems* problems) {
+  if (!has) problems->add(path, "required");
 }
 
 }  // namespace detail

@@ -88,7 +88,6 @@ void validate_dlrm(const protos::EasyRecConfig& config, Problems* problems) {
       problems->add(p + ".dense_mlp", "required with a 'dense' feature group; its last hidden unit must equal the "
                                       "embedding_dim of the 'sparse' group");
     } else {
-      validate_mlp(dlrm.dense_mlp(), p + ".dense_mlp", problems);
       const auto& units = dlrm.dense_mlp().hidden_units();
       const int last = units.size() - 1;
       if (last >= 0 && sparse_dim > 0 && units[last] != sparse_dim) {
@@ -98,10 +97,8 @@ void validate_dlrm(const protos::EasyRecConfig& config, Problems* problems) {
                                   sparse_dim, units[last]));
       }
     }
-  } else if (dlrm.has_dense_mlp()) {
-    validate_mlp(dlrm.dense_mlp(), p + ".dense_mlp", problems);  // unused (warned when the model is built)
   }
-  required_mlp(dlrm.has_final(), dlrm.final(), p + ".final", problems);
+  required_mlp(dlrm.has_final(), p + ".final", problems);
 }
 
 void validate_xdeepfm(const protos::ModelConfig& model, Problems* problems) {
@@ -118,8 +115,8 @@ void validate_xdeepfm(const protos::ModelConfig& model, Problems* problems) {
       if (x.cin().cin_layer_size(k) == 0) problems->add(item_path(p + ".cin", "cin_layer_size", k), "must be > 0");
     }
   }
-  required_mlp(x.has_deep(), x.deep(), p + ".deep", problems);
-  required_mlp(x.has_final(), x.final(), p + ".final", problems);
+  required_mlp(x.has_deep(), p + ".deep", problems);
+  required_mlp(x.has_final(), p + ".final", problems);
   if (x.wide_embedding_dim() == 0) problems->add(p + ".wide_embedding_dim", "must be > 0");
 }
 
@@ -140,7 +137,6 @@ void validate_mask_net_module(const protos::MaskNetModule& m, const std::string&
                                        "reduction_ratio: 0, aggregation_dim");
     }
   }
-  if (m.has_top_mlp()) validate_mlp(m.top_mlp(), p + ".top_mlp", problems);
 }
 
 void validate_mask_net(const protos::ModelConfig& model, Problems* problems) {

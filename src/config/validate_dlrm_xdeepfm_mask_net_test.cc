@@ -83,8 +83,6 @@ TEST(ValidateDLRM, Problems) {
   EXPECT_TRUE(HasProblem(dlrm_config_with(kDlrmGroups, "dlrm { final { hidden_units: [4] } }"), p + ".dense_mlp",
                          "required with a 'dense' feature group"));
   EXPECT_TRUE(HasProblem(dlrm_config_with(kDlrmGroups, "dlrm { dense_mlp { hidden_units: [4] } }"), p + ".final", "required"));
-  EXPECT_TRUE(HasProblem(dlrm_config_with(kDlrmGroups, "dlrm { dense_mlp { hidden_units: [4] } final { } }"),
-                         p + ".final.hidden_units", "needs at least one layer"));
   EXPECT_TRUE(HasProblem(dlrm_config_with("", kDlrm), "model_config.feature_groups", "DLRM needs feature groups"));
 }
 
@@ -141,8 +139,6 @@ TEST(ValidateMaskNet, Problems) {
                          p + ".mask_block.reduction_ratio", "must be a finite number >= 0"));
   EXPECT_TRUE(HasProblem(with("n_mask_blocks: 1 mask_block { reduction_ratio: 0 hidden_dim: 4 }"), p + ".mask_block",
                          "set reduction_ratio"));
-  EXPECT_TRUE(HasProblem(with("n_mask_blocks: 1 mask_block { hidden_dim: 4 } top_mlp { hidden_units: [0] }"),
-                         p + ".top_mlp.hidden_units[0]", "must be > 0"));
   EXPECT_TRUE(HasProblem(dlrm_config_with(kDlrmAllGroup, "mask_net { }"), p, "required"));
   EXPECT_TRUE(HasProblem(dlrm_config_with("", "mask_net { mask_net_module { n_mask_blocks: 1 mask_block { hidden_dim: 4 } } }"),
                          "model_config.feature_groups", "MaskNet needs a feature group"));

@@ -77,14 +77,10 @@ void check_id_feature(const protos::IdFeature& f, const std::string& p, protos::
     problems->add(p + ".hash_bucket_size", "must be > 0");
   }
   if (f.has_num_buckets() && f.num_buckets() == 0) problems->add(p + ".num_buckets", "must be > 0");
-  if (f.has_zch()) problems->not_supported(p + ".zch");
-  if (f.has_dynamicemb()) problems->not_supported(p + ".dynamicemb");
-  if (!f.vocab_file().empty()) problems->not_supported(p + ".vocab_file");
   // Weighted ids are parsed natively in FG_NONE; the FG path does not produce weights yet.
   if (f.weighted() && mode != protos::FG_NONE) {
     problems->not_supported(p + ".weighted", "with fg_mode " + protos::FgMode_Name(mode));
   }
-  if (f.stub_type()) problems->not_supported(p + ".stub_type");
   check_pooling(f.pooling(), p + ".pooling", problems);
   check_data_type(f.data_type(), p + ".data_type", problems);
   if (mode != protos::FG_NONE) check_expression(f.expression(), p + ".expression", mode, problems);
@@ -105,9 +101,6 @@ void check_raw_feature(const protos::RawFeature& f, const std::string& p, protos
     }
   }
   if (f.value_dim() == 0) problems->add(p + ".value_dim", "must be > 0");
-  if (f.has_autodis()) problems->not_supported(p + ".autodis");
-  if (f.has_mlp()) problems->not_supported(p + ".mlp");
-  if (f.stub_type()) problems->not_supported(p + ".stub_type");
   check_pooling(f.pooling(), p + ".pooling", problems);
   check_data_type(f.data_type(), p + ".data_type", problems);
   if (mode != protos::FG_NONE) {
@@ -164,9 +157,7 @@ void validate_features(const protos::EasyRecConfig& config, Problems* problems) 
       check_id_feature(f.id_feature(), p, mode, problems);
     } else if (f.has_raw_feature()) {
       check_raw_feature(f.raw_feature(), p, mode, problems);
-    } else {
-      problems->not_supported(p);
-    }
+    }  // other feature types: refused by the field registry
   }
 }
 

@@ -11,6 +11,9 @@ namespace tzrec::config::detail {
 class Problems {
  public:
   void add(const std::string& path, const std::string& message) {
+    for (const Problem& p : list_) {
+      if (p.path == path && p.message == message) return;  // reported by two checks
+    }
     list_.push_back({path, message});
   }
   // "not supported yet: <path>[: <detail>]" at <path>.
@@ -34,14 +37,13 @@ inline std::string group_path(int i) { return item_path("model_config", "feature
 // The name of the field set in oneof `oneof_name` of `msg`, or "" when none is.
 std::string oneof_set(const google::protobuf::Message& msg, const char* oneof_name);
 
-// A required MLP: "required" when absent, else validate_mlp's checks.
-void required_mlp(bool has, const protos::MLP& mlp, const std::string& path, Problems* problems);
+// A required MLP: "required" when absent (its own rules are checked when it is built).
+void required_mlp(bool has, const std::string& path, Problems* problems);
 
 void validate_data(const protos::EasyRecConfig& config, Problems* problems);
 void validate_train(const protos::EasyRecConfig& config, Problems* problems);
 void validate_features(const protos::EasyRecConfig& config, Problems* problems);
 void validate_model(const protos::EasyRecConfig& config, Problems* problems);
-void validate_mlp(const protos::MLP& mlp, const std::string& path, Problems* problems);
 // validate_wide_and_dcn.cc: model_config.wide_and_deep / dcn_v1 / dcn_v2 and the groups they need.
 void validate_wide_and_deep(const protos::ModelConfig& model, Problems* problems);
 void validate_dcn_v1(const protos::ModelConfig& model, Problems* problems);

@@ -41,8 +41,7 @@ void validate_wide_and_deep(const protos::ModelConfig& model, Problems* problems
   const auto& wd = model.wide_and_deep();
   need_group(model, "WideAndDeep", "wide", protos::WIDE, problems);
   need_group(model, "WideAndDeep", "deep", protos::DEEP, problems);
-  required_mlp(wd.has_deep(), wd.deep(), p + ".deep", problems);
-  if (wd.has_final()) validate_mlp(wd.final(), p + ".final", problems);
+  required_mlp(wd.has_deep(), p + ".deep", problems);
   if (wd.wide_embedding_dim() == 0) problems->add(p + ".wide_embedding_dim", "must be > 0");
 }
 
@@ -55,23 +54,21 @@ void validate_dcn_v1(const protos::ModelConfig& model, Problems* problems) {
   } else {
     must_be_positive(dcn.cross().cross_num(), p + ".cross.cross_num", problems);
   }
-  required_mlp(dcn.has_deep(), dcn.deep(), p + ".deep", problems);
-  required_mlp(dcn.has_final(), dcn.final(), p + ".final", problems);
+  required_mlp(dcn.has_deep(), p + ".deep", problems);
+  required_mlp(dcn.has_final(), p + ".final", problems);
 }
 
 void validate_dcn_v2(const protos::ModelConfig& model, Problems* problems) {
   const std::string p = "model_config.dcn_v2";
   const auto& dcn = model.dcn_v2();
   need_first_group(model, "DCNV2", problems);
-  if (dcn.has_backbone()) validate_mlp(dcn.backbone(), p + ".backbone", problems);
   if (!dcn.has_cross()) {
     problems->add(p + ".cross", "required, e.g. cross { cross_num: 3 low_rank: 32 }");
   } else {
     must_be_positive(dcn.cross().cross_num(), p + ".cross.cross_num", problems);
     must_be_positive(dcn.cross().low_rank(), p + ".cross.low_rank", problems);
   }
-  if (dcn.has_deep()) validate_mlp(dcn.deep(), p + ".deep", problems);
-  required_mlp(dcn.has_final(), dcn.final(), p + ".final", problems);
+  required_mlp(dcn.has_final(), p + ".final", problems);
 }
 
 }  // namespace tzrec::config::detail

@@ -34,13 +34,12 @@ std::string join_names(const std::vector<std::string>& names) {
 
 CsvBatchReader::CsvBatchReader(CsvOptions options, std::vector<std::string> columns,
                                std::vector<FileSlice> files, int64_t batch_size,
-                               bool drop_remainder, int64_t min_batch_size)
+                               bool drop_remainder)
     : options_(std::move(options)),
       columns_(std::move(columns)),
       files_(std::move(files)),
       batch_size_(batch_size),
-      drop_remainder_(drop_remainder),
-      min_batch_size_(min_batch_size) {
+      drop_remainder_(drop_remainder) {
   if (batch_size_ < 1) {
     throw ConfigError(fmt::format("data_config.batch_size: must be >= 1, got {}", batch_size_));
   }
@@ -151,7 +150,7 @@ std::optional<SourcedBatch> CsvBatchReader::next() {
     rb.origins.push_back(RowOrigin{local_file, stream_->record_line()});
   }
   if (rb.num_rows() == 0) return std::nullopt;
-  if (rb.num_rows() < batch_size_ && (drop_remainder_ || rb.num_rows() < min_batch_size_)) {
+  if (rb.num_rows() < batch_size_ && drop_remainder_) {
     return std::nullopt;
   }
   return out;

@@ -26,11 +26,11 @@ struct CsvOptions {
 class CsvBatchReader : public BatchSource {
  public:
   // columns: the needed columns, in output order. The last batch of the stream may be short;
-  // it is dropped when drop_remainder is set or when it has fewer than min_batch_size rows.
+  // it is dropped when drop_remainder is set.
   // Throws ConfigError when batch_size < 1 or, without header, when a needed column is not in
   // options.input_fields.
   CsvBatchReader(CsvOptions options, std::vector<std::string> columns, std::vector<FileSlice> files,
-                 int64_t batch_size, bool drop_remainder, int64_t min_batch_size = 0);
+                 int64_t batch_size, bool drop_remainder);
   ~CsvBatchReader() override;
 
   std::optional<SourcedBatch> next() override;
@@ -44,7 +44,6 @@ class CsvBatchReader : public BatchSource {
   std::vector<FileSlice> files_;
   int64_t batch_size_;
   bool drop_remainder_;
-  int64_t min_batch_size_;
 
   size_t file_pos_ = 0;  // next file to open
   std::unique_ptr<CsvRecordStream> stream_;

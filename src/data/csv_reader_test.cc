@@ -106,18 +106,6 @@ TEST(CsvBatchReader, BatchesSpanFilesAndKeepOrDropRemainder) {
   }
 }
 
-TEST(CsvBatchReader, MinBatchSizeDropsOnlyShortTails) {
-  TempDir dir;
-  Strings paths = {dir.write("a.csv", "v\n1\n2\n3\n4\n5\n")};
-  for (int64_t min_size : {0, 1, 2, 3}) {
-    CsvBatchReader r(header_opts(), {"v"}, slices(paths), 3, false, min_size);
-    ASSERT_TRUE(r.next());
-    auto tail = r.next();  // 2 rows left
-    EXPECT_EQ(tail.has_value(), min_size <= 2) << min_size;
-    EXPECT_FALSE(r.next());
-  }
-}
-
 TEST(CsvBatchReader, SkipRowsResumesInsideAFile) {
   TempDir dir;
   Strings paths = {dir.write("a.csv", "v\n1\n2\n3\n"), dir.write("b.csv", "v\n4\n5\n")};

@@ -50,7 +50,7 @@ DatasetSources csv_sources(const protos::DataConfig& dc, std::vector<std::string
                      : ReadPosition::start(out.files, workers);
   for (const auto& slices : plan) {
     out.sources.push_back(std::make_unique<CsvBatchReader>(
-        options, columns, slices, batch.batch_size, batch.drop_remainder, batch.min_batch_size));
+        options, columns, slices, batch.batch_size, batch.drop_remainder));
   }
   return out;
 }
@@ -78,8 +78,7 @@ DatasetSources parquet_sources(const protos::DataConfig& dc, std::vector<std::st
   }
   for (auto& ranges : out.start.remaining_ranges()) {
     out.sources.push_back(std::make_unique<ParquetBatchReader>(
-        parquet, columns, std::move(ranges), batch.batch_size, batch.drop_remainder,
-        batch.min_batch_size));
+        parquet, columns, std::move(ranges), batch.batch_size, batch.drop_remainder));
   }
   return out;
 }

@@ -25,7 +25,6 @@ namespace tzrec::data {
 struct BatchOptions {
   int64_t batch_size = 1;
   bool drop_remainder = false;
-  int64_t min_batch_size = 0;
 };
 
 struct DatasetSources {

@@ -31,13 +31,11 @@ void reserve_like(const parquet::ColumnData& sample, int64_t rows, parquet::Colu
 }  // namespace
 
 ParquetBatchReader::ParquetBatchReader(std::shared_ptr<const ParquetFiles> files, std::vector<std::string> columns,
-                                       std::vector<RowRange> ranges, int64_t batch_size, bool drop_remainder,
-                                       int64_t min_batch_size)
+                                       std::vector<RowRange> ranges, int64_t batch_size, bool drop_remainder)
     : files_(std::move(files)),
       columns_(std::move(columns)),
       batch_size_(batch_size),
-      drop_remainder_(drop_remainder),
-      min_batch_size_(min_batch_size) {
+      drop_remainder_(drop_remainder) {
   if (batch_size_ < 1) {
     throw ConfigError(fmt::format("data_config.batch_size: must be >= 1, got {}", batch_size_));
   }
@@ -156,7 +154,7 @@ std::optional<SourcedBatch> ParquetBatchReader::next() {
     chunk_pos_ += take;
   }
   if (rb.num_rows() == 0) return std::nullopt;
-  if (rb.num_rows() < batch_size_ && (drop_remainder_ || rb.num_rows() < min_batch_size_)) return std::nullopt;
+  if (rb.num_rows() < batch_size_ && drop_remainder_) return std::nullopt;
   return out;
 }
 

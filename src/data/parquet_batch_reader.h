@@ -1,7 +1,7 @@
 // Parquet reader for one loader worker (no torch): reads its global row ranges in order and
 // cuts exactly batch_size rows per RecordBatch (batches may span row groups, ranges and files;
-// the last partial batch is kept unless drop_remainder or it has fewer than min_batch_size
-// rows), with the same contract as CsvBatchReader.
+// the last partial batch is kept unless drop_remainder), with the same contract as
+// CsvBatchReader.
 //
 // Only the requested columns are decoded, and only the row groups (and, with an offset index,
 // the pages) overlapping the ranges; memory stays bounded by about one row group of those
@@ -34,8 +34,7 @@ class ParquetBatchReader : public BatchSource {
   // ranges: this worker's global row ranges (inside [0, files->total_rows())).
   // Throws ConfigError when batch_size < 1.
   ParquetBatchReader(std::shared_ptr<const ParquetFiles> files, std::vector<std::string> columns,
-                     std::vector<RowRange> ranges, int64_t batch_size, bool drop_remainder,
-                     int64_t min_batch_size = 0);
+                     std::vector<RowRange> ranges, int64_t batch_size, bool drop_remainder);
   ~ParquetBatchReader() override;
 
   std::optional<SourcedBatch> next() override;
@@ -52,7 +51,6 @@ class ParquetBatchReader : public BatchSource {
   std::vector<FilePiece> pieces_;
   int64_t batch_size_;
   bool drop_remainder_;
-  int64_t min_batch_size_;
 
   size_t piece_pos_ = 0;  // next piece to open
   int32_t file_id_ = -1;  // file of reader_

@@ -125,20 +125,18 @@ TEST(ParquetBatchReader, ShardsReadEveryRowOnceInOrder) {
   }
 }
 
-TEST(ParquetBatchReader, DropRemainderAndMinBatchSize) {
+TEST(ParquetBatchReader, DropRemainder) {
   IdFiles d;
   auto files = ParquetFiles::open(d.paths);
   // Rows [30, 53): 23 rows over files 2 and 4 -> 5, 5, 5, 5, 3.
-  auto sizes = [&](bool drop, int64_t min_size) {
-    ParquetBatchReader r(files, {"id"}, {RowRange{30, 53}}, 5, drop, min_size);
+  auto sizes = [&](bool drop) {
+    ParquetBatchReader r(files, {"id"}, {RowRange{30, 53}}, 5, drop);
     std::vector<size_t> out;
     for (const auto& b : read_ids(r, *files)) out.push_back(b.size());
     return out;
   };
-  EXPECT_EQ(sizes(false, 0), (std::vector<size_t>{5, 5, 5, 5, 3}));
-  EXPECT_EQ(sizes(true, 0), (std::vector<size_t>{5, 5, 5, 5}));
-  EXPECT_EQ(sizes(false, 4), (std::vector<size_t>{5, 5, 5, 5}));
-  EXPECT_EQ(sizes(false, 3), (std::vector<size_t>{5, 5, 5, 5, 3}));
+  EXPECT_EQ(sizes(false), (std::vector<size_t>{5, 5, 5, 5, 3}));
+  EXPECT_EQ(sizes(true), (std::vector<size_t>{5, 5, 5, 5}));
   // Several ranges, also inside one file, are read in the given order.
   ParquetBatchReader r(files, {"id"}, {RowRange{140, 143}, RowRange{0, 2}, RowRange{10, 12}}, 4, false);
   EXPECT_EQ(read_ids(r, *files), (std::vector<std::vector<int64_t>>{{140, 141, 142, 0}, {1, 10, 11}}));

@@ -46,7 +46,6 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   data::BatchOptions batch;
   batch.batch_size = batch_size_;
   batch.drop_remainder = mode == Mode::kTrain && dc.drop_remainder();
-  batch.min_batch_size = mode == Mode::kTrain ? dc.min_batch_size() : 0;
 
   // Reserved columns are read with the feature columns (each once), so every RecordBatch holds
   // both for the same rows.

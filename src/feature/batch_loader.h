@@ -10,7 +10,7 @@
 //
 // Batch size: data_config.batch_size in kTrain; eval_batch_size (if set) else batch_size in kEval
 // and kPredict. The last short batch of each worker is kept, except in kTrain when drop_remainder
-// is set or it has fewer than min_batch_size rows (dropping rows in eval would bias the metrics,
+// is set (dropping rows in eval would bias the metrics,
 // in predict it would lose predictions). Only kTrain may shuffle (not supported yet).
 //
 // kPredict: label_fields and sample_weight_fields are neither read nor required (the input may

@@ -50,9 +50,8 @@ struct CsvFiles {
 
 TEST(BatchLoaderPredict, NoLabelsEvalBatchSizeAndEveryRowKept) {
   CsvFiles d({10});
-  // shuffle / drop_remainder / min_batch_size are train-only.
-  const auto config =
-      csv_config(1, 3, "eval_batch_size: 4 drop_remainder: true min_batch_size: 3 shuffle: true");
+  // shuffle / drop_remainder are train-only.
+  const auto config = csv_config(1, 3, "eval_batch_size: 4 drop_remainder: true shuffle: true");
   BatchLoader loader(config, d.glob(), Mode::kPredict);
   EXPECT_EQ(loader.batch_size(), 4);
   EXPECT_EQ(loader.parser().input_columns(), Names{"id"});

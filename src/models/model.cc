@@ -63,11 +63,6 @@ void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_
                                                    wide_embedding_dim, wide_init_fn));
   if (!model_config_.has_variational_dropout()) return;
   const protos::VariationalDropout& vd = model_config_.variational_dropout();
-  if (vd.embedding_wise_variational_dropout()) {
-    log::warning(
-        "model_config.variational_dropout.embedding_wise_variational_dropout is ignored: as in TorchEasyRec, "
-        "each feature of a group gets one dropout rate");
-  }
   group_variational_dropouts_ = register_module("group_variational_dropouts", torch::nn::ModuleDict());
   for (const std::string& group : embedding_group_->group_names()) {
     std::vector<int64_t> dims = embedding_group_->group_feature_dims(group);

@@ -7,8 +7,12 @@
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "embedding/fused_row_optimizer.h"
 #include "checkpoint/distributed_checkpoint.h"
+#include "embedding/fused_row_optimizer.h"
+#include "embedding/sharded_lookup.h"
+#include "feature/features.h"
+#include "models/model.h"
+#include "train/optimizer_builder.h"
 #include "train/pooling_factors.h"
 
 namespace tzrec::train {
@@ -236,6 +240,22 @@ std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
   }
   ebc.attach_sharded(sharded);
   return sharded;
+}
+
+JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
+  const auto features = feature::build_feature_infos(config);
+  std::shared_ptr<models::Model> model;
+  {
+    embedding::DeferTableAllocation defer;  // the plan needs table shapes only
+    model = models::create_model(config, features);
+  }
+  auto& ebc = *model->embedding_group()->ebc();
+  JobPlan out;
+  out.tables = planner_tables(config, ebc, sparse_optimizer_options(config.train_config().sparse_optimizer()));
+  if (measure) apply_pooling_factors(measure_pooling_factors(config, ebc.bag_configs(), nullptr), &out.tables);
+  out.topology = dist::topology_from_env(world_size, local_world_size, config.data_config().batch_size());
+  out.plan = dist::plan_sharding(out.tables, out.topology);
+  return out;
 }
 
 }  // namespace tzrec::train

@@ -40,6 +40,16 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
                                            const std::optional<dist::ShardingPlan>& saved,
                                            const std::map<std::string, double>& pooling_factors = {});
 
+// The plan of a job of `world_size` ranks, `local_world_size` per node (`tzrec plan`,
+// `tzrec check_config --world_size`): the tables of the config's model, built here without
+// allocating them, with pooling factors measured on train_input_path when `measure`.
+struct JobPlan {
+  std::vector<dist::PlannerTable> tables;
+  dist::PlannerTopology topology;
+  dist::ShardingPlan plan;
+};
+JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
+
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated
 // table identically on every rank; other shards from a seed of table and shard, so runs are
 // reproducible), and attaches them to `ebc`. with_optimizer=false (evaluation) freezes them.

@@ -124,10 +124,11 @@ TEST(OptimizerBuilder, DenseOptimizers) {
 }
 
 TEST(OptimizerBuilder, DenseAdadeltaAndRmsprop) {
-  // Defaults (torch's: rho 0.9, eps 1e-6 / alpha 0.99, eps 1e-8) as Python's json kwargs read them.
+  // Defaults: the schema's (TorchEasyRec passes every field with its declared default to torch:
+  // rho 0.95, eps 1e-6 / alpha 0.99, eps 1e-8).
   auto d = dense_optimizer_options(parse<protos::DenseOptimizer>("adadelta_optimizer {}"));
   EXPECT_EQ(d.kind, DenseKind::kAdadelta);
-  EXPECT_EQ(d.rho, 0.9);
+  EXPECT_FLOAT_EQ(d.rho, 0.95);
   EXPECT_EQ(d.eps, 1e-6);
   EXPECT_EQ(d.weight_decay, 0.0);
   d = dense_optimizer_options(parse<protos::DenseOptimizer>(

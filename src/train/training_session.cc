@@ -18,6 +18,15 @@
 namespace tzrec::train {
 namespace {
 
+// Set on this thread while check_construction builds a session: its tables are never allocated
+// (the model is built as for a distributed job) and no fused sparse optimizer is attached.
+thread_local bool tables_deferred_for_check = false;
+
+struct CheckConstruction {
+  CheckConstruction() { tables_deferred_for_check = true; }
+  ~CheckConstruction() { tables_deferred_for_check = false; }
+};
+
 constexpr const char* kSparsePrefix = "sparse.";
 constexpr const char* kDensePrefix = "dense.";
 // Inside the "dense." namespace: EMA shadows, the FP16 loss scaler and part optimizer i state.
@@ -71,13 +80,18 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
   return config.train_config().dense_optimizer().has_ema();
 }
 
+void TrainingSession::check_construction(const protos::EasyRecConfig& config) {
+  CheckConstruction scope;
+  TrainingSession session(config, /*with_optimizers=*/true);
+}
+
 TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers,
                                  std::shared_ptr<dist::ProcessGroup> process_group,
                                  const std::optional<dist::ShardingPlan>& saved_plan)
     : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
-  if (distributed) {
+  if (distributed || tables_deferred_for_check) {
     // No full table is ever allocated: the collection gets this rank's shards below.
     embedding::DeferTableAllocation defer;
     model_ = models::create_model(config_, features_);
@@ -107,7 +121,9 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     const auto& train_config = config_.train_config();
     // TorchRec's fused tables: the sparse optimizer (and its gradient clipping of the pooled
     // output gradient) runs inside the embedding backward.
-    if (!distributed) sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(sparse_options);
+    if (!distributed && !tables_deferred_for_check) {
+      sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(sparse_options);
+    }
     const auto& dense_config = train_config.dense_optimizer();
     const auto dense_named = model_->dense_parameters();
     // Group the dense parameters by part_optimizers[i].regex_pattern (first full match wins).

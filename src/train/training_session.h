@@ -71,6 +71,12 @@ class TrainingSession {
                   std::shared_ptr<dist::ProcessGroup> process_group = nullptr,
                   const std::optional<dist::ShardingPlan>& saved_plan = std::nullopt);
 
+  // Builds from `config` everything the constructor builds — features, the model with its losses
+  // and metrics, optimizers, learning-rate schedules, grad scaler, clipping, accumulation — with
+  // no embedding table allocated and no data read, then discards it: every ConfigError a training
+  // job raises while it is being set up is raised here (tzrec check_config).
+  static void check_construction(const protos::EasyRecConfig& config);
+
   const protos::EasyRecConfig& config() const { return config_; }
   models::Model& model() { return *model_; }
   // The embedding tables' fused operator: the sparse optimizer runs inside its backward. Single

@@ -1,0 +1,430 @@
+#include "config/field_registry.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.pb.h>
+
+namespace tzrec::config {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr FieldSupport kHonoured = FieldSupport::kHonoured;
+constexpr FieldSupport kRefused = FieldSupport::kRefused;
+constexpr FieldSupport kWarned = FieldSupport::kWarned;
+
+struct Entry {
+  const char* message;  // name in package tzrec.protos
+  FieldSupport support;
+  const char* fields;   // space-separated field names; "*": every field of the message
+  const char* why;      // kWarned: why the field has no effect here
+};
+
+// Messages only reachable through refused fields (models, feature types, samplers, ... not built
+// yet) are refused as a whole ("*"). Messages this engine reads list every field, so that a field
+// added to the schema has no rule until someone decides what it means here.
+constexpr Entry kEntries[] = {
+    {"Field", kHonoured, "input_name", ""},
+    {"Field", kWarned, "input_type", "columns are parsed as the features and labels that read them need"},
+    {"DataConfig", kHonoured,
+     "batch_size dataset_type fg_encoded fg_encoded_multival_sep label_fields num_workers "
+     "input_fields delimiter with_header eval_batch_size drop_remainder fg_threads "
+     "sample_weight_fields fg_mode",
+     ""},
+    {"DataConfig", kRefused,
+     "sample_mask_prob negative_sample_mask_prob force_base_data_group shuffle "
+     "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field "
+     "negative_sampler negative_sampler_v2 hard_negative_sampler hard_negative_sampler_v2 "
+     "tdm_sampler",
+     ""},
+    {"DataConfig", kWarned, "pin_memory", "pins host memory for CUDA copies; no effect in this CPU engine"},
+    {"DataConfig", kWarned,
+     "is_orderby_partition odps_data_quota_name odps_data_compression",
+     "OdpsDataset only (MaxCompute); no effect with the dataset types this engine reads"},
+    {"DataConfig", kWarned, "in_order", "batches always come in a fixed, reproducible order here"},
+    {"EvalConfig", kHonoured, "num_steps log_step_count_steps use_dense_ema", ""},
+    {"ExportConfig", kHonoured,
+     "exporter_type best_exporter_metric metric_larger_is_better mixed_precision use_dense_ema",
+     ""},
+    {"ExportConfig", kWarned,
+     "cudnn_allow_tf32 cuda_matmul_allow_tf32",
+     "CUDA only: no effect in this CPU engine"},
+    {"ParameterConstraints", kHonoured, "sharding_types compute_kernels", ""},
+    {"LRU_EvictionPolicy", kRefused, "*", ""},
+    {"DistanceLFU_EvictionPolicy", kRefused, "*", ""},
+    {"ZeroCollisionHash", kRefused, "*", ""},
+    {"AutoDisEmbedding", kRefused, "*", ""},
+    {"DynamicEmbInitializerArgs", kRefused, "*", ""},
+    {"DynamicEmbFrequencyAdmissionStrategy", kRefused, "*", ""},
+    {"DynamicEmbedding", kRefused, "*", ""},
+    {"IdFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets "
+     "vocab_list vocab_dict value_dim pooling default_value separator weighted init_fn "
+     "fg_encoded_default_value default_bucketize_value fg_value_type trainable data_type "
+     "embedding_constraints",
+     ""},
+    {"IdFeature", kRefused,
+     "zch dynamicemb vocab_file asset_dir stub_type use_mask sequence_length sequence_delim "
+     "sequence_fields",
+     ""},
+    {"RawFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
+     "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
+     "embedding_constraints",
+     ""},
+    {"RawFeature", kRefused,
+     "autodis mlp stub_type use_mask sequence_length sequence_delim sequence_fields",
+     ""},
+    {"ComboFeature", kRefused, "*", ""},
+    {"CombineFeature", kRefused, "*", ""},
+    {"LookupFeature", kRefused, "*", ""},
+    {"MatchFeature", kRefused, "*", ""},
+    {"ExprFeature", kRefused, "*", ""},
+    {"OverlapFeature", kRefused, "*", ""},
+    {"TextNormalizer", kRefused, "*", ""},
+    {"TokenizeFeature", kRefused, "*", ""},
+    {"KvDotProduct", kRefused, "*", ""},
+    {"CustomFeature", kRefused, "*", ""},
+    {"BoolMaskFeature", kRefused, "*", ""},
+    {"SequenceFeature", kRefused, "*", ""},
+    {"FeatureConfig", kHonoured, "id_feature raw_feature", ""},
+    {"FeatureConfig", kRefused,
+     "combo_feature lookup_feature match_feature sequence_feature expr_feature overlap_feature "
+     "tokenize_feature custom_feature kv_dot_product bool_mask_feature combine_feature "
+     "sequence_id_feature sequence_raw_feature sequence_combo_feature sequence_lookup_feature "
+     "sequence_match_feature sequence_expr_feature sequence_overlap_feature "
+     "sequence_tokenize_feature sequence_custom_feature sequence_kv_dot_product "
+     "sequence_bool_mask_feature sequence_combine_feature",
+     ""},
+    {"SeqFeatureConfig", kRefused, "*", ""},
+    {"LossConfig", kHonoured,
+     "binary_cross_entropy softmax_cross_entropy l2_loss jrc_loss binary_focal_loss",
+     ""},
+    {"LossConfig", kRefused, "recon_loss commitment_loss contrastive_loss", ""},
+    {"BinaryCrossEntropy", kHonoured, "label_smoothing", ""},
+    {"SoftmaxCrossEntropy", kHonoured, "label_smoothing", ""},
+    {"JRCLoss", kHonoured, "session_name alpha", ""},
+    {"BinaryFocalLoss", kHonoured, "gamma alpha", ""},
+    {"SidReconLoss", kRefused, "*", ""},
+    {"SidCommitmentLoss", kRefused, "*", ""},
+    {"AUC", kHonoured, "thresholds", ""},
+    {"MulticlassAUC", kHonoured, "thresholds average", ""},
+    {"RecallAtK", kHonoured, "top_k", ""},
+    {"Accuracy", kHonoured, "threshold top_k", ""},
+    {"GroupedAUC", kHonoured, "grouping_key", ""},
+    {"XAUC", kHonoured, "sample_ratio max_pairs in_batch", ""},
+    {"GroupedXAUC", kHonoured, "grouping_key max_pairs_per_group", ""},
+    {"NormalizedEntropy", kHonoured, "eta", ""},
+    {"MetricConfig", kHonoured,
+     "auc multiclass_auc recall_at_k mean_absolute_error mean_squared_error accuracy "
+     "grouped_auc xauc grouped_xauc normalized_entropy",
+     ""},
+    {"TrainMetricConfig", kHonoured,
+     "auc recall_at_k mean_absolute_error mean_squared_error accuracy xauc decay_rate "
+     "decay_step",
+     ""},
+    {"SeqGroupConfig", kRefused, "*", ""},
+    {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type", ""},
+    {"FeatureGroupConfig", kRefused, "sequence_groups sequence_encoders embedding_name_suffix", ""},
+    {"ModelConfig", kHonoured,
+     "feature_groups dlrm deepfm multi_tower mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
+     "dbmtl ple num_class losses metrics train_metrics variational_dropout "
+     "use_pareto_loss_weight",
+     ""},
+    {"ModelConfig", kRefused,
+     "multi_tower_din wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu dssm dssm_v2 "
+     "dat hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
+     ""},
+    {"ModelConfig", kWarned,
+     "kernel",
+     "selects GPU kernel implementations (Triton / CUTLASS); this engine runs its own"},
+    {"RocketLaunching", kRefused, "*", ""},
+    {"DSSM", kRefused, "*", ""},
+    {"DSSMV2", kRefused, "*", ""},
+    {"DAT", kRefused, "*", ""},
+    {"MIND", kRefused, "*", ""},
+    {"HSTUMatch", kRefused, "*", ""},
+    {"TDM", kRefused, "*", ""},
+    {"SimpleMultiTask", kRefused, "*", ""},
+    {"MMoE", kHonoured, "expert_mlp gate_mlp num_expert task_towers", ""},
+    {"DBMTL", kHonoured, "bottom_mlp expert_mlp gate_mlp num_expert task_towers mask_net", ""},
+    {"PLE", kHonoured, "extraction_networks task_towers", ""},
+    {"DC2VR", kRefused, "*", ""},
+    {"PEPNet", kRefused, "*", ""},
+    {"DlrmHSTU", kRefused, "*", ""},
+    {"UltraHSTU", kRefused, "*", ""},
+    {"DLRM", kHonoured, "dense_mlp arch_with_sparse final", ""},
+    {"DeepFM", kHonoured, "deep final wide_embedding_dim wide_init_fn", ""},
+    {"MultiTower", kHonoured, "towers final", ""},
+    {"MultiTowerDIN", kRefused, "*", ""},
+    {"MaskNet", kHonoured, "mask_net_module", ""},
+    {"WideAndDeep", kHonoured, "deep final wide_embedding_dim wide_init_fn", ""},
+    {"DCNV1", kHonoured, "cross deep final", ""},
+    {"DCNV2", kHonoured, "backbone cross deep final", ""},
+    {"xDeepFM", kHonoured, "cin deep final wide_embedding_dim wide_init_fn", ""},
+    {"WuKong", kRefused, "*", ""},
+    {"FaissKmeansConfig", kRefused, "*", ""},
+    {"SinkhornConfig", kRefused, "*", ""},
+    {"ContrastiveConfig", kRefused, "*", ""},
+    {"SidCandidateOutputConfig", kRefused, "*", ""},
+    {"SidRqvae", kRefused, "*", ""},
+    {"SidRqkmeans", kRefused, "*", ""},
+    {"MLP", kHonoured, "hidden_units dropout_ratio activation use_bn bias use_ln", ""},
+    {"ExtractionNetwork", kHonoured,
+     "network_name expert_num_per_task share_num task_expert_net share_expert_net",
+     ""},
+    {"VariationalDropout", kHonoured, "regularization_lambda", ""},
+    {"VariationalDropout", kWarned,
+     "embedding_wise_variational_dropout",
+     "as in TorchEasyRec, each feature of a group gets one dropout rate"},
+    {"B2ICapsule", kRefused, "*", ""},
+    {"MaskBlock", kHonoured, "reduction_ratio aggregation_dim hidden_dim", ""},
+    {"MaskNetModule", kHonoured, "n_mask_blocks mask_block top_mlp use_parallel", ""},
+    {"Cross", kHonoured, "cross_num", ""},
+    {"CrossV2", kHonoured, "cross_num low_rank", ""},
+    {"CIN", kHonoured, "cin_layer_size", ""},
+    {"WuKongLayer", kRefused, "*", ""},
+    {"GRSimpleActionEncoder", kRefused, "*", ""},
+    {"GRActionEncoder", kRefused, "*", ""},
+    {"GRSliceContentEncoder", kRefused, "*", ""},
+    {"GRPadContentEncoder", kRefused, "*", ""},
+    {"GRMLPContentEncoder", kRefused, "*", ""},
+    {"GRContentEncoder", kRefused, "*", ""},
+    {"GRSimpleContextualizedMLP", kRefused, "*", ""},
+    {"GRParameterizedContextualizedMLP", kRefused, "*", ""},
+    {"GRContextualizedMLP", kRefused, "*", ""},
+    {"GRContextualPreprocessor", kRefused, "*", ""},
+    {"GRContextualInterleavePreprocessor", kRefused, "*", ""},
+    {"GRUIHPreprocessor", kRefused, "*", ""},
+    {"GRInputPreprocessor", kRefused, "*", ""},
+    {"GRTimestampLayerNormPostprocessor", kRefused, "*", ""},
+    {"GROutputPostprocessor", kRefused, "*", ""},
+    {"STU", kRefused, "*", ""},
+    {"GRPositionalEncoder", kRefused, "*", ""},
+    {"HSTU", kRefused, "*", ""},
+    {"SparseOptimizer", kHonoured,
+     "sgd_optimizer adagrad_optimizer adam_optimizer lars_sgd_optimizer lamb_optimizer "
+     "partial_rowwise_lamb_optimizer partial_rowwise_adam_optimizer rowwise_adagrad_optimizer "
+     "constant_learning_rate exponential_decay_learning_rate manual_step_learning_rate "
+     "cosine_annealing_learning_rate cosine_annealing_warm_restarts_learning_rate",
+     ""},
+    {"SparseOptimizer", kRefused, "adadelta_optimizer rmsprop_optimizer", ""},
+    {"DenseOptimizer", kHonoured,
+     "sgd_optimizer adagrad_optimizer adam_optimizer adamw_optimizer adadelta_optimizer "
+     "rmsprop_optimizer constant_learning_rate exponential_decay_learning_rate "
+     "manual_step_learning_rate cosine_annealing_learning_rate "
+     "cosine_annealing_warm_restarts_learning_rate part_optimizers ema",
+     ""},
+    {"PartOptimizer", kHonoured,
+     "sgd_optimizer adagrad_optimizer adam_optimizer adamw_optimizer adadelta_optimizer "
+     "rmsprop_optimizer regex_pattern constant_learning_rate exponential_decay_learning_rate "
+     "manual_step_learning_rate cosine_annealing_learning_rate "
+     "cosine_annealing_warm_restarts_learning_rate",
+     ""},
+    {"EMAConfig", kHonoured, "decay", ""},
+    {"FusedSGDOptimizer", kHonoured, "lr gradient_clipping max_gradient", ""},
+    {"FusedAdagradOptimizer", kHonoured, "lr gradient_clipping max_gradient initial_accumulator_value", ""},
+    {"FusedAdamOptimizer", kHonoured, "lr beta1 beta2 weight_decay gradient_clipping max_gradient", ""},
+    {"FusedLarsSGDOptimizer", kHonoured, "lr momentum weight_decay gradient_clipping max_gradient", ""},
+    {"FusedLAMBOptimizer", kHonoured, "lr beta1 beta2 weight_decay gradient_clipping max_gradient", ""},
+    {"FusedPartialRowWiseLAMBOptimizer", kHonoured,
+     "lr beta1 beta2 weight_decay gradient_clipping max_gradient",
+     ""},
+    {"FusedPartialRowWiseAdamOptimizer", kHonoured,
+     "lr beta1 beta2 weight_decay gradient_clipping max_gradient",
+     ""},
+    {"FusedRowWiseAdagradOptimizer", kHonoured,
+     "lr weight_decay weight_decay_mode gradient_clipping max_gradient",
+     ""},
+    {"FusedAdadeltaOptimizer", kHonoured, "lr rho eps weight_decay gradient_clipping max_gradient", ""},
+    {"FusedRMSpropOptimizer", kHonoured, "lr alpha eps weight_decay gradient_clipping max_gradient", ""},
+    {"SGDOptimizer", kHonoured, "lr momentum weight_decay dampening nesterov", ""},
+    {"SGDOptimizer", kWarned,
+     "fused",
+     "torch's fused implementation; this engine runs its own kernels (same results)"},
+    {"AdagradOptimizer", kHonoured, "lr weight_decay initial_accumulator_value eps", ""},
+    {"AdagradOptimizer", kWarned,
+     "fused",
+     "torch's fused implementation; this engine runs its own kernels (same results)"},
+    {"AdamOptimizer", kHonoured, "lr beta1 beta2 weight_decay eps amsgrad", ""},
+    {"AdamOptimizer", kWarned,
+     "fused",
+     "torch's fused implementation; this engine runs its own kernels (same results)"},
+    {"AdamWOptimizer", kHonoured, "lr beta1 beta2 weight_decay eps amsgrad", ""},
+    {"AdamWOptimizer", kWarned,
+     "fused",
+     "torch's fused implementation; this engine runs its own kernels (same results)"},
+    {"AdadeltaOptimizer", kHonoured, "lr rho eps weight_decay", ""},
+    {"RMSpropOptimizer", kHonoured, "lr alpha eps weight_decay", ""},
+    {"ExponentialDecayLR", kHonoured,
+     "decay_size decay_factor staircase warmup_learning_rate warmup_size min_learning_rate "
+     "by_epoch",
+     ""},
+    {"ManualStepLR", kHonoured, "schedule_sizes learning_rates warmup by_epoch", ""},
+    {"CosineAnnealingLR", kHonoured, "T_max min_learning_rate warmup_learning_rate warmup_size by_epoch", ""},
+    {"CosineAnnealingWarmRestartsLR", kHonoured,
+     "T_0 T_mult min_learning_rate warmup_learning_rate warmup_size by_epoch",
+     ""},
+    {"EasyRecConfig", kHonoured,
+     "train_input_path eval_input_path model_dir train_config eval_config export_config "
+     "data_config feature_configs model_config",
+     ""},
+    {"NegativeSampler", kRefused, "*", ""},
+    {"NegativeSamplerV2", kRefused, "*", ""},
+    {"HardNegativeSampler", kRefused, "*", ""},
+    {"HardNegativeSamplerV2", kRefused, "*", ""},
+    {"TDMSampler", kRefused, "*", ""},
+    {"DINEncoder", kRefused, "*", ""},
+    {"SimpleAttention", kRefused, "*", ""},
+    {"PoolingEncoder", kRefused, "*", ""},
+    {"MultiWindowDINEncoder", kRefused, "*", ""},
+    {"SelfAttentionEncoder", kRefused, "*", ""},
+    {"SeqEncoderConfig", kRefused, "*", ""},
+    {"Tower", kHonoured, "input mlp", ""},
+    {"DINTower", kRefused, "*", ""},
+    {"TaskTower", kHonoured,
+     "tower_name label_name metrics losses num_class mlp weight sample_weight_name "
+     "task_space_indicator_label in_task_space_weight out_task_space_weight "
+     "pareto_min_loss_weight train_metrics",
+     ""},
+    {"BayesTaskTower", kHonoured,
+     "tower_name label_name metrics losses num_class mlp weight relation_tower_names "
+     "relation_mlp sample_weight_name task_space_indicator_label in_task_space_weight "
+     "out_task_space_weight pareto_min_loss_weight train_metrics",
+     ""},
+    {"InterventionTaskTower", kRefused, "*", ""},
+    {"FusionSubTaskConfig", kRefused, "*", ""},
+    {"FusionMTLTower", kRefused, "*", ""},
+    {"MultiWindowDINTower", kRefused, "*", ""},
+    {"DATTower", kRefused, "*", ""},
+    {"MINDUserTower", kRefused, "*", ""},
+    {"HSTUUserTower", kRefused, "*", ""},
+    {"GradScaler", kHonoured, "init_scale growth_factor backoff_factor growth_interval", ""},
+    {"GradClipping", kHonoured, "clipping_type max_gradient norm_type", ""},
+    {"GradClipping", kRefused, "enable_global_grad_clip", ""},
+    {"FeatureStoreConfig", kRefused, "*", ""},
+    {"DeltaEmbeddingDumpConfig", kRefused, "*", ""},
+    {"TrainConfig", kHonoured,
+     "sparse_optimizer dense_optimizer num_steps num_epochs save_checkpoints_steps "
+     "fine_tune_checkpoint fine_tune_ckpt_param_map log_step_count_steps is_profiling "
+     "use_tensorboard save_checkpoints_epochs tensorboard_summaries "
+     "global_embedding_constraints mixed_precision grad_scaler gradient_accumulation_steps "
+     "grad_clipping keep_checkpoint_max",
+     ""},
+    {"TrainConfig", kRefused,
+     "save_checkpoints_timestamp_interval save_checkpoints_timestamps "
+     "save_checkpoints_timestamp_quorum delta_embedding_dump_config",
+     ""},
+    {"TrainConfig", kWarned,
+     "cudnn_allow_tf32 cuda_matmul_allow_tf32",
+     "CUDA only: no effect in this CPU engine"},
+};
+
+struct Registry {
+  std::map<std::string, FieldRule> by_field;    // "Message.field"
+  std::map<std::string, FieldRule> by_message;  // "Message" for "*" entries
+  std::vector<std::string> stale;
+};
+
+const Registry& registry() {
+  static const Registry reg = [] {
+    Registry r;
+    const pb::DescriptorPool* pool = pb::DescriptorPool::generated_pool();
+    for (const Entry& e : kEntries) {
+      const std::string message = e.message;
+      const pb::Descriptor* d = pool->FindMessageTypeByName("tzrec.protos." + message);
+      if (d == nullptr) r.stale.push_back(message);
+      const FieldRule rule{e.support, e.why};
+      std::istringstream names(e.fields);
+      for (std::string name; names >> name;) {
+        if (name == "*") {
+          r.by_message[message] = rule;
+          continue;
+        }
+        if (d != nullptr && d->FindFieldByName(name) == nullptr) r.stale.push_back(message + "." + name);
+        r.by_field[message + "." + name] = rule;
+      }
+    }
+    return r;
+  }();
+  return reg;
+}
+
+// The message name without the package ("IdFeature" for tzrec.protos.IdFeature).
+std::string short_name(const pb::Descriptor* d) {
+  const std::string& full = d->full_name();
+  const std::string prefix = "tzrec.protos.";
+  return full.compare(0, prefix.size(), prefix) == 0 ? full.substr(prefix.size()) : full;
+}
+
+// A singular scalar equal to its declared default changes nothing.
+bool is_default_scalar(const pb::Message& msg, const pb::FieldDescriptor* f) {
+  if (f->is_repeated()) return false;
+  const pb::Reflection* r = msg.GetReflection();
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: return r->GetInt32(msg, f) == f->default_value_int32();
+    case pb::FieldDescriptor::CPPTYPE_INT64: return r->GetInt64(msg, f) == f->default_value_int64();
+    case pb::FieldDescriptor::CPPTYPE_UINT32: return r->GetUInt32(msg, f) == f->default_value_uint32();
+    case pb::FieldDescriptor::CPPTYPE_UINT64: return r->GetUInt64(msg, f) == f->default_value_uint64();
+    case pb::FieldDescriptor::CPPTYPE_FLOAT: return r->GetFloat(msg, f) == f->default_value_float();
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return r->GetDouble(msg, f) == f->default_value_double();
+    case pb::FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(msg, f) == f->default_value_bool();
+    case pb::FieldDescriptor::CPPTYPE_ENUM: return r->GetEnumValue(msg, f) == f->default_value_enum()->number();
+    case pb::FieldDescriptor::CPPTYPE_STRING: return r->GetString(msg, f) == f->default_value_string();
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE: return false;  // a present message is a choice
+  }
+  return false;
+}
+
+void walk(const pb::Message& msg, const std::string& path, std::vector<FieldFinding>* out) {
+  std::vector<const pb::FieldDescriptor*> fields;
+  msg.GetReflection()->ListFields(msg, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    const std::string fp = path.empty() ? f->name() : path + "." + f->name();
+    const FieldRule* rule = field_rule(f);
+    const FieldSupport support = rule ? rule->support : kRefused;
+    if (support != kHonoured && is_default_scalar(msg, f)) continue;
+    if (support == kRefused) {
+      out->push_back({fp, kRefused, ""});
+      continue;
+    }
+    if (support == kWarned) out->push_back({fp, kWarned, rule->why});
+    if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || f->is_map()) continue;
+    const pb::Reflection* r = msg.GetReflection();
+    if (f->is_repeated()) {
+      for (int i = 0; i < r->FieldSize(msg, f); ++i) {
+        walk(r->GetRepeatedMessage(msg, f, i), fmt::format("{}[{}]", fp, i), out);
+      }
+    } else {
+      walk(r->GetMessage(msg, f), fp, out);
+    }
+  }
+}
+
+}  // namespace
+
+const FieldRule* field_rule(const pb::FieldDescriptor* field) {
+  // The key and value of a map entry (vocab_dict, value_map) are data of the map field, which has
+  // its own rule.
+  static const FieldRule kMapEntry{kHonoured, ""};
+  if (field->containing_type()->options().map_entry()) return &kMapEntry;
+  const Registry& r = registry();
+  const std::string message = short_name(field->containing_type());
+  auto it = r.by_field.find(message + "." + field->name());
+  if (it != r.by_field.end()) return &it->second;
+  auto whole = r.by_message.find(message);
+  return whole == r.by_message.end() ? nullptr : &whole->second;
+}
+
+std::vector<std::string> unknown_registry_entries() { return registry().stale; }
+
+std::vector<FieldFinding> check_set_fields(const pb::Message& msg) {
+  std::vector<FieldFinding> out;
+  walk(msg, "", &out);
+  return out;
+}
+
+}  // namespace tzrec::config

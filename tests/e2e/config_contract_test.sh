@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One config contract: each bad config below is refused by `tzrec check_config` and by
+# `tzrec train_eval` with the same message (check_config builds what train_eval builds before
+# reading data), train_eval ends with one "error:" line and status 1 — never "internal error".
+set -uo pipefail
+TZREC=$1
+ROOT=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 200 --num_eval_rows 50 --format parquet > /dev/null 2>&1 \
+  || fail "gen_data"
+"$TZREC" gen_data --output_dir "$WORK/data" --num_rows 200 --num_eval_rows 50 > /dev/null 2>&1 || fail "gen_data csv"
+DEEPFM=$ROOT/examples/deepfm_criteo_synth.config
+DLRM=$ROOT/examples/dlrm_criteo_synth.config
+FG=$ROOT/examples/multi_tower_criteo_synth_fg.config
+
+n=0
+# expect_same <name> <base config> <sed script> <message part>
+expect_same() {
+  local name=$1 base=$2 script=$3 part=$4
+  local cfg=$WORK/$name.config
+  sed -e "$script" "$base" > "$cfg"
+  cmp -s "$cfg" "$base" && fail "$name: the sed script changed nothing"
+  "$TZREC" check_config --pipeline_config_path "$cfg" > "$WORK/check.out" 2> "$WORK/check.err"
+  [[ $? -eq 1 ]] || { cat "$WORK/check.out" "$WORK/check.err"; fail "$name: check_config did not exit 1"; }
+  local problem
+  problem=$(grep -F -- "$part" "$WORK/check.out" | head -1)
+  [[ -n $problem ]] || { cat "$WORK/check.out"; fail "$name: check_config did not report '$part'"; }
+  local data_flags=(--train_input_path "$WORK/data/train.parquet" --eval_input_path "$WORK/data/eval.parquet")
+  [[ $base == "$FG" ]] && data_flags=(--train_input_path "$WORK/data/train.csv" --eval_input_path "$WORK/data/eval.csv")
+  "$TZREC" train_eval --pipeline_config_path "$cfg" --model_dir "$WORK/model_$name" "${data_flags[@]}" \
+    > "$WORK/train.out" 2> "$WORK/train.err"
+  local rc=$?
+  [[ $rc -eq 1 ]] || { tail -3 "$WORK/train.err"; fail "$name: train_eval exited $rc, not 1"; }
+  local last
+  last=$(grep -v '^\[20' "$WORK/train.err" | tail -1)
+  [[ $last == error:* ]] || { tail -3 "$WORK/train.err"; fail "$name: train_eval's last line is not 'error: ...'"; }
+  [[ $last == *"$problem"* ]] || fail "$name: train_eval said '$last', check_config said '$problem'"
+  n=$((n + 1))
+}
+
+expect_same use_bn_and_ln "$DEEPFM" 's/hidden_units: \[512, 256, 128\]/hidden_units: [512, 256, 128] use_bn: true use_ln: true/' \
+  "use_bn and use_ln cannot both be true"
+expect_same empty_hidden_units "$DEEPFM" 's/hidden_units: \[64\]/hidden_units: [64, 0]/' "hidden_units[1]: must be > 0"
+expect_same dropout_count "$DEEPFM" 's/hidden_units: \[512, 256, 128\]/hidden_units: [512, 256, 128] dropout_ratio: [0.1, 0.2]/' \
+  "dropout_ratio: has 2 values"
+expect_same clipping "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  grad_clipping { clipping_type: "norm" max_gradient: -1 }/' \
+  "max_gradient: must be a finite value >= 0"
+expect_same grad_scaler "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  mixed_precision: "FP16"\n  grad_scaler { init_scale: -1 }/' \
+  "init_scale: must be > 0"
+expect_same dlrm_widths "$DLRM" 's/hidden_units: \[64, 32, 16\]/hidden_units: [64, 32, 8]/' "dense_mlp"
+expect_same normalizer "$FG" '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=minmax,min=0"/' \
+  "normalizer"
+expect_same lr_schedule "$DEEPFM" '0,/    constant_learning_rate {/s//    exponential_decay_learning_rate { decay_size: 0 decay_factor: 0.5/' \
+  "decay_size"
+echo "config_contract_test: OK ($n bad configs, same message from check_config and train_eval)"
