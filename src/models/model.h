@@ -58,6 +58,7 @@
 #include "feature/feature_info.h"
 #include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
+#include "models/metric_types.h"
 #include "models/model_tasks.h"
 #include "nn/task_tower.h"
 #include "nn/variational_dropout.h"
@@ -224,6 +225,9 @@ class Model : public torch::nn::Module {
                                  bool multiclass) const;
   // "y" (+ suffix) for a regression metric; ConfigError without l2_loss.
   std::string regression_metric_input(const ModelTask& task, const std::string& path, const std::string& type) const;
+  // The prediction key of a metric reading `input` (models/metric_types.h).
+  std::string metric_input(const ModelTask& task, const std::string& path, const std::string& type,
+                           MetricInput input) const;
   // ConfigError unless every task's pareto_min_loss_weight is >= 0 and they sum (once per task
   // loss) to less than 1.
   void check_pareto_bounds() const;

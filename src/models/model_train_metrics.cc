@@ -6,10 +6,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
-#include "metrics/binary_accuracy.h"
-#include "metrics/multiclass_accuracy.h"
-#include "metrics/regression_metrics.h"
-#include "metrics/xauc.h"
+#include "models/metric_types.h"
 #include "models/model.h"
 #include "models/model_inputs.h"
 
@@ -40,39 +37,10 @@ void Model::init_task_train_metrics(size_t t) {
     std::string input;
     std::optional<metrics::TrainMetricWrapper> wrapper;
     try {
-      if (type == "auc") {
-        input = class_metric_input(task, path, type, false);
-        const int64_t thresholds = cfg.auc().thresholds();
-        if (thresholds < 2) {
-          throw ConfigError(fmt::format("{}.auc.thresholds: must be >= 2, got {}", path, thresholds));
-        }
-        wrapper.emplace(metrics::TrainMetricWrapper::decay_auc(thresholds, rate, step));
-      } else if (type == "accuracy") {
-        input = class_metric_input(task, path, type, num_class > 1);
-        metrics::BufferedMetric acc =
-            num_class > 1
-                ? metrics::make_buffered_metric(
-                      std::make_shared<metrics::MulticlassAccuracy>(num_class, cfg.accuracy().top_k()))
-                : metrics::make_buffered_metric(std::make_shared<metrics::BinaryAccuracy>(cfg.accuracy().threshold()));
-        wrapper.emplace(std::move(acc), rate, step);
-      } else if (type == "mean_absolute_error" || type == "mean_squared_error") {
-        input = regression_metric_input(task, path, type);
-        auto err = std::make_shared<metrics::RegressionError>(type == "mean_absolute_error"
-                                                                  ? metrics::RegressionError::Kind::kAbsolute
-                                                                  : metrics::RegressionError::Kind::kSquared);
-        wrapper.emplace(metrics::make_buffered_metric(err), rate, step);
-      } else if (type == "xauc") {
-        input = regression_metric_input(task, path, type);
-        metrics::XAucOptions opts;
-        opts.sample_ratio = cfg.xauc().sample_ratio();
-        opts.max_pairs = cfg.xauc().max_pairs();
-        opts.in_batch = cfg.xauc().in_batch();
-        wrapper.emplace(metrics::make_buffered_metric(std::make_shared<metrics::XAuc>(opts)), rate, step);
-      } else if (type == "recall_at_k") {
-        detail::throw_recall_at_k_not_supported(path);
-      } else {
-        throw NotSupportedError(fmt::format("{}.{}", path, type));
-      }
+      const MetricType& metric = metric_type(type, path);
+      if (!metric.train) throw NotSupportedError(fmt::format("{}.{}", path, type));  // eval-only type
+      input = metric_input(task, path, type, metric.input);
+      wrapper.emplace(metric.train(cfg, num_class, rate, step));
     } catch (const ConfigError& e) {
       detail::rethrow_metric_error(e, path);
     }

@@ -55,4 +55,19 @@ expect_same normalizer "$FG" '0,/normalizer: "method=minmax,min=0,max=100"/s//no
   "normalizer"
 expect_same lr_schedule "$DEEPFM" '0,/    constant_learning_rate {/s//    exponential_decay_learning_rate { decay_size: 0 decay_factor: 0.5/' \
   "decay_size"
+expect_same clipping_type "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  grad_clipping { clipping_type: "bogus" }/' \
+  "clipping_type: must be norm, value or none"
+expect_same weight_decay "$DEEPFM" 's/    adam_optimizer {/    adam_optimizer { weight_decay: -1/' "invalid weight_decay -1"
+expect_same normalizer_expression "$FG" \
+  '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=expression,expr=x+1"/' \
+  "not supported yet: feature_configs[1].raw_feature.normalizer method=expression"
+# Fields the registry refuses (docs/architecture.md, "The config contract").
+expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
+  "not supported yet: data_config.force_base_data_group"
+# A field without meaning here is accepted with one warning that says why.
+sed 's/^  num_epochs: 1$/  num_epochs: 1\n  cuda_matmul_allow_tf32: true/' "$DEEPFM" > "$WORK/warned.config"
+"$TZREC" check_config --pipeline_config_path "$WORK/warned.config" > "$WORK/check.out" 2> "$WORK/check.err" \
+  || { cat "$WORK/check.out" "$WORK/check.err"; fail "check_config refused cuda_matmul_allow_tf32"; }
+[[ $(grep -c "train_config.cuda_matmul_allow_tf32: accepted and ignored: CUDA only" "$WORK/check.err") -eq 1 ]] \
+  || { cat "$WORK/check.err"; fail "no single warning for cuda_matmul_allow_tf32"; }
 echo "config_contract_test: OK ($n bad configs, same message from check_config and train_eval)"
