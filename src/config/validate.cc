@@ -209,7 +209,6 @@ std::vector<Problem> validate(const protos::EasyRecConfig& config) {
   }
   detail::validate_data(config, &problems);
   detail::validate_train(config, &problems);
-  detail::validate_features(config, &problems);
   detail::validate_model(config, &problems);
   return problems.take();
 }

@@ -42,7 +42,6 @@ void required_mlp(bool has, const std::string& path, Problems* problems);
 
 void validate_data(const protos::EasyRecConfig& config, Problems* problems);
 void validate_train(const protos::EasyRecConfig& config, Problems* problems);
-void validate_features(const protos::EasyRecConfig& config, Problems* problems);
 void validate_model(const protos::EasyRecConfig& config, Problems* problems);
 // validate_wide_and_dcn.cc: model_config.wide_and_deep / dcn_v1 / dcn_v2 and the groups they need.
 void validate_wide_and_deep(const protos::ModelConfig& model, Problems* problems);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "feature/text_values.h"
 
 namespace tzrec::feature {
@@ -41,6 +43,17 @@ void fill_table_info(const Msg& c, const std::string& path, FeatureInfo* info) {
   if (info->data_type != "FP32" && info->data_type != "FP16") {
     throw ConfigError(fmt::format("{}.data_type: '{}' is not FP32 or FP16", path, c.data_type()));
   }
+}
+
+// A normalizer under FG_NONE is valid but has no effect: one warning per feature and process.
+void warn_normalizer_not_applied(const std::string& path) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned.insert(path).second) return;
+  log::warning("{}.normalizer is not applied with data_config.fg_mode FG_NONE (the column already holds "
+               "feature-generation output); use fg_mode FG_NORMAL to normalize raw values",
+               path);
 }
 
 // FG input column from "side:input_name" (docs/tzrec-compatibility.md §5.1).
@@ -238,6 +251,7 @@ FeatureSpec build_raw(const protos::RawFeature& c, int index, FgMode mode,
   }
   if (mode == FgMode::kNone) {
     // The column holds FG output: bucket ids when boundaries are set, else value_dim floats.
+    if (c.has_normalizer()) warn_normalizer_not_applied(path);
     s.input_column = s.info.name;
     s.fg_encoded_default = fg_encoded_default(c.has_fg_encoded_default_value(),
                                               c.fg_encoded_default_value(), s, multival_sep);

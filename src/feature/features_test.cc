@@ -108,6 +108,51 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
       "not supported yet: data_config.fg_mode FG_BUCKETIZE");
 }
 
+// Rules only construction checks (check_config runs it): each error names its field.
+TEST(BuildFeatureInfos, FieldRulesOfIdAndRawFeatures) {
+  auto config_error = [](const std::string& features, const std::string& data = "") {
+    return error_of<ConfigError>([&] { infos(features, data); });
+  };
+  const std::string fg = "fg_mode: FG_NORMAL";
+  EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } })",
+                         fg)
+                .find("feature_configs[0].id_feature.expression: '' is not 'side:input_name'"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" expression: "items:a" embedding_dim: 4
+                                                            num_buckets: 3 } })",
+                         fg)
+                .find("feature_configs[0].id_feature.expression: side 'items' of 'items:a' is not user, item or context"),
+            std::string::npos);
+  EXPECT_EQ(error_of<NotSupportedError>([&] {
+              infos(R"(feature_configs { id_feature { feature_name: "a" expression: "feature:b" embedding_dim: 4
+                                                      num_buckets: 3 } })",
+                    fg);
+            }),
+            "not supported yet: feature_configs[0].id_feature.expression 'feature:b' (FG DAG 'feature:' inputs)");
+  EXPECT_NE(config_error(R"(feature_configs { raw_feature { feature_name: "r" expression: "user:r"
+                                                             normalizer: "method=cube" } })",
+                         fg)
+                .find("feature_configs[0].raw_feature.normalizer"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" num_buckets: 3 } })")
+                .find("feature_configs[0].id_feature.embedding_dim: must be > 0"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3
+                                                            data_type: "FP8" } })")
+                .find("feature_configs[0].id_feature.data_type: 'FP8' is not FP32 or FP16"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { raw_feature { feature_name: "r" boundaries: [1, 2] } })")
+                .find("feature_configs[0].raw_feature.embedding_dim: must be > 0"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { raw_feature { feature_name: "r" value_dim: 0 } })")
+                .find("feature_configs[0].raw_feature.value_dim: must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { raw_feature { } })").find("feature_configs[0].raw_feature.feature_name"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"(feature_configs { })").find("feature_configs[0]: no feature type is set"),
+            std::string::npos);
+}
+
 TEST(BuildFeatureInfos, ConfigErrorsNameTheField) {
   std::string msg = error_of<ConfigError>(
       [] { infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 } })"); });
