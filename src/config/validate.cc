@@ -28,9 +28,6 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
   if (data.dataset_type() != protos::CsvDataset && data.dataset_type() != protos::ParquetDataset) {
     problems->not_supported(p + ".dataset_type", protos::DatasetType_Name(data.dataset_type()));
   }
-  if (data.fg_mode() == protos::FG_BUCKETIZE) {
-    problems->not_supported(p + ".fg_mode", protos::FgMode_Name(data.fg_mode()));
-  }
   if (data.label_fields_size() == 0) {
     problems->add(p + ".label_fields", "needs at least one label field");
   }

@@ -112,8 +112,6 @@ TEST(Validate, DataConfigSubset) {
   EXPECT_TRUE(HasProblem(kafka, "data_config.dataset_type",
                          "not supported yet: data_config.dataset_type: KafkaDataset"));
   EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: ParquetDataset }")));
-  EXPECT_TRUE(HasProblem(deepfm("data_config { fg_mode: FG_BUCKETIZE }"), "data_config.fg_mode",
-                         "not supported yet: data_config.fg_mode: FG_BUCKETIZE"));
   EXPECT_TRUE(NotSupported(
       deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }"),
       "data_config.negative_sampler"));

@@ -132,10 +132,7 @@ FeatureSpec build_id(const protos::IdFeature& c, int index, FgMode mode,
   s.info.type = "id_feature";
   s.info.is_sparse = true;
   s.info.weighted = c.weighted();
-  if (c.has_zch()) throw NotSupportedError(path + ".zch");
-  if (c.has_dynamicemb()) throw NotSupportedError(path + ".dynamicemb");
-  if (c.has_vocab_file()) throw NotSupportedError(path + ".vocab_file");
-  if (c.stub_type()) throw NotSupportedError(path + ".stub_type");
+  // zch, dynamicemb, vocab_file, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }
@@ -222,9 +219,7 @@ FeatureSpec build_raw(const protos::RawFeature& c, int index, FgMode mode,
   if (c.feature_name().empty()) throw ConfigError(path + ".feature_name: must be set");
   s.info.name = c.feature_name();
   s.info.type = "raw_feature";
-  if (c.has_autodis()) throw NotSupportedError(path + ".autodis");
-  if (c.has_mlp()) throw NotSupportedError(path + ".mlp");
-  if (c.stub_type()) throw NotSupportedError(path + ".stub_type");
+  // autodis, mlp, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
   const int64_t value_dim = c.value_dim();
   s.raw_value_dim = value_dim;
@@ -284,10 +279,6 @@ ParserSpec build_parser_spec(const protos::EasyRecConfig& config) {
   spec.multival_sep = dc.fg_encoded_multival_sep();
   if (spec.multival_sep.empty()) {
     throw ConfigError("data_config.fg_encoded_multival_sep: must not be empty");
-  }
-  if (dc.sample_mask_prob() > 0) throw NotSupportedError("data_config.sample_mask_prob");
-  if (dc.negative_sample_mask_prob() > 0) {
-    throw NotSupportedError("data_config.negative_sample_mask_prob");
   }
   std::set<std::string> names;
   std::map<std::string, const FeatureSpec*> tables;

@@ -87,14 +87,6 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
       }),
       "not supported yet: feature_configs[1].combo_feature");
   EXPECT_EQ(error_of<NotSupportedError>([] {
-              infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4
-                                                      zch { zch_size: 100 } } })");
-            }),
-            "not supported yet: feature_configs[0].id_feature.zch");
-  EXPECT_EQ(error_of<NotSupportedError>(
-                [] { infos(R"(feature_configs { raw_feature { feature_name: "p" mlp {} } })"); }),
-            "not supported yet: feature_configs[0].raw_feature.mlp");
-  EXPECT_EQ(error_of<NotSupportedError>([] {
               infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
                                                             sequence_delim: ";" } })");
             }),

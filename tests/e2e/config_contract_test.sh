@@ -61,6 +61,8 @@ expect_same weight_decay "$DEEPFM" 's/    adam_optimizer {/    adam_optimizer { 
 expect_same normalizer_expression "$FG" \
   '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=expression,expr=x+1"/' \
   "not supported yet: feature_configs[1].raw_feature.normalizer method=expression"
+expect_same fg_bucketize "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  fg_mode: FG_BUCKETIZE/' \
+  "not supported yet: data_config.fg_mode FG_BUCKETIZE"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
 expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
   "not supported yet: data_config.force_base_data_group"
