@@ -63,6 +63,15 @@ expect_same normalizer_expression "$FG" \
   "not supported yet: feature_configs[1].raw_feature.normalizer method=expression"
 expect_same fg_bucketize "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  fg_mode: FG_BUCKETIZE/' \
   "not supported yet: data_config.fg_mode FG_BUCKETIZE"
+expect_same manual_step "$DEEPFM" \
+  '0,/    constant_learning_rate {/s//    manual_step_learning_rate { schedule_sizes: [10, 5] learning_rates: [0.1, 0.01]/' \
+  "schedule_sizes must be non-decreasing, got 5 after 10"
+expect_same activation "$DEEPFM" 's/      hidden_units: \[64\]/      hidden_units: [64] activation: "nn.Bogus"/' \
+  "unknown activation class nn.Bogus"
+expect_same mixed_precision "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  mixed_precision: "FP8"/' \
+  "must be \"BF16\", \"FP16\" or empty, got 'FP8'"
+expect_same summaries "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  tensorboard_summaries: "bogus"/' \
+  "unknown summary 'bogus'"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
 expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
   "not supported yet: data_config.force_base_data_group"
