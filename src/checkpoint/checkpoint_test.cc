@@ -17,19 +17,11 @@ namespace checkpoint_test {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using data::testing::read_file;
 using data::testing::TempDir;
+using data::testing::write_file;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
 
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> names;
@@ -95,7 +87,7 @@ TEST(Checkpoint, RoundTripAndLayout) {
   EXPECT_EQ(dir_entries(ckpt),
             (std::vector<std::string>{"dataloader_state.json", "manifest.json", "model.safetensors",
                                       "optimizer.safetensors"}));
-  const json manifest = json::parse(read_text(ckpt + "/manifest.json"));
+  const json manifest = json::parse(read_file(ckpt + "/manifest.json"));
   EXPECT_EQ(manifest["format_version"], 1);
   EXPECT_EQ(manifest["step"], 40);
   EXPECT_EQ(manifest["config_digest"], d.config_digest);
@@ -141,8 +133,8 @@ TEST(Checkpoint, ListAndLatest) {
   fs::create_directory(tmp.file("model.ckpt-12x"));
   fs::create_directory(tmp.file(".model.ckpt-500.tmp-1"));
   fs::create_directory(tmp.file("eval_val"));
-  write_text(tmp.file("model.ckpt-300"), "a file, not a directory");
-  write_text(tmp.file("pipeline.config"), "");
+  write_file(tmp.file("model.ckpt-300"), "a file, not a directory");
+  write_file(tmp.file("pipeline.config"), "");
 
   const auto all = list_checkpoints(md);
   ASSERT_EQ(all.size(), 3u);
@@ -260,27 +252,27 @@ TEST(Checkpoint, LoadErrorsNameTheFile) {
   const std::string md = tmp.file("md");
   save_checkpoint(md, sample_data(9));
   const std::string ckpt = checkpoint_dir(md, 9);
-  const std::string manifest_text = read_text(ckpt + "/manifest.json");
+  const std::string manifest_text = read_file(ckpt + "/manifest.json");
 
-  write_text(ckpt + "/manifest.json", "{not json");
+  write_file(ckpt + "/manifest.json", "{not json");
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find(ckpt + "/manifest.json: not a valid JSON object"), std::string::npos) << msg;
 
   json m = json::parse(manifest_text);
   m["format_version"] = 2;
-  write_text(ckpt + "/manifest.json", m.dump());
+  write_file(ckpt + "/manifest.json", m.dump());
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find("format_version 2 is not supported"), std::string::npos) << msg;
 
   m = json::parse(manifest_text);
   m.erase("step");
-  write_text(ckpt + "/manifest.json", m.dump());
+  write_file(ckpt + "/manifest.json", m.dump());
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find("\"step\" is missing"), std::string::npos) << msg;
 
   m = json::parse(manifest_text);
   m["parameters"][0]["shape"] = {11, 4};
-  write_text(ckpt + "/manifest.json", m.dump());
+  write_file(ckpt + "/manifest.json", m.dump());
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find("\"parameters\" does not match model.safetensors"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'bn.num_batches_tracked' is listed as \"I64\" [11,4] but stored as I64 []"),
@@ -289,12 +281,12 @@ TEST(Checkpoint, LoadErrorsNameTheFile) {
 
   m = json::parse(manifest_text);
   m["optimizer_state"].erase(0);
-  write_text(ckpt + "/manifest.json", m.dump());
+  write_file(ckpt + "/manifest.json", m.dump());
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find("is stored but not listed"), std::string::npos) << msg;
 
-  write_text(ckpt + "/manifest.json", manifest_text);
-  write_text(ckpt + "/dataloader_state.json", "{\"a\": ");
+  write_file(ckpt + "/manifest.json", manifest_text);
+  write_file(ckpt + "/dataloader_state.json", "{\"a\": ");
   msg = checkpoint_error_of([&] { load_checkpoint(ckpt); });
   EXPECT_NE(msg.find(ckpt + "/dataloader_state.json: not valid JSON"), std::string::npos) << msg;
 

@@ -20,19 +20,11 @@ namespace safetensors_test {
 
 namespace fs = std::filesystem;
 
+using data::testing::read_file;
 using data::testing::TempDir;
+using data::testing::write_file;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string le64(uint64_t v) {
   std::string s(8, '\0');
@@ -103,7 +95,7 @@ TEST(Safetensors, RoundTripAllDtypes) {
     EXPECT_TRUE(l.is_contiguous()) << name;
   }
   // Header is padded with spaces to a multiple of 8 and data starts right after it.
-  const std::string bytes = read_bytes(dir.file("x.safetensors"));
+  const std::string bytes = read_file(dir.file("x.safetensors"));
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
   EXPECT_EQ(n % 8, 0u);
@@ -118,7 +110,7 @@ TEST(Safetensors, WriterProducesExactBytes) {
   ASSERT_EQ(header.size(), 54u);
   const std::string expected =
       assemble(header + "  ", hex_bytes({0x00, 0x00, 0xC0, 0x3F, 0x00, 0x00, 0x00, 0xC0}));
-  EXPECT_EQ(read_bytes(dir.file("x.safetensors")), expected);
+  EXPECT_EQ(read_file(dir.file("x.safetensors")), expected);
 }
 
 TEST(Safetensors, ReadsHandWrittenFile) {
@@ -133,7 +125,7 @@ TEST(Safetensors, ReadsHandWrittenFile) {
                                       0xFF, 0xFF})                                        // 7, -2
                            + hex_bytes({0x00, 0x00, 0xC0, 0x3F, 0x00, 0x00, 0x00, 0xC0})  // 1.5, -2
                            + hex_bytes({0x40, 0x40});  // bf16 3.0
-  write_bytes(dir.file("py.safetensors"), assemble(header, data));
+  write_file(dir.file("py.safetensors"), assemble(header, data));
   const auto f = load_safetensors(dir.file("py.safetensors"));
   EXPECT_EQ(f.metadata.at("format"), "pt");
   ASSERT_EQ(f.tensors.size(), 4u);
@@ -194,12 +186,12 @@ TEST(Safetensors, IndependentPythonParserReadsOurFile) {
       {"odd", torch::tensor({1, 2, 3}, torch::kInt8)},  // 3 bytes: later offsets are unaligned
   };
   save_safetensors(dir.file("x.safetensors"), tensors, {{"format", "pt"}});
-  write_bytes(dir.file("parse.py"), kPythonParser);
+  write_file(dir.file("parse.py"), kPythonParser);
   const std::string cmd = "/usr/bin/python3 " + dir.file("parse.py") + " " +
                           dir.file("x.safetensors") + " " + dir.file("out.json") + " 2>" +
                           dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(dir.file("err.txt"));
-  const auto out = nlohmann::json::parse(read_bytes(dir.file("out.json")));
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir.file("err.txt"));
+  const auto out = nlohmann::json::parse(read_file(dir.file("out.json")));
   EXPECT_EQ(out["__metadata__"]["format"], "pt");
   ASSERT_EQ(out["tensors"].size(), tensors.size());
   for (const auto& [name, t] : tensors) {
@@ -220,7 +212,7 @@ TEST(Safetensors, CorruptFiles) {
   const std::string ok_entry = R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
   const std::string eight(8, '\x01');
   auto make = [&](const std::string& name, const std::string& bytes) {
-    write_bytes(dir.file(name), bytes);
+    write_file(dir.file(name), bytes);
     return dir.file(name);
   };
   // Sanity: the well-formed variant loads.
@@ -321,7 +313,7 @@ TEST(SafetensorsPartial, HeaderOnly) {
   const std::string header =
       R"({"__metadata__":{"k":"v"},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},)"
       R"("a":{"dtype":"I64","shape":[2,1],"data_offsets":[0,16]}})";
-  write_bytes(path, assemble(header, std::string(24, '\0')));
+  write_file(path, assemble(header, std::string(24, '\0')));
   const SafetensorsHeader h = read_safetensors_header(path);
   EXPECT_EQ(h.path, path);
   EXPECT_EQ(h.data_start, 8 + header.size());
@@ -334,9 +326,9 @@ TEST(SafetensorsPartial, HeaderOnly) {
   EXPECT_EQ(h.tensors.at("b").dtype, torch::kFloat32);
   EXPECT_EQ(h.tensors.at("b").begin, 16u);
   // Validated like load_safetensors.
-  write_bytes(dir.file("short"), "abc");
+  write_file(dir.file("short"), "abc");
   EXPECT_THROW(read_safetensors_header(dir.file("short")), CheckpointError);
-  write_bytes(dir.file("gap"), assemble(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+  write_file(dir.file("gap"), assemble(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                         std::string(8, '\0')));
   try {
     read_safetensors_header(dir.file("gap"));
@@ -412,7 +404,7 @@ TEST(SafetensorsPartial, RowsAndBlocks) {
 TEST(SafetensorsPartial, BoolBytesCheckedOnlyWhereRead) {
   TempDir dir;
   const std::string path = dir.file("b.safetensors");
-  write_bytes(path, assemble(R"({"t":{"dtype":"BOOL","shape":[3,2],"data_offsets":[0,6]}})",
+  write_file(path, assemble(R"({"t":{"dtype":"BOOL","shape":[3,2],"data_offsets":[0,6]}})",
                              hex_bytes({1, 0, 0, 1, 5, 1})));
   const SafetensorsHeader h = read_safetensors_header(path);
   EXPECT_TRUE(torch::equal(read_safetensors_rows(h, "t", 0, 2),

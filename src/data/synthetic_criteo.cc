@@ -4,11 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <memory>
 #include <random>
 
 #include "base/error.h"
+#include "data/file_output.h"
 #include "parquet/writer.h"
 
 namespace tzrec::data {
@@ -241,12 +240,6 @@ void check_row_range(const SyntheticCriteoOptions& options, int64_t row_offset) 
   }
 }
 
-void rename_into_place(const std::string& tmp, const std::string& path) {
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError("gen_data: cannot rename " + tmp + " to " + path + ": " + ec.message());
-}
-
 }  // namespace
 
 std::string synthetic_criteo_cat_string(int feature, int64_t id) {
@@ -311,7 +304,7 @@ void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOp
   }
   write_all(f, buf, tmp);
   if (std::fclose(f) != 0) throw IoError("gen_data: cannot finish writing " + tmp);
-  rename_into_place(tmp, path);
+  rename_into_place(tmp, path, "gen_data");
 }
 
 namespace {
@@ -374,30 +367,14 @@ void write_synthetic_criteo_parquet(const std::string& path, const SyntheticCrit
   writer_options.row_group_rows = options.row_group_rows;
 
   const SyntheticCriteoModel model(options.seed);
-  const std::string tmp = path + ".tmp";
-  std::unique_ptr<parquet::FileWriter> writer;
-  try {
-    writer = std::make_unique<parquet::FileWriter>(tmp, std::move(fields), writer_options);
-  } catch (const IoError& e) {
-    throw IoError(std::string("gen_data: ") + e.what() +
-                  " (does the output directory exist and is it writable?)");
-  }
-  try {
+  write_parquet_file(path, std::move(fields), writer_options, "gen_data", [&](parquet::FileWriter& writer) {
     // One row group per write: the writer flushes it at once, so at most one is buffered.
     for (int64_t done = 0; done < options.num_rows; done += options.row_group_rows) {
       const int64_t count = std::min(options.row_group_rows, options.num_rows - done);
-      writer->write(synthetic_parquet_rows(model, writer->schema(), options.string_categoricals,
-                                           row_offset + done, count));
+      writer.write(synthetic_parquet_rows(model, writer.schema(), options.string_categoricals,
+                                          row_offset + done, count));
     }
-    writer->close();
-  } catch (...) {
-    writer.reset();
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
-  writer.reset();
-  rename_into_place(tmp, path);
+  });
 }
 
 void write_synthetic_criteo(const std::string& path, const SyntheticCriteoOptions& options,

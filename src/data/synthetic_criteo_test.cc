@@ -16,6 +16,8 @@
 namespace tzrec::data {
 namespace synthetic_criteo_test {
 
+using testing::read_file;
+
 // Rows 0 and 1 for seed 2024 (label, int_0..int_12, cat_0..cat_25).
 constexpr const char* kPinnedRow0 =
     "1,5,5,0,2,0,2,21,30,4,0,5,1,8,715,323,0,0,0,2,2160,51,16,2,1,56,1,1,1,5,7,17,0,14,5,0,16,2,"
@@ -29,12 +31,6 @@ constexpr const char* kPinnedRow1 =
     "0,10,0,1,0,3,2,26,29,1,0,5,2,2,43,19,1677,1839,0,6,9,4,18,1627,29,2246,1,1,0,0,0,493,143,"
     "23905,34,3,7252,8,341,1";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> split(const std::string& s, char d) {
   std::vector<std::string> out;

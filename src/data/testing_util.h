@@ -1,4 +1,4 @@
-// Test-only helpers shared by data/ and feature/ unit tests (header-only, no torch).
+// Test-only helpers shared by the unit tests of data/ and the layers above (header-only, no torch).
 #pragma once
 
 #include <stdlib.h>
@@ -10,9 +10,14 @@
 #include <string>
 #include <utility>
 
+#include "parquet/testing_util.h"
 #include "parquet/writer.h"
 
 namespace tzrec::data::testing {
+
+// Whole-file bytes in and out (parquet/testing_util.h).
+using parquet::testing::read_file;
+using parquet::testing::write_file;
 
 // The message of the E that f() throws, or "(no error)".
 template <typename E>

@@ -1,6 +1,7 @@
 #include "datagen/label_plan.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
@@ -46,11 +47,20 @@ LabelUse kind_from_losses(const pb::Message& m, int num_class) {
   return use;
 }
 
-const pb::FieldDescriptor* task_towers_field(const pb::Message& m) {
-  const auto* fd = m.GetDescriptor()->FindFieldByName("task_towers");
-  return fd != nullptr && fd->is_repeated() && fd->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE
-             ? fd
-             : nullptr;
+// Calls visit(tower, index, model name) for each task tower of a multi-task model; false when the
+// model has no task_towers field (a single-task model).
+bool for_each_task_tower(const protos::EasyRecConfig& config,
+                         const std::function<void(const pb::Message&, int, const std::string&)>& visit) {
+  std::string model_name;
+  const pb::Message* model = model_message(config.model_config(), &model_name);
+  if (model == nullptr) return false;
+  const auto* towers = model->GetDescriptor()->FindFieldByName("task_towers");
+  if (towers == nullptr || !towers->is_repeated() || towers->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+    return false;
+  }
+  const auto* r = model->GetReflection();
+  for (int i = 0; i < r->FieldSize(*model, towers); ++i) visit(r->GetRepeatedMessage(*model, towers, i), i, model_name);
+  return true;
 }
 
 }  // namespace
@@ -58,23 +68,15 @@ const pb::FieldDescriptor* task_towers_field(const pb::Message& m) {
 std::vector<LabelUse> label_uses(const protos::EasyRecConfig& config) {
   std::vector<LabelUse> uses;
   const auto& labels = config.data_config().label_fields();
-  std::string model_name;
-  const pb::Message* model = model_message(config.model_config(), &model_name);
-  const pb::FieldDescriptor* towers = model != nullptr ? task_towers_field(*model) : nullptr;
-  if (towers != nullptr) {
-    const auto* r = model->GetReflection();
-    for (int i = 0; i < r->FieldSize(*model, towers); ++i) {
-      const pb::Message& tower = r->GetRepeatedMessage(*model, towers, i);
-      const int num_class = has_field(tower, "num_class") ? static_cast<int>(uint_field(tower, "num_class")) : 1;
-      LabelUse use = kind_from_losses(tower, num_class);
-      use.label = string_field(tower, "label_name");
-      if (use.label.empty() && i < labels.size()) use.label = labels[i];
-      use.source = fmt::format("model_config.{}.task_towers[{}]", model_name, i);
-      if (!use.label.empty()) uses.push_back(use);
-    }
-    return uses;
-  }
-  if (labels.empty()) return uses;
+  const bool multi_task = for_each_task_tower(config, [&](const pb::Message& tower, int i, const std::string& model) {
+    const int num_class = has_field(tower, "num_class") ? static_cast<int>(uint_field(tower, "num_class")) : 1;
+    LabelUse use = kind_from_losses(tower, num_class);
+    use.label = string_field(tower, "label_name");
+    if (use.label.empty() && i < labels.size()) use.label = labels[i];
+    use.source = fmt::format("model_config.{}.task_towers[{}]", model, i);
+    if (!use.label.empty()) uses.push_back(use);
+  });
+  if (multi_task || labels.empty()) return uses;
   const auto& mc = config.model_config();
   LabelUse use = kind_from_losses(mc, static_cast<int>(mc.num_class()));
   use.label = labels[0];
@@ -86,16 +88,10 @@ std::vector<LabelUse> label_uses(const protos::EasyRecConfig& config) {
 std::vector<std::string> sample_weight_columns(const protos::EasyRecConfig& config) {
   std::vector<std::string> out(config.data_config().sample_weight_fields().begin(),
                                config.data_config().sample_weight_fields().end());
-  std::string model_name;
-  const pb::Message* model = model_message(config.model_config(), &model_name);
-  const pb::FieldDescriptor* towers = model != nullptr ? task_towers_field(*model) : nullptr;
-  if (towers != nullptr) {
-    const auto* r = model->GetReflection();
-    for (int i = 0; i < r->FieldSize(*model, towers); ++i) {
-      const std::string name = string_field(r->GetRepeatedMessage(*model, towers, i), "sample_weight_name");
-      if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-    }
-  }
+  for_each_task_tower(config, [&](const pb::Message& tower, int, const std::string&) {
+    const std::string name = string_field(tower, "sample_weight_name");
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  });
   return out;
 }
 

@@ -1,12 +1,8 @@
 #include "datagen/parquet_output.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <memory>
 
-#include <fmt/format.h>
-
-#include "base/error.h"
+#include "data/file_output.h"
 #include "parquet/writer.h"
 
 namespace tzrec::datagen {
@@ -42,20 +38,13 @@ void write_rows_parquet(const RowGenerator& rows, const std::string& path, int64
   options.compression = parquet::Compression::kSnappy;
   options.dictionary = true;
   options.row_group_rows = row_group_rows;
-  const std::string tmp = path + ".tmp";
-  std::unique_ptr<parquet::FileWriter> writer;
-  try {
-    writer = std::make_unique<parquet::FileWriter>(tmp, fields, options);
-  } catch (const IoError& e) {
-    throw IoError(fmt::format("gen_data: {} (is the output directory writable?)", e.what()));
-  }
-  try {
+  data::write_parquet_file(path, fields, options, "gen_data", [&](parquet::FileWriter& writer) {
     std::vector<Cell> cells;
     for (int64_t done = 0; done < num_rows; done += row_group_rows) {
       const int64_t count = std::min(row_group_rows, num_rows - done);
       std::vector<parquet::ColumnBuilder> builders;
       builders.reserve(columns.size());
-      for (size_t c = 0; c < columns.size(); ++c) builders.emplace_back(writer->schema().column(static_cast<int>(c)));
+      for (size_t c = 0; c < columns.size(); ++c) builders.emplace_back(writer.schema().column(static_cast<int>(c)));
       for (int64_t i = 0; i < count; ++i) {
         int64_t item = -1;
         int64_t user = -1;
@@ -66,19 +55,9 @@ void write_rows_parquet(const RowGenerator& rows, const std::string& path, int64
       parquet::Table table;
       table.num_rows = count;
       for (auto& b : builders) table.columns.push_back(b.finish());
-      writer->write(std::move(table));
+      writer.write(std::move(table));
     }
-    writer->close();
-  } catch (...) {
-    writer.reset();
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
-  writer.reset();
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError(fmt::format("gen_data: cannot rename {} to {}: {}", tmp, path, ec.message()));
+  });
 }
 
 }  // namespace tzrec::datagen

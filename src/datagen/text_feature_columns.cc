@@ -97,27 +97,13 @@ class TokenizeFeatureColumns : public FeatureColumns {
   }
 };
 
-class OverlapFeatureColumns : public FeatureColumns {
+// overlap_feature (query and title terms) and kv_dot_product (query and document "key:value"
+// lists): FG output, or two lists of terms from a small lexicon so that they overlap.
+class TermPairColumns : public FeatureColumns {
  public:
-  void add_columns(const FeatureContext& f, ColumnSink* out) const override {
-    if (reads_fg_output(f)) {
-      out->add(has_field(*f.message, "boundaries")
-                   ? fg_encoded_sparse_column(f, require_bucketizer_rows(f), false)
-                   : fg_encoded_dense_column(f, 1));
-      return;
-    }
-    for (const std::string field : {"query", "title"}) {
-      for (const auto& input : inputs_of(f, field)) {
-        auto spec = input_column(f, input, /*single_input_type=*/false);
-        if (!spec) continue;
-        out->add(text_column(f, std::move(*spec), Layout::kJoined, kTermWords, separator_of(f), 1, 6));
-      }
-    }
-  }
-};
+  TermPairColumns(const char* second_field, Layout layout, int max_terms)
+      : second_field_(second_field), layout_(layout), max_terms_(max_terms) {}
 
-class KvDotProductColumns : public FeatureColumns {
- public:
   void add_columns(const FeatureContext& f, ColumnSink* out) const override {
     if (reads_fg_output(f)) {
       out->add(has_field(*f.message, "boundaries")
@@ -125,14 +111,19 @@ class KvDotProductColumns : public FeatureColumns {
                    : fg_encoded_dense_column(f, 1));
       return;
     }
-    for (const std::string field : {"query", "document"}) {
+    for (const std::string field : {"query", second_field_}) {
       for (const auto& input : inputs_of(f, field)) {
         auto spec = input_column(f, input, /*single_input_type=*/false);
         if (!spec) continue;
-        out->add(text_column(f, std::move(*spec), Layout::kWeighted, kTermWords, separator_of(f), 1, 5));
+        out->add(text_column(f, std::move(*spec), layout_, kTermWords, separator_of(f), 1, max_terms_));
       }
     }
   }
+
+ private:
+  const char* second_field_;
+  Layout layout_;
+  int max_terms_;
 };
 
 class CustomFeatureColumns : public FeatureColumns {
@@ -170,12 +161,12 @@ const FeatureColumns& tokenize_feature_columns() {
 }
 
 const FeatureColumns& overlap_feature_columns() {
-  static const OverlapFeatureColumns producer;
+  static const TermPairColumns producer("title", Layout::kJoined, 6);
   return producer;
 }
 
 const FeatureColumns& kv_dot_product_columns() {
-  static const KvDotProductColumns producer;
+  static const TermPairColumns producer("document", Layout::kWeighted, 5);
   return producer;
 }
 

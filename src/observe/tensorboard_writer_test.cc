@@ -33,19 +33,11 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
+using data::testing::read_file;
 using data::testing::TempDir;
+using data::testing::write_file;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string hex(const std::string& bytes) {
   std::string out;
@@ -71,7 +63,7 @@ int run_python_tool(const std::string& mode, const std::string& input, const fs:
   std::ifstream in(out);
   for (std::string line; std::getline(in, line);) lines->push_back(line);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0) std::cerr << "python stderr: " << read_bytes(err.string()) << "\n";
+  if (code != 0) std::cerr << "python stderr: " << read_file(err.string()) << "\n";
   return code;
 }
 
@@ -212,7 +204,7 @@ TEST(TensorBoardWriter, CreatesMissingDirectories) {
 TEST(TensorBoardWriter, UnwritableDirectoryThrowsIoErrorNamingIt) {
   TempDir dir;
   const fs::path not_a_dir = fs::path(dir.path()) / "plain_file";
-  write_bytes(not_a_dir.string(), "x");
+  write_file(not_a_dir.string(), "x");
   try {
     TensorBoardWriter writer((not_a_dir / "sub").string());
     FAIL() << "expected IoError";
@@ -294,7 +286,7 @@ TEST(TensorBoardWriter, CorruptByteIsReportedWithRecordIndex) {
     writer.add_scalar("a", 1.0, 1);
     writer.add_scalar("b", 2.0, 2);
   }
-  const std::string good = read_bytes(path);
+  const std::string good = read_file(path);
   // Record layout: [8 length][4 crc][data][4 crc]; find where records 1 and 2 start.
   auto record_length = [&](size_t start) {
     uint64_t n = 0;
@@ -307,15 +299,15 @@ TEST(TensorBoardWriter, CorruptByteIsReportedWithRecordIndex) {
   // Flip one data byte of record 1.
   std::string bad = good;
   bad[rec1 + 12 + 3] ^= 0x01;
-  write_bytes(path, bad);
+  write_file(path, bad);
   expect_data_error(path, {"record 1 ", "data CRC", path});
   // Flip a length byte of record 2.
   bad = good;
   bad[rec2 + 1] ^= 0x40;
-  write_bytes(path, bad);
+  write_file(path, bad);
   expect_data_error(path, {"record 2 ", "length CRC"});
   // Truncated last record.
-  write_bytes(path, good.substr(0, good.size() - 3));
+  write_file(path, good.substr(0, good.size() - 3));
   expect_data_error(path, {"record 2 ", "truncated"});
 }
 
@@ -330,7 +322,7 @@ TEST(TensorBoardWriter, ReaderSkipsUnknownFieldsAndAcceptsUnpackedDoubles) {
   const std::string event = std::string("\x09\x00\x00\x00\x00\x00\x00\xf8\x3f", 9) + "\x22\x03xyz" + "\x38\x09" +
                             "\x2a" + char(summary.size()) + summary;
   const std::string path = (fs::path(dir.path()) / "events.out.tfevents.handmade").string();
-  write_bytes(path, frame_tfrecord(event));
+  write_file(path, frame_tfrecord(event));
   const auto events = read_tensorboard_events(path);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].wall_time, 1.5);
@@ -538,12 +530,12 @@ TEST(TensorBoardPython, IndependentDecoderReadsOurFile) {
   EXPECT_EQ(bits(events[0].wall_time), bits(read_tensorboard_events(path)[0].wall_time));
 
   // The Python checker is not a rubber stamp: a flipped byte makes it fail on that record.
-  std::string bytes = read_bytes(path);
+  std::string bytes = read_file(path);
   bytes[bytes.size() - 20] ^= 0x10;  // inside the last record (record 6)
-  write_bytes(path, bytes);
+  write_file(path, bytes);
   lines.clear();
   EXPECT_EQ(run_python_tool("events", path, dir.path(), &lines), 1);
-  EXPECT_NE(read_bytes((fs::path(dir.path()) / "python_err.txt").string()).find("record 6"), std::string::npos);
+  EXPECT_NE(read_file((fs::path(dir.path()) / "python_err.txt").string()).find("record 6"), std::string::npos);
   EXPECT_EQ(lines.size(), 6u);  // records 0..5 decoded before the bad one
 }
 
