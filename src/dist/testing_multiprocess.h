@@ -81,6 +81,9 @@ inline std::vector<int> run_ranks(int world_size, const std::function<void(Proce
           key == "MASTER_ADDR" || key == "MASTER_PORT" || key == "GROUP_RANK") {
         continue;
       }
+      // GoogleTest's sharding (GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS of a CTest shard) would apply to
+      // the worker's one-test filter too, and a worker outside shard 0 would run nothing.
+      if (key.rfind("GTEST_", 0) == 0) continue;
       vars.push_back(kv);
     }
     vars.push_back(std::string(kWorkerVariable) + "=1");

@@ -1,5 +1,6 @@
 #include "embedding/embedding_group.h"
 
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -11,6 +12,12 @@ EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module
     : ebc(register_module("ebc", std::move(ebc_module))) {}
 
 namespace {
+
+// "<path>.<field>" for errors about group g: its config path, or its name when it has none.
+std::string where(const FeatureGroupConfig& g, const std::string& field) {
+  if (!g.path.empty()) return g.path + "." + field;
+  return fmt::format("feature group '{}' {}", g.group_name, field);
+}
 
 // A table as requested by one feature of one group (used to detect conflicting shared tables).
 struct TableRequest {
@@ -29,11 +36,12 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   std::unordered_map<std::string, const FeatureSpec*> by_name;
   for (const FeatureSpec& f : features) by_name[f.name] = &f;
 
-  auto lookup = [&](const FeatureGroupConfig& g, const std::string& name) -> const FeatureSpec& {
+  auto lookup = [&](const FeatureGroupConfig& g, size_t j) -> const FeatureSpec& {
+    const std::string& name = g.feature_names[j];
     auto it = by_name.find(name);
     if (it == by_name.end()) {
-      throw ConfigError(fmt::format("feature group '{}': feature '{}' is not defined in feature_configs",
-                                    g.group_name, name));
+      throw ConfigError(fmt::format("{}: unknown feature '{}' (group '{}'); use a feature_name of feature_configs",
+                                    where(g, fmt::format("feature_names[{}]", j)), name, g.group_name));
     }
     return *it->second;
   };
@@ -45,9 +53,19 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
   // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
   std::map<std::string, std::set<std::string>> feature_tables;
+  std::map<std::string, std::string> group_paths;
   for (const FeatureGroupConfig& g : groups) {
-    for (const std::string& name : g.feature_names) {
-      const FeatureSpec& f = lookup(g, name);
+    if (g.group_name.empty()) throw ConfigError(where(g, "group_name") + ": required");
+    if (auto [it, inserted] = group_paths.emplace(g.group_name, g.path); !inserted) {
+      throw ConfigError(fmt::format("{}: duplicate group name '{}'{}", where(g, "group_name"), g.group_name,
+                                    it->second.empty() ? "" : " (also " + it->second + ")"));
+    }
+    if (g.feature_names.empty()) {
+      throw ConfigError(fmt::format("{}: group '{}' has no features", where(g, "feature_names"), g.group_name));
+    }
+    for (size_t j = 0; j < g.feature_names.size(); ++j) {
+      const std::string& name = g.feature_names[j];
+      const FeatureSpec& f = lookup(g, j);
       if (f.is_sparse) feature_tables[name].insert(table_name_of(f, g.type == GroupType::kWide));
     }
   }
@@ -57,20 +75,18 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   std::vector<BagConfig> bags;
   std::set<std::string> bag_keys;
   for (const FeatureGroupConfig& g : groups) {
-    if (g.group_name.empty()) throw ConfigError("a feature group has an empty group_name");
-    if (group_index_.count(g.group_name) > 0) {
-      throw ConfigError(fmt::format("feature group '{}' is defined twice", g.group_name));
-    }
     const bool wide = g.type == GroupType::kWide;
     Group group{g.group_name, {}, 0};
-    for (const std::string& name : g.feature_names) {
-      const FeatureSpec& f = lookup(g, name);
+    for (size_t j = 0; j < g.feature_names.size(); ++j) {
+      const std::string& name = g.feature_names[j];
+      const FeatureSpec& f = lookup(g, j);
       Slot slot;
       if (!f.is_sparse) {
         if (wide) {
           throw ConfigError(fmt::format(
-              "feature group '{}': dense feature '{}' must not be in a WIDE group; move it to a DEEP "
-              "group", g.group_name, name));
+              "{}: WIDE group needs sparse features (id_feature, or raw_feature with boundaries), '{}' is dense; "
+              "move it to a DEEP group",
+              where(g, fmt::format("feature_names[{}]", j)), name));
         }
         if (f.value_dim <= 0) {
           throw ConfigError(fmt::format("dense feature '{}' has value_dim {}; it must be positive", name,

@@ -20,6 +20,9 @@ struct FeatureGroupConfig {
   std::string group_name;
   GroupType type = GroupType::kDeep;
   std::vector<std::string> feature_names;
+  // Where the group is configured ("model_config.feature_groups[2]"): errors name it. Empty for
+  // groups not read from a config (errors then name the group).
+  std::string path;
 };
 
 // Holds the data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys

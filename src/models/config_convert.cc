@@ -34,6 +34,7 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
     const std::string path = fmt::format("model_config.feature_groups[{}]", i);
     embedding::FeatureGroupConfig out;
     out.group_name = g.group_name();
+    out.path = path;
     switch (g.group_type()) {
       case protos::DEEP:
         out.type = embedding::GroupType::kDeep;

@@ -12,22 +12,18 @@ DeepFM::DeepFM(const protos::ModelConfig& model_config, const std::vector<featur
                std::vector<std::string> labels, std::vector<std::string> sample_weights)
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::DeepFM& cfg = model_config_.deepfm();
-  init_input(features, cfg.wide_embedding_dim(), cfg.wide_init_fn());
-  require_group("DeepFM", "wide");
-  require_group("DeepFM", "deep");
+  init_input(features, checked_wide_embedding_dim(cfg.wide_embedding_dim(), "model_config.deepfm"),
+             cfg.wide_init_fn());
+  require_group("DeepFM", "wide", protos::WIDE);
+  require_group("DeepFM", "deep", protos::DEEP);
+  if (!cfg.has_deep()) throw ConfigError("model_config.deepfm.deep: required");
   fm_ = register_module("fm", nn::FactorizationMachine());
 
+  // The FM reads group "fm", or "deep" without one, as [B, N, D].
   fm_group_ = embedding_group_->has_group("fm") ? "fm" : "deep";
-  std::vector<int64_t> fm_dims = embedding_group_->group_feature_dims(fm_group_);
-  std::set<int64_t> distinct(fm_dims.begin(), fm_dims.end());
-  if (fm_dims.empty() || distinct.size() != 1) {
-    throw ConfigError(fmt::format(
-        "model_config.feature_groups: DeepFM feeds group '{}' to the FM, so all its features need the same "
-        "embedding dimension; got {}",
-        fm_group_, fmt::join(fm_dims, ", ")));
-  }
-  fm_num_features_ = static_cast<int64_t>(fm_dims.size());
-  fm_dim_ = fm_dims[0];
+  if (fm_group_ == "fm") require_group("DeepFM", "fm", protos::DEEP);
+  fm_dim_ = common_embedding_dim(fm_group_, "FM");
+  fm_num_features_ = static_cast<int64_t>(embedding_group_->group_feature_dims(fm_group_).size());
 
   deep_mlp_ = register_module(
       "deep_mlp", nn::MLP(embedding_group_->group_total_dim("deep"), to_mlp_options(cfg.deep()),

@@ -224,7 +224,8 @@ TEST(DeepFM, ConfigErrors) {
       feature_groups { group_name: "deep" feature_names: ["a", "price"] }
       deepfm { deep { hidden_units: [3] } }
       losses { binary_cross_entropy {} } })",
-                    "same embedding dimension; got 2, 1");
+                    "model_config.feature_groups[1].feature_names[1]: FM needs sparse features with equal embedding_dim, 'price' "
+                    "is dense");
   expect_error_with(R"(model_config {
       feature_groups { group_name: "wide" feature_names: ["a"] group_type: WIDE }
       feature_groups { group_name: "deep" feature_names: ["a"] }

@@ -21,7 +21,7 @@ DLRM::DLRM(const protos::ModelConfig& model_config, const std::vector<feature::F
   // otherwise the groups "sparse" and, optionally, "dense".
   const bool single = groups.size() == 1;
   sparse_group_ = single ? groups.front() : "sparse";
-  if (!single) require_group("DLRM", "sparse");
+  if (!single) require_group("DLRM", "sparse", protos::DEEP);
   arch_with_sparse_ = cfg.arch_with_sparse();
 
   if (!single && embedding_group_->has_group("dense")) {
@@ -37,16 +37,8 @@ DLRM::DLRM(const protos::ModelConfig& model_config, const std::vector<feature::F
                  path, sparse_group_);
   }
 
-  const std::vector<int64_t> dims = embedding_group_->group_feature_dims(sparse_group_);
-  const std::set<int64_t> distinct(dims.begin(), dims.end());
-  if (dims.empty() || distinct.size() != 1) {
-    throw ConfigError(fmt::format(
-        "model_config.feature_groups: DLRM needs every feature of group '{}' to have the same embedding "
-        "dimension; got {}",
-        sparse_group_, fmt::join(dims, ", ")));
-  }
-  sparse_num_ = static_cast<int64_t>(dims.size());
-  sparse_dim_ = dims.front();
+  sparse_dim_ = common_embedding_dim(sparse_group_, "DLRM's sparse group");
+  sparse_num_ = static_cast<int64_t>(embedding_group_->group_feature_dims(sparse_group_).size());
   if (dense_mlp_ && dense_mlp_->output_dim() != sparse_dim_) {
     throw ConfigError(fmt::format(
         "{}.dense_mlp.hidden_units: the last hidden unit must equal the embedding dimension of the 'sparse' group "

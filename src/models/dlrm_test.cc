@@ -144,12 +144,12 @@ TEST(DLRM, ConfigErrors) {
   EXPECT_EQ(err(R"(feature_groups { group_name: "dense" feature_names: ["d0"] }
                    feature_groups { group_name: "emb" feature_names: ["a"] }
                    dlrm { dense_mlp { hidden_units: [3] } final { hidden_units: [2] } })"),
-            "model_config.feature_groups: DLRM needs a feature group named 'sparse'");
-  EXPECT_NE(err(R"(feature_groups { group_name: "dense" feature_names: ["d0"] }
+            "model_config.feature_groups: DLRM needs a feature group named 'sparse' (group_type: DEEP)");
+  EXPECT_EQ(err(R"(feature_groups { group_name: "dense" feature_names: ["d0"] }
                    feature_groups { group_name: "sparse" feature_names: ["a", "e"] }
-                   dlrm { dense_mlp { hidden_units: [3] } final { hidden_units: [2] } })")
-                .find("DLRM needs every feature of group 'sparse' to have the same embedding dimension; got 3, 2"),
-            std::string::npos);
+                   dlrm { dense_mlp { hidden_units: [3] } final { hidden_units: [2] } })"),
+            "model_config.feature_groups[1].feature_names[1]: DLRM's sparse group needs equal embedding_dim: 'e' has 2, "
+            "'a' has 3");
   EXPECT_EQ(err(groups + "dlrm { dense_mlp { hidden_units: [4] } final { hidden_units: [2] } }"),
             "model_config.dlrm.dense_mlp.hidden_units: the last hidden unit must equal the embedding dimension of "
             "the 'sparse' group (3), got 4");

@@ -157,7 +157,10 @@ const std::map<std::string, MetricType>& registry() {
     t["grouped_auc"] = {MetricInput::kBinary,
                         [](const protos::MetricConfig& cfg, const std::string& name, int64_t) {
                           auto groups = group_reader("grouped_auc", cfg.grouped_auc().grouping_key());
-                          return grouped_parts(std::make_shared<metrics::GroupedAuc>(), groups, name);
+                          EvalMetricParts parts = grouped_parts(std::make_shared<metrics::GroupedAuc>(), groups, name);
+                          parts.feature_key = cfg.grouped_auc().grouping_key();
+                          parts.feature_key_field = "grouped_auc.grouping_key";
+                          return parts;
                         },
                         nullptr};
     t["xauc"] = {MetricInput::kRegression,
@@ -173,9 +176,12 @@ const std::map<std::string, MetricType>& registry() {
                            if (cfg.grouped_xauc().max_pairs_per_group() == 0) {
                              throw ConfigError("grouped_xauc.max_pairs_per_group: must be > 0");
                            }
-                           return grouped_parts(
+                           EvalMetricParts parts = grouped_parts(
                                std::make_shared<metrics::GroupedXAuc>(cfg.grouped_xauc().max_pairs_per_group()), groups,
                                name);
+                           parts.feature_key = cfg.grouped_xauc().grouping_key();
+                           parts.feature_key_field = "grouped_xauc.grouping_key";
+                           return parts;
                          },
                          nullptr};
     return t;

@@ -28,6 +28,10 @@ struct EvalMetricParts {
   std::function<void(std::map<std::string, double>* out)> compute;  // writes its result key(s)
   std::function<void()> reset;
   std::function<void(dist::ProcessGroup& pg)> sync;  // merges the state of every rank
+  // The feature the metric reads by name (grouping_key) and its field relative to the metric's
+  // config ("grouped_auc.grouping_key"); empty for metrics that read none.
+  std::string feature_key;
+  std::string feature_key_field;
 };
 
 struct MetricType {

@@ -2,6 +2,7 @@
 // model_metrics.cc; train metrics: model_train_metrics.cc.
 #include "models/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -58,11 +59,18 @@ void Model::check_pareto_bounds() const {
 
 void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim,
                        const std::string& wide_init_fn) {
+  features_ = features;
+  check_feature_keys();
   embedding_group_ = register_module(
       "embedding_group", embedding::EmbeddingGroup(to_feature_specs(features), to_group_configs(model_config_),
                                                    wide_embedding_dim, wide_init_fn));
   if (!model_config_.has_variational_dropout()) return;
   const protos::VariationalDropout& vd = model_config_.variational_dropout();
+  if (!std::isfinite(vd.regularization_lambda()) || vd.regularization_lambda() < 0) {
+    throw ConfigError(fmt::format("model_config.variational_dropout.regularization_lambda: must be a finite number "
+                                  ">= 0, got {}",
+                                  vd.regularization_lambda()));
+  }
   group_variational_dropouts_ = register_module("group_variational_dropouts", torch::nn::ModuleDict());
   for (const std::string& group : embedding_group_->group_names()) {
     std::vector<int64_t> dims = embedding_group_->group_feature_dims(group);
@@ -107,11 +115,75 @@ std::vector<nn::TaskTower> Model::register_task_towers(
   return out;
 }
 
-void Model::require_group(const std::string& model_name, const std::string& group) const {
-  if (!embedding_group_->has_group(group)) {
-    throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named '{}'",
-                                  model_name, group));
+int64_t Model::checked_wide_embedding_dim(uint32_t dim, const std::string& path) {
+  if (dim == 0) throw ConfigError(path + ".wide_embedding_dim: must be > 0 (the default is 4)");
+  return dim;
+}
+
+void Model::check_feature_keys() const {
+  for (const FeatureKey& k : feature_keys_) {
+    auto it = std::find_if(features_.begin(), features_.end(),
+                           [&](const feature::FeatureInfo& f) { return f.name == k.key; });
+    if (it == features_.end()) {
+      throw ConfigError(fmt::format("{}: unknown feature '{}'; use the name of an id feature in feature_configs",
+                                    k.path, k.key));
+    }
+    if (!it->is_sparse) {
+      throw ConfigError(fmt::format("{}: '{}' is a dense feature; the key is the first id of a sparse feature",
+                                    k.path, k.key));
+    }
   }
+}
+
+std::string Model::group_path(const std::string& name) const {
+  for (int i = 0; i < model_config_.feature_groups_size(); ++i) {
+    if (model_config_.feature_groups(i).group_name() == name) return fmt::format("model_config.feature_groups[{}]", i);
+  }
+  return "model_config.feature_groups";
+}
+
+void Model::require_group(const std::string& model_name, const std::string& group,
+                          protos::FeatureGroupType type) const {
+  const std::string type_name = protos::FeatureGroupType_Name(type);
+  if (!embedding_group_->has_group(group)) {
+    throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named '{}' (group_type: {})",
+                                  model_name, group, type_name));
+  }
+  for (const protos::FeatureGroupConfig& g : model_config_.feature_groups()) {
+    if (g.group_name() == group && g.group_type() != type) {
+      throw ConfigError(fmt::format("{}.group_type: {} group '{}' must be {}", group_path(group), model_name, group,
+                                    type_name));
+    }
+  }
+}
+
+int64_t Model::common_embedding_dim(const std::string& group, const std::string& reader) const {
+  const std::string path = group_path(group);
+  std::string first;
+  int64_t dim = 0;
+  for (const protos::FeatureGroupConfig& g : model_config_.feature_groups()) {
+    if (g.group_name() != group) continue;
+    for (int j = 0; j < g.feature_names_size(); ++j) {
+      const std::string& name = g.feature_names(j);
+      const std::string field = fmt::format("{}.feature_names[{}]", path, j);
+      auto it = std::find_if(features_.begin(), features_.end(),
+                             [&](const feature::FeatureInfo& f) { return f.name == name; });
+      if (it == features_.end()) continue;  // the embedding group reports it
+      if (!it->is_sparse) {
+        throw ConfigError(
+            fmt::format("{}: {} needs sparse features with equal embedding_dim, '{}' is dense", field, reader, name));
+      }
+      if (first.empty()) {
+        first = name;
+        dim = it->embedding_dim;
+      } else if (it->embedding_dim != dim) {
+        throw ConfigError(fmt::format("{}: {} needs equal embedding_dim: '{}' has {}, '{}' has {}", field, reader, name,
+                                      it->embedding_dim, first, dim));
+      }
+    }
+  }
+  if (first.empty()) throw ConfigError(fmt::format("{}: {} needs at least one sparse feature", path, reader));
+  return dim;
 }
 
 TensorMap Model::predict(const sparse::Batch& batch) {

@@ -150,14 +150,24 @@ class Model : public torch::nn::Module {
 
   // Builds the EmbeddingGroup over model_config.feature_groups as submodule "embedding_group".
   // wide_embedding_dim 0 → 4 (tzrec default).
+  // Also checks the feature keys the losses and metrics read (grouping_key, session_name): each
+  // must name a configured sparse feature.
   void init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim = 0,
                   const std::string& wide_init_fn = "");
+  // `dim` (a model's wide_embedding_dim at `path`) when > 0; ConfigError otherwise.
+  static int64_t checked_wide_embedding_dim(uint32_t dim, const std::string& path);
   // Also builds, when model_config.variational_dropout is set, one nn::VariationalDropout per
   // group of more than one feature ("group_variational_dropouts.<group>.feature_p", as tzrec's
   // RankModel).
   //
-  // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'".
-  void require_group(const std::string& model_name, const std::string& group) const;
+  // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'
+  // (group_type: <type>)", or "<group path>.group_type: <model> group '<g>' must be <type>".
+  void require_group(const std::string& model_name, const std::string& group, protos::FeatureGroupType type) const;
+  // The embedding_dim every feature of `group` shares; `reader` ("FM", "DLRM's sparse group")
+  // names what needs that in the ConfigError about a dense feature or a different dim.
+  int64_t common_embedding_dim(const std::string& group, const std::string& reader) const;
+  // "model_config.feature_groups[i]" of group `name` ("model_config.feature_groups" when unknown).
+  std::string group_path(const std::string& name) const;
   // Multi-task models: the first feature group (ConfigError naming `model_name` when there is none).
   std::string first_group(const std::string& model_name) const;
   // Multi-task models: one nn::TaskTower per task (tasks_[t].path for errors) on an input of
@@ -176,6 +186,7 @@ class Model : public torch::nn::Module {
   std::vector<ModelTask> tasks_;
   int64_t num_class_ = 1;  // tasks_[0].num_class
   embedding::EmbeddingGroup embedding_group_{nullptr};
+  std::vector<feature::FeatureInfo> features_;  // as passed to init_input
 
  private:
   // One configured loss; `compute` owns the loss object (loss/*.h).
@@ -205,6 +216,14 @@ class Model : public torch::nn::Module {
     std::string input;  // prediction key, as MetricEntry
     metrics::TrainMetricWrapper metric;
   };
+  // A feature a loss or metric reads by name (jrc_loss.session_name, grouping_key): checked in
+  // init_input against the features.
+  struct FeatureKey {
+    std::string path;  // config field, e.g. "model_config.metrics[1].grouped_auc.grouping_key"
+    std::string key;
+  };
+  std::vector<FeatureKey> feature_keys_;
+  void check_feature_keys() const;
   const torch::Tensor& batch_label(const sparse::Batch& batch, const std::string& label) const;
   // The loss weights of `task` for this batch ([B]), undefined when the task has none.
   torch::Tensor task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const;

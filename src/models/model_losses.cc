@@ -91,6 +91,7 @@ void Model::init_task_losses(size_t task_index) {
         }
         auto jrc = std::make_shared<loss::JrcLoss>(loss::JrcLossOptions{cfg.jrc_loss().alpha()});
         const std::string what = path + ".jrc_loss.session_name";
+        feature_keys_.push_back({what, session});
         entry.compute = [jrc, label_name, session, what](const torch::Tensor& p, const torch::Tensor& y,
                                                         const torch::Tensor& w, const sparse::Batch& batch) {
           torch::Tensor sessions = detail::first_id_per_row(batch, session, what).to(p.device());  // [B]

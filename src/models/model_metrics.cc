@@ -85,6 +85,7 @@ void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const
     m.compute = std::move(parts.compute);
     m.reset = std::move(parts.reset);
     m.sync = std::move(parts.sync);
+    if (!parts.feature_key.empty()) feature_keys_.push_back({path + "." + parts.feature_key_field, parts.feature_key});
   } catch (const ConfigError& e) {
     detail::rethrow_metric_error(e, path);
   }

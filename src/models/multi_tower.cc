@@ -12,7 +12,7 @@ MultiTower::MultiTower(const protos::ModelConfig& model_config, const std::vecto
   const protos::MultiTower& cfg = model_config_.multi_tower();
   init_input(features);
   if (cfg.towers_size() == 0) {
-    throw ConfigError("model_config.multi_tower.towers: at least one tower is required");
+    throw ConfigError("model_config.multi_tower.towers: needs at least one tower");
   }
   towers_ = register_module("towers", torch::nn::ModuleDict());
   int64_t total_tower_dim = 0;
@@ -21,7 +21,7 @@ MultiTower::MultiTower(const protos::ModelConfig& model_config, const std::vecto
     const std::string path = fmt::format("model_config.multi_tower.towers[{}]", i);
     const std::string& group = tower.input();
     if (!embedding_group_->has_group(group)) {
-      throw ConfigError(fmt::format("{}.input: feature group '{}' does not exist", path, group));
+      throw ConfigError(fmt::format("{}.input: unknown feature group '{}'", path, group));
     }
     if (towers_->contains(group)) {
       throw ConfigError(fmt::format("{}.input: group '{}' already has a tower", path, group));

@@ -135,9 +135,9 @@ TEST(MultiTower, ConfigErrors) {
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
     }
   };
-  check("", "model_config.multi_tower.towers: at least one tower");
+  check("", "model_config.multi_tower.towers: needs at least one tower");
   check(R"(towers { input: "nope" mlp { hidden_units: [2] } })",
-        "model_config.multi_tower.towers[0].input: feature group 'nope' does not exist");
+        "model_config.multi_tower.towers[0].input: unknown feature group 'nope'");
   check(R"(towers { input: "user" })", "model_config.multi_tower.towers[0].mlp: required");
   check(R"(towers { input: "user" mlp { hidden_units: [2] } } towers { input: "user" mlp { hidden_units: [2] } })",
         "towers[1].input: group 'user' already has a tower");

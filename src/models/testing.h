@@ -9,7 +9,9 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include "embedding/sharded_lookup.h"
 #include "feature/feature_info.h"
+#include "feature/features.h"
 #include "models/model.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -89,6 +91,36 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// What building the model of `config` raises (as check_config and train_eval build it: features,
+// then the model with its losses and metrics, no table allocated), "(no error)" when it builds.
+inline std::string construction_error(const protos::EasyRecConfig& config) {
+  return error_of([&] {
+    embedding::DeferTableAllocation defer;
+    create_model(config, feature::build_feature_infos(config));
+  });
+}
+
+// Building the model of `config` raises an error that names `path` and contains `message_part`.
+inline ::testing::AssertionResult HasProblem(const protos::EasyRecConfig& config, const std::string& path,
+                                             const std::string& message_part) {
+  const std::string error = construction_error(config);
+  if (error.find(path) != std::string::npos && error.find(message_part) != std::string::npos) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "expected an error naming '" << path << "' with '" << message_part
+                                       << "'; got: " << error;
+}
+
+inline ::testing::AssertionResult NotSupported(const protos::EasyRecConfig& config, const std::string& path) {
+  return HasProblem(config, path, "not supported yet: " + path);
+}
+
+inline ::testing::AssertionResult NoProblems(const protos::EasyRecConfig& config) {
+  const std::string error = construction_error(config);
+  if (error == "(no error)") return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << error;
 }
 
 // The submodule of `m` named `name` (e.g. "_task_tower.0") as M; nullptr (and a test failure)

@@ -9,9 +9,11 @@ WideAndDeep::WideAndDeep(const protos::ModelConfig& model_config, const std::vec
                          std::vector<std::string> labels, std::vector<std::string> sample_weights)
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::WideAndDeep& cfg = model_config_.wide_and_deep();
-  init_input(features, cfg.wide_embedding_dim(), cfg.wide_init_fn());
-  require_group("WideAndDeep", "wide");
-  require_group("WideAndDeep", "deep");
+  init_input(features, checked_wide_embedding_dim(cfg.wide_embedding_dim(), "model_config.wide_and_deep"),
+             cfg.wide_init_fn());
+  require_group("WideAndDeep", "wide", protos::WIDE);
+  require_group("WideAndDeep", "deep", protos::DEEP);
+  if (!cfg.has_deep()) throw ConfigError("model_config.wide_and_deep.deep: required");
 
   deep_mlp_ = register_module(
       "deep_mlp", nn::MLP(embedding_group_->group_total_dim("deep"), to_mlp_options(cfg.deep()),

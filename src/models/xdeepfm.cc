@@ -11,28 +11,18 @@ XDeepFM::XDeepFM(const protos::ModelConfig& model_config, const std::vector<feat
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::xDeepFM& cfg = model_config_.xdeepfm();
   const std::string path = "model_config.xdeepfm";
-  if (cfg.wide_embedding_dim() == 0) throw ConfigError(path + ".wide_embedding_dim: must be > 0");
-  wide_dim_ = cfg.wide_embedding_dim();
+  wide_dim_ = checked_wide_embedding_dim(cfg.wide_embedding_dim(), path);
   init_input(features, wide_dim_, cfg.wide_init_fn());
-  require_group("xDeepFM", "wide");
-  require_group("xDeepFM", "deep");
+  require_group("xDeepFM", "wide", protos::WIDE);
+  require_group("xDeepFM", "deep", protos::DEEP);
+  if (!cfg.has_cin()) throw ConfigError(path + ".cin: required, e.g. cin { cin_layer_size: [64, 64] }");
   if (!cfg.has_deep()) throw ConfigError(path + ".deep: required");
   if (!cfg.has_final()) throw ConfigError(path + ".final: required");
   deep_ = register_module(
       "deep", nn::MLP(embedding_group_->group_total_dim("deep"), to_mlp_options(cfg.deep()), path + ".deep"));
 
-  // The CIN reads the wide group as [B, F, wide_embedding_dim]: every feature must have that dim
-  // (a WIDE group gives exactly that).
-  const std::vector<int64_t> dims = embedding_group_->group_feature_dims("wide");
-  for (int64_t d : dims) {
-    if (d != wide_dim_) {
-      throw ConfigError(fmt::format(
-          "model_config.feature_groups: xDeepFM reads group 'wide' as [B, F, {}] (wide_embedding_dim), but its "
-          "features have dims {}; make it group_type: WIDE",
-          wide_dim_, fmt::join(dims, ", ")));
-    }
-  }
-  wide_num_ = static_cast<int64_t>(dims.size());
+  // The CIN reads the WIDE group as [B, F, wide_embedding_dim].
+  wide_num_ = static_cast<int64_t>(embedding_group_->group_feature_dims("wide").size());
   std::vector<int64_t> layers(cfg.cin().cin_layer_size().begin(), cfg.cin().cin_layer_size().end());
   cin_ = register_module("cin", nn::CIN(wide_num_, layers, path + ".cin"));
   final_ = register_module("final", nn::MLP(deep_->output_dim() + cin_->output_dim(), to_mlp_options(cfg.final()),

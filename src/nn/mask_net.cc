@@ -1,5 +1,7 @@
 #include "nn/mask_net.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -19,6 +21,10 @@ torch::Tensor layer_norm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
 MaskBlockImpl::MaskBlockImpl(int64_t input_dim, int64_t mask_input_dim, const MaskBlockOptions& options,
                              const std::string& config_path)
     : hidden_dim_(options.hidden_dim) {
+  if (!std::isfinite(options.reduction_ratio) || options.reduction_ratio < 0) {
+    throw ConfigError(
+        fmt::format("{}.reduction_ratio: must be a finite number >= 0, got {}", config_path, options.reduction_ratio));
+  }
   if (options.reduction_ratio == 0.0 && options.aggregation_dim == 0) {
     throw ConfigError(fmt::format("{}: set reduction_ratio or aggregation_dim (both are 0)", config_path));
   }

@@ -131,6 +131,12 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     std::vector<std::regex> patterns;
     for (int i = 0; i < num_patterns; ++i) {
       const std::string& pattern = dense_config.part_optimizers(i).regex_pattern();
+      if (!dense_config.part_optimizers(i).has_regex_pattern()) {
+        throw ConfigError(fmt::format(
+            "train_config.dense_optimizer.part_optimizers[{}].regex_pattern: required (a full-match regex on "
+            "parameter names such as model.deep_mlp.mlp.0.perceptron.0.weight)",
+            i));
+      }
       try {
         patterns.emplace_back(pattern, std::regex::ECMAScript);
       } catch (const std::regex_error& e) {

@@ -69,7 +69,7 @@ expect_same manual_step "$DEEPFM" \
 expect_same activation "$DEEPFM" 's/      hidden_units: \[64\]/      hidden_units: [64] activation: "nn.Bogus"/' \
   "unknown activation class nn.Bogus"
 expect_same mixed_precision "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  mixed_precision: "FP8"/' \
-  "must be \"BF16\", \"FP16\" or empty, got 'FP8'"
+  "train_config.mixed_precision: 'FP8' is not a precision; use \"BF16\" or \"FP16\""
 expect_same summaries "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  tensorboard_summaries: "bogus"/' \
   "unknown summary 'bogus'"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
