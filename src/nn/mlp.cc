@@ -1,5 +1,7 @@
 #include "nn/mlp.h"
 
+#include <vector>
+
 #include "base/error.h"
 #include "nn/activation.h"
 #include "nn/autocast.h"
@@ -9,14 +11,17 @@
 namespace tzrec::nn {
 
 PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation,
-                               bool use_bn, bool bias, double dropout_ratio, bool use_ln) {
+                               bool use_bn, bool bias, double dropout_ratio, bool use_ln, int64_t dim) {
   TORCH_CHECK(!(use_bn && use_ln), "Perceptron: use_bn and use_ln are exclusive");
+  TORCH_CHECK(dim == 2 || dim == 3, "Perceptron: dim must be 2 or 3, got ", dim);
   linear_ = torch::nn::Linear(torch::nn::LinearOptions(in_features, out_features).bias(use_bn ? false : bias));
   perceptron_->push_back(linear_);
   if (use_bn) {
     torch::nn::BatchNorm1d norm(out_features);
     norm_weight_ = norm->weight;
+    if (dim == 3) perceptron_->push_back(Transpose());  // [B, T, C] → [B, C, T]
     perceptron_->push_back(norm);
+    if (dim == 3) perceptron_->push_back(Transpose());  // back to [B, T, C]
   }
   if (use_ln) {
     torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({out_features}));
@@ -34,7 +39,10 @@ torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) {
   auto it = perceptron_->begin();
   torch::Tensor y;
   if (fused_relu_) {
-    y = linear_relu_forward(x, linear_->weight, linear_->bias);  // perceptron_[0] and [1]
+    // perceptron_[0] and [1]. The fused node takes [rows, in]: [B, T, in] runs as [B·T, in].
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = linear_->weight.size(0);
+    y = linear_relu_forward(x.flatten(0, -2), linear_->weight, linear_->bias).view(shape);
     it += 2;
   } else {
     y = linear_forward(x, linear_->weight, linear_->bias);
@@ -59,6 +67,7 @@ MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& con
     throw ConfigError(fmt::format("{}: input dimension must be > 0, got {} (is its feature group empty?)",
                                   config_path, in_features));
   }
+  TORCH_CHECK(options_.dim == 2 || options_.dim == 3, config_path, ": MLP dim must be 2 or 3, got ", options_.dim);
   if (options_.use_bn && options_.use_ln) {
     throw ConfigError(fmt::format("{}: use_bn and use_ln cannot both be true", config_path));
   }
@@ -82,7 +91,7 @@ MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& con
   for (size_t i = 0; i < units.size(); ++i) {
     try {
       mlp_->push_back(Perceptron(in, units[i], options_.activation, options_.use_bn, options_.bias, dropout[i],
-                                 options_.use_ln));
+                                 options_.use_ln, options_.dim));
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}.activation: {}", config_path, e.what()));
     }

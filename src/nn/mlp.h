@@ -6,6 +6,12 @@
 //   mlp.<i>.perceptron.<next>        activation (when the string is non-empty)
 //   mlp.<i>.perceptron.<next>        Dropout(p), when p > 0 (no parameters)
 // e.g. "mlp.0.perceptron.0.weight", "mlp.0.perceptron.1.running_mean".
+//
+// dim = 3 (tzrec's `MLP(..., dim=3)`, e.g. DINEncoder's attention MLP) takes [B, T, C] input. Linear
+// and LayerNorm act on the last dim as for dim 2 (a PReLU with num_parameters > 1 still reads dim 1,
+// as in tzrec). With use_bn the BatchNorm1d normalises each channel over all B × T positions,
+// between two Transpose(1, 2) modules, which shifts the indices: perceptron.0 Linear, .1 Transpose,
+// .2 BatchNorm1d, .3 Transpose, then the activation and Dropout (e.g. "mlp.0.perceptron.2.running_mean").
 #pragma once
 
 #include <cstdint>
@@ -24,17 +30,30 @@ struct MLPOptions {
   bool use_bn = false;
   bool bias = true;
   bool use_ln = false;
+  // Rank of the input: 2 ([B, C]) or 3 ([B, T, C]; BatchNorm over the channel, see above). Set
+  // by the module that owns the MLP, never by a config.
+  int64_t dim = 2;
 };
 
-// One layer: Sequential "perceptron" of Linear → [BatchNorm1d | LayerNorm] → activation → [Dropout].
+// Swaps dims 1 and 2 (tzrec.modules.utils.Transpose(1, 2)); no parameters. Wraps the BatchNorm1d
+// of a dim-3 Perceptron.
+class TransposeImpl : public torch::nn::Module {
+ public:
+  // x: [B, T, C] → [B, C, T]
+  torch::Tensor forward(const torch::Tensor& x) { return x.transpose(1, 2); }
+};
+TORCH_MODULE(Transpose);
+
+// One layer: Sequential "perceptron" of Linear → [BatchNorm1d | LayerNorm] → activation → [Dropout]
+// (dim 3 and use_bn: Linear → Transpose → BatchNorm1d → Transpose → activation → [Dropout]).
 // The Linear's GEMM runs through nn::linear_forward (nn/fp16_linear.h), so it follows the
 // mixed-precision mode (fp16 emulation on the CPU); Linear → ReLU without a norm runs as one node
 // (nn/linear_relu.h).
 class PerceptronImpl : public torch::nn::Module {
  public:
   PerceptronImpl(int64_t in_features, int64_t out_features, const std::string& activation, bool use_bn,
-                 bool bias, double dropout_ratio, bool use_ln);
-  // x: [B, in_features] → [B, out_features]
+                 bool bias, double dropout_ratio, bool use_ln, int64_t dim = 2);
+  // dim 2: x [B, in_features] → [B, out_features]; dim 3: x [B, T, in_features] → [B, T, out_features]
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
@@ -49,9 +68,11 @@ class MLPImpl : public torch::nn::Module {
  public:
   // config_path names the config message in error messages (e.g. "model_config.deepfm.deep").
   // Throws tzrec::ConfigError for empty/non-positive hidden_units, a dropout_ratio of the wrong
-  // length or outside [0, 1], use_bn together with use_ln, or a bad activation string.
+  // length or outside [0, 1], use_bn together with use_ln, or a bad activation string. options.dim
+  // other than 2 or 3 fails a TORCH_CHECK.
   MLPImpl(int64_t in_features, MLPOptions options, const std::string& config_path = "MLP");
-  // x: [B, in_features] → [B, hidden_units.back()]
+  // dim 2: x [B, in_features] → [B, hidden_units.back()]
+  // dim 3: x [B, T, in_features] → [B, T, hidden_units.back()]
   torch::Tensor forward(const torch::Tensor& x);
   int64_t output_dim() const { return options_.hidden_units.back(); }
   const MLPOptions& options() const { return options_; }

@@ -195,6 +195,78 @@ TEST(MLP, DropoutOnlyInTraining) {
   expect_close(y.masked_select(kept), (plain * 2).masked_select(kept), 1e-5);
 }
 
+// dim 3: Transpose modules at perceptron.1 and .3 around the BatchNorm put it at perceptron.2, as
+// tzrec's MLP(dim=3); without use_bn the indices are those of dim 2.
+TEST(MLP, Dim3StateDictIndices) {
+  MLPOptions o;
+  o.hidden_units = {4, 2};
+  o.use_bn = true;
+  o.dropout_ratio = {0.1};
+  o.dim = 3;
+  MLP mlp(3, o);
+  EXPECT_EQ(names(mlp->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.2.weight",
+                                      "mlp.0.perceptron.2.bias", "mlp.1.perceptron.0.weight",
+                                      "mlp.1.perceptron.2.weight", "mlp.1.perceptron.2.bias"}));
+  EXPECT_EQ(names(mlp->named_buffers()),
+            (std::vector<std::string>{"mlp.0.perceptron.2.running_mean", "mlp.0.perceptron.2.running_var",
+                                      "mlp.0.perceptron.2.num_batches_tracked", "mlp.1.perceptron.2.running_mean",
+                                      "mlp.1.perceptron.2.running_var", "mlp.1.perceptron.2.num_batches_tracked"}));
+  EXPECT_EQ(layer_children(mlp, 0),
+            (std::vector<std::string>{"torch::nn::LinearImpl", "tzrec::nn::TransposeImpl", "torch::nn::BatchNorm1dImpl",
+                                      "tzrec::nn::TransposeImpl", "torch::nn::ReLUImpl", "torch::nn::DropoutImpl"}));
+  o.use_bn = false;
+  o.use_ln = true;
+  MLP ln(3, o);
+  EXPECT_EQ(names(ln->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.0.bias",
+                                      "mlp.0.perceptron.1.weight", "mlp.0.perceptron.1.bias",
+                                      "mlp.1.perceptron.0.weight", "mlp.1.perceptron.0.bias",
+                                      "mlp.1.perceptron.1.weight", "mlp.1.perceptron.1.bias"}));
+}
+
+// The dim-2 name of a dim-3 MLP's parameter or buffer: its BatchNorm moves from perceptron.2 to .1.
+std::string dim2_name(std::string key) {
+  const auto at = key.find("perceptron.2.");
+  if (at != std::string::npos) key.replace(at, 13, "perceptron.1.");
+  return key;
+}
+
+// A dim-3 MLP on [B, T, C] equals a dim-2 MLP with the same weights on the [B·T, C] rows: the fused
+// Linear → ReLU path takes 3-D input, and the BatchNorm normalises each channel over all B·T
+// positions (training-mode output and running statistics; then eval mode).
+TEST(MLP, Dim3MatchesDim2OnRows) {
+  for (bool use_bn : {false, true}) {
+    MLPOptions o;
+    o.hidden_units = {4, 3};
+    o.use_bn = use_bn;
+    MLP rows(3, o);
+    o.dim = 3;
+    MLP seq(3, o);
+    {
+      torch::NoGradGuard g;
+      torch::manual_seed(use_bn);
+      auto p = rows->named_parameters();
+      for (auto& item : seq->named_parameters()) {
+        item.value().copy_(torch::randn_like(item.value()));
+        p[dim2_name(item.key())].copy_(item.value());
+      }
+    }
+    auto x = torch::randn({2, 5, 3});
+    rows->train();
+    seq->train();
+    auto want = rows->forward(x.reshape({10, 3})).reshape({2, 5, 3});
+    expect_close(seq->forward(x), want, 1e-5);
+    if (use_bn) {
+      auto b = rows->named_buffers();
+      for (const auto& item : seq->named_buffers()) expect_close(item.value(), b[dim2_name(item.key())]);
+    }
+    rows->eval();
+    seq->eval();
+    expect_close(seq->forward(x), rows->forward(x.reshape({10, 3})).reshape({2, 5, 3}), 1e-5);
+  }
+}
+
 void expect_config_error(const MLPOptions& o, const std::string& fragment, int64_t in = 3) {
   try {
     MLP mlp(in, o, "model_config.deepfm.deep");

@@ -1,0 +1,63 @@
+// DIN target attention over a sequence group (TorchEasyRec tzrec/modules/sequence.py DINEncoder;
+// config message tzrec.protos.DINEncoder).
+//
+// Inputs, from the group's tensors (see forward): query q [B, Dq], sequence s [B, T, D] right-padded
+// with zeros, lengths len [B]. With max_seq_length > 0, s keeps its first max_seq_length steps and
+// len is clamped to it.
+//   q' = q padded on the right with zeros to D (Dq ≤ D)
+//   x  = [q', s, q' − s, q' ⊙ s] per step                          [B, T, 4D]
+//   a  = linear(mlp(x))                                            [B, T, 1]
+//   w  = softmax over t of (t < len ? a : −2³¹ + 1)                [B, T]
+//   out = Σ_t w_t s_t                                              [B, D]
+// An empty row (len 0) weighs its zero padding uniformly and gives 0; an all-empty batch (T = 0)
+// gives zeros. The attention MLP runs on padded steps too, so its training-mode BatchNorm
+// statistics cover all B × T positions, as in TorchEasyRec.
+//
+// State-dict names (relative to the encoder):
+//   mlp.mlp.<i>.perceptron.…   MLP(4D, attn_mlp) with dim 3 (nn/mlp.h: BatchNorm at perceptron.2)
+//   linear.weight [1, H], linear.bias [1]   (H = attn_mlp.hidden_units.back())
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "nn/mlp.h"
+
+namespace tzrec::nn {
+
+struct DINEncoderOptions {
+  MLPOptions attn_mlp;         // its dim is overridden to 3
+  int64_t max_seq_length = 0;  // ≤ 0: use every step
+};
+
+class DINEncoderImpl : public torch::nn::Module {
+ public:
+  // sequence_dim D and query_dim Dq: the widths of "<input>.sequence" and "<input>.query". input:
+  // the sequence group's name. config_path names the DINEncoder message in errors (e.g.
+  // "model_config.multi_tower_din.din_towers[0]"). Throws tzrec::ConfigError for Dq > D and for bad
+  // attn_mlp options (path "<config_path>.attn_mlp").
+  DINEncoderImpl(int64_t sequence_dim, int64_t query_dim, std::string input, DINEncoderOptions options,
+                 const std::string& config_path = "DINEncoder");
+  // grouped holds "<input>.query" [B, Dq] float, "<input>.sequence" [B, T, D] float and
+  // "<input>.sequence_length" [B] int32/int64 → [B, D]
+  torch::Tensor forward(const std::map<std::string, torch::Tensor>& grouped);
+  int64_t output_dim() const { return sequence_dim_; }
+  const std::string& input() const { return input_; }
+
+  // Attention logit of a padded step: TorchEasyRec's −(2³¹) + 1 (−2³¹ once rounded to float32).
+  static constexpr double kPaddingLogit = -2147483647.0;
+
+ private:
+  int64_t sequence_dim_ = 0;
+  int64_t query_dim_ = 0;
+  std::string input_;
+  int64_t max_seq_length_ = 0;
+  MLP mlp_{nullptr};
+  torch::nn::Linear linear_{nullptr};
+};
+TORCH_MODULE(DINEncoder);
+
+}  // namespace tzrec::nn
