@@ -64,20 +64,15 @@ constexpr Entry kEntries[] = {
      "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets "
      "vocab_list vocab_dict value_dim pooling default_value separator weighted init_fn "
      "fg_encoded_default_value default_bucketize_value fg_value_type trainable data_type "
-     "embedding_constraints",
+     "embedding_constraints sequence_length sequence_delim",
      ""},
-    {"IdFeature", kRefused,
-     "zch dynamicemb vocab_file asset_dir stub_type use_mask sequence_length sequence_delim "
-     "sequence_fields",
-     ""},
+    {"IdFeature", kRefused, "zch dynamicemb vocab_file asset_dir stub_type use_mask sequence_fields", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
-     "embedding_constraints",
+     "embedding_constraints sequence_length sequence_delim",
      ""},
-    {"RawFeature", kRefused,
-     "autodis mlp stub_type use_mask sequence_length sequence_delim sequence_fields",
-     ""},
+    {"RawFeature", kRefused, "autodis mlp stub_type use_mask sequence_fields", ""},
     {"ComboFeature", kRefused, "*", ""},
     {"CombineFeature", kRefused, "*", ""},
     {"LookupFeature", kRefused, "*", ""},
@@ -89,17 +84,23 @@ constexpr Entry kEntries[] = {
     {"KvDotProduct", kRefused, "*", ""},
     {"CustomFeature", kRefused, "*", ""},
     {"BoolMaskFeature", kRefused, "*", ""},
-    {"SequenceFeature", kRefused, "*", ""},
-    {"FeatureConfig", kHonoured, "id_feature raw_feature", ""},
+    {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
+    {"SequenceFeature", kWarned, "sequence_pk",
+     "the key online serving joins a history's item features by; no effect in offline training"},
+    {"FeatureConfig", kHonoured, "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature", ""},
     {"FeatureConfig", kRefused,
-     "combo_feature lookup_feature match_feature sequence_feature expr_feature overlap_feature "
+     "combo_feature lookup_feature match_feature expr_feature overlap_feature "
      "tokenize_feature custom_feature kv_dot_product bool_mask_feature combine_feature "
-     "sequence_id_feature sequence_raw_feature sequence_combo_feature sequence_lookup_feature "
+     "sequence_combo_feature sequence_lookup_feature "
      "sequence_match_feature sequence_expr_feature sequence_overlap_feature "
      "sequence_tokenize_feature sequence_custom_feature sequence_kv_dot_product "
      "sequence_bool_mask_feature sequence_combine_feature",
      ""},
-    {"SeqFeatureConfig", kRefused, "*", ""},
+    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature", ""},
+    {"SeqFeatureConfig", kRefused,
+     "combo_feature lookup_feature match_feature expr_feature overlap_feature tokenize_feature custom_feature "
+     "kv_dot_product bool_mask_feature combine_feature",
+     ""},
     {"LossConfig", kHonoured,
      "binary_cross_entropy softmax_cross_entropy l2_loss jrc_loss binary_focal_loss",
      ""},

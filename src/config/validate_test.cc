@@ -98,10 +98,11 @@ TEST(Validate, UnsupportedModels) {
 TEST(Validate, UnsupportedFeatureTypes) {
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'x' } }"),
                            "feature_configs[4].combo_feature"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_id_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].sequence_id_feature"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_feature { sequence_name: 's' } }"),
-                           "feature_configs[4].sequence_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_combo_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].sequence_combo_feature"));
+  EXPECT_TRUE(NotSupported(
+      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { lookup_feature {} } } }"),
+      "feature_configs[4].sequence_feature.features[0].lookup_feature"));
 }
 
 TEST(Validate, DataConfigSubset) {

@@ -56,6 +56,9 @@ struct FeatureSpec {
   torch::ScalarType dtype = torch::kFloat32;  // table storage: data_type FP32 / FP16
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
+  // A sequence feature: sparse ones pool their whole history in DEEP / WIDE groups (as TorchEasyRec's
+  // embedding bags do); dense ones have no row-wise value to put there.
+  bool is_sequence = false;
 };
 
 // A table's parameter as handed to optimizers and checkpoints.

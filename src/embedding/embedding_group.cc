@@ -82,6 +82,12 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
       const FeatureSpec& f = lookup(g, j);
       Slot slot;
       if (!f.is_sparse) {
+        if (f.is_sequence) {
+          throw ConfigError(fmt::format(
+              "{}: '{}' is a dense sequence feature (value_dim numbers per item); it has no one value per row for "
+              "a {} group — use it in a SEQUENCE group",
+              where(g, fmt::format("feature_names[{}]", j)), name, wide ? "WIDE" : "DEEP"));
+        }
         if (wide) {
           throw ConfigError(fmt::format(
               "{}: WIDE group needs sparse features (id_feature, or raw_feature with boundaries), '{}' is dense; "

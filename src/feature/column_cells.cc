@@ -41,7 +41,7 @@ bool is_unsigned32(const parquet::ColumnDescriptor& d) {
 }  // namespace
 
 ColumnCells::ColumnCells(const data::RecordBatch& batch, const std::string& name,
-                         const std::string& user)
+                         const std::string& user, bool sequence)
     : name_(name), batch_(&batch) {
   const int c = batch.column_index(name);
   if (c >= 0) {
@@ -56,7 +56,11 @@ ColumnCells::ColumnCells(const data::RecordBatch& batch, const std::string& name
         name, user));
   }
   const std::string where = fmt::format("column {} (needed by {})", name, user);
-  if (typed_->list_depth() > 1) {
+  if (sequence && typed_->map_values) {
+    throw DataError(fmt::format("{} is a map; sequence features read strings, list<...> or list<list<...>> columns",
+                                where));
+  }
+  if (typed_->list_depth() > 1 && !sequence) {
     throw DataError(fmt::format(
         "{} is a list of lists; only sequence features take list<list<...>> columns — use a "
         "list or scalar column for this feature",

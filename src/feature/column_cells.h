@@ -37,9 +37,10 @@ struct CellValue {
 class ColumnCells {
  public:
   // Throws DataError when the batch has no such column (naming `user`, the feature or field that
-  // needs it) and when the column's shape cannot feed a non-sequence feature (list<list<...>>,
-  // map with string values, unsupported leaf types).
-  ColumnCells(const data::RecordBatch& batch, const std::string& name, const std::string& user);
+  // needs it) and when the column's shape cannot feed the feature (list<list<...>> unless
+  // `sequence`, maps for sequences, map with string values, unsupported leaf types).
+  ColumnCells(const data::RecordBatch& batch, const std::string& name, const std::string& user,
+              bool sequence = false);
 
   const std::string& name() const { return name_; }
   bool is_map() const { return typed_ && typed_->is_map(); }
@@ -72,6 +73,73 @@ class ColumnCells {
       return v;
     }
     return leaf(typed_->values, row);
+  }
+
+  // One item of a sequence cell (see for_each_item): its values.
+  class Item {
+   public:
+    // True when the item holds no value: "" between delimiters, or an empty inner list.
+    bool empty() const { return is_text_ ? text_.empty() : begin_ == end_; }
+    // Calls fn(const CellValue&) for each value: text split by `sep`, list elements as they are
+    // (null elements skipped).
+    template <typename Fn>
+    void for_each(Fn&& fn) const {
+      if (is_text_) {
+        split(text_, sep_, fn);
+        return;
+      }
+      const auto& c = cells_->typed_->values;
+      for (int64_t s = begin_; s < end_; ++s) {
+        if (c.is_null(s)) continue;
+        CellValue v = cells_->leaf(c, s);
+        if (v.kind == CellValue::Kind::kText) {
+          split(v.text, sep_, fn);
+        } else {
+          fn(v);
+        }
+      }
+    }
+
+   private:
+    friend class ColumnCells;
+    const ColumnCells* cells_ = nullptr;
+    bool is_text_ = true;
+    std::string_view text_;
+    std::string_view sep_;
+    int64_t begin_ = 0, end_ = 0;  // leaf slots of a typed item
+  };
+
+  // Sequence cells: calls fn(const Item&) for each item of a non-empty cell, in order. Text is
+  // split into items by `sequence_delim` and an item's values by `sep`; list<...> elements are
+  // one item each (a string element split by `sep`); list<list<...>> inner lists are the items.
+  template <typename Fn>
+  void for_each_item(int64_t row, std::string_view sequence_delim, std::string_view sep, Fn&& fn) const {
+    Item item;
+    item.cells_ = this;
+    item.sep_ = sep;
+    if (text_ || typed_->list_depth() == 0) {
+      const std::string_view text = text_ ? text_->cell(row) : typed_->values.bytes(row);
+      auto on_item = [&](const CellValue& v) {
+        item.text_ = v.text;
+        fn(static_cast<const Item&>(item));
+      };
+      split(text, sequence_delim, on_item);
+      return;
+    }
+    item.is_text_ = false;
+    const auto& c = typed_->values;
+    const int64_t b = c.lists[0].offsets[row], e = c.lists[0].offsets[row + 1];
+    for (int64_t k = b; k < e; ++k) {
+      if (c.lists.size() == 1) {
+        item.begin_ = k;
+        item.end_ = c.is_null(k) ? k : k + 1;
+      } else {
+        const auto& inner = c.lists[1];
+        item.begin_ = inner.offsets[k];
+        item.end_ = inner.is_null(k) ? item.begin_ : inner.offsets[k + 1];
+      }
+      fn(static_cast<const Item&>(item));
+    }
   }
 
   // Calls fn(const CellValue&) for each value of a non-empty cell. Text (CSV cells and string

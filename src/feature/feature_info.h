@@ -9,7 +9,7 @@ namespace tzrec::feature {
 
 struct FeatureInfo {
   std::string name;             // feature_name (tensor key in Batch)
-  std::string type;             // config oneof name: "id_feature", "raw_feature"
+  std::string type;             // config oneof name: "id_feature", "sequence_raw_feature", ...
   bool is_sparse = false;       // sparse → ids in Batch::sparse_features; dense → Batch::dense_features
   // Sparse features only:
   int64_t num_embeddings = 0;   // table rows (docs/tzrec-compatibility.md §5.4 precedence)
@@ -20,8 +20,14 @@ struct FeatureInfo {
   bool trainable = true;
   std::string init_fn;          // e.g. "nn.init.uniform_,a=-0.01,b=0.01"; empty = default
   std::string data_type = "FP32";
-  // Dense features only: width of the feature's block in Batch::dense_features.
+  // Dense features: width of the feature's block in Batch::dense_features (of each item for a
+  // dense sequence). Sparse sequences: 1 = one id per item; otherwise several (0: any number,
+  // n: raw_feature boundaries of n values per item).
   int64_t value_dim = 0;
+  // Sequences: a sequence_* feature, or a sub-feature of a grouped sequence_feature.
+  bool is_sequence = false;
+  std::string sequence_name;     // the grouped sequence's sequence_name; "" for sequence_* features
+  int64_t sequence_length = 0;   // the configured maximum number of items (FG modes truncate)
 };
 
 }  // namespace tzrec::feature

@@ -24,7 +24,7 @@ using Cols = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
 FeatureParser parser(const std::string& features, const std::string& data = "",
                      HashKind hash = HashKind::kStdHash) {
-  return FeatureParser(build_parser_spec(parse_config("data_config { " + data + " } " + features)),
+  return FeatureParser(parse_config("data_config { " + data + " } " + features), true,
                        hash);
 }
 

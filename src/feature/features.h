@@ -8,7 +8,7 @@
 
 namespace tzrec::feature {
 
-// One FeatureInfo per feature_configs entry, in config order, for id_feature and raw_feature:
+// One FeatureInfo per feature (feature_registry.h), in config order, grouped sequences expanded:
 //   num_embeddings (docs/tzrec-compatibility.md §5.4): id_feature hash_bucket_size > num_buckets >
 //     len(effective vocab_list) (vocab_list + default value + <OOV> unless
 //     default_bucketize_value is set) > max(vocab_dict incl. default value -> 0) + 1;

@@ -88,9 +88,9 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
       "not supported yet: feature_configs[1].combo_feature");
   EXPECT_EQ(error_of<NotSupportedError>([] {
               infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
-                                                            sequence_delim: ";" } })");
+                                                            features { combo_feature { feature_name: "c" } } } })");
             }),
-            "not supported yet: feature_configs[0].sequence_feature");
+            "not supported yet: feature_configs[0].sequence_feature.features[0].combo_feature");
   EXPECT_EQ(
       error_of<NotSupportedError>([] {
         infos(

@@ -17,6 +17,7 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
   spec.init_fn = info.init_fn;
   spec.dtype = info.data_type == "FP16" ? torch::kFloat16 : torch::kFloat32;
   spec.value_dim = info.value_dim;
+  spec.is_sequence = info.is_sequence;
   return spec;
 }
 

@@ -7,6 +7,9 @@ Batch Batch::to(const torch::Device& device) const {
   out.batch_size = batch_size;
   out.sparse_features = sparse_features.empty() ? sparse_features : sparse_features.to(device);
   out.dense_features = dense_features.to(device);
+  for (const auto& [k, v] : sequence_lengths) out.sequence_lengths[k] = v.to(device);
+  for (const auto& [k, v] : sequence_item_lengths) out.sequence_item_lengths[k] = v.to(device);
+  for (const auto& [k, v] : sequence_dense_features) out.sequence_dense_features[k] = v.to(device);
   for (const auto& [k, v] : labels) out.labels[k] = v.to(device);
   for (const auto& [k, v] : sample_weights) out.sample_weights[k] = v.to(device);
   return out;

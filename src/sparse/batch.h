@@ -16,6 +16,13 @@ struct Batch {
   int64_t batch_size = 0;
   KeyedJaggedTensor sparse_features;               // sparse features, keys = feature names
   KeyedTensor dense_features;                      // dense features [B, value_dim] per feature
+  // Sequence features (feature/feature.h): a sparse sequence is a key of sparse_features whose
+  // lengths count its items per row (one id per item) or its ids per row (several ids per item,
+  // counted per item in sequence_item_lengths); a dense sequence's items are rows of
+  // sequence_dense_features. Every sequence feature has its items per row in sequence_lengths.
+  std::map<std::string, torch::Tensor> sequence_lengths;        // [B] int64
+  std::map<std::string, torch::Tensor> sequence_item_lengths;   // [ΣL] int64 ids per item
+  std::map<std::string, torch::Tensor> sequence_dense_features; // [ΣL, value_dim] float32
   std::map<std::string, torch::Tensor> labels;     // [B] float32 (int columns become float32 too)
   std::map<std::string, torch::Tensor> sample_weights;  // [B] float32
 

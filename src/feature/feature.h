@@ -1,0 +1,89 @@
+// One configured feature behind one interface: each feature type (id_feature.h, raw_feature.h,
+// sequence_feature.h, ...) builds its compiled form from its config message and parses its input
+// column(s) of a data::RecordBatch into the batch being assembled (feature_parser.h).
+//
+// Parsed outputs (sparse::Batch):
+//   sparse                 ids into the KJT: values, lengths per row (+ weights when weighted)
+//   dense                  value_dim floats per row into the dense block
+//   sparse sequence        ids into the KJT with lengths = items per row (one id per item) or ids
+//                          per row (multi-value items, value_dim 0: ids per item kept apart);
+//                          items per row in Batch::sequence_lengths
+//   dense sequence         [ΣL, value_dim] floats in Batch::sequence_dense_features, items per row
+//                          in Batch::sequence_lengths
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/record_batch.h"
+#include "feature/feature_info.h"
+#include "feature/hash.h"
+
+namespace tzrec::feature {
+
+enum class FgMode { kNone, kNormal };  // FG_DAG is FG_NORMAL for inputs read from columns
+
+// Settings every feature of a config shares, and where a feature's config sits.
+struct BuildContext {
+  FgMode fg_mode = FgMode::kNone;
+  std::string multival_sep = "\x03";  // data_config.fg_encoded_multival_sep
+  int config_index = 0;               // position in feature_configs
+  // Grouped sequences (sequence_feature.features[j]): the group's settings; empty name otherwise.
+  std::string sequence_name;
+  std::string sequence_delim;
+  int64_t sequence_length = 0;
+};
+
+// Key-major accumulation of the KJT: features append one after the other.
+struct SparseOut {
+  std::vector<int64_t> values;   // [sum(L)]
+  std::vector<int64_t> lengths;  // [F * B]
+  std::vector<float> weights;    // [sum(L)] when any feature is weighted
+  bool with_weights = false;
+
+  void push(int64_t id, float w) {
+    values.push_back(id);
+    if (with_weights) weights.push_back(w);
+  }
+};
+
+// Where a feature writes what it parses from one record batch of `rows` rows.
+struct ParseOutput {
+  int64_t rows = 0;
+  HashKind hash_kind = HashKind::kStdHash;
+  SparseOut* sparse = nullptr;  // sparse and sparse-sequence features append here
+  // Dense features: the [rows, dense_stride] float32 block; this feature's columns start at
+  // dense_offset.
+  float* dense = nullptr;
+  int64_t dense_stride = 0;
+  int64_t dense_offset = 0;
+  // Sequence features: items per row [rows]; multi-value sparse items: ids per item [ΣL]; dense
+  // sequences: [ΣL * value_dim] floats.
+  std::vector<int64_t>* sequence_lengths = nullptr;
+  std::vector<int64_t>* item_lengths = nullptr;
+  std::vector<float>* sequence_dense = nullptr;
+};
+
+class Feature {
+ public:
+  virtual ~Feature() = default;
+
+  const FeatureInfo& info() const { return info_; }
+  // "feature_configs[3].id_feature", "feature_configs[2].sequence_feature.features[1].id_feature"
+  const std::string& field_path() const { return field_path_; }
+  // The columns parse() reads.
+  virtual std::vector<std::string> input_columns() const = 0;
+  // Parses the feature's column(s) of `batch` into `out` (see the layout above). Throws DataError
+  // naming file, row, column and feature.
+  virtual void parse(const data::RecordBatch& batch, const ParseOutput& out) const = 0;
+
+ protected:
+  FeatureInfo info_;
+  std::string field_path_;
+};
+
+using FeaturePtr = std::unique_ptr<const Feature>;
+
+}  // namespace tzrec::feature

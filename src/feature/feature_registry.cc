@@ -1,0 +1,109 @@
+#include "feature/feature_registry.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "feature/id_feature.h"
+#include "feature/raw_feature.h"
+#include "feature/sequence_feature.h"
+
+namespace tzrec::feature {
+namespace {
+
+using Factory = FeaturePtr (*)(const google::protobuf::Message& msg, const std::string& path, const std::string& type,
+                               const BuildContext& ctx, bool sequence);
+
+template <class T, class Msg>
+FeaturePtr make(const google::protobuf::Message& msg, const std::string& path, const std::string& type,
+                const BuildContext& ctx, bool sequence) {
+  return std::make_unique<T>(static_cast<const Msg&>(msg), path, type, ctx, sequence);
+}
+
+struct FeatureType {
+  Factory factory;
+  bool sequence;  // the sequence_* variant
+};
+
+// Oneof member name → how to build it (grouped sequence_feature sub-features use the entry of
+// their own type with sequence = true).
+const std::map<std::string, FeatureType>& feature_types() {
+  static const std::map<std::string, FeatureType> types = {
+      {"id_feature", {make<IdFeature, protos::IdFeature>, false}},
+      {"sequence_id_feature", {make<IdFeature, protos::IdFeature>, true}},
+      {"raw_feature", {make<RawFeature, protos::RawFeature>, false}},
+      {"sequence_raw_feature", {make<RawFeature, protos::RawFeature>, true}},
+  };
+  return types;
+}
+
+}  // namespace
+
+FeaturePtr make_feature(const std::string& type, const google::protobuf::Message& msg, const std::string& path,
+                        const BuildContext& ctx, bool sequence) {
+  auto it = feature_types().find(type);
+  if (it == feature_types().end()) throw NotSupportedError(path);
+  return it->second.factory(msg, path, type, ctx, sequence || it->second.sequence);
+}
+
+FeatureSet build_features(const protos::EasyRecConfig& config) {
+  const auto& dc = config.data_config();
+  FeatureSet set;
+  switch (dc.fg_mode()) {
+    case protos::FG_NONE:
+      set.fg_mode = FgMode::kNone;
+      break;
+    case protos::FG_NORMAL:
+    case protos::FG_DAG:
+      set.fg_mode = FgMode::kNormal;
+      break;
+    default:
+      throw NotSupportedError("data_config.fg_mode " + protos::FgMode_Name(dc.fg_mode()));
+  }
+  set.multival_sep = dc.fg_encoded_multival_sep();
+  if (set.multival_sep.empty()) throw ConfigError("data_config.fg_encoded_multival_sep: must not be empty");
+  BuildContext ctx;
+  ctx.fg_mode = set.fg_mode;
+  ctx.multival_sep = set.multival_sep;
+  const auto* oneof = protos::FeatureConfig::descriptor()->FindOneofByName("feature");
+  for (int i = 0; i < config.feature_configs_size(); ++i) {
+    const protos::FeatureConfig& fc = config.feature_configs(i);
+    const auto* field = fc.GetReflection()->GetOneofFieldDescriptor(fc, oneof);
+    if (field == nullptr) throw ConfigError(fmt::format("feature_configs[{}]: no feature type is set", i));
+    ctx.config_index = i;
+    const std::string path = fmt::format("feature_configs[{}].{}", i, field->name());
+    if (fc.has_sequence_feature()) {
+      expand_sequence_feature(fc.sequence_feature(), path, ctx, &set.features);
+    } else {
+      set.features.push_back(make_feature(field->name(), fc.GetReflection()->GetMessage(fc, field), path, ctx, false));
+    }
+  }
+  std::map<std::string, const Feature*> names;
+  for (const FeaturePtr& f : set.features) {
+    if (auto [it, inserted] = names.emplace(f->info().name, f.get()); !inserted) {
+      throw ConfigError(fmt::format("{}.feature_name: '{}' is used by another feature ({})", f->field_path(),
+                                    f->info().name, it->second->field_path()));
+    }
+  }
+  // Features sharing a table (same embedding_name) must agree on its shape.
+  std::map<std::string, const Feature*> tables;
+  for (const FeaturePtr& f : set.features) {
+    const FeatureInfo& info = f->info();
+    if (!info.is_sparse) continue;
+    auto [it, inserted] = tables.emplace(info.embedding_name, f.get());
+    if (inserted) continue;
+    const FeatureInfo& o = it->second->info();
+    if (o.num_embeddings != info.num_embeddings || o.embedding_dim != info.embedding_dim) {
+      throw ConfigError(fmt::format(
+          "{}.embedding_name: table '{}' is shared with {} but has {} x {} rows x dim there and {} x {} here; shared "
+          "tables need the same size",
+          f->field_path(), info.embedding_name, it->second->field_path(), o.num_embeddings, o.embedding_dim,
+          info.num_embeddings, info.embedding_dim));
+    }
+  }
+  return set;
+}
+
+}  // namespace tzrec::feature

@@ -1,0 +1,34 @@
+// The feature types, by config oneof name: every entry of feature_configs (and every sub-feature
+// of a grouped sequence_feature) is built through here. A new feature type is a new file with its
+// Feature subclass and one line in feature_registry.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+
+#include "feature/feature.h"
+#include "tzrec/protos/pipeline.pb.h"
+
+namespace tzrec::feature {
+
+// Every feature of a config, in config order (a grouped sequence's sub-features in place).
+struct FeatureSet {
+  FgMode fg_mode = FgMode::kNone;
+  std::string multival_sep = "\x03";
+  std::vector<FeaturePtr> features;
+};
+
+// Builds and checks the features of `config`: names unique, shared tables (same embedding_name)
+// of one size. Throws NotSupportedError for feature types and options this build does not have,
+// ConfigError (naming the field path) for invalid settings.
+FeatureSet build_features(const protos::EasyRecConfig& config);
+
+// The feature of oneof member `type` ("id_feature", "sequence_raw_feature", ...) whose message is
+// `msg`; `sequence` parses it as a sequence (grouped sub-features). NotSupportedError at `path`
+// for a type this build does not have.
+FeaturePtr make_feature(const std::string& type, const google::protobuf::Message& msg, const std::string& path,
+                        const BuildContext& ctx, bool sequence);
+
+}  // namespace tzrec::feature

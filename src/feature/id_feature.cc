@@ -1,0 +1,312 @@
+#include "feature/id_feature.h"
+
+#include <algorithm>
+#include <map>
+
+#include "feature/feature_support.h"
+
+namespace tzrec::feature {
+
+IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type,
+                     const BuildContext& ctx, bool sequence) {
+  field_path_ = path;
+  fg_mode_ = ctx.fg_mode;
+  multival_sep_ = ctx.multival_sep;
+  if (c.feature_name().empty()) throw ConfigError(path + ".feature_name: must be set");
+  info_.name = (ctx.sequence_name.empty() ? "" : ctx.sequence_name + "__") + c.feature_name();
+  info_.type = type;
+  info_.is_sparse = true;
+  info_.weighted = c.weighted();
+  // zch, dynamicemb, vocab_file, stub_type: refused when the config is loaded (config/field_registry.cc).
+  if (c.has_fg_value_type() && c.fg_value_type() != "string") {
+    throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
+  }
+  fill_table_info(c, path, &info_);
+  if (sequence) {
+    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
+    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
+    // TorchEasyRec: one id per item unless value_dim says otherwise (0: any number of ids).
+    info_.value_dim = c.has_value_dim() ? c.value_dim() : 1;
+    if (info_.value_dim > 1) {
+      throw ConfigError(fmt::format("{}.value_dim: {} for a sequence id feature; use 1 (one id per item) or 0 (any "
+                                    "number of ids per item)",
+                                    path, info_.value_dim));
+    }
+    if (info_.weighted) throw NotSupportedError(path + ".weighted (weighted sequence features)");
+  }
+
+  // Effective vocabularies (docs/tzrec-compatibility.md §5.4): without default_bucketize_value, id 0
+  // is the default value and id 1 is OOV. Sequences use "0" for an empty default_value.
+  const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
+  std::vector<std::string> vocab_list;
+  if (c.vocab_list_size() > 0) {
+    if (c.has_default_bucketize_value()) {
+      vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
+    } else {
+      vocab_list = {default_value, "<OOV>"};
+      vocab_list.insert(vocab_list.end(), c.vocab_list().begin(), c.vocab_list().end());
+    }
+  }
+  std::map<std::string, int64_t> vocab_dict(c.vocab_dict().begin(), c.vocab_dict().end());
+  if (!vocab_dict.empty() && !c.has_default_bucketize_value()) vocab_dict[default_value] = 0;
+
+  // num_embeddings precedence: hash_bucket_size > num_buckets > vocab_list > vocab_dict.
+  if (c.has_hash_bucket_size()) {
+    if (c.hash_bucket_size() == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
+    info_.num_embeddings = static_cast<int64_t>(c.hash_bucket_size());
+    table_size_field_ = "hash_bucket_size";
+  } else if (c.has_num_buckets()) {
+    if (c.num_buckets() == 0) throw ConfigError(path + ".num_buckets: must be > 0");
+    info_.num_embeddings = static_cast<int64_t>(c.num_buckets());
+    table_size_field_ = "num_buckets";
+  } else if (!vocab_list.empty()) {
+    info_.num_embeddings = static_cast<int64_t>(vocab_list.size());
+    table_size_field_ = "vocab_list";
+  } else if (!vocab_dict.empty()) {
+    int64_t max_id = 0;
+    for (const auto& [k, v] : vocab_dict) max_id = std::max(max_id, v);
+    info_.num_embeddings = max_id + 1;
+    table_size_field_ = "vocab_dict";
+  } else {
+    throw ConfigError(fmt::format(
+        "{}: set one of hash_bucket_size, num_buckets, vocab_list or vocab_dict for feature {}", path, info_.name));
+  }
+  table_size_source_ = table_size_field_ + " " + std::to_string(info_.num_embeddings);
+
+  if (fg_mode_ == FgMode::kNone) {
+    input_column_ = info_.name;
+    fg_encoded_default_ =
+        fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
+    return;
+  }
+  input_column_ = sequence_input_column(ctx, input_from_expression(c.expression(), path));
+  default_value_ = default_value;
+  separator_ = c.separator();
+  if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
+  // Bucketizer precedence of TorchEasyRec's fg_json: hash > vocab_list > vocab_dict > num_buckets.
+  if (c.has_hash_bucket_size()) {
+    bucketizer_ = Bucketizer::kHash;
+    hash_bucket_size_ = c.hash_bucket_size();
+  } else if (!vocab_list.empty() || !vocab_dict.empty()) {
+    bucketizer_ = Bucketizer::kVocab;
+    // A token listed twice keeps its later position (the default value found in vocab_list maps
+    // to its list position).
+    for (size_t i = 0; i < vocab_list.size(); ++i) vocab_[vocab_list[i]] = static_cast<int64_t>(i);
+    if (vocab_list.empty()) {
+      for (const auto& [k, v] : vocab_dict) vocab_[k] = v;
+    }
+    oov_id_ = c.has_default_bucketize_value() ? static_cast<int64_t>(c.default_bucketize_value()) : 1;
+    check_vocab_ids();
+  } else {
+    bucketizer_ = Bucketizer::kNumBuckets;
+  }
+}
+
+void IdFeature::check_vocab_ids() const {
+  for (const auto& [token, id] : vocab_) {
+    if (id < 0 || id >= info_.num_embeddings) {
+      throw ConfigError(fmt::format("{}: vocab id {} of '{}' is outside the table [0, {}) sized by {}", field_path_, id,
+                                    token, info_.num_embeddings, table_size_source_));
+    }
+  }
+  if (oov_id_ < 0 || oov_id_ >= info_.num_embeddings) {
+    throw ConfigError(fmt::format("{}.default_bucketize_value: {} is outside the table [0, {}) sized by {}",
+                                  field_path_, oov_id_, info_.num_embeddings, table_size_source_));
+  }
+}
+
+void IdFeature::throw_out_of_range(const std::string& where, int64_t id, const char* what) const {
+  throw DataError(fmt::format("{}: {} {} out of range [0, {}) for feature {} ({}); {}", where, what, id,
+                              info_.num_embeddings, info_.name, table_size_source_, range_hint(table_size_field_)));
+}
+
+int64_t IdFeature::encoded_id(const CellValue& v, const std::string& where) const {
+  int64_t id = 0;
+  if (!as_int64(v, &id)) {
+    throw DataError(fmt::format(
+        "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE the column holds "
+        "bucketized ids separated by data_config.fg_encoded_multival_sep{} — check the data, "
+        "the separator and data_config.fg_mode",
+        where, display(v), info_.name, info_.is_sequence ? " (items by the sequence_delim)" : ""));
+  }
+  if (id < 0 || id >= info_.num_embeddings) throw_out_of_range(where, id, "id");
+  return id;
+}
+
+int64_t IdFeature::fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
+                         std::string* buf) const {
+  int64_t id = 0;
+  switch (bucketizer_) {
+    case Bucketizer::kHash:
+      return hash_bucket(key.kind == CellValue::Kind::kText ? key.text : as_text(key, buf), hash_bucket_size_,
+                         hash_kind);
+    case Bucketizer::kVocab: {
+      const std::string_view k = as_text(key, buf);
+      if (k.data() != buf->data()) buf->assign(k.data(), k.size());
+      auto it = vocab_.find(*buf);
+      return it == vocab_.end() ? oov_id_ : it->second;
+    }
+    case Bucketizer::kNumBuckets:
+      if (!as_int64(key, &id)) {
+        throw DataError(fmt::format(
+            "{}: value '{}' of feature {} is not an integer; num_buckets needs integer ids in [0, {}) (use "
+            "hash_bucket_size or a vocab for other values)",
+            cells.where(r), display(key), info_.name, info_.num_embeddings));
+      }
+      if (id < 0 || id >= info_.num_embeddings) throw_out_of_range(cells.where(r), id, "value");
+      return id;
+  }
+  return 0;
+}
+
+void IdFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const ColumnCells cells(batch, input_column_, "feature " + info_.name, info_.is_sequence);
+  if (info_.is_sequence) {
+    if (fg_mode_ == FgMode::kNone) {
+      parse_encoded_sequence(cells, out);
+    } else {
+      parse_fg_sequence(cells, out);
+    }
+  } else if (fg_mode_ == FgMode::kNone) {
+    parse_encoded(cells, out);
+  } else {
+    parse_fg(cells, out);
+  }
+}
+
+void IdFeature::parse_encoded(const ColumnCells& cells, const ParseOutput& out) const {
+  const std::string* def = fg_encoded_default_ ? &*fg_encoded_default_ : nullptr;
+  if (cells.is_map() && !info_.weighted) {
+    throw DataError(fmt::format(
+        "column {} is a {} (ids with weights) but feature {} is not weighted; set {}.weighted: true or use a "
+        "list column",
+        cells.name(), cells.describe_type(), info_.name, field_path_));
+  }
+  for (int64_t r = 0; r < out.rows; ++r) {
+    int64_t len = 0;
+    for_each_value_or_default(cells, r, multival_sep_, def, [&](const CellValue& v, bool from_default) {
+      CellValue id_val = v;
+      float w = 1.0f;
+      if (info_.weighted) {
+        const bool plain_default = from_default && v.text.find(':') == std::string_view::npos;
+        if (!plain_default && !weighted_key(v, &id_val, &w)) {
+          throw DataError(fmt::format(
+              "{}: '{}' of weighted feature {} is not id:weight; weighted features read 'id:weight' tokens "
+              "(separated by data_config.fg_encoded_multival_sep) or map columns; fix the data",
+              cells.where(r), display(v), info_.name));
+        }
+      }
+      out.sparse->push(encoded_id(id_val, cells.where(r)), w);
+      ++len;
+    });
+    out.sparse->lengths.push_back(len);
+  }
+}
+
+void IdFeature::parse_fg(const ColumnCells& cells, const ParseOutput& out) const {
+  std::string key_buf;
+  if (cells.is_map() && !info_.weighted) {
+    throw DataError(fmt::format(
+        "column {} is a {} (keys with weights) but feature {} is not weighted; set {}.weighted: true or use a "
+        "list column",
+        cells.name(), cells.describe_type(), info_.name, field_path_));
+  }
+  for (int64_t r = 0; r < out.rows; ++r) {
+    int64_t len = 0;
+    for_each_value_or_default(cells, r, separator_, &default_value_, [&](const CellValue& v, bool) {
+      if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
+      if (!info_.weighted) {
+        out.sparse->push(fg_id(v, out.hash_kind, cells, r, &key_buf), 1.0f);
+        ++len;
+        return;
+      }
+      CellValue key;
+      float w = 1.0f;
+      if (!weighted_key(v, &key, &w)) {
+        throw DataError(fmt::format(
+            "{}: '{}' of weighted feature {} is not key:weight; weighted features read 'key:weight' tokens or map "
+            "columns; fix the data",
+            cells.where(r), display(v), info_.name));
+      }
+      if (key.kind == CellValue::Kind::kText && key.text.empty()) return;
+      out.sparse->push(fg_id(key, out.hash_kind, cells, r, &key_buf), w);
+      ++len;
+    });
+    out.sparse->lengths.push_back(len);
+  }
+}
+
+void IdFeature::parse_encoded_sequence(const ColumnCells& cells, const ParseOutput& out) const {
+  std::vector<int64_t> ids_per_item;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    ids_per_item.clear();
+    auto push_item = [&](const auto& for_each_id) {
+      int64_t n = 0;
+      for_each_id([&](const CellValue& v) {
+        out.sparse->push(encoded_id(v, cells.where(r)), 1.0f);
+        ++n;
+      });
+      if (info_.value_dim == 1 && n != 1) {
+        throw DataError(fmt::format(
+            "{}: item {} of sequence feature {} has {} ids; with value_dim 1 each item is one id — set "
+            "{}.value_dim: 0 for items with several ids, or fix the data",
+            cells.where(r), ids_per_item.size(), info_.name, n, field_path_));
+      }
+      ids_per_item.push_back(n);
+    };
+    if (!cells.empty(r)) {
+      cells.for_each_item(r, sequence_delim_, multival_sep_, [&](const ColumnCells::Item& item) {
+        push_item([&](auto&& fn) { item.for_each(fn); });
+      });
+    } else if (fg_encoded_default_) {
+      // TorchEasyRec: an empty history becomes one item holding the default ids.
+      push_item([&](auto&& fn) {
+        CellValue v;
+        for_each_token(*fg_encoded_default_, multival_sep_, [&](std::string_view tok) {
+          v.text = tok;
+          fn(v);
+        });
+      });
+    }
+    end_sequence_row(ids_per_item, info_.value_dim == 1, out);
+  }
+}
+
+void IdFeature::parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const {
+  std::string key_buf;
+  std::vector<int64_t> ids_per_item;
+  const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    ids_per_item.clear();
+    // One item from its values (or the default value when it has none).
+    auto push_item = [&](const auto& for_each_value) {
+      if (static_cast<int64_t>(ids_per_item.size()) >= max_items) return;
+      int64_t n = 0;
+      auto push_value = [&](const CellValue& v) {
+        if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
+        if (info_.value_dim == 1 && n == 1) return;  // value_dim 1 keeps the item's first value
+        out.sparse->push(fg_id(v, out.hash_kind, cells, r, &key_buf), 1.0f);
+        ++n;
+      };
+      for_each_value(push_value);
+      if (n == 0) {
+        CellValue d;
+        for_each_token(default_value_, separator_, [&](std::string_view tok) {
+          d.text = tok;
+          push_value(d);
+        });
+      }
+      ids_per_item.push_back(n);
+    };
+    if (cells.empty(r)) {
+      push_item([](auto&&) {});
+    } else {
+      cells.for_each_item(r, sequence_delim_, separator_, [&](const ColumnCells::Item& item) {
+        push_item([&](auto&& fn) { item.for_each(fn); });
+      });
+    }
+    end_sequence_row(ids_per_item, info_.value_dim == 1, out);
+  }
+}
+
+}  // namespace tzrec::feature

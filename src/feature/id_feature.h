@@ -1,0 +1,75 @@
+// id_feature, sequence_id_feature and the id_feature sub-features of a grouped sequence_feature
+// (docs/tzrec-compatibility.md §5.4 - §5.6).
+//
+// FG_NONE (the column holds FG output, named after the feature):
+//   ids split by fg_encoded_multival_sep; weighted features hold "id:weight" tokens (or map
+//   columns); an empty cell uses fg_encoded_default_value or gives an empty bag; ids outside
+//   [0, num_embeddings) are a DataError.
+//   Sequences: items split by sequence_delim (or list<...> elements, or the inner lists of
+//   list<list<...>>), each item's ids split by fg_encoded_multival_sep; an empty cell is an empty
+//   history (or one item of fg_encoded_default_value); no truncation (as TorchEasyRec).
+// FG_NORMAL / FG_DAG (the column is the expression's input; grouped sub-features read
+// "<sequence_name>__<input>"):
+//   empty cell -> default_value; values split by `separator`; empty tokens are no value;
+//   weighted tokens "key:weight" (split at the last ':'); then hash_bucket_size (hash of the text
+//   as is) | vocab_list | vocab_dict | num_buckets (integers in [0, num_buckets)).
+//   Sequences: items split by sequence_delim, an empty cell or item is default_value ("0" when
+//   empty, as TorchEasyRec); value_dim 1 keeps an item's first value, 0 all of them; histories
+//   longer than sequence_length keep their first sequence_length items.
+// Sequence items carry one id each (value_dim 1, the default) or any number (value_dim 0: the
+// KJT holds ids per row, Batch::sequence_item_lengths the ids per item).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "feature/column_cells.h"
+#include "feature/feature.h"
+#include "tzrec/protos/feature.pb.h"
+
+namespace tzrec::feature {
+
+class IdFeature : public Feature {
+ public:
+  // `type`: the config oneof name ("id_feature", "sequence_id_feature"); `sequence`: parse as a
+  // sequence (sequence_id_feature, or a sub-feature of the grouped sequence in ctx).
+  IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
+            bool sequence);
+
+  std::vector<std::string> input_columns() const override { return {input_column_}; }
+  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
+
+ private:
+  enum class Bucketizer { kHash, kNumBuckets, kVocab };
+
+  void check_vocab_ids() const;
+  [[noreturn]] void throw_out_of_range(const std::string& where, int64_t id, const char* what) const;
+  // An FG_NONE id, checked against the table size.
+  int64_t encoded_id(const CellValue& v, const std::string& where) const;
+  // The id of an FG_NORMAL value (text, or a number hashed / looked up as its decimal text).
+  int64_t fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
+                std::string* buf) const;
+  void parse_encoded(const ColumnCells& cells, const ParseOutput& out) const;
+  void parse_fg(const ColumnCells& cells, const ParseOutput& out) const;
+  void parse_encoded_sequence(const ColumnCells& cells, const ParseOutput& out) const;
+  void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
+
+  FgMode fg_mode_ = FgMode::kNone;
+  std::string input_column_;
+  std::string multival_sep_;
+  std::string sequence_delim_;
+  std::optional<std::string> fg_encoded_default_;  // FG_NONE
+  std::string default_value_;                      // FG_NORMAL
+  std::string separator_;
+  Bucketizer bucketizer_ = Bucketizer::kNumBuckets;
+  uint64_t hash_bucket_size_ = 0;
+  std::unordered_map<std::string, int64_t> vocab_;  // token -> id
+  int64_t oov_id_ = 1;
+  // "num_buckets 500", "vocab_list of 4 entries", ... and the field for range errors.
+  std::string table_size_source_;
+  std::string table_size_field_;
+};
+
+}  // namespace tzrec::feature

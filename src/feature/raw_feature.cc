@@ -1,0 +1,216 @@
+#include "feature/raw_feature.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "feature/feature_support.h"
+
+namespace tzrec::feature {
+
+RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, const std::string& type,
+                       const BuildContext& ctx, bool sequence) {
+  field_path_ = path;
+  fg_mode_ = ctx.fg_mode;
+  multival_sep_ = ctx.multival_sep;
+  if (c.feature_name().empty()) throw ConfigError(path + ".feature_name: must be set");
+  info_.name = (ctx.sequence_name.empty() ? "" : ctx.sequence_name + "__") + c.feature_name();
+  info_.type = type;
+  // autodis, mlp, stub_type: refused when the config is loaded (config/field_registry.cc).
+  if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
+  value_dim_ = c.value_dim();
+  info_.value_dim = value_dim_;
+  if (sequence) {
+    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
+    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
+  }
+  if (c.boundaries_size() > 0) {
+    info_.is_sparse = true;
+    fill_table_info(c, path, &info_);
+    boundaries_.assign(c.boundaries().begin(), c.boundaries().end());
+    for (size_t i = 0; i < boundaries_.size(); ++i) {
+      if (std::isnan(boundaries_[i]) || (i > 0 && !(boundaries_[i - 1] < boundaries_[i]))) {
+        throw ConfigError(fmt::format("{}.boundaries: must be strictly increasing (entry {} is {})", path, i,
+                                      boundaries_[i]));
+      }
+    }
+    info_.num_embeddings = static_cast<int64_t>(boundaries_.size()) + 1;
+    // Non-sequence sparse features have no per-item width (their ids are pooled per row).
+    if (!sequence) info_.value_dim = 0;
+  } else {
+    info_.embedding_dim = c.embedding_dim();
+  }
+  if (fg_mode_ == FgMode::kNone) {
+    // The column holds FG output: bucket ids when boundaries are set, else value_dim floats.
+    if (c.has_normalizer()) warn_normalizer_not_applied(path);
+    input_column_ = info_.name;
+    fg_encoded_default_ =
+        fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
+    return;
+  }
+  input_column_ = sequence_input_column(ctx, input_from_expression(c.expression(), path));
+  default_value_ = c.default_value();
+  separator_ = c.separator();
+  if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
+  if (c.has_normalizer()) normalizer_ = Normalizer::parse(c.normalizer(), path + ".normalizer");
+}
+
+const char* RawFeature::kind() const {
+  return fg_mode_ == FgMode::kNone && !info_.is_sparse ? "dense" : "raw";
+}
+
+int64_t RawFeature::encoded_bucket(const CellValue& v, const std::string& where) const {
+  int64_t id = 0;
+  if (!as_int64(v, &id)) {
+    throw DataError(fmt::format(
+        "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE a raw_feature with boundaries holds "
+        "bucket ids separated by data_config.fg_encoded_multival_sep — check the data, the separator and "
+        "data_config.fg_mode",
+        where, display(v), info_.name));
+  }
+  if (id < 0 || id >= info_.num_embeddings) {
+    throw DataError(fmt::format("{}: id {} out of range [0, {}) for feature {} ({} boundaries -> {} buckets); fix the "
+                                "data or the boundaries",
+                                where, id, info_.num_embeddings, info_.name, boundaries_.size(),
+                                info_.num_embeddings));
+  }
+  return id;
+}
+
+template <typename ForEach>
+void RawFeature::values_of(const ForEach& for_each_value, const ColumnCells& cells, int64_t r,
+                           std::vector<double>* vals) const {
+  vals->clear();
+  const bool encoded = fg_mode_ == FgMode::kNone;
+  const bool encoded_ids = encoded && info_.is_sparse;
+  auto take = [&](const CellValue& v) {
+    if (encoded_ids) {
+      vals->push_back(static_cast<double>(encoded_bucket(v, cells.where(r))));
+      return;
+    }
+    double x = 0;
+    if (!as_double(v, &x)) {
+      throw DataError(fmt::format(
+          "{}: value '{}' of {} feature {} is not a number; fix the data (multiple values are separated by {})",
+          cells.where(r), display(v), kind(), info_.name,
+          encoded ? "data_config.fg_encoded_multival_sep" : field_path_ + ".separator"));
+    }
+    vals->push_back(x);
+  };
+  for_each_value(take);
+  bool from_default = false;
+  if (vals->empty()) {
+    const std::string* def = encoded ? (fg_encoded_default_ ? &*fg_encoded_default_ : nullptr) : &default_value_;
+    if (def == nullptr || def->empty()) {
+      throw DataError(fmt::format("{}: empty value for {} feature {}; set {}.{} or fill the column", cells.where(r),
+                                  kind(), info_.name, field_path_,
+                                  encoded ? "fg_encoded_default_value" : "default_value"));
+    }
+    CellValue d;
+    for_each_token(*def, encoded ? multival_sep_ : separator_, [&](std::string_view tok) {
+      d.text = tok;
+      take(d);
+    });
+    from_default = true;
+  }
+  // FG modes: a single default value stands for all value_dim values.
+  if (!encoded && from_default && vals->size() == 1 && value_dim_ > 1) {
+    vals->resize(static_cast<size_t>(value_dim_), (*vals)[0]);
+  }
+  if (static_cast<int64_t>(vals->size()) != value_dim_) {
+    throw DataError(fmt::format("{}: {} feature {} has {} values{}, expected value_dim {}; fix the data or {}.value_dim",
+                                cells.where(r), kind(), info_.name, vals->size(),
+                                info_.is_sequence ? " in an item" : "", value_dim_, field_path_));
+  }
+  if (!encoded) {
+    for (auto& v : *vals) v = normalizer_.apply(v);
+  }
+}
+
+void RawFeature::emit(const std::vector<double>& vals, const ColumnCells& cells, int64_t r, const ParseOutput& out,
+                      float* dense_row) const {
+  if (!info_.is_sparse) {
+    for (size_t k = 0; k < vals.size(); ++k) dense_row[k] = static_cast<float>(vals[k]);
+    return;
+  }
+  for (double v : vals) {
+    if (fg_mode_ == FgMode::kNone) {
+      out.sparse->push(static_cast<int64_t>(v), 1.0f);
+      continue;
+    }
+    // Compare in float32 like the float-typed FG value and the float boundaries.
+    const float x = static_cast<float>(v);
+    const auto bucket = std::upper_bound(boundaries_.begin(), boundaries_.end(), x) - boundaries_.begin();
+    out.sparse->push(static_cast<int64_t>(bucket), 1.0f);
+  }
+}
+
+void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const ColumnCells cells(batch, input_column_, "feature " + info_.name, info_.is_sequence);
+  if (cells.is_map()) {
+    throw DataError(fmt::format("column {} is a {}; raw feature {} reads numbers or lists of numbers", cells.name(),
+                                cells.describe_type(), info_.name));
+  }
+  const std::string& sep = fg_mode_ == FgMode::kNone ? multival_sep_ : separator_;
+  std::vector<double> vals;
+  if (!info_.is_sequence && info_.is_sparse && fg_mode_ == FgMode::kNone) {
+    // FG output of a bucketized raw feature: its bucket ids (any number, like an id feature's).
+    const std::string* def = fg_encoded_default_ ? &*fg_encoded_default_ : nullptr;
+    for (int64_t r = 0; r < out.rows; ++r) {
+      int64_t len = 0;
+      for_each_value_or_default(cells, r, sep, def, [&](const CellValue& v, bool) {
+        out.sparse->push(encoded_bucket(v, cells.where(r)), 1.0f);
+        ++len;
+      });
+      out.sparse->lengths.push_back(len);
+    }
+    return;
+  }
+  if (!info_.is_sequence) {
+    for (int64_t r = 0; r < out.rows; ++r) {
+      values_of(
+          [&](auto&& fn) {
+            if (!cells.empty(r)) cells.for_each(r, sep, fn);
+          },
+          cells, r, &vals);
+      emit(vals, cells, r, out, info_.is_sparse ? nullptr : out.dense + r * out.dense_stride + out.dense_offset);
+      if (info_.is_sparse) out.sparse->lengths.push_back(value_dim_);
+    }
+    return;
+  }
+  const auto max_items =
+      fg_mode_ != FgMode::kNone && info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
+  std::vector<int64_t> ids_per_item;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    ids_per_item.clear();
+    auto push_item = [&](const auto& for_each_value) {
+      if (static_cast<int64_t>(ids_per_item.size()) >= max_items) return;
+      values_of(for_each_value, cells, r, &vals);
+      if (info_.is_sparse) {
+        emit(vals, cells, r, out, nullptr);
+      } else {
+        const size_t at = out.sequence_dense->size();
+        out.sequence_dense->resize(at + vals.size());
+        emit(vals, cells, r, out, out.sequence_dense->data() + at);
+      }
+      ids_per_item.push_back(value_dim_);
+    };
+    if (!cells.empty(r)) {
+      cells.for_each_item(r, sequence_delim_, sep, [&](const ColumnCells::Item& item) {
+        if (fg_mode_ != FgMode::kNone && item.empty()) {
+          push_item([](auto&&) {});  // FG modes: an empty item is the default value
+        } else {
+          push_item([&](auto&& fn) { item.for_each(fn); });
+        }
+      });
+    } else if (fg_mode_ != FgMode::kNone || fg_encoded_default_) {
+      push_item([](auto&&) {});  // one item of the default value
+    }
+    if (info_.is_sparse) {
+      end_sequence_row(ids_per_item, value_dim_ == 1, out);
+    } else {
+      out.sequence_lengths->push_back(static_cast<int64_t>(ids_per_item.size()));
+    }
+  }
+}
+
+}  // namespace tzrec::feature

@@ -1,0 +1,229 @@
+// Sequence features through FeatureParser: grouped sequence_feature sub-features and stand-alone
+// sequence_id_feature / sequence_raw_feature, FG_NONE (CSV text, list<...> and list<list<...>>
+// Parquet columns giving the same batch) and FG_NORMAL (defaults, truncation, value_dim).
+// Expected values: TorchEasyRec's parser tests where they exist (tzrec/features/id_feature_test.py
+// "1;2", "", "3", "4\x035;6" -> values 1..6, ids per item 1,1,1,2,1, items per row 2,0,1,2;
+// raw_feature_test.py "0.1\x031.1;0.2\x031.2" with value_dim 2 -> two items of 2 values), the rest
+// worked out by hand from the rules in feature/id_feature.h and feature/raw_feature.h.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "feature/feature_parser.h"
+#include "feature/features.h"
+#include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
+#include "feature/testing_typed_batch.h"
+
+namespace tzrec::feature {
+namespace sequence_feature_test {
+
+using testing::error_of;
+using testing::Floats;
+using testing::floats_of;
+using testing::Ids;
+using testing::ids_of;
+using testing::make_batch;
+using testing::parse_config;
+using testing::PhysicalType;
+using testing::TypedBatch;
+
+FeatureParser parser(const std::string& features, const std::string& data = "") {
+  return FeatureParser(parse_config("data_config { " + data + " } " + features), false, HashKind::kStdHash);
+}
+
+// The grouped sequence "click" (FG_NONE columns "click__item" and "click__price") and a plain id.
+const char* kGrouped = R"(
+  feature_configs { id_feature { feature_name: "user" embedding_dim: 4 num_buckets: 10 } }
+  feature_configs { sequence_feature {
+    sequence_name: "click" sequence_length: 50 sequence_delim: ";"
+    features { id_feature { feature_name: "item" embedding_dim: 8 num_buckets: 100 value_dim: 0 } }
+    features { raw_feature { feature_name: "price" value_dim: 2 } }
+  } }
+)";
+
+TEST(SequenceFeatures, GroupedNamesInfosAndColumns) {
+  const auto infos = build_feature_infos(parse_config(kGrouped));
+  ASSERT_EQ(infos.size(), 3u);
+  EXPECT_EQ(infos[1].name, "click__item");
+  EXPECT_TRUE(infos[1].is_sequence);
+  EXPECT_TRUE(infos[1].is_sparse);
+  EXPECT_EQ(infos[1].sequence_name, "click");
+  EXPECT_EQ(infos[1].sequence_length, 50);
+  EXPECT_EQ(infos[1].value_dim, 0);
+  EXPECT_EQ(infos[1].embedding_name, "click__item_emb");
+  EXPECT_EQ(infos[2].name, "click__price");
+  EXPECT_FALSE(infos[2].is_sparse);
+  EXPECT_EQ(infos[2].value_dim, 2);
+  EXPECT_EQ(parser(kGrouped).input_columns(), (std::vector<std::string>{"user", "click__item", "click__price"}));
+}
+
+// TorchEasyRec's id_feature_test example (multi-value items, value_dim 0) and its raw example.
+TEST(SequenceFeatures, FgNoneTextMatchesTorchEasyRecExamples) {
+  auto p = parser(kGrouped);
+  auto batch = p.parse(make_batch({{"user", {"1", "2", "3", "4"}},
+                                   {"click__item", {"1;2", "", "3", "4\x03" "5;6"}},
+                                   {"click__price", {"0.1\x03" "1.1;0.2\x03" "1.2", "", "3\x03" "4", "5\x03" "6;7\x03" "8"}}}));
+  const auto item = batch.sparse_features["click__item"];
+  EXPECT_EQ(ids_of(item.values), (Ids{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(ids_of(item.lengths), (Ids{2, 0, 1, 3}));  // ids per row (several ids per item)
+  EXPECT_EQ(ids_of(batch.sequence_item_lengths.at("click__item")), (Ids{1, 1, 1, 2, 1}));
+  EXPECT_EQ(ids_of(batch.sequence_lengths.at("click__item")), (Ids{2, 0, 1, 2}));
+  EXPECT_EQ(floats_of(batch.sequence_dense_features.at("click__price")),
+            (Floats{0.1f, 1.1f, 0.2f, 1.2f, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(batch.sequence_dense_features.at("click__price").sizes(), (std::vector<int64_t>{5, 2}));
+  EXPECT_EQ(ids_of(batch.sequence_lengths.at("click__price")), (Ids{2, 0, 1, 2}));
+  // Sequences are not dense features of the row.
+  EXPECT_EQ(batch.dense_features.keys().size(), 0u);
+  EXPECT_EQ(batch.sparse_features.keys(), (std::vector<std::string>{"user", "click__item"}));
+}
+
+// The same values as list<int64> / list<list<...>> Parquet columns give the same batch.
+TEST(SequenceFeatures, FgNoneParquetListsEqualText) {
+  const char* features = R"(
+    feature_configs { sequence_id_feature { feature_name: "hist" embedding_dim: 4 num_buckets: 100 } }
+    feature_configs { sequence_id_feature { feature_name: "tags" embedding_dim: 4 num_buckets: 100 value_dim: 0 } }
+    feature_configs { sequence_raw_feature { feature_name: "ts" value_dim: 2 } })";
+  auto p = parser(features);
+  auto text = p.parse(make_batch({{"hist", {"7;8;9", "", "1"}},
+                                  {"tags", {"1\x03" "2;3", "4", ""}},
+                                  {"ts", {"1\x03" "2;3\x03" "4", "", "5\x03" "6"}}}));
+  const std::vector<std::vector<int64_t>> hist = {{7, 8, 9}, {}, {1}};
+  const std::vector<std::vector<std::vector<int64_t>>> tags = {{{1, 2}, {3}}, {{4}}, {}};
+  const std::vector<std::vector<std::vector<double>>> ts = {{{1, 2}, {3, 4}}, {}, {{5, 6}}};
+  TypedBatch t(3);
+  t.add("hist", PhysicalType::kInt64, 1, [&](auto& b, int64_t r) {
+    b.begin_list();
+    for (int64_t v : hist[r]) b.append(v);
+    b.end_list();
+  });
+  t.add("tags", PhysicalType::kInt64, 2, [&](auto& b, int64_t r) {
+    b.begin_list();
+    for (const auto& item : tags[r]) {
+      b.begin_list();
+      for (int64_t v : item) b.append(v);
+      b.end_list();
+    }
+    b.end_list();
+  });
+  t.add("ts", PhysicalType::kDouble, 2, [&](auto& b, int64_t r) {
+    b.begin_list();
+    for (const auto& item : ts[r]) {
+      b.begin_list();
+      for (double v : item) b.append(v);
+      b.end_list();
+    }
+    b.end_list();
+  });
+  auto typed = p.parse(t.batch);
+  EXPECT_EQ(ids_of(typed.sparse_features.values()), ids_of(text.sparse_features.values()));
+  EXPECT_EQ(ids_of(typed.sparse_features.lengths()), ids_of(text.sparse_features.lengths()));
+  EXPECT_EQ(ids_of(text.sparse_features.values()), (Ids{7, 8, 9, 1, 1, 2, 3, 4}));
+  EXPECT_EQ(ids_of(text.sparse_features.lengths()), (Ids{3, 0, 1, 3, 1, 0}));
+  for (const char* name : {"hist", "tags", "ts"}) {
+    EXPECT_EQ(ids_of(typed.sequence_lengths.at(name)), ids_of(text.sequence_lengths.at(name))) << name;
+  }
+  EXPECT_EQ(ids_of(typed.sequence_item_lengths.at("tags")), (Ids{2, 1, 1}));
+  EXPECT_EQ(ids_of(text.sequence_item_lengths.at("tags")), (Ids{2, 1, 1}));
+  EXPECT_EQ(floats_of(typed.sequence_dense_features.at("ts")), (Floats{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(floats_of(text.sequence_dense_features.at("ts")), (Floats{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(SequenceFeatures, FgNoneDefaultsAndErrors) {
+  // fg_encoded_default_value: an empty history becomes one item of the default.
+  auto p = parser(R"(
+    feature_configs { sequence_id_feature { feature_name: "hist" embedding_dim: 4 num_buckets: 10
+                                            fg_encoded_default_value: "0" } })");
+  auto batch = p.parse(make_batch({{"hist", {"", "3;4"}}}));
+  EXPECT_EQ(ids_of(batch.sparse_features.values()), (Ids{0, 3, 4}));
+  EXPECT_EQ(ids_of(batch.sequence_lengths.at("hist")), (Ids{1, 2}));
+  // value_dim 1 (the default): one id per item.
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(make_batch({{"hist", {"1\x03" "2;3"}}})); }),
+            "t.csv line 2 column hist: item 0 of sequence feature hist has 2 ids; with value_dim 1 each item is one "
+            "id — set feature_configs[0].sequence_id_feature.value_dim: 0 for items with several ids, or fix the "
+            "data");
+  EXPECT_NE(error_of<DataError>([&] { p.parse(make_batch({{"hist", {"1;;2"}}})); })
+                .find("t.csv line 2 column hist: '' is not an integer id for feature hist"),
+            std::string::npos);
+  EXPECT_NE(error_of<DataError>([&] { p.parse(make_batch({{"hist", {"1;12"}}})); })
+                .find("id 12 out of range [0, 10) for feature hist"),
+            std::string::npos);
+  // Dense items need value_dim values each.
+  auto raw = parser(R"(feature_configs { sequence_raw_feature { feature_name: "ts" value_dim: 2 } })");
+  EXPECT_NE(error_of<DataError>([&] { raw.parse(make_batch({{"ts", {"1\x03" "2;3"}}})); })
+                .find("dense feature ts has 1 values in an item, expected value_dim 2"),
+            std::string::npos);
+  // Multi-value ids of a sequence are no map.
+  EXPECT_EQ(error_of<ConfigError>([] {
+              build_feature_infos(parse_config(R"(feature_configs { sequence_id_feature {
+                  feature_name: "h" embedding_dim: 4 num_buckets: 10 value_dim: 3 } })"));
+            }),
+            "feature_configs[0].sequence_id_feature.value_dim: 3 for a sequence id feature; use 1 (one id per item) "
+            "or 0 (any number of ids per item)");
+}
+
+TEST(SequenceFeatures, SequenceRawWithBoundariesIsSparse) {
+  // FG_NONE: bucket ids per item; FG_NORMAL: values bucketized per item.
+  auto encoded = parser(R"(feature_configs { sequence_raw_feature { feature_name: "p" embedding_dim: 4
+                                                                    boundaries: [1, 2, 3] } })");
+  auto b = encoded.parse(make_batch({{"p", {"0;3", "2"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{0, 3, 2}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 1}));
+  auto fg = parser(R"(feature_configs { sequence_raw_feature { feature_name: "p" expression: "item:price"
+                                                               embedding_dim: 4 boundaries: [1, 2, 3] } })",
+                   "fg_mode: FG_NORMAL");
+  b = fg.parse(make_batch({{"price", {"0.5;1;2.5;9", ""}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{0, 1, 2, 3, 0}));  // an empty history is the default "0"
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("p")), (Ids{4, 1}));
+}
+
+TEST(SequenceFeatures, FgNormalDefaultsTruncationAndValueDim) {
+  const char* features = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "click" sequence_length: 3 sequence_delim: "|"
+      features { id_feature { feature_name: "iid" expression: "item:iid" embedding_dim: 4 num_buckets: 100 } }
+      features { id_feature { feature_name: "tag" expression: "item:tag" embedding_dim: 4 num_buckets: 100
+                              value_dim: 0 } }
+      features { raw_feature { feature_name: "ts" expression: "user:ts" } }
+    } })";
+  auto p = parser(features, "fg_mode: FG_NORMAL");
+  EXPECT_EQ(p.input_columns(), (std::vector<std::string>{"click__iid", "click__tag", "click__ts"}));
+  auto b = p.parse(make_batch({{"click__iid", {"5|6|7|8", "", "9||3"}},
+                               {"click__tag", {"1\x1d" "2|3", "4", ""}},
+                               {"click__ts", {"10|20", "", "1.5"}}}));
+  const auto iid = b.sparse_features["click__iid"];
+  // Row 0 keeps its first 3 items; an empty history and an empty item are the default "0".
+  EXPECT_EQ(ids_of(iid.values), (Ids{5, 6, 7, 0, 9, 0, 3}));
+  EXPECT_EQ(ids_of(iid.lengths), (Ids{3, 1, 3}));
+  const auto tag = b.sparse_features["click__tag"];
+  EXPECT_EQ(ids_of(tag.values), (Ids{1, 2, 3, 4, 0}));  // value_dim 0 keeps every value of an item
+  EXPECT_EQ(ids_of(b.sequence_item_lengths.at("click__tag")), (Ids{2, 1, 1, 1}));
+  EXPECT_EQ(floats_of(b.sequence_dense_features.at("click__ts")), (Floats{10, 20, 0, 1.5f}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("click__ts")), (Ids{2, 1, 1}));
+  // value_dim 1 keeps an item's first value.
+  auto first = p.parse(make_batch({{"click__iid", {"5\x1d" "6|7"}}, {"click__tag", {"1"}}, {"click__ts", {"1"}}}));
+  EXPECT_EQ(ids_of(first.sparse_features["click__iid"].values), (Ids{5, 7}));
+}
+
+TEST(SequenceFeatures, ConfigErrors) {
+  auto err = [](const std::string& features) {
+    return error_of<Error>([&] { build_feature_infos(parse_config(features)); });
+  };
+  EXPECT_EQ(err(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5 } })"),
+            "feature_configs[0].sequence_feature.features: sequence 's' has no sub-features; add e.g. features { "
+            "id_feature { ... } }");
+  EXPECT_EQ(err(R"(feature_configs { sequence_feature { sequence_length: 5
+                     features { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } } } })"),
+            "feature_configs[0].sequence_feature.sequence_name: must be set");
+  EXPECT_EQ(err(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
+                     features { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 weighted: true } } } })"),
+            "not supported yet: feature_configs[0].sequence_feature.features[0].id_feature.weighted (weighted "
+            "sequence features)");
+  EXPECT_EQ(err(R"(feature_configs { id_feature { feature_name: "s__a" embedding_dim: 4 num_buckets: 3 } }
+                   feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
+                     features { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } } } })"),
+            "feature_configs[1].sequence_feature.features[0].id_feature.feature_name: 's__a' is used by another "
+            "feature (feature_configs[0].id_feature)");
+}
+
+}  // namespace sequence_feature_test
+}  // namespace tzrec::feature
