@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "models/deepfm.h"
+#include "models/rank/deepfm.h"
 #include "models/model.h"
 #include "models/testing.h"
 

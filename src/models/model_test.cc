@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "models/deepfm.h"
-#include "models/multi_tower.h"
+#include "models/rank/deepfm.h"
+#include "models/rank/multi_tower.h"
 #include "models/testing.h"
 
 namespace tzrec::models {

@@ -1,4 +1,4 @@
-#include "models/dlrm.h"
+#include "models/rank/dlrm.h"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "models/wide_and_deep.h"
+#include "models/rank/wide_and_deep.h"
 
 #include "models/config_convert.h"
 #include "nn/fp16_linear.h"

@@ -1,6 +1,6 @@
 // WideAndDeep: predictions against plain libtorch ops, TorchEasyRec's parameter names, config
 // errors, gradients.
-#include "models/wide_and_deep.h"
+#include "models/rank/wide_and_deep.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // PLE: predictions against the same forward composed from its extraction networks and towers;
 // config errors.
-#include "models/ple.h"
+#include "models/multi_task/ple.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // DCNV2: predictions against plain libtorch ops (with and without backbone / deep), TorchEasyRec's
 // parameter names, config errors, gradients.
-#include "models/dcn_v2.h"
+#include "models/rank/dcn_v2.h"
 
 #include <gtest/gtest.h>
 

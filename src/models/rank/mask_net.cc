@@ -1,4 +1,4 @@
-#include "models/mask_net.h"
+#include "models/rank/mask_net.h"
 
 #include <cmath>
 #include <cstdlib>

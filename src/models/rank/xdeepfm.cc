@@ -1,4 +1,4 @@
-#include "models/xdeepfm.h"
+#include "models/rank/xdeepfm.h"
 
 #include "base/error.h"
 #include "models/config_convert.h"

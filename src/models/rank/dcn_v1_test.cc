@@ -1,6 +1,6 @@
 // DCNV1: predictions against plain libtorch ops, TorchEasyRec's parameter names, config errors,
 // gradients.
-#include "models/dcn_v1.h"
+#include "models/rank/dcn_v1.h"
 
 #include <gtest/gtest.h>
 

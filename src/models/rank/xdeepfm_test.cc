@@ -1,7 +1,7 @@
 // xDeepFM: predictions against the formula written with plain libtorch ops on a real batch (CIN
 // as TorchEasyRec's einsum + Conv1d over the wide embeddings, deep MLP, final MLP, output),
 // state-dict names, gradients and config errors.
-#include "models/xdeepfm.h"
+#include "models/rank/xdeepfm.h"
 
 #include <gtest/gtest.h>
 

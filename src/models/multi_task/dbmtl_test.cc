@@ -1,6 +1,6 @@
 // DBMTL: predictions against the same forward composed from its submodules (mask net, bottom MLP, MMoE,
 // task MLPs, relation MLPs over earlier towers, outputs), label defaults, config errors.
-#include "models/dbmtl.h"
+#include "models/multi_task/dbmtl.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "models/mmoe.h"
+#include "models/multi_task/mmoe.h"
 
 #include <optional>
 

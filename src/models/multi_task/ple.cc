@@ -1,4 +1,4 @@
-#include "models/ple.h"
+#include "models/multi_task/ple.h"
 
 #include "base/error.h"
 #include "models/config_convert.h"

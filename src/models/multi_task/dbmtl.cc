@@ -1,11 +1,11 @@
-#include "models/dbmtl.h"
+#include "models/multi_task/dbmtl.h"
 
 #include <optional>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "models/config_convert.h"
-#include "models/mask_net.h"
+#include "models/rank/mask_net.h"
 #include "nn/fp16_linear.h"
 
 namespace tzrec::models {

@@ -1,7 +1,7 @@
 // MMoE model (multi-task): tower predictions, losses and metrics with the tower suffix, tower loss
 // weighting against hand computation, the Pareto loss weighting against the solver fed with
 // gradients computed here, and config errors.
-#include "models/mmoe.h"
+#include "models/multi_task/mmoe.h"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "models/multi_tower.h"
+#include "models/rank/multi_tower.h"
 
 #include <gtest/gtest.h>
 

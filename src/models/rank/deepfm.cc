@@ -1,4 +1,4 @@
-#include "models/deepfm.h"
+#include "models/rank/deepfm.h"
 
 #include <set>
 

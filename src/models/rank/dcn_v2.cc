@@ -1,4 +1,4 @@
-#include "models/dcn_v2.h"
+#include "models/rank/dcn_v2.h"
 
 #include "base/error.h"
 #include "models/config_convert.h"

@@ -1,7 +1,7 @@
 // MaskNet: predictions against its MaskNetModule (itself tested against plain ops in
 // nn/mask_net_test.cc) over the plainly pooled group input and a bias-free output Linear;
 // state-dict names, TorchEasyRec's aggregation-dim arithmetic, gradients and config errors.
-#include "models/mask_net.h"
+#include "models/rank/mask_net.h"
 
 #include <gtest/gtest.h>
 

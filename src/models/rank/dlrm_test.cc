@@ -1,7 +1,7 @@
 // DLRM: predictions against the formula written with plain libtorch ops on a real batch (dense MLP,
 // pairwise dot products of [dense_out, sparse embeddings], TorchEasyRec's concat order), the
 // single-group case, state-dict names, gradients and config errors.
-#include "models/dlrm.h"
+#include "models/rank/dlrm.h"
 
 #include <gtest/gtest.h>
 

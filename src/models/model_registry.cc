@@ -1,0 +1,76 @@
+// The models, by model_config oneof name: create_model() builds every model through this table. A
+// new model is a new file (rank/, multi_task/, ...) with its Model subclass and one line here.
+#include <map>
+
+#include "base/error.h"
+#include "models/mixed_precision.h"
+#include "models/model.h"
+#include "models/multi_task/dbmtl.h"
+#include "models/multi_task/mmoe.h"
+#include "models/multi_task/ple.h"
+#include "models/rank/dcn_v1.h"
+#include "models/rank/dcn_v2.h"
+#include "models/rank/deepfm.h"
+#include "models/rank/dlrm.h"
+#include "models/rank/mask_net.h"
+#include "models/rank/multi_tower.h"
+#include "models/rank/wide_and_deep.h"
+#include "models/rank/xdeepfm.h"
+
+namespace tzrec::models {
+namespace {
+
+using Factory = std::shared_ptr<Model> (*)(const protos::ModelConfig& mc,
+                                           const std::vector<feature::FeatureInfo>& features,
+                                           std::vector<std::string> labels, std::vector<std::string> weights);
+
+template <class M>
+std::shared_ptr<Model> make(const protos::ModelConfig& mc, const std::vector<feature::FeatureInfo>& features,
+                            std::vector<std::string> labels, std::vector<std::string> weights) {
+  return std::make_shared<M>(mc, features, std::move(labels), std::move(weights));
+}
+
+const std::map<std::string, Factory>& model_types() {
+  static const std::map<std::string, Factory> types = {
+      // rank/
+      {"deepfm", make<DeepFM>},
+      {"multi_tower", make<MultiTower>},
+      {"wide_and_deep", make<WideAndDeep>},
+      {"dcn_v1", make<DCNV1>},
+      {"dcn_v2", make<DCNV2>},
+      {"dlrm", make<DLRM>},
+      {"xdeepfm", make<XDeepFM>},
+      {"mask_net", make<MaskNet>},
+      // multi_task/
+      {"dbmtl", make<DBMTL>},
+      {"ple", make<PLE>},
+      {"mmoe", make<MMoE>},
+  };
+  return types;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
+                                    const std::vector<feature::FeatureInfo>& features) {
+  if (!config.has_model_config()) {
+    throw ConfigError("model_config: missing; add e.g. model_config { feature_groups {...} deepfm {...} }");
+  }
+  const protos::ModelConfig& mc = config.model_config();
+  const auto* field =
+      mc.GetReflection()->GetOneofFieldDescriptor(mc, protos::ModelConfig::descriptor()->FindOneofByName("model"));
+  if (field == nullptr) {
+    throw ConfigError("model_config: no model set; add one model, e.g. deepfm { deep { hidden_units: [64] } }");
+  }
+  auto it = model_types().find(field->name());
+  if (it == model_types().end()) throw NotSupportedError("model_config." + field->name());
+  const auto& dc = config.data_config();
+  const auto mixed_precision = mixed_precision_dtype(config);
+  std::shared_ptr<Model> model =
+      it->second(mc, features, {dc.label_fields().begin(), dc.label_fields().end()},
+                 {dc.sample_weight_fields().begin(), dc.sample_weight_fields().end()});
+  model->set_mixed_precision(mixed_precision);
+  return model;
+}
+
+}  // namespace tzrec::models
