@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/testing_pipelines.h"
 #include "config/validate_testing.h"
 
 namespace tzrec::config {
@@ -12,73 +13,10 @@ using testing::NoProblems;
 using testing::NotSupported;
 using testing::dump;
 
-const char kValidateCommon[] = R"(
-train_input_path: "train.csv"
-eval_input_path: ""
-model_dir: "m"
-train_config {
-  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
-  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
-  num_steps: 10
-}
-data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
-feature_configs { raw_feature { feature_name: "d0" } }
-feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
-feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embedding_dim: 4 } }
-feature_configs { raw_feature { feature_name: "b0" boundaries: [1, 2, 3] embedding_dim: 4 } }
-)";
-
-const char kDeepFm[] = R"(
-model_config {
-  feature_groups { group_name: "wide" feature_names: ["c0", "c1", "b0"] group_type: WIDE }
-  feature_groups { group_name: "fm" feature_names: ["c0", "c1", "b0"] group_type: DEEP }
-  feature_groups { group_name: "deep" feature_names: ["d0", "c0", "c1", "b0"] group_type: DEEP }
-  deepfm { deep { hidden_units: [8, 4] } final { hidden_units: [4] } }
-  losses { binary_cross_entropy {} }
-  metrics { auc {} }
-}
-)";
-
-const char kMultiTower[] = R"(
-model_config {
-  feature_groups { group_name: "user" feature_names: ["d0", "c0"] }
-  feature_groups { group_name: "item" feature_names: ["c1", "b0"] }
-  multi_tower {
-    towers { input: "user" mlp { hidden_units: [8] } }
-    towers { input: "item" mlp { hidden_units: [8] } }
-    final { hidden_units: [4] }
-  }
-  losses { binary_cross_entropy {} }
-}
-)";
-
-const char kMMoE[] = R"(
-model_config {
-  feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1", "b0"] }
-  mmoe {
-    expert_mlp { hidden_units: [8, 4] }
-    num_expert: 2
-    task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } metrics { auc {} } }
-    task_towers { tower_name: "cvr" label_name: "buy" mlp { hidden_units: [4] } losses { l2_loss {} } }
-  }
-}
-)";
-
-// Base DeepFM config with `extra` text merged in (singular fields overwrite, repeated append).
-protos::EasyRecConfig deepfm(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kDeepFm + extra, "deepfm.config");
-}
-protos::EasyRecConfig multi_tower(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kMultiTower + extra, "mt.config");
-}
-protos::EasyRecConfig mmoe(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kMMoE + "data_config { label_fields: 'buy' }" + extra,
-                                    "mmoe.config");
-}
-protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
-  edit_config(&config, edits);
-  return config;
-}
+using testing::deepfm;
+using testing::edited;
+using testing::mmoe;
+using testing::multi_tower;
 
 TEST(Validate, BaseConfigsAreValid) {
   EXPECT_TRUE(NoProblems(deepfm()));

@@ -80,8 +80,14 @@ class Feature {
   virtual void parse(const data::RecordBatch& batch, const ParseOutput& out) const = 0;
 
  protected:
+  // Sets what every feature has from its config: path, FG settings, name (grouped sequences prefix
+  // "<sequence_name>__") and type. ConfigError when feature_name is empty.
+  Feature(const std::string& feature_name, const std::string& path, const std::string& type, const BuildContext& ctx);
+
   FeatureInfo info_;
   std::string field_path_;
+  FgMode fg_mode_ = FgMode::kNone;
+  std::string multival_sep_;
 };
 
 using FeaturePtr = std::unique_ptr<const Feature>;

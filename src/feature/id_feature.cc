@@ -8,13 +8,8 @@
 namespace tzrec::feature {
 
 IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type,
-                     const BuildContext& ctx, bool sequence) {
-  field_path_ = path;
-  fg_mode_ = ctx.fg_mode;
-  multival_sep_ = ctx.multival_sep;
-  if (c.feature_name().empty()) throw ConfigError(path + ".feature_name: must be set");
-  info_.name = (ctx.sequence_name.empty() ? "" : ctx.sequence_name + "__") + c.feature_name();
-  info_.type = type;
+                     const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
   // zch, dynamicemb, vocab_file, stub_type: refused when the config is loaded (config/field_registry.cc).
@@ -161,6 +156,12 @@ int64_t IdFeature::fg_id(const CellValue& key, HashKind hash_kind, const ColumnC
 
 void IdFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
   const ColumnCells cells(batch, input_column_, "feature " + info_.name, info_.is_sequence);
+  if (cells.is_map() && !info_.weighted) {
+    throw DataError(fmt::format(
+        "column {} is a {} (ids with weights) but feature {} is not weighted; set {}.weighted: true or use a "
+        "list column",
+        cells.name(), cells.describe_type(), info_.name, field_path_));
+  }
   if (info_.is_sequence) {
     if (fg_mode_ == FgMode::kNone) {
       parse_encoded_sequence(cells, out);
@@ -176,12 +177,6 @@ void IdFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) co
 
 void IdFeature::parse_encoded(const ColumnCells& cells, const ParseOutput& out) const {
   const std::string* def = fg_encoded_default_ ? &*fg_encoded_default_ : nullptr;
-  if (cells.is_map() && !info_.weighted) {
-    throw DataError(fmt::format(
-        "column {} is a {} (ids with weights) but feature {} is not weighted; set {}.weighted: true or use a "
-        "list column",
-        cells.name(), cells.describe_type(), info_.name, field_path_));
-  }
   for (int64_t r = 0; r < out.rows; ++r) {
     int64_t len = 0;
     for_each_value_or_default(cells, r, multival_sep_, def, [&](const CellValue& v, bool from_default) {
@@ -205,12 +200,6 @@ void IdFeature::parse_encoded(const ColumnCells& cells, const ParseOutput& out) 
 
 void IdFeature::parse_fg(const ColumnCells& cells, const ParseOutput& out) const {
   std::string key_buf;
-  if (cells.is_map() && !info_.weighted) {
-    throw DataError(fmt::format(
-        "column {} is a {} (keys with weights) but feature {} is not weighted; set {}.weighted: true or use a "
-        "list column",
-        cells.name(), cells.describe_type(), info_.name, field_path_));
-  }
   for (int64_t r = 0; r < out.rows; ++r) {
     int64_t len = 0;
     for_each_value_or_default(cells, r, separator_, &default_value_, [&](const CellValue& v, bool) {

@@ -56,9 +56,7 @@ class IdFeature : public Feature {
   void parse_encoded_sequence(const ColumnCells& cells, const ParseOutput& out) const;
   void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
 
-  FgMode fg_mode_ = FgMode::kNone;
   std::string input_column_;
-  std::string multival_sep_;
   std::string sequence_delim_;
   std::optional<std::string> fg_encoded_default_;  // FG_NONE
   std::string default_value_;                      // FG_NORMAL

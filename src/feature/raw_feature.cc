@@ -8,13 +8,8 @@
 namespace tzrec::feature {
 
 RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, const std::string& type,
-                       const BuildContext& ctx, bool sequence) {
-  field_path_ = path;
-  fg_mode_ = ctx.fg_mode;
-  multival_sep_ = ctx.multival_sep;
-  if (c.feature_name().empty()) throw ConfigError(path + ".feature_name: must be set");
-  info_.name = (ctx.sequence_name.empty() ? "" : ctx.sequence_name + "__") + c.feature_name();
-  info_.type = type;
+                       const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx) {
   // autodis, mlp, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
   value_dim_ = c.value_dim();

@@ -50,9 +50,7 @@ class RawFeature : public Feature {
   void emit(const std::vector<double>& vals, const ColumnCells& cells, int64_t r, const ParseOutput& out,
             float* dense_row) const;
 
-  FgMode fg_mode_ = FgMode::kNone;
   std::string input_column_;
-  std::string multival_sep_;
   std::string sequence_delim_;
   int64_t value_dim_ = 1;                          // values per row (per item of a sequence)
   std::optional<std::string> fg_encoded_default_;  // FG_NONE

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/testing_pipelines.h"
 #include "models/testing.h"
 
 namespace tzrec::models {
@@ -17,73 +18,13 @@ using testing::NoProblems;
 using testing::NotSupported;
 
 
-const char kValidateCommon[] = R"(
-train_input_path: "train.csv"
-eval_input_path: ""
-model_dir: "m"
-train_config {
-  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
-  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
-  num_steps: 10
-}
-data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
-feature_configs { raw_feature { feature_name: "d0" } }
-feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
-feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embedding_dim: 4 } }
-feature_configs { raw_feature { feature_name: "b0" boundaries: [1, 2, 3] embedding_dim: 4 } }
-)";
-
-const char kDeepFm[] = R"(
-model_config {
-  feature_groups { group_name: "wide" feature_names: ["c0", "c1", "b0"] group_type: WIDE }
-  feature_groups { group_name: "fm" feature_names: ["c0", "c1", "b0"] group_type: DEEP }
-  feature_groups { group_name: "deep" feature_names: ["d0", "c0", "c1", "b0"] group_type: DEEP }
-  deepfm { deep { hidden_units: [8, 4] } final { hidden_units: [4] } }
-  losses { binary_cross_entropy {} }
-  metrics { auc {} }
-}
-)";
-
-const char kMultiTower[] = R"(
-model_config {
-  feature_groups { group_name: "user" feature_names: ["d0", "c0"] }
-  feature_groups { group_name: "item" feature_names: ["c1", "b0"] }
-  multi_tower {
-    towers { input: "user" mlp { hidden_units: [8] } }
-    towers { input: "item" mlp { hidden_units: [8] } }
-    final { hidden_units: [4] }
-  }
-  losses { binary_cross_entropy {} }
-}
-)";
-
-const char kMMoE[] = R"(
-model_config {
-  feature_groups { group_name: "all" feature_names: ["d0", "c0", "c1", "b0"] }
-  mmoe {
-    expert_mlp { hidden_units: [8, 4] }
-    num_expert: 2
-    task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } metrics { auc {} } }
-    task_towers { tower_name: "cvr" label_name: "buy" mlp { hidden_units: [4] } losses { l2_loss {} } }
-  }
-}
-)";
-
-// Base DeepFM config with `extra` text merged in (singular fields overwrite, repeated append).
-protos::EasyRecConfig deepfm(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kDeepFm + extra, "deepfm.config");
-}
-protos::EasyRecConfig multi_tower(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kMultiTower + extra, "mt.config");
-}
-protos::EasyRecConfig mmoe(const std::string& extra = "") {
-  return parse_pipeline_config_text(std::string(kValidateCommon) + kMMoE + "data_config { label_fields: 'buy' }" + extra,
-                                    "mmoe.config");
-}
-protos::EasyRecConfig edited(protos::EasyRecConfig config, const std::string& edits) {
-  edit_config(&config, edits);
-  return config;
-}
+using config::testing::deepfm;
+using config::testing::edited;
+using config::testing::kDeepFm;
+using config::testing::kTrainAndData;
+using config::testing::kValidateCommon;
+using config::testing::mmoe;
+using config::testing::multi_tower;
 
 TEST(ModelConfigRules, ModelRequired) {
   auto none = deepfm();
@@ -203,7 +144,7 @@ model_config {
 }
 data_config { label_fields: "buy" }
 )";
-  auto base = parse_pipeline_config_text(std::string(kValidateCommon) + dbmtl, "dbmtl.config");
+  auto base = parse_pipeline_config_text(kValidateCommon + dbmtl, "dbmtl.config");
   EXPECT_TRUE(NoProblems(base));
   const std::string t = "model_config.dbmtl.task_towers";
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.dbmtl.task_towers[1].relation_tower_names": ["cvr"]})"),
@@ -229,7 +170,7 @@ model_config {
   }
 }
 )";
-  auto base = parse_pipeline_config_text(std::string(kValidateCommon) + ple, "ple.config");
+  auto base = parse_pipeline_config_text(kValidateCommon + ple, "ple.config");
   EXPECT_TRUE(NoProblems(base));
   const std::string n = "model_config.ple.extraction_networks[0]";
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].share_expert_net.hidden_units": [4]})"),
@@ -276,7 +217,7 @@ TEST(ModelConfigRules, ModelCommonSubset) {
     std::string text = kDeepFm;
     text.replace(text.find("losses { binary_cross_entropy {} }"), 34, losses);
     text.replace(text.find("metrics { auc {} }"), 18, "");
-    return parse_pipeline_config_text(std::string(kValidateCommon) + text + extra, "classifier.config");
+    return parse_pipeline_config_text(kValidateCommon + text + extra, "classifier.config");
   };
   EXPECT_TRUE(NoProblems(classifier("losses { softmax_cross_entropy { label_smoothing: 0.1 } } num_class: 3",
                                     "model_config { metrics { multiclass_auc { average: 'weighted' } } "
@@ -341,7 +282,7 @@ TEST(ModelConfigRules, ModelCommonSubset) {
                          "model_config.metrics[1].mean_squared_error", "add losses { l2_loss {} }"));
   std::string regression = kDeepFm;
   regression.replace(regression.find("binary_cross_entropy {}"), 23, "l2_loss {}");
-  EXPECT_TRUE(HasProblem(parse_pipeline_config_text(std::string(kValidateCommon) + regression, "l2.config"),
+  EXPECT_TRUE(HasProblem(parse_pipeline_config_text(kValidateCommon + regression, "l2.config"),
                          "model_config.metrics[0].auc", "needs prediction 'probs'"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { grouped_auc { grouping_key: '' } } }"),
                          "model_config.metrics[1].grouped_auc.grouping_key", "must name a sparse feature"));
@@ -374,25 +315,22 @@ TEST(ModelConfigRules, ModelCommonSubset) {
 
 
 
-const char kWideDcnCommon[] = R"(
-train_input_path: "train.csv"
-model_dir: "m"
-train_config {
-  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
-  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
-  num_steps: 10
-}
-data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
+const std::string kWideDcnCommon = std::string(kTrainAndData) + R"(
 feature_configs { raw_feature { feature_name: "d0" } }
 feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
 feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embedding_dim: 8 } }
 )";
 
-// `model` is the body of model_config after its feature groups and before the losses.
-protos::EasyRecConfig config_with(const std::string& groups, const std::string& model) {
-  return parse_pipeline_config_text(std::string(kWideDcnCommon) + "model_config { " + groups + "\n" + model +
+// `common` + a model_config of `groups` and `model` (its body after the feature groups and before
+// the losses), with a binary loss and auc.
+protos::EasyRecConfig model_config_with(const std::string& common, const std::string& groups,
+                                        const std::string& model) {
+  return parse_pipeline_config_text(common + "model_config { " + groups + "\n" + model +
                                         "\n losses { binary_cross_entropy {} } metrics { auc {} } }",
                                     "test.config");
+}
+protos::EasyRecConfig config_with(const std::string& groups, const std::string& model) {
+  return model_config_with(kWideDcnCommon, groups, model);
 }
 
 const char kWideDeepGroups[] = R"(
@@ -470,15 +408,7 @@ TEST(DCNV2Rules, Problems) {
 
 
 
-const char kDlrmCommon[] = R"(
-train_input_path: "train.csv"
-model_dir: "m"
-train_config {
-  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
-  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
-  num_steps: 10
-}
-data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
+const std::string kDlrmCommon = std::string(kTrainAndData) + R"(
 feature_configs { raw_feature { feature_name: "d0" } }
 feature_configs { raw_feature { feature_name: "d1" } }
 feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
@@ -486,11 +416,8 @@ feature_configs { id_feature { feature_name: "c1" hash_bucket_size: 100 embeddin
 feature_configs { id_feature { feature_name: "c2" hash_bucket_size: 100 embedding_dim: 8 } }
 )";
 
-// `model` is the body of model_config after its feature groups and before the losses.
 protos::EasyRecConfig dlrm_config_with(const std::string& groups, const std::string& model) {
-  return parse_pipeline_config_text(std::string(kDlrmCommon) + "model_config { " + groups + "\n" + model +
-                                        "\n losses { binary_cross_entropy {} } metrics { auc {} } }",
-                                    "test.config");
+  return model_config_with(kDlrmCommon, groups, model);
 }
 
 const char kDlrmGroups[] = R"(
@@ -607,7 +534,7 @@ TEST(MaskNetRules, Problems) {
 TEST(DBMTLMaskNetRules, CheckedLikeMaskNet) {
   const char towers[] = R"(task_towers { tower_name: "ctr" label_name: "label" losses { binary_cross_entropy {} } })";
   auto dbmtl = [&](const std::string& mask_net) {
-    return parse_pipeline_config_text(std::string(kDlrmCommon) + "model_config { " + kDlrmAllGroup + " dbmtl { " + mask_net +
+    return parse_pipeline_config_text(kDlrmCommon + "model_config { " + kDlrmAllGroup + " dbmtl { " + mask_net +
                                           " bottom_mlp { hidden_units: [8] } " + towers + " } }",
                                       "dbmtl.config");
   };

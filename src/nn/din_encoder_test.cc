@@ -12,13 +12,7 @@ namespace din_encoder_test {
 using Inputs = std::map<std::string, torch::Tensor>;
 using testing::names;
 
-// 0.5 · sin(0.37 k + phase) over the row-major index k: pattern() of
-// tests/python/sequence_encoder_reference.py, which computes the expected values below.
-torch::Tensor pattern(std::vector<int64_t> shape, double phase) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return torch::arange(n, torch::kFloat).mul(0.37).add(phase).sin().mul(0.5).reshape(shape);
-}
+using testing::pattern;  // the reference script computes the expected values below
 
 // [B, T, D] pattern, zero at t >= lengths[b].
 torch::Tensor padded_sequence(int64_t steps, int64_t dim, const std::vector<int64_t>& lengths, double phase) {

@@ -35,9 +35,6 @@ class SimpleAttentionImpl : public torch::nn::Module {
   int64_t output_dim() const { return sequence_dim_; }
   const std::string& input() const { return input_; }
 
-  // Attention logit of a padded step: TorchEasyRec's −(2³¹) + 1 (−2³¹ once rounded to float32).
-  static constexpr double kPaddingLogit = -2147483647.0;
-
  private:
   int64_t sequence_dim_ = 0;
   std::string input_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "nn/testing.h"
+
 #include "base/error.h"
 
 namespace tzrec::nn {
@@ -9,13 +11,7 @@ namespace simple_attention_test {
 
 using Inputs = std::map<std::string, torch::Tensor>;
 
-// 0.5 · sin(0.37 k + phase) over the row-major index k: pattern() of
-// tests/python/sequence_encoder_reference.py, which computes the expected values below.
-torch::Tensor pattern(std::vector<int64_t> shape, double phase) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return torch::arange(n, torch::kFloat).mul(0.37).add(phase).sin().mul(0.5).reshape(shape);
-}
+using testing::pattern;  // the reference script computes the expected values below
 
 // The reference script's simple_attention_case(): D = 3, lengths {3, 1, 0} (int32), zero padding.
 Inputs case_inputs() {

@@ -25,4 +25,13 @@ inline MLPOptions relu_mlp(std::vector<int64_t> units) {
   return o;
 }
 
+// 0.5 · sin(0.37 k + phase) over the row-major index k: pattern() of
+// tests/python/sequence_encoder_reference.py, which computes the sequence encoder tests' expected
+// values from the same inputs and weights.
+inline torch::Tensor pattern(std::vector<int64_t> shape, double phase) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return torch::arange(n, torch::kFloat).mul(0.37).add(phase).sin().mul(0.5).reshape(shape);
+}
+
 }  // namespace tzrec::nn::testing

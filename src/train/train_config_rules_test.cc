@@ -8,20 +8,13 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/testing_pipelines.h"
 #include "train/training_session.h"
 
 namespace tzrec::train {
 namespace train_config_rules_test {
 
-const char kBase[] = R"(
-train_input_path: "train.csv"
-model_dir: "m"
-train_config {
-  sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
-  dense_optimizer { adam_optimizer { lr: 0.01 } constant_learning_rate {} }
-  num_steps: 10
-}
-data_config { batch_size: 8 dataset_type: CsvDataset with_header: true label_fields: "label" }
+const std::string kBase = std::string(config::testing::kTrainAndData) + R"(
 feature_configs { raw_feature { feature_name: "d0" } }
 feature_configs { id_feature { feature_name: "c0" num_buckets: 10 embedding_dim: 4 } }
 model_config {
@@ -32,7 +25,7 @@ model_config {
 )";
 
 protos::EasyRecConfig base(const std::string& extra = "") {
-  return config::parse_pipeline_config_text(std::string(kBase) + extra, "rules.config");
+  return config::parse_pipeline_config_text(kBase + extra, "rules.config");
 }
 
 // The error check_config reports for `config` (validation, then construction), "(no error)" if none.
