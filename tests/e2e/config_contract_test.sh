@@ -72,6 +72,33 @@ expect_same mixed_precision "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  mi
   "train_config.mixed_precision: 'FP8' is not a precision; use \"BF16\" or \"FP16\""
 expect_same summaries "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  tensorboard_summaries: "bogus"/' \
   "unknown summary 'bogus'"
+# Feature groups, model structure, losses and metrics (checked where the model is built).
+expect_same unknown_group_feature "$DEEPFM" '0,/    feature_names: "cat_25"/s//    feature_names: "cat_99"/' \
+  "model_config.feature_groups[0].feature_names[25]: unknown feature 'cat_99' (group 'wide')"
+expect_same dense_in_wide "$DEEPFM" '0,/    feature_names: "cat_25"/s//    feature_names: "int_0"/' \
+  "WIDE group needs sparse features (id_feature, or raw_feature with boundaries), 'int_0' is dense"
+expect_same duplicate_group "$DEEPFM" '0,/    group_name: "fm"/s//    group_name: "wide"/' \
+  "model_config.feature_groups[1].group_name: duplicate group name 'wide' (also model_config.feature_groups[0])"
+expect_same group_type "$DEEPFM" '0,/    group_type: WIDE/s//    group_type: DEEP/' \
+  "model_config.feature_groups[0].group_type: DeepFM group 'wide' must be WIDE"
+expect_same fm_dims "$DEEPFM" '0,/    embedding_dim: 16/s//    embedding_dim: 8/' "FM needs equal embedding_dim"
+expect_same wide_dim "$DEEPFM" 's/^  deepfm {$/  deepfm {\n    wide_embedding_dim: 0/' \
+  "model_config.deepfm.wide_embedding_dim: must be > 0"
+expect_same grouping_key "$DEEPFM" 's/^  metrics {$/  metrics { grouped_auc { grouping_key: "user" } }\n  metrics {/' \
+  "model_config.metrics[0].grouped_auc.grouping_key: unknown feature 'user'"
+expect_same dense_grouping_key "$DEEPFM" 's/^  metrics {$/  metrics { grouped_auc { grouping_key: "int_0" } }\n  metrics {/' \
+  "'int_0' is a dense feature; the key is the first id of a sparse feature"
+expect_same num_class "$DEEPFM" 's/^  deepfm {$/  num_class: 2\n  deepfm {/' \
+  "model_config.num_class: must be 1 with loss binary_cross_entropy, got 2"
+expect_same label_smoothing "$DEEPFM" 's/^    binary_cross_entropy {$/    binary_cross_entropy { label_smoothing: 2/' \
+  "binary_cross_entropy.label_smoothing: must be in [0, 1]"
+expect_same part_regex "$DEEPFM" '0,/    adam_optimizer {/s//    part_optimizers { regex_pattern: "(" adam_optimizer {} }\n    adam_optimizer {/' \
+  "part_optimizers[0].regex_pattern: '(' is not a valid regular expression"
+# Sequence features (checked where the features are built).
+expect_same sequence_value_dim "$DEEPFM" 's/^model_config {$/feature_configs { sequence_id_feature { feature_name: "hist" embedding_dim: 4 num_buckets: 10 value_dim: 2 } }\nmodel_config {/' \
+  "feature_configs[39].sequence_id_feature.value_dim: 2 for a sequence id feature"
+expect_same dense_sequence_in_deep "$DEEPFM" 's/^model_config {$/feature_configs { sequence_raw_feature { feature_name: "ts" } }\nmodel_config {/; 0,/    feature_names: "int_0"/s//    feature_names: "int_0"\n    feature_names: "ts"/' \
+  "'ts' is a dense sequence feature (value_dim numbers per item); it has no one value per row for a DEEP group"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
 expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
   "not supported yet: data_config.force_base_data_group"
