@@ -1,0 +1,169 @@
+#include "embedding/sequence_embedding_group.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace tzrec::embedding {
+namespace {
+
+// [B, T, D] from per-item rows [ΣL, D] of B rows with `lengths` items each: item t of row b at
+// [b, t] for t < T, zeros elsewhere.
+torch::Tensor pad_items(const torch::Tensor& items, const torch::Tensor& lengths, int64_t steps) {
+  const int64_t batch = lengths.size(0);
+  torch::Tensor out = torch::zeros({batch, steps, items.size(1)}, items.options());
+  if (items.size(0) == 0 || steps == 0) return out;
+  torch::Tensor row = torch::repeat_interleave(torch::arange(batch, lengths.options()), lengths);      // [ΣL]
+  torch::Tensor start = torch::cumsum(lengths, 0) - lengths;                                            // [B]
+  torch::Tensor t = torch::arange(items.size(0), lengths.options()) - start.index_select(0, row);      // [ΣL]
+  torch::Tensor keep = t < steps;
+  return out.index_put({row.masked_select(keep), t.masked_select(keep)}, items.index({keep}));
+}
+
+}  // namespace
+
+SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<FeatureSpec>& features,
+                                                       std::vector<SequenceGroupConfig> groups) {
+  std::map<std::string, const FeatureSpec*> by_name;
+  for (const FeatureSpec& f : features) by_name[f.name] = &f;
+  std::vector<TableConfig> tables;
+  std::map<std::string, std::pair<TableConfig, std::string>> table_of;  // name → (config, first feature)
+  std::vector<BagConfig> bags;
+  for (const SequenceGroupConfig& g : groups) {
+    if (g.group_name.empty()) throw ConfigError(g.path + ".group_name: required");
+    if (index_.count(g.group_name) > 0) {
+      throw ConfigError(fmt::format("{}.group_name: duplicate group name '{}'", g.path, g.group_name));
+    }
+    Group group;
+    group.name = g.group_name;
+    for (size_t j = 0; j < g.feature_names.size(); ++j) {
+      const std::string& name = g.feature_names[j];
+      const std::string field = fmt::format("{}.feature_names[{}]", g.path, j);
+      auto it = by_name.find(name);
+      if (it == by_name.end()) {
+        throw ConfigError(fmt::format("{}: unknown feature '{}' (group '{}'); use a feature_name of feature_configs",
+                                      field, name, g.group_name));
+      }
+      const FeatureSpec& f = *it->second;
+      Slot slot{name, f.is_sparse, f.is_sparse ? f.embedding_dim : f.value_dim};
+      if (f.is_sparse && !is_sequence_.count(name)) {
+        TableConfig t;
+        t.name = f.embedding_name.empty() ? name + "_emb" : f.embedding_name;
+        t.num_embeddings = f.num_embeddings;
+        t.embedding_dim = f.embedding_dim;
+        t.init_fn = f.init_fn;
+        t.trainable = f.trainable;
+        t.dtype = f.dtype;
+        auto [tit, inserted] = table_of.emplace(t.name, std::make_pair(t, name));
+        if (inserted) {
+          tables.push_back(t);
+        } else if (tit->second.first.num_embeddings != t.num_embeddings ||
+                   tit->second.first.embedding_dim != t.embedding_dim) {
+          throw ConfigError(fmt::format(
+              "{}: features '{}' and '{}' share embedding table '{}' but have {} x {} and {} x {} rows x dim; give "
+              "them the same size or different embedding_name",
+              field, tit->second.second, name, t.name, tit->second.first.num_embeddings,
+              tit->second.first.embedding_dim, t.num_embeddings, t.embedding_dim));
+        }
+        BagConfig bag;
+        bag.feature_name = name;
+        bag.table_name = t.name;
+        bag.pooling = f.pooling;
+        bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
+        bags.push_back(bag);
+        sparse_keys_.push_back(name);
+        is_sequence_[name] = f.is_sequence;
+        if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
+      }
+      if (f.is_sequence) {
+        group.sequence.push_back(slot);
+        group.sequence_dim += slot.dim;
+      } else {
+        group.query.push_back(slot);
+        group.query_dim += slot.dim;
+      }
+    }
+    if (group.sequence.empty()) {
+      throw ConfigError(fmt::format("{}.feature_names: SEQUENCE group '{}' has no sequence feature; add a "
+                                    "sequence_feature sub-feature or a sequence_* feature",
+                                    g.path, g.group_name));
+    }
+    index_[group.name] = groups_.size();
+    groups_.push_back(std::move(group));
+  }
+  ebc_ = register_module("ebc", EmbeddingBagCollection(std::move(tables), std::move(bags)));
+}
+
+const SequenceEmbeddingGroupImpl::Group& SequenceEmbeddingGroupImpl::group(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw ConfigError(fmt::format("sequence group '{}' does not exist", name));
+  return groups_[it->second];
+}
+
+int64_t SequenceEmbeddingGroupImpl::query_dim(const std::string& name) const { return group(name).query_dim; }
+int64_t SequenceEmbeddingGroupImpl::sequence_dim(const std::string& name) const {
+  return group(name).sequence_dim;
+}
+
+std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const sparse::Batch& batch) {
+  const int64_t rows = batch.batch_size;
+  int64_t longest = 0;
+  for (const auto& [name, lengths] : batch.sequence_lengths) {
+    if (lengths.numel() > 0) longest = std::max(longest, lengths.max().item<int64_t>());
+  }
+  const int64_t steps = std::max<int64_t>(longest, 1);
+  const auto long_opts = torch::TensorOptions().dtype(torch::kInt64);
+  // Item-level bags: B·T' per feature (see the header).
+  std::vector<sparse::JaggedTensor> jagged;
+  for (const std::string& name : sparse_keys_) {
+    const sparse::JaggedTensor in = batch.sparse_features[name];
+    torch::Tensor bag_lengths = torch::zeros({rows * steps}, long_opts);
+    if (!is_sequence_.at(name)) {
+      bag_lengths.index_put_({torch::arange(rows, long_opts) * steps}, in.lengths);  // a row is bag b·T'
+    } else {
+      const torch::Tensor& items = batch.sequence_lengths.at(name);                   // [B]
+      torch::Tensor ids_per_item =
+          one_id_per_item_.at(name) ? torch::ones({items.sum().item<int64_t>()}, long_opts)
+                                    : batch.sequence_item_lengths.at(name);            // [ΣL]
+      torch::Tensor row = torch::repeat_interleave(torch::arange(rows, long_opts), items);
+      torch::Tensor start = torch::cumsum(items, 0) - items;
+      torch::Tensor t = torch::arange(ids_per_item.size(0), long_opts) - start.index_select(0, row);
+      bag_lengths.index_put_({row * steps + t}, ids_per_item);
+    }
+    jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});
+  }
+  sparse::KeyedTensor looked_up;
+  if (!sparse_keys_.empty()) {
+    looked_up = ebc_->forward(sparse::KeyedJaggedTensor::from_jagged(sparse_keys_, jagged));
+  }
+  std::map<std::string, torch::Tensor> out;
+  for (const Group& g : groups_) {
+    const std::string& first = g.sequence.front().name;
+    const torch::Tensor& length = batch.sequence_lengths.at(first);
+    const int64_t group_steps = length.numel() > 0 ? length.max().item<int64_t>() : 0;
+    if (!g.query.empty()) {
+      std::vector<torch::Tensor> parts;
+      for (const Slot& s : g.query) {
+        parts.push_back(s.is_sparse ? looked_up[s.name].view({rows, steps, s.dim}).select(1, 0)
+                                    : batch.dense_features[s.name]);
+      }
+      out[g.name + ".query"] = torch::cat(parts, 1);
+    }
+    std::vector<torch::Tensor> parts;
+    for (const Slot& s : g.sequence) {
+      if (s.is_sparse) {
+        parts.push_back(looked_up[s.name].view({rows, steps, s.dim}).slice(1, 0, group_steps));
+      } else {
+        parts.push_back(pad_items(batch.sequence_dense_features.at(s.name), batch.sequence_lengths.at(s.name),
+                                  group_steps));
+      }
+    }
+    out[g.name + ".sequence"] = torch::cat(parts, 2);
+    out[g.name + ".sequence_length"] = length;
+  }
+  return out;
+}
+
+}  // namespace tzrec::embedding

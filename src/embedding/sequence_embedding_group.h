@@ -1,0 +1,85 @@
+// The SEQUENCE feature groups (TorchEasyRec's SequenceEmbeddingGroupImpl): unpooled lookups of a
+// group's sequence features, padded per batch, next to its query features.
+//
+// Per group g (docs/tzrec-compatibility.md §5.7, §5.8), in feature_names order:
+//   "<g>.query"            [B, Dq]: the group's non-sequence features — a sparse feature's ids
+//                          pooled per row with its pooling, a dense feature's value_dim floats;
+//                          absent when the group has none
+//   "<g>.sequence"         [B, T, Ds]: each sequence feature's items — a sparse feature's item
+//                          embedding (the pooled embedding of an item's ids when items carry
+//                          several), a dense feature's value_dim floats — right-padded with zeros
+//                          to T = the batch's longest history of the group's first sequence
+//                          feature (longer histories of later features are cut to T)
+//   "<g>.sequence_length"  [B] int64: the first sequence feature's items per row
+// Tables: every sparse feature of a SEQUENCE group looks up its own table, named embedding_name or
+// "{feature}_emb" (features naming the same table share it, rows and dims must agree); they are
+// not the tables DEEP / WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
+// EmbeddingCollection tables are separate parameters.
+//
+// Lookups go through an EmbeddingBagCollection whose bags are items: with T' = max(T, 1) over all
+// sequence features, every sparse feature gets B·T' bags — item t of row b is bag b·T' + t, a
+// query feature's row is bag b·T' — so that plain, fused (the sparse optimizer in backward) and
+// sharded collections serve sequences unchanged.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/embedding_bag_collection.h"
+#include "embedding/embedding_config.h"
+#include "sparse/batch.h"
+
+namespace tzrec::embedding {
+
+struct SequenceGroupConfig {
+  std::string group_name;
+  std::vector<std::string> feature_names;
+  std::string path;  // "model_config.feature_groups[2]", for errors
+};
+
+class SequenceEmbeddingGroupImpl : public torch::nn::Module {
+ public:
+  // ConfigError (naming the group's path) for unknown features, a group without sequence
+  // features, tables shared with different sizes, empty or duplicate group names.
+  SequenceEmbeddingGroupImpl(const std::vector<FeatureSpec>& features, std::vector<SequenceGroupConfig> groups);
+
+  // See above: "<g>.query", "<g>.sequence", "<g>.sequence_length" for every group.
+  std::map<std::string, torch::Tensor> forward(const sparse::Batch& batch);
+
+  // Widths of "<g>.query" (0 without query features) and "<g>.sequence" (ConfigError for an
+  // unknown group).
+  int64_t query_dim(const std::string& group) const;
+  int64_t sequence_dim(const std::string& group) const;
+  bool has_group(const std::string& group) const { return index_.count(group) > 0; }
+
+  EmbeddingBagCollection ebc() const { return ebc_; }
+  std::vector<EmbeddingTable> tables() { return ebc_->tables(); }
+
+ private:
+  struct Slot {
+    std::string name;
+    bool is_sparse = true;
+    int64_t dim = 0;
+  };
+  struct Group {
+    std::string name;
+    std::vector<Slot> query;
+    std::vector<Slot> sequence;
+    int64_t query_dim = 0;
+    int64_t sequence_dim = 0;
+  };
+  const Group& group(const std::string& name) const;
+
+  std::vector<Group> groups_;
+  std::map<std::string, size_t> index_;
+  std::vector<std::string> sparse_keys_;             // bag features, in bag order
+  std::map<std::string, bool> one_id_per_item_;      // sparse sequence features: value_dim 1
+  std::map<std::string, bool> is_sequence_;          // every sparse bag feature
+  EmbeddingBagCollection ebc_{nullptr};
+};
+TORCH_MODULE(SequenceEmbeddingGroup);
+
+}  // namespace tzrec::embedding
