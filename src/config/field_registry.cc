@@ -131,12 +131,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type", ""},
     {"FeatureGroupConfig", kRefused, "sequence_groups sequence_encoders embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
-     "feature_groups dlrm deepfm multi_tower mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
+     "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
      "dbmtl ple num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
-     "multi_tower_din wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu dssm dssm_v2 "
+     "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu dssm dssm_v2 "
      "dat hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
@@ -160,7 +160,7 @@ constexpr Entry kEntries[] = {
     {"DLRM", kHonoured, "dense_mlp arch_with_sparse final", ""},
     {"DeepFM", kHonoured, "deep final wide_embedding_dim wide_init_fn", ""},
     {"MultiTower", kHonoured, "towers final", ""},
-    {"MultiTowerDIN", kRefused, "*", ""},
+    {"MultiTowerDIN", kHonoured, "towers din_towers final", ""},
     {"MaskNet", kHonoured, "mask_net_module", ""},
     {"WideAndDeep", kHonoured, "deep final wide_embedding_dim wide_init_fn", ""},
     {"DCNV1", kHonoured, "cross deep final", ""},
@@ -285,7 +285,7 @@ constexpr Entry kEntries[] = {
     {"SelfAttentionEncoder", kRefused, "*", ""},
     {"SeqEncoderConfig", kRefused, "*", ""},
     {"Tower", kHonoured, "input mlp", ""},
-    {"DINTower", kRefused, "*", ""},
+    {"DINTower", kHonoured, "input attn_mlp", ""},
     {"TaskTower", kHonoured,
      "tower_name label_name metrics losses num_class mlp weight sample_weight_name "
      "task_space_indicator_label in_task_space_weight out_task_space_weight "

@@ -1,5 +1,6 @@
 #include "embedding/embedding_group.h"
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -29,8 +30,18 @@ struct TableRequest {
 }  // namespace
 
 EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
-                                       std::vector<FeatureGroupConfig> groups,
+                                       std::vector<FeatureGroupConfig> all_groups,
                                        int64_t wide_embedding_dim, const std::string& wide_init_fn) {
+  // SEQUENCE groups go to their own collection (sequence_embedding_group.h).
+  std::vector<FeatureGroupConfig> groups;
+  std::vector<SequenceGroupConfig> sequence_groups;
+  for (FeatureGroupConfig& g : all_groups) {
+    if (g.type == GroupType::kSequence) {
+      sequence_groups.push_back({g.group_name, g.feature_names, g.path});
+    } else {
+      groups.push_back(std::move(g));
+    }
+  }
   // TorchEasyRec: `wide_embedding_dim or 4`.
   if (wide_embedding_dim <= 0) wide_embedding_dim = 4;
   std::unordered_map<std::string, const FeatureSpec*> by_name;
@@ -151,6 +162,18 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> impls = {
       {"__BASE__", data_.ptr()}};
   emb_impls_ = register_module("emb_impls", torch::nn::ModuleDict(impls));
+  if (sequence_groups.empty()) return;
+  for (const SequenceGroupConfig& g : sequence_groups) {
+    if (group_paths.count(g.group_name) > 0) {
+      throw ConfigError(fmt::format("{}.group_name: duplicate group name '{}'{}", g.path, g.group_name,
+                                    group_paths[g.group_name].empty() ? "" : " (also " + group_paths[g.group_name] + ")"));
+    }
+  }
+  sequence_ = SequenceEmbeddingGroup(features, std::move(sequence_groups));
+  seq_emb_impls_ = register_module(
+      "seq_emb_impls",
+      torch::nn::ModuleDict(std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>>{
+          {"__BASE__", sequence_.ptr()}}));
 }
 
 const EmbeddingGroupImpl::Group& EmbeddingGroupImpl::group(const std::string& name) const {
@@ -177,15 +200,38 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
   return names;
 }
 
-std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() { return data_->ebc->tables(); }
+std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() {
+  std::vector<EmbeddingTable> out = data_->ebc->tables();
+  if (sequence_) {
+    for (EmbeddingTable& t : sequence_->tables()) {
+      t.name = kSequenceTablePrefix + t.name;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
 
 std::string EmbeddingGroupImpl::table_parameter_name(const std::string& table) {
   return "emb_impls.__BASE__.ebc.embedding_bags." + table + ".weight";
 }
 
-FusedEmbeddingBags& EmbeddingGroupImpl::enable_fused_optimizer(
-    const FusedOptimizerOptions& options) {
-  return data_->ebc->enable_fused_optimizer(options);
+std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
+  if (table.rfind(kSequenceTablePrefix, 0) == 0) {
+    return "seq_emb_impls.__BASE__.ebc.embedding_bags." + table.substr(std::strlen(kSequenceTablePrefix)) + ".weight";
+  }
+  return table_parameter_name(table);
+}
+
+FusedOptimizerGroup& EmbeddingGroupImpl::enable_fused_optimizer(const FusedOptimizerOptions& options) {
+  TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
+  std::vector<FusedEmbeddingBags*> members = {&data_->ebc->enable_fused_optimizer(options)};
+  std::vector<std::string> prefixes = {""};
+  if (sequence_) {
+    members.push_back(&sequence_->ebc()->enable_fused_optimizer(options));
+    prefixes.push_back(kSequenceTablePrefix);
+  }
+  fused_ = std::make_unique<FusedOptimizerGroup>(std::move(members), std::move(prefixes));
+  return *fused_;
 }
 
 std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {
@@ -269,6 +315,9 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     } else {
       out[g.name] = torch::cat(tensors, 1);
     }
+  }
+  if (sequence_) {
+    for (auto& [key, value] : sequence_->forward(batch)) out.emplace(key, std::move(value));
   }
   return out;
 }

@@ -3,18 +3,22 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "embedding/embedding_bag_collection.h"
+#include "embedding/fused_optimizer_group.h"
+#include "embedding/sequence_embedding_group.h"
 #include "embedding/embedding_config.h"
 #include "sparse/batch.h"
 
 namespace tzrec::embedding {
 
-enum class GroupType { kDeep, kWide };
+enum class GroupType { kDeep, kWide, kSequence };
 
 struct FeatureGroupConfig {
   std::string group_name;
@@ -45,21 +49,32 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   EmbeddingGroupImpl(std::vector<FeatureSpec> features, std::vector<FeatureGroupConfig> groups,
                      int64_t wide_embedding_dim, const std::string& wide_init_fn = "");
 
-  // group name → [B, group_total_dim] float32: concatenation in feature_names order.
+  // group name → [B, group_total_dim] float32: concatenation in feature_names order; SEQUENCE
+  // groups (sequence_embedding_group.h) → "<g>.query", "<g>.sequence", "<g>.sequence_length".
   std::map<std::string, torch::Tensor> forward(const sparse::Batch& batch);
 
   // Throw tzrec::ConfigError for an unknown group.
   int64_t group_total_dim(const std::string& group) const;
   std::vector<int64_t> group_feature_dims(const std::string& group) const;  // per feature, in order
-  std::vector<std::string> group_names() const;  // in config order
+  std::vector<std::string> group_names() const;  // DEEP / WIDE groups, in config order
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
+  // The SEQUENCE groups' embeddings; nullptr without SEQUENCE groups.
+  SequenceEmbeddingGroup sequence_groups() const { return sequence_; }
 
+  // The DEEP / WIDE groups' tables, then the SEQUENCE groups', named "sequence.<table>" (their own
+  // tables even when a DEEP / WIDE table has the same name, as in TorchEasyRec).
   std::vector<EmbeddingTable> tables();
-  // State-dict name of a table's weight below this module:
+  static constexpr const char* kSequenceTablePrefix = "sequence.";
+  // State-dict name of a DEEP / WIDE table's weight below this module:
   // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight".
   static std::string table_parameter_name(const std::string& table);
-  // See EmbeddingBagCollectionImpl::enable_fused_optimizer.
-  FusedEmbeddingBags& enable_fused_optimizer(const FusedOptimizerOptions& options);
+  // The same for any table of tables(); SEQUENCE tables live below "seq_emb_impls.__BASE__.ebc".
+  std::string parameter_name_of(const std::string& table) const;
+  // Fused mode (EmbeddingBagCollectionImpl::enable_fused_optimizer) for every collection, with one
+  // optimizer configuration; the group of their fused operators is owned by this module (the
+  // SEQUENCE tables' optimizer state keys start with "sequence.").
+  FusedOptimizerGroup& enable_fused_optimizer(const FusedOptimizerOptions& options);
+  // The DEEP / WIDE groups' collection (what the sharding planner and sharded runs see).
   EmbeddingBagCollection ebc() const { return data_->ebc; }
 
  private:
@@ -79,6 +94,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   std::map<std::string, size_t> group_index_;
   torch::nn::ModuleDict emb_impls_{nullptr};  // "__BASE__" → EmbeddingGroupData
   EmbeddingGroupData data_{nullptr};
+  torch::nn::ModuleDict seq_emb_impls_{nullptr};  // "__BASE__" → SequenceEmbeddingGroup
+  SequenceEmbeddingGroup sequence_{nullptr};
+  std::unique_ptr<FusedOptimizerGroup> fused_;
 };
 TORCH_MODULE(EmbeddingGroup);
 

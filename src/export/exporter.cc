@@ -159,9 +159,8 @@ std::string export_model(const ExportOptions& options) {
   if (use_ema) session.load_ema_weights(checkpoint, "export_config.use_dense_ema");
 
   std::set<std::string> table_names;
-  for (const auto& table : session.model().embedding_group()->tables()) {
-    table_names.insert("embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table.name));
-  }
+  embedding::EmbeddingGroup group = session.model().embedding_group();
+  for (const auto& table : group->tables()) table_names.insert("embedding_group." + group->parameter_name_of(table.name));
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& [name, tensor] : session.model_tensors()) {
     tensors.emplace(name, table_names.count(name) ? quantize_table(tensor, quant) : tensor.detach());

@@ -43,6 +43,9 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
       case protos::WIDE:
         out.type = embedding::GroupType::kWide;
         break;
+      case protos::SEQUENCE:
+        out.type = embedding::GroupType::kSequence;
+        break;
       default:
         throw NotSupportedError(
             fmt::format("{}.group_type {} (group '{}')", path, protos::FeatureGroupType_Name(g.group_type()),

@@ -43,8 +43,8 @@ TEST(ModelConfigRules, FeatureGroups) {
   auto empty = deepfm("model_config { feature_groups { group_name: 'e' } }");
   EXPECT_TRUE(HasProblem(empty, "model_config.feature_groups[3].feature_names", "group 'e' has no features"));
   auto seq = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: SEQUENCE } }");
-  EXPECT_TRUE(HasProblem(seq, "model_config.feature_groups[3].group_type",
-                         "not supported yet: model_config.feature_groups[3].group_type SEQUENCE"));
+  EXPECT_TRUE(HasProblem(seq, "model_config.feature_groups[3].feature_names",
+                         "SEQUENCE group 's' has no sequence feature"));
   auto jagged = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: JAGGED_SEQUENCE } }");
   EXPECT_TRUE(NotSupported(jagged, "model_config.feature_groups[3].group_type"));
   auto seq_groups = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' } } }");

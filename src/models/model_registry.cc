@@ -14,6 +14,7 @@
 #include "models/rank/dlrm.h"
 #include "models/rank/mask_net.h"
 #include "models/rank/multi_tower.h"
+#include "models/rank/multi_tower_din.h"
 #include "models/rank/wide_and_deep.h"
 #include "models/rank/xdeepfm.h"
 
@@ -35,6 +36,7 @@ const std::map<std::string, Factory>& model_types() {
       // rank/
       {"deepfm", make<DeepFM>},
       {"multi_tower", make<MultiTower>},
+      {"multi_tower_din", make<MultiTowerDIN>},
       {"wide_and_deep", make<WideAndDeep>},
       {"dcn_v1", make<DCNV1>},
       {"dcn_v2", make<DCNV2>},

@@ -102,6 +102,9 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};
   if (distributed) {
+    if (model_->embedding_group()->sequence_groups()) {
+      throw NotSupportedError("model_config.feature_groups: SEQUENCE groups in multi-rank training (world size > 1)");
+    }
     auto& ebc = *model_->embedding_group()->ebc();
     // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
     // the first batches of every rank's data.
@@ -194,7 +197,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
   }
 }
 
-embedding::FusedEmbeddingBags& TrainingSession::sparse_optimizer() {
+embedding::FusedOptimizerGroup& TrainingSession::sparse_optimizer() {
   TORCH_CHECK(sparse_optimizer_ != nullptr, "sparse_optimizer(): the session is distributed or has no optimizers");
   return *sparse_optimizer_;
 }

@@ -81,7 +81,7 @@ class TrainingSession {
   models::Model& model() { return *model_; }
   // The embedding tables' fused operator: the sparse optimizer runs inside its backward. Single
   // process only (TORCH_CHECK); a distributed session has sharded_embeddings() instead.
-  embedding::FusedEmbeddingBags& sparse_optimizer();
+  embedding::FusedOptimizerGroup& sparse_optimizer();
   // nullptr unless distributed.
   dist::ShardedEmbeddingBags* sharded_embeddings() { return sharded_.get(); }
   dist::ProcessGroup* process_group() { return process_group_.get(); }
@@ -159,7 +159,7 @@ class TrainingSession {
   protos::EasyRecConfig config_;
   std::vector<feature::FeatureInfo> features_;
   std::shared_ptr<models::Model> model_;
-  embedding::FusedEmbeddingBags* sparse_optimizer_ = nullptr;  // owned by the model's EBC (single process)
+  embedding::FusedOptimizerGroup* sparse_optimizer_ = nullptr;  // owned by the model's embedding group (single process)
   std::shared_ptr<dist::ProcessGroup> process_group_;
   std::shared_ptr<dist::ShardedEmbeddingBags> sharded_;  // distributed
   std::unique_ptr<DenseGradientSync> gradient_sync_;     // distributed

@@ -240,10 +240,10 @@ TEST(DeepFM, ConfigErrors) {
                     "model_config.losses[0].softmax_cross_entropy: needs model_config.num_class > 1");
   expect_error_with(R"(model_config {
       feature_groups { group_name: "wide" feature_names: ["a"] group_type: WIDE }
-      feature_groups { group_name: "seq" feature_names: ["a"] group_type: SEQUENCE }
+      feature_groups { group_name: "seq" feature_names: ["a"] group_type: JAGGED_SEQUENCE }
       deepfm { deep { hidden_units: [3] } }
       losses { binary_cross_entropy {} } })",
-                    "model_config.feature_groups[1].group_type SEQUENCE", true);
+                    "model_config.feature_groups[1].group_type JAGGED_SEQUENCE", true);
 }
 
 }  // namespace deepfm_test

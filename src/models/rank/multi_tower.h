@@ -4,6 +4,7 @@
 #pragma once
 
 #include "models/model.h"
+#include "models/rank/group_towers.h"
 #include "nn/mlp.h"
 
 namespace tzrec::models {
@@ -15,8 +16,7 @@ class MultiTower : public Model {
   TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
-  std::vector<std::pair<std::string, nn::MLP>> tower_mlps_;  // in config order
-  torch::nn::ModuleDict towers_{nullptr};
+  GroupTowers towers_;
   nn::MLP final_mlp_{nullptr};
   torch::nn::Linear output_mlp_{nullptr};
 };
