@@ -17,7 +17,8 @@ void check_module_name(const std::string& name, const std::string& what) {
 }  // namespace
 
 EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> tables,
-                                                       std::vector<BagConfig> bags)
+                                                       std::vector<BagConfig> bags,
+                                                       const std::string& tables_module)
     : table_configs_(std::move(tables)),
       bag_configs_(std::move(bags)),
       deferred_(DeferTableAllocation::active()) {
@@ -42,8 +43,9 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
     }
     holders.emplace_back(t.name, holder);
   }
-  // "embedding_bags.<table>.weight", TorchRec's EmbeddingBagCollection state-dict layout.
-  embedding_bags_ = register_module("embedding_bags", torch::nn::ModuleDict(holders));
+  // "embedding_bags.<table>.weight", TorchRec's EmbeddingBagCollection state-dict layout (or
+  // "embeddings.<table>.weight", its EmbeddingCollection's).
+  embedding_bags_ = register_module(tables_module, torch::nn::ModuleDict(holders));
   std::unordered_set<std::string> keys;
   for (const BagConfig& b : bag_configs_) {
     auto it = table_index.find(b.table_name);

@@ -29,7 +29,10 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
  public:
   // Throws tzrec::ConfigError for a bag naming an unknown table, duplicate table names or bag keys,
   // bad pooling, non-positive sizes or an unknown init_fn.
-  EmbeddingBagCollectionImpl(std::vector<TableConfig> tables, std::vector<BagConfig> bags);
+  // tables_module: the name the tables are registered under ("embeddings" for the item-level
+  // collections of sequence_embedding_group.h, TorchRec's EmbeddingCollection layout).
+  EmbeddingBagCollectionImpl(std::vector<TableConfig> tables, std::vector<BagConfig> bags,
+                             const std::string& tables_module = "embedding_bags");
 
   // kjt must contain every bag's feature (extra keys ignored). Returns a KeyedTensor with keys =
   // bag keys in bag order, each block [B, table dim]: sum or mean of the (weighted) rows of the

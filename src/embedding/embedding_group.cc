@@ -217,7 +217,7 @@ std::string EmbeddingGroupImpl::table_parameter_name(const std::string& table) {
 
 std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
   if (table.rfind(kSequenceTablePrefix, 0) == 0) {
-    return "seq_emb_impls.__BASE__.ebc.embedding_bags." + table.substr(std::strlen(kSequenceTablePrefix)) + ".weight";
+    return "seq_emb_impls.__BASE__." + sequence_->parameter_name_of(table.substr(std::strlen(kSequenceTablePrefix)));
   }
   return table_parameter_name(table);
 }
@@ -227,8 +227,10 @@ FusedOptimizerGroup& EmbeddingGroupImpl::enable_fused_optimizer(const FusedOptim
   std::vector<FusedEmbeddingBags*> members = {&data_->ebc->enable_fused_optimizer(options)};
   std::vector<std::string> prefixes = {""};
   if (sequence_) {
-    members.push_back(&sequence_->ebc()->enable_fused_optimizer(options));
-    prefixes.push_back(kSequenceTablePrefix);
+    for (EmbeddingBagCollection& ebc : sequence_->collections()) {
+      members.push_back(&ebc->enable_fused_optimizer(options));
+      prefixes.push_back(kSequenceTablePrefix);
+    }
   }
   fused_ = std::make_unique<FusedOptimizerGroup>(std::move(members), std::move(prefixes));
   return *fused_;

@@ -68,7 +68,8 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // State-dict name of a DEEP / WIDE table's weight below this module:
   // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight".
   static std::string table_parameter_name(const std::string& table);
-  // The same for any table of tables(); SEQUENCE tables live below "seq_emb_impls.__BASE__.ebc".
+  // The same for any table of tables(); SEQUENCE tables are
+  // "seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<table>.weight" as in TorchEasyRec.
   std::string parameter_name_of(const std::string& table) const;
   // Fused mode (EmbeddingBagCollectionImpl::enable_fused_optimizer) for every collection, with one
   // optimizer configuration; the group of their fused operators is owned by this module (the

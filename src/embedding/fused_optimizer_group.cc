@@ -1,5 +1,8 @@
 #include "embedding/fused_optimizer_group.h"
 
+#include <algorithm>
+#include <optional>
+
 
 namespace tzrec::embedding {
 
@@ -35,13 +38,26 @@ std::map<std::string, torch::Tensor> FusedOptimizerGroup::state_dict() const {
 }
 
 void FusedOptimizerGroup::load_state_dict(const std::map<std::string, torch::Tensor>& state) {
+  // A key "<prefix><table>.<state>" goes to the member with the longest matching prefix that has
+  // the table (members may share a prefix); keys of no table stay with the first such member,
+  // whose load_state_dict reports them.
   std::vector<std::map<std::string, torch::Tensor>> parts(members_.size());
   for (const auto& [key, value] : state) {
-    size_t best = 0;  // the longest prefix that matches ("" always does)
-    for (size_t i = 1; i < members_.size(); ++i) {
-      if (key.rfind(prefixes_[i], 0) == 0 && prefixes_[i].size() > prefixes_[best].size()) best = i;
+    size_t longest = 0;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (key.rfind(prefixes_[i], 0) == 0) longest = std::max(longest, prefixes_[i].size());
     }
-    parts[best].emplace(key.substr(prefixes_[best].size()), value);
+    const std::string rest = key.substr(longest);
+    const std::string table = rest.substr(0, rest.find('.'));
+    std::optional<size_t> first, owner;
+    for (size_t i = 0; i < members_.size() && !owner; ++i) {
+      if (prefixes_[i].size() != longest || key.rfind(prefixes_[i], 0) != 0) continue;
+      if (!first) first = i;
+      for (const FusedTableSpec& t : members_[i]->tables()) {
+        if (t.name == table) owner = i;
+      }
+    }
+    parts[owner ? *owner : *first].emplace(rest, value);
   }
   for (size_t i = 0; i < members_.size(); ++i) members_[i]->load_state_dict(parts[i]);
 }

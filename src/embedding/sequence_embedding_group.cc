@@ -28,9 +28,9 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
                                                        std::vector<SequenceGroupConfig> groups) {
   std::map<std::string, const FeatureSpec*> by_name;
   for (const FeatureSpec& f : features) by_name[f.name] = &f;
-  std::vector<TableConfig> tables;
+  std::map<int64_t, std::vector<TableConfig>> tables;  // per dim, first-seen order
   std::map<std::string, std::pair<TableConfig, std::string>> table_of;  // name → (config, first feature)
-  std::vector<BagConfig> bags;
+  std::map<int64_t, std::vector<BagConfig>> bags;
   for (const SequenceGroupConfig& g : groups) {
     if (g.group_name.empty()) throw ConfigError(g.path + ".group_name: required");
     if (index_.count(g.group_name) > 0) {
@@ -58,7 +58,8 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
         t.dtype = f.dtype;
         auto [tit, inserted] = table_of.emplace(t.name, std::make_pair(t, name));
         if (inserted) {
-          tables.push_back(t);
+          tables[t.embedding_dim].push_back(t);
+          table_dim_[t.name] = t.embedding_dim;
         } else if (tit->second.first.num_embeddings != t.num_embeddings ||
                    tit->second.first.embedding_dim != t.embedding_dim) {
           throw ConfigError(fmt::format(
@@ -72,8 +73,8 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
         bag.table_name = t.name;
         bag.pooling = f.pooling;
         bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
-        bags.push_back(bag);
-        sparse_keys_.push_back(name);
+        bags[t.embedding_dim].push_back(bag);
+        keys_by_dim_[t.embedding_dim].push_back(name);
         is_sequence_[name] = f.is_sequence;
         if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
       }
@@ -93,7 +94,31 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
     index_[group.name] = groups_.size();
     groups_.push_back(std::move(group));
   }
-  ebc_ = register_module("ebc", EmbeddingBagCollection(std::move(tables), std::move(bags)));
+  auto ec_dict = register_module("ec_dict", torch::nn::ModuleDict());
+  for (auto& [dim, dim_tables] : tables) {
+    EmbeddingBagCollection ebc(std::move(dim_tables), std::move(bags[dim]), "embeddings");
+    using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+    ec_dict->update(std::vector<Entry>{{std::to_string(dim), ebc.ptr()}});
+    ebcs_.emplace(dim, ebc);
+  }
+}
+
+std::vector<EmbeddingBagCollection> SequenceEmbeddingGroupImpl::collections() const {
+  std::vector<EmbeddingBagCollection> out;
+  for (const auto& [dim, ebc] : ebcs_) out.push_back(ebc);
+  return out;
+}
+
+std::vector<EmbeddingTable> SequenceEmbeddingGroupImpl::tables() {
+  std::vector<EmbeddingTable> out;
+  for (auto& [dim, ebc] : ebcs_) {
+    for (EmbeddingTable& t : ebc->tables()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string SequenceEmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
+  return fmt::format("ec_dict.{}.embeddings.{}.weight", table_dim_.at(table), table);
 }
 
 const SequenceEmbeddingGroupImpl::Group& SequenceEmbeddingGroupImpl::group(const std::string& name) const {
@@ -115,28 +140,29 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   }
   const int64_t steps = std::max<int64_t>(longest, 1);
   const auto long_opts = torch::TensorOptions().dtype(torch::kInt64);
-  // Item-level bags: B·T' per feature (see the header).
-  std::vector<sparse::JaggedTensor> jagged;
-  for (const std::string& name : sparse_keys_) {
-    const sparse::JaggedTensor in = batch.sparse_features[name];
-    torch::Tensor bag_lengths = torch::zeros({rows * steps}, long_opts);
-    if (!is_sequence_.at(name)) {
-      bag_lengths.index_put_({torch::arange(rows, long_opts) * steps}, in.lengths);  // a row is bag b·T'
-    } else {
-      const torch::Tensor& items = batch.sequence_lengths.at(name);                   // [B]
-      torch::Tensor ids_per_item =
-          one_id_per_item_.at(name) ? torch::ones({items.sum().item<int64_t>()}, long_opts)
-                                    : batch.sequence_item_lengths.at(name);            // [ΣL]
-      torch::Tensor row = torch::repeat_interleave(torch::arange(rows, long_opts), items);
-      torch::Tensor start = torch::cumsum(items, 0) - items;
-      torch::Tensor t = torch::arange(ids_per_item.size(0), long_opts) - start.index_select(0, row);
-      bag_lengths.index_put_({row * steps + t}, ids_per_item);
+  // Item-level bags: B·T' per feature (see the header), one lookup per dim.
+  std::map<std::string, torch::Tensor> looked_up;  // feature → [B·T', dim]
+  for (auto& [dim, keys] : keys_by_dim_) {
+    std::vector<sparse::JaggedTensor> jagged;
+    for (const std::string& name : keys) {
+      const sparse::JaggedTensor in = batch.sparse_features[name];
+      torch::Tensor bag_lengths = torch::zeros({rows * steps}, long_opts);
+      if (!is_sequence_.at(name)) {
+        bag_lengths.index_put_({torch::arange(rows, long_opts) * steps}, in.lengths);  // a row is bag b·T'
+      } else {
+        const torch::Tensor& items = batch.sequence_lengths.at(name);                   // [B]
+        torch::Tensor ids_per_item =
+            one_id_per_item_.at(name) ? torch::ones({items.sum().item<int64_t>()}, long_opts)
+                                      : batch.sequence_item_lengths.at(name);            // [ΣL]
+        torch::Tensor row = torch::repeat_interleave(torch::arange(rows, long_opts), items);
+        torch::Tensor start = torch::cumsum(items, 0) - items;
+        torch::Tensor t = torch::arange(ids_per_item.size(0), long_opts) - start.index_select(0, row);
+        bag_lengths.index_put_({row * steps + t}, ids_per_item);
+      }
+      jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});
     }
-    jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});
-  }
-  sparse::KeyedTensor looked_up;
-  if (!sparse_keys_.empty()) {
-    looked_up = ebc_->forward(sparse::KeyedJaggedTensor::from_jagged(sparse_keys_, jagged));
+    sparse::KeyedTensor pooled = ebcs_.at(dim)->forward(sparse::KeyedJaggedTensor::from_jagged(keys, jagged));
+    for (const std::string& name : keys) looked_up[name] = pooled[name];
   }
   std::map<std::string, torch::Tensor> out;
   for (const Group& g : groups_) {
@@ -146,7 +172,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
     if (!g.query.empty()) {
       std::vector<torch::Tensor> parts;
       for (const Slot& s : g.query) {
-        parts.push_back(s.is_sparse ? looked_up[s.name].view({rows, steps, s.dim}).select(1, 0)
+        parts.push_back(s.is_sparse ? looked_up.at(s.name).view({rows, steps, s.dim}).select(1, 0)
                                     : batch.dense_features[s.name]);
       }
       out[g.name + ".query"] = torch::cat(parts, 1);
@@ -154,7 +180,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
     std::vector<torch::Tensor> parts;
     for (const Slot& s : g.sequence) {
       if (s.is_sparse) {
-        parts.push_back(looked_up[s.name].view({rows, steps, s.dim}).slice(1, 0, group_steps));
+        parts.push_back(looked_up.at(s.name).view({rows, steps, s.dim}).slice(1, 0, group_steps));
       } else {
         parts.push_back(pad_items(batch.sequence_dense_features.at(s.name), batch.sequence_lengths.at(s.name),
                                   group_steps));

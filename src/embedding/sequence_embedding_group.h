@@ -16,10 +16,11 @@
 // not the tables DEEP / WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
 // EmbeddingCollection tables are separate parameters.
 //
-// Lookups go through an EmbeddingBagCollection whose bags are items: with T' = max(T, 1) over all
+// Lookups go through EmbeddingBagCollections whose bags are items: with T' = max(T, 1) over all
 // sequence features, every sparse feature gets B·T' bags — item t of row b is bag b·T' + t, a
 // query feature's row is bag b·T' — so that plain, fused (the sparse optimizer in backward) and
-// sharded collections serve sequences unchanged.
+// sharded collections serve sequences unchanged. As TorchEasyRec's EmbeddingCollections, there is
+// one per embedding dim: "ec_dict.<dim>.embeddings.<table>.weight".
 #pragma once
 
 #include <map>
@@ -55,8 +56,11 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   int64_t sequence_dim(const std::string& group) const;
   bool has_group(const std::string& group) const { return index_.count(group) > 0; }
 
-  EmbeddingBagCollection ebc() const { return ebc_; }
-  std::vector<EmbeddingTable> tables() { return ebc_->tables(); }
+  // One collection per embedding dim, in increasing dim order.
+  std::vector<EmbeddingBagCollection> collections() const;
+  std::vector<EmbeddingTable> tables();
+  // "ec_dict.<dim>.embeddings.<table>.weight" of one of tables().
+  std::string parameter_name_of(const std::string& table) const;
 
  private:
   struct Slot {
@@ -75,10 +79,11 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
 
   std::vector<Group> groups_;
   std::map<std::string, size_t> index_;
-  std::vector<std::string> sparse_keys_;             // bag features, in bag order
-  std::map<std::string, bool> one_id_per_item_;      // sparse sequence features: value_dim 1
-  std::map<std::string, bool> is_sequence_;          // every sparse bag feature
-  EmbeddingBagCollection ebc_{nullptr};
+  std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag features per dim, in bag order
+  std::map<std::string, bool> one_id_per_item_;              // sparse sequence features: value_dim 1
+  std::map<std::string, bool> is_sequence_;                  // every sparse bag feature
+  std::map<std::string, int64_t> table_dim_;
+  std::map<int64_t, EmbeddingBagCollection> ebcs_;           // registered as "ec_dict.<dim>"
 };
 TORCH_MODULE(SequenceEmbeddingGroup);
 

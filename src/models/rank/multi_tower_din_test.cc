@@ -62,9 +62,10 @@ TEST(MultiTowerDIN, ParameterNamesAsTorchEasyRec) {
   for (const auto& item : model.named_parameters()) {
     if (item.key().rfind("embedding_group.", 0) == 0) names.push_back(item.key());
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"embedding_group.emb_impls.__BASE__.ebc.embedding_bags.u_emb.weight",
-                                             "embedding_group.seq_emb_impls.__BASE__.ebc.embedding_bags.u_emb.weight",
-                                             "embedding_group.seq_emb_impls.__BASE__.ebc.embedding_bags.s__i_emb.weight"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"embedding_group.emb_impls.__BASE__.ebc.embedding_bags.u_emb.weight",
+                                      "embedding_group.seq_emb_impls.__BASE__.ec_dict.2.embeddings.u_emb.weight",
+                                      "embedding_group.seq_emb_impls.__BASE__.ec_dict.2.embeddings.s__i_emb.weight"}));
 }
 
 TEST(MultiTowerDIN, PredictionByHand) {
