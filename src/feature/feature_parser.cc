@@ -1,6 +1,7 @@
 #include "feature/feature_parser.h"
 
 #include <algorithm>
+#include <map>
 
 #include "base/error.h"
 #include "feature/column_cells.h"
@@ -104,6 +105,9 @@ sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
   po.dense_stride = dense_width;
   std::vector<int64_t> sequence_lengths, item_lengths;
   std::vector<float> sequence_dense;
+  // The items per row of each grouped sequence's first sub-feature: the others describe the same
+  // items and must have as many.
+  std::map<std::string, std::pair<const Feature*, std::vector<int64_t>>> history_lengths;
   for (const auto& f : features_.features) {
     const FeatureInfo& info = f->info();
     if (info.is_sequence) {
@@ -115,6 +119,17 @@ sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
       po.sequence_dense = &sequence_dense;
     }
     f->parse(b, po);
+    if (info.is_sequence && !info.sequence_name.empty()) {
+      auto [it, first] = history_lengths.emplace(info.sequence_name, std::make_pair(f.get(), sequence_lengths));
+      for (int64_t r = 0; !first && r < rows; ++r) {
+        if (it->second.second[r] == sequence_lengths[r]) continue;
+        throw DataError(fmt::format(
+            "{}: sequence '{}' has {} items in {} but {} in {} (columns {} and {}); the sub-features of a sequence "
+            "describe the same items — fix the data",
+            b.describe_row(r), info.sequence_name, it->second.second[r], it->second.first->info().name,
+            sequence_lengths[r], info.name, it->second.first->input_columns().front(), f->input_columns().front()));
+      }
+    }
     if (info.is_sequence) {
       out.sequence_lengths[info.name] = torch::tensor(sequence_lengths, torch::kInt64);
       if (info.is_sparse && info.value_dim != 1) {

@@ -188,20 +188,31 @@ TEST(SequenceFeatures, FgNormalDefaultsTruncationAndValueDim) {
   auto p = parser(features, "fg_mode: FG_NORMAL");
   EXPECT_EQ(p.input_columns(), (std::vector<std::string>{"click__iid", "click__tag", "click__ts"}));
   auto b = p.parse(make_batch({{"click__iid", {"5|6|7|8", "", "9||3"}},
-                               {"click__tag", {"1\x1d" "2|3", "4", ""}},
-                               {"click__ts", {"10|20", "", "1.5"}}}));
+                               {"click__tag", {"1\x1d" "2|3|5|8", "4", "6||7"}},
+                               {"click__ts", {"10|20|30", "", "1.5||2"}}}));
   const auto iid = b.sparse_features["click__iid"];
   // Row 0 keeps its first 3 items; an empty history and an empty item are the default "0".
   EXPECT_EQ(ids_of(iid.values), (Ids{5, 6, 7, 0, 9, 0, 3}));
   EXPECT_EQ(ids_of(iid.lengths), (Ids{3, 1, 3}));
   const auto tag = b.sparse_features["click__tag"];
-  EXPECT_EQ(ids_of(tag.values), (Ids{1, 2, 3, 4, 0}));  // value_dim 0 keeps every value of an item
-  EXPECT_EQ(ids_of(b.sequence_item_lengths.at("click__tag")), (Ids{2, 1, 1, 1}));
-  EXPECT_EQ(floats_of(b.sequence_dense_features.at("click__ts")), (Floats{10, 20, 0, 1.5f}));
-  EXPECT_EQ(ids_of(b.sequence_lengths.at("click__ts")), (Ids{2, 1, 1}));
+  EXPECT_EQ(ids_of(tag.values), (Ids{1, 2, 3, 5, 4, 6, 0, 7}));  // value_dim 0 keeps every value of an item
+  EXPECT_EQ(ids_of(b.sequence_item_lengths.at("click__tag")), (Ids{2, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(floats_of(b.sequence_dense_features.at("click__ts")), (Floats{10, 20, 30, 0, 1.5f, 0, 2}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("click__ts")), (Ids{3, 1, 3}));
   // value_dim 1 keeps an item's first value.
-  auto first = p.parse(make_batch({{"click__iid", {"5\x1d" "6|7"}}, {"click__tag", {"1"}}, {"click__ts", {"1"}}}));
+  auto first = p.parse(make_batch({{"click__iid", {"5\x1d" "6|7"}}, {"click__tag", {"1|2"}}, {"click__ts", {"1|2"}}}));
   EXPECT_EQ(ids_of(first.sparse_features["click__iid"].values), (Ids{5, 7}));
+}
+
+TEST(SequenceFeatures, SubFeaturesOfAHistoryHaveAsManyItems) {
+  auto p = parser(kGrouped);
+  EXPECT_EQ(error_of<DataError>([&] {
+              p.parse(make_batch({{"user", {"1", "2"}},
+                                  {"click__item", {"1;2", "3"}},
+                                  {"click__price", {"1\x03" "2;3\x03" "4", "5\x03" "6;7\x03" "8"}}}));
+            }),
+            "t.csv line 3: sequence 'click' has 1 items in click__item but 2 in click__price (columns click__item "
+            "and click__price); the sub-features of a sequence describe the same items — fix the data");
 }
 
 TEST(SequenceFeatures, ConfigErrors) {

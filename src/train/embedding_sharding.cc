@@ -242,6 +242,12 @@ std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
   return sharded;
 }
 
+void check_shardable(models::Model& model) {
+  if (model.embedding_group()->sequence_groups()) {
+    throw NotSupportedError("model_config.feature_groups: SEQUENCE groups in multi-rank training (world size > 1)");
+  }
+}
+
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
   const auto features = feature::build_feature_infos(config);
   std::shared_ptr<models::Model> model;
@@ -249,6 +255,7 @@ JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_
     embedding::DeferTableAllocation defer;  // the plan needs table shapes only
     model = models::create_model(config, features);
   }
+  if (world_size > 1) check_shardable(*model);
   auto& ebc = *model->embedding_group()->ebc();
   JobPlan out;
   out.tables = planner_tables(config, ebc, sparse_optimizer_options(config.train_config().sparse_optimizer()));

@@ -13,6 +13,7 @@
 #include "dist/process_group.h"
 #include "dist/sharded_embedding_bags.h"
 #include "embedding/embedding_bag_collection.h"
+#include "models/model.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
@@ -48,6 +49,9 @@ struct JobPlan {
   dist::PlannerTopology topology;
   dist::ShardingPlan plan;
 };
+// NotSupportedError for what multi-rank runs cannot shard yet (SEQUENCE groups' tables).
+void check_shardable(models::Model& model);
+
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
 
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated

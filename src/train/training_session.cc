@@ -102,9 +102,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};
   if (distributed) {
-    if (model_->embedding_group()->sequence_groups()) {
-      throw NotSupportedError("model_config.feature_groups: SEQUENCE groups in multi-rank training (world size > 1)");
-    }
+    check_shardable(*model_);
     auto& ebc = *model_->embedding_group()->ebc();
     // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
     // the first batches of every rank's data.
