@@ -32,6 +32,15 @@ struct TableRequest {
 EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
                                        std::vector<FeatureGroupConfig> all_groups,
                                        int64_t wide_embedding_dim, const std::string& wide_init_fn) {
+  // Group names (of every type) are required and unique.
+  std::map<std::string, std::string> group_paths;
+  for (const FeatureGroupConfig& g : all_groups) {
+    if (g.group_name.empty()) throw ConfigError(where(g, "group_name") + ": required");
+    if (auto [it, inserted] = group_paths.emplace(g.group_name, g.path); !inserted) {
+      throw ConfigError(fmt::format("{}: duplicate group name '{}'{}", where(g, "group_name"), g.group_name,
+                                    it->second.empty() ? "" : " (also " + it->second + ")"));
+    }
+  }
   // SEQUENCE groups go to their own collection (sequence_embedding_group.h).
   std::vector<FeatureGroupConfig> groups;
   std::vector<SequenceGroupConfig> sequence_groups;
@@ -64,13 +73,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
   // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
   std::map<std::string, std::set<std::string>> feature_tables;
-  std::map<std::string, std::string> group_paths;
   for (const FeatureGroupConfig& g : groups) {
-    if (g.group_name.empty()) throw ConfigError(where(g, "group_name") + ": required");
-    if (auto [it, inserted] = group_paths.emplace(g.group_name, g.path); !inserted) {
-      throw ConfigError(fmt::format("{}: duplicate group name '{}'{}", where(g, "group_name"), g.group_name,
-                                    it->second.empty() ? "" : " (also " + it->second + ")"));
-    }
     if (g.feature_names.empty()) {
       throw ConfigError(fmt::format("{}: group '{}' has no features", where(g, "feature_names"), g.group_name));
     }
@@ -163,12 +166,6 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
       {"__BASE__", data_.ptr()}};
   emb_impls_ = register_module("emb_impls", torch::nn::ModuleDict(impls));
   if (sequence_groups.empty()) return;
-  for (const SequenceGroupConfig& g : sequence_groups) {
-    if (group_paths.count(g.group_name) > 0) {
-      throw ConfigError(fmt::format("{}.group_name: duplicate group name '{}'{}", g.path, g.group_name,
-                                    group_paths[g.group_name].empty() ? "" : " (also " + group_paths[g.group_name] + ")"));
-    }
-  }
   sequence_ = SequenceEmbeddingGroup(features, std::move(sequence_groups));
   seq_emb_impls_ = register_module(
       "seq_emb_impls",

@@ -9,15 +9,21 @@
 namespace tzrec::embedding {
 namespace {
 
+// Where each item of B rows with `lengths` (int64 [B]) items each sits: its row and its step,
+// both [ΣL].
+std::pair<torch::Tensor, torch::Tensor> item_positions(const torch::Tensor& lengths) {
+  torch::Tensor row = torch::repeat_interleave(torch::arange(lengths.size(0), lengths.options()), lengths);
+  torch::Tensor start = torch::cumsum(lengths, 0) - lengths;
+  torch::Tensor step = torch::arange(row.size(0), lengths.options()) - start.index_select(0, row);
+  return {row, step};
+}
+
 // [B, T, D] from per-item rows [ΣL, D] of B rows with `lengths` items each: item t of row b at
 // [b, t] for t < T, zeros elsewhere.
 torch::Tensor pad_items(const torch::Tensor& items, const torch::Tensor& lengths, int64_t steps) {
-  const int64_t batch = lengths.size(0);
-  torch::Tensor out = torch::zeros({batch, steps, items.size(1)}, items.options());
+  torch::Tensor out = torch::zeros({lengths.size(0), steps, items.size(1)}, items.options());
   if (items.size(0) == 0 || steps == 0) return out;
-  torch::Tensor row = torch::repeat_interleave(torch::arange(batch, lengths.options()), lengths);      // [ΣL]
-  torch::Tensor start = torch::cumsum(lengths, 0) - lengths;                                            // [B]
-  torch::Tensor t = torch::arange(items.size(0), lengths.options()) - start.index_select(0, row);      // [ΣL]
+  auto [row, t] = item_positions(lengths);
   torch::Tensor keep = t < steps;
   return out.index_put({row.masked_select(keep), t.masked_select(keep)}, items.index({keep}));
 }
@@ -32,10 +38,8 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
   std::map<std::string, std::pair<TableConfig, std::string>> table_of;  // name → (config, first feature)
   std::map<int64_t, std::vector<BagConfig>> bags;
   for (const SequenceGroupConfig& g : groups) {
-    if (g.group_name.empty()) throw ConfigError(g.path + ".group_name: required");
-    if (index_.count(g.group_name) > 0) {
-      throw ConfigError(fmt::format("{}.group_name: duplicate group name '{}'", g.path, g.group_name));
-    }
+    TORCH_CHECK(!g.group_name.empty() && index_.count(g.group_name) == 0,
+                "SequenceEmbeddingGroup: group names must be set and unique (EmbeddingGroup checks them)");
     Group group;
     group.name = g.group_name;
     for (size_t j = 0; j < g.feature_names.size(); ++j) {
@@ -134,8 +138,11 @@ int64_t SequenceEmbeddingGroupImpl::sequence_dim(const std::string& name) const 
 
 std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const sparse::Batch& batch) {
   const int64_t rows = batch.batch_size;
+  // T': the longest history among the sparse sequence features looked up here.
   int64_t longest = 0;
-  for (const auto& [name, lengths] : batch.sequence_lengths) {
+  for (const auto& [name, sequence] : is_sequence_) {
+    if (!sequence) continue;
+    const torch::Tensor& lengths = batch.sequence_lengths.at(name);
     if (lengths.numel() > 0) longest = std::max(longest, lengths.max().item<int64_t>());
   }
   const int64_t steps = std::max<int64_t>(longest, 1);
@@ -154,9 +161,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
         torch::Tensor ids_per_item =
             one_id_per_item_.at(name) ? torch::ones({items.sum().item<int64_t>()}, long_opts)
                                       : batch.sequence_item_lengths.at(name);            // [ΣL]
-        torch::Tensor row = torch::repeat_interleave(torch::arange(rows, long_opts), items);
-        torch::Tensor start = torch::cumsum(items, 0) - items;
-        torch::Tensor t = torch::arange(ids_per_item.size(0), long_opts) - start.index_select(0, row);
+        auto [row, t] = item_positions(items);
         bag_lengths.index_put_({row * steps + t}, ids_per_item);
       }
       jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});

@@ -44,7 +44,7 @@ struct SequenceGroupConfig {
 class SequenceEmbeddingGroupImpl : public torch::nn::Module {
  public:
   // ConfigError (naming the group's path) for unknown features, a group without sequence
-  // features, tables shared with different sizes, empty or duplicate group names.
+  // features, tables shared with different sizes. Group names are checked by EmbeddingGroup.
   SequenceEmbeddingGroupImpl(const std::vector<FeatureSpec>& features, std::vector<SequenceGroupConfig> groups);
 
   // See above: "<g>.query", "<g>.sequence", "<g>.sequence_length" for every group.
