@@ -23,6 +23,11 @@ struct Entry {
   const char* why;      // kWarned: why the field has no effect here
 };
 
+// A sequence encoder's name labels nothing: TorchEasyRec names encoders by their group and position.
+constexpr const char* kEncoderNameWhy =
+    "encoders are named by their group and position (_group_name_to_seq_encoders.<group>.<i>), as in "
+    "TorchEasyRec";
+
 // Messages only reachable through refused fields (models, feature types, samplers, ... not built
 // yet) are refused as a whole ("*"). Messages this engine reads list every field, so that a field
 // added to the schema has no rule until someone decides what it means here.
@@ -127,9 +132,10 @@ constexpr Entry kEntries[] = {
      "auc recall_at_k mean_absolute_error mean_squared_error accuracy xauc decay_rate "
      "decay_step",
      ""},
-    {"SeqGroupConfig", kRefused, "*", ""},
-    {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type", ""},
-    {"FeatureGroupConfig", kRefused, "sequence_groups sequence_encoders embedding_name_suffix", ""},
+    {"SeqGroupConfig", kHonoured, "group_name feature_names", ""},
+    {"SeqGroupConfig", kRefused, "embedding_name_suffix", ""},
+    {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type sequence_groups sequence_encoders", ""},
+    {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
      "dbmtl ple num_class losses metrics train_metrics variational_dropout "
@@ -278,12 +284,18 @@ constexpr Entry kEntries[] = {
     {"HardNegativeSampler", kRefused, "*", ""},
     {"HardNegativeSamplerV2", kRefused, "*", ""},
     {"TDMSampler", kRefused, "*", ""},
-    {"DINEncoder", kRefused, "*", ""},
-    {"SimpleAttention", kRefused, "*", ""},
-    {"PoolingEncoder", kRefused, "*", ""},
-    {"MultiWindowDINEncoder", kRefused, "*", ""},
-    {"SelfAttentionEncoder", kRefused, "*", ""},
-    {"SeqEncoderConfig", kRefused, "*", ""},
+    {"DINEncoder", kHonoured, "input attn_mlp max_seq_length", ""},
+    {"SimpleAttention", kHonoured, "input max_seq_length", ""},
+    {"PoolingEncoder", kHonoured, "input pooling_type max_seq_length", ""},
+    {"DINEncoder", kWarned, "name", kEncoderNameWhy},
+    {"SimpleAttention", kWarned, "name", kEncoderNameWhy},
+    {"PoolingEncoder", kWarned, "name", kEncoderNameWhy},
+    {"MultiWindowDINEncoder", kHonoured, "input attn_mlp windows_len", ""},
+    {"MultiWindowDINEncoder", kWarned, "name", kEncoderNameWhy},
+    {"SelfAttentionEncoder", kHonoured, "input multihead_attn_dim num_heads dropout max_seq_length", ""},
+    {"SelfAttentionEncoder", kWarned, "name", kEncoderNameWhy},
+    {"SeqEncoderConfig", kHonoured,
+     "din_encoder simple_attention pooling_encoder multi_window_din_encoder self_attention_encoder", ""},
     {"Tower", kHonoured, "input mlp", ""},
     {"DINTower", kHonoured, "input attn_mlp", ""},
     {"TaskTower", kHonoured,

@@ -1,9 +1,12 @@
 #include "embedding/embedding_group.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
+
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 
@@ -27,11 +30,78 @@ struct TableRequest {
   std::string feature;  // first feature that requested the table
 };
 
+// TorchEasyRec's rules for the sequence groups nested in DEEP groups (§5.9): fills in the names
+// and encoder inputs left to their defaults and throws ConfigError for the rest. `taken`: the
+// sequence group names so far (SEQUENCE groups' and nested ones'), name → path.
+void resolve_nested_sequence_groups(FeatureGroupConfig& g, std::map<std::string, std::string>& taken) {
+  if (g.sequence_groups.empty() && g.sequence_encoders.empty()) return;
+  if (g.type != GroupType::kDeep) {
+    throw ConfigError(fmt::format("{}: group '{}' is {}; sequence_groups and sequence_encoders belong in a DEEP group",
+                                  where(g, g.sequence_groups.empty() ? "sequence_encoders" : "sequence_groups"),
+                                  g.group_name, g.type == GroupType::kWide ? "WIDE" : "SEQUENCE"));
+  }
+  if (g.sequence_encoders.empty()) {
+    throw ConfigError(fmt::format("{}: group '{}' has sequence_groups but no sequence_encoders; add one per sequence "
+                                  "group, e.g. sequence_encoders {{ din_encoder {{ attn_mlp {{ hidden_units: [64] }} }} }}",
+                                  where(g, "sequence_encoders"), g.group_name));
+  }
+  if (g.sequence_groups.empty()) {
+    throw ConfigError(fmt::format("{}: group '{}' has sequence_encoders but no sequence_groups for them to read; add "
+                                  "sequence_groups {{ feature_names: ... }}",
+                                  where(g, "sequence_groups"), g.group_name));
+  }
+  std::vector<std::string> names;
+  for (size_t k = 0; k < g.sequence_groups.size(); ++k) {
+    SequenceGroupConfig& sg = g.sequence_groups[k];
+    const std::string field = where(g, fmt::format("sequence_groups[{}]", k));
+    if (sg.path.empty()) sg.path = field;
+    if (sg.group_name.empty()) {
+      if (g.sequence_groups.size() > 1) {
+        throw ConfigError(fmt::format("{}.group_name: required when group '{}' has several sequence_groups "
+                                      "(its sequence_encoders name them in input)",
+                                      field, g.group_name));
+      }
+      sg.group_name = g.group_name;  // TorchEasyRec: a single unnamed sequence group takes the group's name
+    }
+    if (auto [it, inserted] = taken.emplace(sg.group_name, field); !inserted) {
+      throw ConfigError(fmt::format("{}.group_name: duplicate sequence group name '{}' (also {}); sequence groups "
+                                    "need distinct names",
+                                    field, sg.group_name, it->second));
+    }
+    names.push_back(sg.group_name);
+  }
+  std::set<std::string> encoded;
+  for (size_t i = 0; i < g.sequence_encoders.size(); ++i) {
+    SequenceEncoderConfig& e = g.sequence_encoders[i];
+    if (e.path.empty()) e.path = where(g, fmt::format("sequence_encoders[{}]", i));
+    if (e.input.empty()) {
+      if (names.size() > 1) {
+        throw ConfigError(fmt::format("{}.input: required when group '{}' has several sequence_groups; name one of: {}",
+                                      e.path, g.group_name, fmt::join(names, ", ")));
+      }
+      e.input = names.front();
+    }
+    if (std::find(names.begin(), names.end(), e.input) == names.end()) {
+      throw ConfigError(fmt::format("{}.input: '{}' is not a sequence group of group '{}'; use one of: {}", e.path,
+                                    e.input, g.group_name, fmt::join(names, ", ")));
+    }
+    encoded.insert(e.input);
+  }
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (!encoded.count(names[k])) {
+      throw ConfigError(fmt::format("{}: sequence group '{}' of group '{}' has no sequence encoder; add a "
+                                    "sequence_encoders entry with input: \"{}\"",
+                                    g.sequence_groups[k].path, names[k], g.group_name, names[k]));
+    }
+  }
+}
+
 }  // namespace
 
 EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
                                        std::vector<FeatureGroupConfig> all_groups,
-                                       int64_t wide_embedding_dim, const std::string& wide_init_fn) {
+                                       int64_t wide_embedding_dim, const std::string& wide_init_fn,
+                                       const SequenceEncoderFactory& encoder_factory) {
   // Group names (of every type) are required and unique.
   std::map<std::string, std::string> group_paths;
   for (const FeatureGroupConfig& g : all_groups) {
@@ -41,13 +111,20 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
                                     it->second.empty() ? "" : " (also " + it->second + ")"));
     }
   }
-  // SEQUENCE groups go to their own collection (sequence_embedding_group.h).
+  // SEQUENCE groups and the sequence groups nested in DEEP groups go to their own collection
+  // (sequence_embedding_group.h), in config order.
+  std::map<std::string, std::string> sequence_names;
+  for (const FeatureGroupConfig& g : all_groups) {
+    if (g.type == GroupType::kSequence) sequence_names.emplace(g.group_name, g.path);
+  }
   std::vector<FeatureGroupConfig> groups;
   std::vector<SequenceGroupConfig> sequence_groups;
   for (FeatureGroupConfig& g : all_groups) {
+    resolve_nested_sequence_groups(g, sequence_names);
     if (g.type == GroupType::kSequence) {
       sequence_groups.push_back({g.group_name, g.feature_names, g.path});
     } else {
+      sequence_groups.insert(sequence_groups.end(), g.sequence_groups.begin(), g.sequence_groups.end());
       groups.push_back(std::move(g));
     }
   }
@@ -74,7 +151,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
   std::map<std::string, std::set<std::string>> feature_tables;
   for (const FeatureGroupConfig& g : groups) {
-    if (g.feature_names.empty()) {
+    if (g.feature_names.empty() && g.sequence_groups.empty()) {
       throw ConfigError(fmt::format("{}: group '{}' has no features", where(g, "feature_names"), g.group_name));
     }
     for (size_t j = 0; j < g.feature_names.size(); ++j) {
@@ -167,10 +244,25 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   emb_impls_ = register_module("emb_impls", torch::nn::ModuleDict(impls));
   if (sequence_groups.empty()) return;
   sequence_ = SequenceEmbeddingGroup(features, std::move(sequence_groups));
-  seq_emb_impls_ = register_module(
-      "seq_emb_impls",
-      torch::nn::ModuleDict(std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>>{
-          {"__BASE__", sequence_.ptr()}}));
+  using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+  seq_emb_impls_ = register_module("seq_emb_impls", torch::nn::ModuleDict(std::vector<Entry>{{"__BASE__", sequence_.ptr()}}));
+  // "_group_name_to_seq_encoders.<group>.<i>.…" as in TorchEasyRec.
+  for (const FeatureGroupConfig& g : groups) {
+    if (g.sequence_encoders.empty()) continue;
+    TORCH_CHECK(encoder_factory, "EmbeddingGroup: group ", g.group_name, " has sequence encoders but no factory");
+    if (!seq_encoders_) seq_encoders_ = register_module("_group_name_to_seq_encoders", torch::nn::ModuleDict());
+    Group& group = groups_[group_index_.at(g.group_name)];
+    auto list = torch::nn::ModuleList();
+    for (size_t i = 0; i < g.sequence_encoders.size(); ++i) {
+      const SequenceEncoderConfig& e = g.sequence_encoders[i];
+      SequenceEncoderHandle encoder = encoder_factory(SequenceEncoderRequest{
+          g.group_name, i, e.path, e.input, sequence_->query_dim(e.input), sequence_->sequence_dim(e.input)});
+      list->push_back(encoder.module);
+      group.total_dim += encoder.output_dim;
+      group.encoders.push_back(std::move(encoder));
+    }
+    seq_encoders_->update(std::vector<Entry>{{g.group_name, list.ptr()}});
+  }
 }
 
 const EmbeddingGroupImpl::Group& EmbeddingGroupImpl::group(const std::string& name) const {
@@ -186,8 +278,10 @@ int64_t EmbeddingGroupImpl::group_total_dim(const std::string& name) const {
 }
 
 std::vector<int64_t> EmbeddingGroupImpl::group_feature_dims(const std::string& name) const {
+  const Group& g = group(name);
   std::vector<int64_t> dims;
-  for (const Slot& s : group(name).slots) dims.push_back(s.dim);
+  for (const Slot& s : g.slots) dims.push_back(s.dim);
+  for (const SequenceEncoderHandle& e : g.encoders) dims.push_back(e.output_dim);
   return dims;
 }
 
@@ -317,6 +411,12 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
   }
   if (sequence_) {
     for (auto& [key, value] : sequence_->forward(batch)) out.emplace(key, std::move(value));
+  }
+  for (const Group& g : groups_) {
+    if (g.encoders.empty()) continue;
+    std::vector<torch::Tensor> tensors = {out.at(g.name)};
+    for (const SequenceEncoderHandle& e : g.encoders) tensors.push_back(e.forward(out));
+    out[g.name] = torch::cat(tensors, 1);
   }
   return out;
 }

@@ -12,13 +12,20 @@
 
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/fused_optimizer_group.h"
-#include "embedding/sequence_embedding_group.h"
 #include "embedding/embedding_config.h"
+#include "embedding/sequence_embedding_group.h"
+#include "embedding/sequence_encoder.h"
 #include "sparse/batch.h"
 
 namespace tzrec::embedding {
 
 enum class GroupType { kDeep, kWide, kSequence };
+
+// One entry of a DEEP group's sequence_encoders: the sequence group it reads.
+struct SequenceEncoderConfig {
+  std::string input;  // empty: unset (a group with one sequence group defaults to it)
+  std::string path;   // "model_config.feature_groups[0].sequence_encoders[1]", for errors
+};
 
 struct FeatureGroupConfig {
   std::string group_name;
@@ -27,6 +34,11 @@ struct FeatureGroupConfig {
   // Where the group is configured ("model_config.feature_groups[2]"): errors name it. Empty for
   // groups not read from a config (errors then name the group).
   std::string path;
+  // DEEP groups only (docs/tzrec-compatibility.md §5.9): sequence groups nested in the group
+  // (group_name may be empty when there is one: it then takes the DEEP group's name; path
+  // "<path>.sequence_groups[k]") and the encoders whose outputs are appended to the group.
+  std::vector<SequenceGroupConfig> sequence_groups;
+  std::vector<SequenceEncoderConfig> sequence_encoders;
 };
 
 // Holds the data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys
@@ -46,19 +58,28 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // naming both features). Dense (non-sparse) features in a DEEP group contribute their raw
   // value_dim floats from batch.dense_features; dense features in a WIDE group → ConfigError.
   // Unknown feature names, empty or duplicate group names → ConfigError naming the group.
+  // A DEEP group's sequence_groups are looked up as SEQUENCE groups are; its sequence_encoders are
+  // built by `encoder_factory` (required when a group has encoders) once the sequence groups'
+  // widths are known. The rules of TorchEasyRec's nested sequence groups (§5.9) are checked here:
+  // only DEEP groups have them, groups and encoders come together, several sequence groups need
+  // names, an encoder's input names one of its group's sequence groups, each of which has an
+  // encoder, and sequence group names are unique (with the SEQUENCE groups').
   EmbeddingGroupImpl(std::vector<FeatureSpec> features, std::vector<FeatureGroupConfig> groups,
-                     int64_t wide_embedding_dim, const std::string& wide_init_fn = "");
+                     int64_t wide_embedding_dim, const std::string& wide_init_fn = "",
+                     const SequenceEncoderFactory& encoder_factory = {});
 
-  // group name → [B, group_total_dim] float32: concatenation in feature_names order; SEQUENCE
-  // groups (sequence_embedding_group.h) → "<g>.query", "<g>.sequence", "<g>.sequence_length".
+  // group name → [B, group_total_dim] float32: concatenation in feature_names order, then the
+  // outputs of the group's sequence encoders; SEQUENCE groups and the sequence groups nested in
+  // DEEP groups (sequence_embedding_group.h) → "<g>.query", "<g>.sequence", "<g>.sequence_length".
   std::map<std::string, torch::Tensor> forward(const sparse::Batch& batch);
 
   // Throw tzrec::ConfigError for an unknown group.
   int64_t group_total_dim(const std::string& group) const;
-  std::vector<int64_t> group_feature_dims(const std::string& group) const;  // per feature, in order
+  // Per feature in order, then per sequence encoder (as TorchEasyRec's group_feature_dims).
+  std::vector<int64_t> group_feature_dims(const std::string& group) const;
   std::vector<std::string> group_names() const;  // DEEP / WIDE groups, in config order
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
-  // The SEQUENCE groups' embeddings; nullptr without SEQUENCE groups.
+  // The SEQUENCE groups' and nested sequence groups' embeddings; nullptr without any.
   SequenceEmbeddingGroup sequence_groups() const { return sequence_; }
 
   // The DEEP / WIDE groups' tables, then the SEQUENCE groups', named "sequence.<table>" (their own
@@ -88,6 +109,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
     std::string name;
     std::vector<Slot> slots;
     int64_t total_dim = 0;
+    std::vector<SequenceEncoderHandle> encoders;  // outputs appended after the slots
   };
   const Group& group(const std::string& name) const;
 
@@ -97,6 +119,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   EmbeddingGroupData data_{nullptr};
   torch::nn::ModuleDict seq_emb_impls_{nullptr};  // "__BASE__" → SequenceEmbeddingGroup
   SequenceEmbeddingGroup sequence_{nullptr};
+  torch::nn::ModuleDict seq_encoders_{nullptr};  // "_group_name_to_seq_encoders": group → ModuleList
   std::unique_ptr<FusedOptimizerGroup> fused_;
 };
 TORCH_MODULE(EmbeddingGroup);

@@ -91,7 +91,7 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
       }
     }
     if (group.sequence.empty()) {
-      throw ConfigError(fmt::format("{}.feature_names: SEQUENCE group '{}' has no sequence feature; add a "
+      throw ConfigError(fmt::format("{}.feature_names: sequence group '{}' has no sequence feature; add a "
                                     "sequence_feature sub-feature or a sequence_* feature",
                                     g.path, g.group_name));
     }

@@ -134,7 +134,7 @@ TEST(SequenceEmbeddingGroup, ConfigErrors) {
     return std::string("(no error)");
   };
   EXPECT_EQ(err({{"seq", {"q", "d"}, "model_config.feature_groups[1]"}}),
-            "model_config.feature_groups[1].feature_names: SEQUENCE group 'seq' has no sequence feature; add a "
+            "model_config.feature_groups[1].feature_names: sequence group 'seq' has no sequence feature; add a "
             "sequence_feature sub-feature or a sequence_* feature");
   EXPECT_EQ(err({{"seq", {"s__a", "nope"}, "model_config.feature_groups[1]"}}),
             "model_config.feature_groups[1].feature_names[1]: unknown feature 'nope' (group 'seq'); use a "

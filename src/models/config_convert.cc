@@ -1,5 +1,7 @@
 #include "models/config_convert.h"
 
+#include <google/protobuf/message.h>
+
 #include "base/error.h"
 
 namespace tzrec::models {
@@ -51,11 +53,27 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
             fmt::format("{}.group_type {} (group '{}')", path, protos::FeatureGroupType_Name(g.group_type()),
                         g.group_name()));
     }
-    if (g.sequence_groups_size() > 0) {
-      throw NotSupportedError(fmt::format("{}.sequence_groups (group '{}')", path, g.group_name()));
+    for (int k = 0; k < g.sequence_groups_size(); ++k) {
+      const protos::SeqGroupConfig& sg = g.sequence_groups(k);
+      const std::string sg_path = fmt::format("{}.sequence_groups[{}]", path, k);
+      if (!sg.embedding_name_suffix().empty()) {
+        throw NotSupportedError(fmt::format("{}.embedding_name_suffix (group '{}')", sg_path, sg.group_name()));
+      }
+      out.sequence_groups.push_back(
+          {sg.group_name(), std::vector<std::string>(sg.feature_names().begin(), sg.feature_names().end()), sg_path});
     }
-    if (g.sequence_encoders_size() > 0) {
-      throw NotSupportedError(fmt::format("{}.sequence_encoders (group '{}')", path, g.group_name()));
+    for (int k = 0; k < g.sequence_encoders_size(); ++k) {
+      const protos::SeqEncoderConfig& e = g.sequence_encoders(k);
+      // Every encoder message has `input` as field 2 ("required" in the schema, optional here:
+      // a group with one sequence group defaults to it, as in TorchEasyRec).
+      std::string input;
+      const auto* set = e.GetReflection()->GetOneofFieldDescriptor(e, e.GetDescriptor()->FindOneofByName("seq_module"));
+      if (set != nullptr) {
+        const google::protobuf::Message& m = e.GetReflection()->GetMessage(e, set);
+        const auto* input_field = m.GetDescriptor()->FindFieldByName("input");
+        if (input_field != nullptr) input = m.GetReflection()->GetString(m, input_field);
+      }
+      out.sequence_encoders.push_back({input, fmt::format("{}.sequence_encoders[{}]", path, k)});
     }
     if (g.has_embedding_name_suffix() && !g.embedding_name_suffix().empty()) {
       throw NotSupportedError(fmt::format("{}.embedding_name_suffix (group '{}')", path, g.group_name()));

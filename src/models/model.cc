@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "models/config_convert.h"
+#include "models/sequence_encoders.h"
 #include "nn/autocast.h"
 
 namespace tzrec::models {
@@ -62,8 +63,9 @@ void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_
   features_ = features;
   check_feature_keys();
   embedding_group_ = register_module(
-      "embedding_group", embedding::EmbeddingGroup(to_feature_specs(features), to_group_configs(model_config_),
-                                                   wide_embedding_dim, wide_init_fn));
+      "embedding_group",
+      embedding::EmbeddingGroup(to_feature_specs(features), to_group_configs(model_config_), wide_embedding_dim,
+                                wide_init_fn, sequence_encoder_factory(model_config_)));
   if (!model_config_.has_variational_dropout()) return;
   const protos::VariationalDropout& vd = model_config_.variational_dropout();
   if (!std::isfinite(vd.regularization_lambda()) || vd.regularization_lambda() < 0) {

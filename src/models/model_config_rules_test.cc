@@ -44,13 +44,20 @@ TEST(ModelConfigRules, FeatureGroups) {
   EXPECT_TRUE(HasProblem(empty, "model_config.feature_groups[3].feature_names", "group 'e' has no features"));
   auto seq = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: SEQUENCE } }");
   EXPECT_TRUE(HasProblem(seq, "model_config.feature_groups[3].feature_names",
-                         "SEQUENCE group 's' has no sequence feature"));
+                         "sequence group 's' has no sequence feature"));
   auto jagged = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: JAGGED_SEQUENCE } }");
   EXPECT_TRUE(NotSupported(jagged, "model_config.feature_groups[3].group_type"));
   auto seq_groups = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' } } }");
-  EXPECT_TRUE(NotSupported(seq_groups, "model_config.feature_groups[3].sequence_groups"));
+  EXPECT_TRUE(HasProblem(seq_groups, "model_config.feature_groups[3].sequence_encoders",
+                         "group 's' has sequence_groups but no sequence_encoders"));
   auto encoders = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_encoders { pooling_encoder { input: 'q' } } } }");
-  EXPECT_TRUE(NotSupported(encoders, "model_config.feature_groups[3].sequence_encoders"));
+  EXPECT_TRUE(HasProblem(encoders, "model_config.feature_groups[3].sequence_groups",
+                         "group 's' has sequence_encoders but no sequence_groups"));
+  auto wide_seq = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: WIDE sequence_groups { group_name: 'q' } } }");
+  EXPECT_TRUE(HasProblem(wide_seq, "model_config.feature_groups[3].sequence_groups",
+                         "group 's' is WIDE; sequence_groups and sequence_encoders belong in a DEEP group"));
+  auto suffix = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' embedding_name_suffix: '_x' } } }");
+  EXPECT_TRUE(NotSupported(suffix, "model_config.feature_groups[3].sequence_groups[0].embedding_name_suffix"));
 }
 
 TEST(ModelConfigRules, DeepFmGroups) {

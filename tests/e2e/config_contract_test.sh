@@ -99,6 +99,14 @@ expect_same sequence_value_dim "$DEEPFM" 's/^model_config {$/feature_configs { s
   "feature_configs[39].sequence_id_feature.value_dim: 2 for a sequence id feature"
 expect_same dense_sequence_in_deep "$DEEPFM" 's/^model_config {$/feature_configs { sequence_raw_feature { feature_name: "ts" } }\nmodel_config {/; 0,/    feature_names: "int_0"/s//    feature_names: "int_0"\n    feature_names: "ts"/' \
   "'ts' is a dense sequence feature (value_dim numbers per item); it has no one value per row for a DEEP group"
+# Sequence groups and encoders of DEEP groups (checked where the embedding group is built).
+SEQ='s/^model_config {$/feature_configs { sequence_feature { sequence_name: "hist" sequence_length: 5 features { id_feature { feature_name: "cat_0" num_buckets: 100 embedding_dim: 16 } } } }\nmodel_config {/'
+expect_same encoders_without_groups "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    group_name: "deep"\n    sequence_encoders { pooling_encoder {} }/' \
+  "group 'deep' has sequence_encoders but no sequence_groups for them to read"
+expect_same encoder_input "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    group_name: "deep"\n    sequence_groups { feature_names: "hist__cat_0" }\n    sequence_encoders { pooling_encoder { input: "click" } }/' \
+  "sequence_encoders[0].input: 'click' is not a sequence group of group 'deep'; use one of: deep"
+expect_same din_encoder_mlp "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    group_name: "deep"\n    sequence_groups { feature_names: "hist__cat_0" }\n    sequence_encoders { din_encoder { } }/' \
+  "sequence_encoders[0].din_encoder.attn_mlp: required"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
 expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
   "not supported yet: data_config.force_base_data_group"

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Reference numbers for src/nn/{din_encoder,simple_attention,pooling_encoder}_test.cc.
+"""Reference numbers for src/nn/{din_encoder,simple_attention,pooling_encoder,
+multi_window_din_encoder,self_attention_encoder}_test.cc.
 
-The math of TorchEasyRec's DINEncoder, SimpleAttention and PoolingEncoder
-(tzrec/modules/sequence.py), written out here in plain PyTorch ops, with weights and inputs from
-the deterministic pattern() that the C++ tests build the same way. Prints C++ initializer lists to
-paste into the tests.
+The math of TorchEasyRec's DINEncoder, SimpleAttention, PoolingEncoder, MultiWindowDINEncoder and
+SelfAttentionEncoder (tzrec/modules/sequence.py), written out here in plain PyTorch ops (the
+self-attention also through torch.nn.MultiheadAttention, as TorchEasyRec runs it), with weights
+and inputs from the deterministic pattern() that the C++ tests build the same way. Prints C++
+initializer lists to paste into the tests.
 
 Run: /usr/bin/python3 tests/python/sequence_encoder_reference.py   (Debian's python3-torch, no pip)
 """
@@ -150,8 +152,171 @@ def pooling_case():
         print(f"mean, max_seq_length {max_len}:", cpp(total / lens.clamp_min(1).unsqueeze(1)))
 
 
+def multi_window_din(query, sequence, lengths, params, layers, windows):
+    """MultiWindowDINEncoder forward (attn_mlp of `layers` ReLU layers, no BatchNorm)."""
+    batch, steps, dim = sequence.shape
+    valid = torch.arange(steps).unsqueeze(0) < lengths.unsqueeze(1)
+    query = torch.cat([query, query.new_zeros(batch, dim - query.size(1))], dim=1)
+    queries = query[:, None, :].expand(-1, steps, -1)
+    h = torch.cat([sequence, queries * sequence, queries], dim=2)
+    for i in range(layers):
+        pre = f"mlp.mlp.{i}.perceptron.0"
+        h = torch.relu(h @ params[pre + ".weight"].t() + params[pre + ".bias"])
+    logits = h @ params["linear.weight"].t() + params["linear.bias"]
+    weights = F.prelu(logits, params["active.weight"])  # [B, T, 1], no softmax
+    weighted = weights * valid.unsqueeze(2) * sequence
+    # Time axis padded (or, for T > sum(windows), cut by the negative pad) to sum(windows) steps,
+    # then summed per window.
+    weighted = F.pad(weighted, (0, 0, 0, sum(windows) - steps))
+    window_len = torch.tensor(windows)
+    sums = torch.segment_reduce(weighted.transpose(0, 1), reduce="sum", lengths=window_len, axis=0)
+    sums = sums.transpose(0, 1)  # [B, L, D]
+    starts = torch.cumsum(window_len, 0) - window_len
+    counts = torch.minimum(lengths.long().unsqueeze(1) - starts.unsqueeze(0), window_len.unsqueeze(0))
+    means = sums / counts.clamp_min(1).unsqueeze(2)
+    return torch.cat([means, query.unsqueeze(1)], dim=1).reshape(batch, -1)
+
+
+MW_DIN_PARAMS = [
+    ("mlp.mlp.0.perceptron.0.weight", [5, 12]), ("mlp.mlp.0.perceptron.0.bias", [5]),
+    ("mlp.mlp.1.perceptron.0.weight", [3, 5]), ("mlp.mlp.1.perceptron.0.bias", [3]),
+    ("linear.weight", [1, 3]), ("linear.bias", [1]), ("active.weight", [1]),
+]
+
+
+def multi_window_din_case():
+    # MultiWindowDINEncoder(D=4, Dq=3, attn_mlp {hidden_units [5, 3], ReLU}, windows_len [1, 2, 3]);
+    # B=3, T=4 (< 6 = sum of the windows: padded), lengths 4, 2, 0 (int32).
+    params = make_params(MW_DIN_PARAMS)
+    query = shaped([3, 3], 0.5).requires_grad_(True)
+    sequence = padded_sequence(3, 4, 4, [4, 2, 0], 1.5)
+    lengths = torch.tensor([4, 2, 0], dtype=torch.int32)
+    out = multi_window_din(query, sequence, lengths, params, 2, [1, 2, 3])
+    print("// MultiWindowDIN, D=4, Dq=3, hidden [5, 3], windows [1, 2, 3], lengths {4, 2, 0}")
+    print("out", cpp(out.detach()))
+    (out * shaped(list(out.shape), 0.3)).sum().backward()
+    print("d (out * pattern(out, 0.3)).sum() / d linear.weight", cpp(params["linear.weight"].grad))
+    print("d ... / d active.weight", cpp(params["active.weight"].grad))
+    print("d ... / d query", cpp(query.grad))
+
+
+def multi_window_din_long_case():
+    # Same module; B=3, T=8 (> 6 = sum of the windows: steps 6 and 7 are dropped), lengths 8, 5, 1.
+    params = make_params(MW_DIN_PARAMS)
+    query = shaped([3, 3], 0.5)
+    sequence = padded_sequence(3, 8, 4, [8, 5, 1], 1.5)
+    lengths = torch.tensor([8, 5, 1], dtype=torch.int64)
+    with torch.no_grad():
+        out = multi_window_din(query, sequence, lengths, params, 2, [1, 2, 3])
+    print("// MultiWindowDIN, T=8 > 6, lengths {8, 5, 1}")
+    print("out", cpp(out))
+
+
+SA_PARAMS = [
+    ("_query.weight", [4, 3]), ("_query.bias", [4]),
+    ("_key.weight", [4, 3]), ("_key.bias", [4]),
+    ("_value.weight", [4, 3]), ("_value.bias", [4]),
+    ("_multihead_attn.in_proj_weight", [12, 4]), ("_multihead_attn.in_proj_bias", [12]),
+    ("_multihead_attn.out_proj.weight", [4, 4]), ("_multihead_attn.out_proj.bias", [4]),
+]
+
+
+def self_attention_torch(sequence, lengths, params, num_heads, max_seq_length=0):
+    """SelfAttentionEncoder forward as TorchEasyRec runs it: torch.nn.MultiheadAttention (weights
+    copied from params, gradients copied back by the caller) with a boolean attn_mask that masks
+    query t / key u unless both are below the length."""
+    dim = params["_query.weight"].size(0)
+    mha = torch.nn.MultiheadAttention(dim, num_heads, batch_first=True)
+    with torch.no_grad():
+        for name, p in mha.named_parameters():
+            p.copy_(params["_multihead_attn." + name])
+    if max_seq_length > 0:
+        sequence = sequence[:, :max_seq_length]
+    batch, steps, _ = sequence.shape
+    proj = {n: sequence @ params[f"_{n}.weight"].t() + params[f"_{n}.bias"] for n in ("query", "key", "value")}
+    valid = (torch.arange(steps).unsqueeze(0) < lengths.unsqueeze(1)).int()
+    mask = ~(valid.unsqueeze(2) * valid.unsqueeze(1)).bool()
+    mask = mask.repeat_interleave(num_heads, dim=0)  # [B * H, T, T], index b * H + h
+    out, _ = mha(proj["query"], proj["key"], proj["value"], attn_mask=mask)
+    out = torch.nan_to_num(out, nan=0.0)
+    return out.sum(dim=1) / lengths.clamp_min(1).unsqueeze(1), mha
+
+
+def self_attention_math(sequence, lengths, params, num_heads, max_seq_length=0):
+    """The same forward in plain ops, padded query rows set to 0 directly (no NaN, so finite
+    gradients; the C++ encoder computes it this way)."""
+    if max_seq_length > 0:
+        sequence = sequence[:, :max_seq_length]
+    batch, steps, _ = sequence.shape
+    dim = params["_query.weight"].size(0)
+    head = dim // num_heads
+    w = params["_multihead_attn.in_proj_weight"].chunk(3)
+    b = params["_multihead_attn.in_proj_bias"].chunk(3)
+    heads = []
+    for i, n in enumerate(("query", "key", "value")):
+        x = sequence @ params[f"_{n}.weight"].t() + params[f"_{n}.bias"]
+        x = x @ w[i].t() + b[i]
+        heads.append(x.reshape(batch, steps, num_heads, head).transpose(1, 2))  # [B, H, T, h]
+    q, k, v = heads
+    valid = torch.arange(steps).unsqueeze(0) < lengths.unsqueeze(1)  # [B, T]
+    scores = (q / head**0.5) @ k.transpose(2, 3)  # [B, H, T, T]
+    key_masked = ~valid & valid.any(dim=1, keepdim=True)
+    scores = scores.masked_fill(key_masked[:, None, None, :], float("-inf"))
+    out = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(batch, steps, dim)
+    out = out @ params["_multihead_attn.out_proj.weight"].t() + params["_multihead_attn.out_proj.bias"]
+    out = out.masked_fill(~valid.unsqueeze(2), 0.0)
+    return out.sum(dim=1) / lengths.clamp_min(1).unsqueeze(1)
+
+
+def self_attention_case():
+    # SelfAttentionEncoder(D=3, multihead_attn_dim=4, num_heads=2); B=3, T=4, lengths 4, 2, 0 (int64).
+    params = make_params(SA_PARAMS)
+    sequence = padded_sequence(3, 4, 3, [4, 2, 0], 0.7)
+    lengths = torch.tensor([4, 2, 0], dtype=torch.int64)
+    print("// SelfAttentionEncoder, D=3, A=4, H=2, lengths {4, 2, 0}")
+    for max_len in (0, 2):
+        out, mha = self_attention_torch(sequence, lengths, params, 2, max_len)
+        math_out = self_attention_math(sequence, lengths, params, 2, max_len)
+        assert torch.allclose(out, math_out, atol=1e-6), (out, math_out)
+        print(f"max_seq_length {max_len}:", cpp(out.detach()))
+    # Gradients with padded rows: torch's MultiheadAttention gives NaN (its masked rows are NaN
+    # before nan_to_num); the plain-ops version gives the finite ones the C++ encoder computes.
+    out, mha = self_attention_torch(sequence, lengths, params, 2)
+    out.sum().backward()
+    print("torch MultiheadAttention: out_proj.weight grad finite?", bool(mha.out_proj.weight.grad.isfinite().all()))
+    for p in params.values():
+        p.grad = None
+    self_attention_math(sequence, lengths, params, 2).sum().backward()
+    print("d out.sum() / d _value.weight", cpp(params["_value.weight"].grad))
+    print("d out.sum() / d _multihead_attn.in_proj_bias", cpp(params["_multihead_attn.in_proj_bias"].grad))
+
+
+def self_attention_full_case():
+    # Same module; B=2, T=3, lengths 3, 3: no padded row, so torch's own gradients are finite.
+    params = make_params(SA_PARAMS)
+    sequence = shaped([2, 3, 3], 0.7)
+    lengths = torch.tensor([3, 3], dtype=torch.int64)
+    out, mha = self_attention_torch(sequence, lengths, params, 2)
+    (out * shaped([2, 4], 0.9)).sum().backward()
+    grads = {"_multihead_attn." + n: p.grad.clone() for n, p in mha.named_parameters()}
+    grads["_query.weight"] = params["_query.weight"].grad.clone()
+    for p in params.values():
+        p.grad = None
+    (self_attention_math(sequence, lengths, params, 2) * shaped([2, 4], 0.9)).sum().backward()
+    for name, g in grads.items():
+        assert torch.allclose(params[name].grad, g, atol=1e-6), name
+    print("// SelfAttentionEncoder, D=3, A=4, H=2, lengths {3, 3} (torch.nn.MultiheadAttention)")
+    print("out", cpp(out.detach()))
+    print("d (out * pattern([2, 4], 0.9)).sum() / d _query.weight", cpp(grads["_query.weight"]))
+    print("d ... / d _multihead_attn.out_proj.weight", cpp(grads["_multihead_attn.out_proj.weight"]))
+
+
 if __name__ == "__main__":
     din_case()
     din_bn_case()
     simple_attention_case()
     pooling_case()
+    multi_window_din_case()
+    multi_window_din_long_case()
+    self_attention_case()
+    self_attention_full_case()
