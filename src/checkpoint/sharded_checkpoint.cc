@@ -539,8 +539,8 @@ torch::Tensor CheckpointTensorIndex::read_whole(const std::string& name) const {
   return read_block(name, 0, s[0], 0, s.size() == 2 ? s[1] : 0);
 }
 
-std::string table_weight_name(const std::string& table) {
-  return "embedding_group." + embedding::EmbeddingGroupImpl::table_parameter_name(table);
+std::string table_weight_name(const embedding::EmbeddingGroupImpl& group, const std::string& table) {
+  return "embedding_group." + group.parameter_name_of(table);
 }
 
 std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,

@@ -38,8 +38,9 @@
 #include <string>
 #include <vector>
 
-#include "dist/sharding_plan.h"
 #include "checkpoint/safetensors.h"
+#include "dist/sharding_plan.h"
+#include "embedding/embedding_group.h"
 
 namespace tzrec::checkpointing {
 
@@ -136,11 +137,12 @@ class CheckpointTensorIndex {
 };
 
 // Names of an embedding table's tensors in checkpoints (the same on any world size):
-//   weight: "embedding_group.<EmbeddingGroupImpl::table_parameter_name(table)>";
+//   weight: "embedding_group.<group.parameter_name_of(table)>" (a sequence group's table
+//   "sequence.<t>" is "embedding_group.seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<t>.weight");
 //   sparse optimizer slot: "sparse.<table>.<slot>", except row-wise ([rows]) state of a column
 //   block, which belongs to that block only: "sparse.<table>.<slot>@cols<c0>-<c1>" (restored only
 //   onto the same column split).
-std::string table_weight_name(const std::string& table);
+std::string table_weight_name(const embedding::EmbeddingGroupImpl& group, const std::string& table);
 std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
                              const dist::Shard& shard, int64_t embedding_dim);
 

@@ -291,11 +291,19 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
   return names;
 }
 
-std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() {
-  std::vector<EmbeddingTable> out = data_->ebc->tables();
+std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() const {
+  std::vector<Collection> out = {{"", data_->ebc}};
   if (sequence_) {
-    for (EmbeddingTable& t : sequence_->tables()) {
-      t.name = kSequenceTablePrefix + t.name;
+    for (const EmbeddingBagCollection& ebc : sequence_->collections()) out.push_back({kSequenceTablePrefix, ebc});
+  }
+  return out;
+}
+
+std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() {
+  std::vector<EmbeddingTable> out;
+  for (Collection& c : collections()) {
+    for (EmbeddingTable& t : c.ebc->tables()) {
+      t.name = c.prefix + t.name;
       out.push_back(std::move(t));
     }
   }
@@ -315,13 +323,11 @@ std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) cons
 
 FusedOptimizerGroup& EmbeddingGroupImpl::enable_fused_optimizer(const FusedOptimizerOptions& options) {
   TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
-  std::vector<FusedEmbeddingBags*> members = {&data_->ebc->enable_fused_optimizer(options)};
-  std::vector<std::string> prefixes = {""};
-  if (sequence_) {
-    for (EmbeddingBagCollection& ebc : sequence_->collections()) {
-      members.push_back(&ebc->enable_fused_optimizer(options));
-      prefixes.push_back(kSequenceTablePrefix);
-    }
+  std::vector<FusedEmbeddingBags*> members;
+  std::vector<std::string> prefixes;
+  for (Collection& c : collections()) {
+    members.push_back(&c.ebc->enable_fused_optimizer(options));
+    prefixes.push_back(c.prefix);
   }
   fused_ = std::make_unique<FusedOptimizerGroup>(std::move(members), std::move(prefixes));
   return *fused_;

@@ -96,8 +96,16 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // optimizer configuration; the group of their fused operators is owned by this module (the
   // SEQUENCE tables' optimizer state keys start with "sequence.").
   FusedOptimizerGroup& enable_fused_optimizer(const FusedOptimizerOptions& options);
-  // The DEEP / WIDE groups' collection (what the sharding planner and sharded runs see).
+  // The DEEP / WIDE groups' collection.
   EmbeddingBagCollection ebc() const { return data_->ebc; }
+  // Every collection with the prefix its tables carry in tables(): the DEEP / WIDE groups' ("")
+  // first, then the sequence groups' (one per embedding dim, "sequence."). What fused and sharded
+  // runs drive.
+  struct Collection {
+    std::string prefix;
+    EmbeddingBagCollection ebc;
+  };
+  std::vector<Collection> collections() const;
 
  private:
   struct Slot {          // one entry of a group's output

@@ -51,29 +51,60 @@ struct FeatureConstraint {
   std::vector<dist::ShardingType> types;
 };
 
-// Table name → the constraint of the first feature that sets one on it ("{name}" and the wide
-// twin "{name}_wide" share the feature's constraint).
-std::map<std::string, FeatureConstraint> table_constraints(const protos::EasyRecConfig& config) {
-  std::map<std::string, FeatureConstraint> out;
+// A feature message (id_feature, raw_feature, ...) with its name and config path.
+struct FeatureMessage {
+  const Message* message;
+  std::string name;
+  std::string path;
+};
+
+// Every feature message of the config, with the sub-features of a grouped sequence_feature as
+// "<sequence_name>__<feature_name>".
+std::vector<FeatureMessage> feature_messages(const protos::EasyRecConfig& config) {
+  std::vector<FeatureMessage> out;
+  auto add = [&out](const Message& holder, const std::string& path, const std::string& name_prefix) {
+    const auto* oneof = holder.GetDescriptor()->FindOneofByName("feature");
+    const auto* set = oneof == nullptr ? nullptr : holder.GetReflection()->GetOneofFieldDescriptor(holder, oneof);
+    if (set == nullptr) return;
+    const Message& m = holder.GetReflection()->GetMessage(holder, set);
+    const auto* name_field = m.GetDescriptor()->FindFieldByName("feature_name");
+    if (name_field == nullptr) return;
+    out.push_back({&m, name_prefix + m.GetReflection()->GetString(m, name_field), path + "." + set->name()});
+  };
   for (int i = 0; i < config.feature_configs_size(); ++i) {
     const protos::FeatureConfig& fc = config.feature_configs(i);
-    const auto* oneof = fc.GetDescriptor()->FindOneofByName("feature");
-    const auto* set = fc.GetReflection()->GetOneofFieldDescriptor(fc, oneof);
-    if (set == nullptr) continue;
-    const Message& m = fc.GetReflection()->GetMessage(fc, set);
+    const std::string path = fmt::format("feature_configs[{}]", i);
+    if (fc.has_sequence_feature()) {
+      const protos::SequenceFeature& seq = fc.sequence_feature();
+      for (int k = 0; k < seq.features_size(); ++k) {
+        add(seq.features(k), fmt::format("{}.sequence_feature.features[{}]", path, k), seq.sequence_name() + "__");
+      }
+    } else {
+      add(fc, path, "");
+    }
+  }
+  return out;
+}
+
+// Table name → the constraint of the first feature that sets one on it ("{name}" and the wide
+// twin "{name}_wide" share the feature's constraint; a sequence group's table "sequence.{name}"
+// is looked up by "{name}").
+std::map<std::string, FeatureConstraint> table_constraints(const protos::EasyRecConfig& config) {
+  std::map<std::string, FeatureConstraint> out;
+  for (const FeatureMessage& f : feature_messages(config)) {
+    const Message& m = *f.message;
     const auto* d = m.GetDescriptor();
     const auto* constraints_field = d->FindFieldByName("embedding_constraints");
     if (constraints_field == nullptr || !m.GetReflection()->HasField(m, constraints_field)) continue;
-    const std::string path = fmt::format("feature_configs[{}].{}.embedding_constraints", i, set->name());
+    const std::string path = f.path + ".embedding_constraints";
     const auto& c = static_cast<const protos::ParameterConstraints&>(
         m.GetReflection()->GetMessage(m, constraints_field));
-    const std::string feature = m.GetReflection()->GetString(m, d->FindFieldByName("feature_name"));
     std::string table;
     if (const auto* e = d->FindFieldByName("embedding_name"); e != nullptr && m.GetReflection()->HasField(m, e)) {
       table = m.GetReflection()->GetString(m, e);
     }
-    if (table.empty()) table = feature + "_emb";
-    FeatureConstraint fcons{feature, path, constraint_types(c, path)};
+    if (table.empty()) table = f.name + "_emb";
+    FeatureConstraint fcons{f.name, path, constraint_types(c, path)};
     std::sort(fcons.types.begin(), fcons.types.end());
     for (const std::string& name : {table, table + "_wide"}) {
       auto it = out.find(name);
@@ -123,8 +154,19 @@ uint64_t shard_seed(const std::string& table, int shard_index) {
 
 }  // namespace
 
+std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupImpl& group) {
+  std::vector<embedding::BagConfig> out;
+  for (const auto& c : group.collections()) {
+    for (embedding::BagConfig b : c.ebc->bag_configs()) {
+      b.table_name = c.prefix + b.table_name;
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
 std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
-                                               embedding::EmbeddingBagCollectionImpl& ebc,
+                                               const embedding::EmbeddingGroupImpl& group,
                                                const embedding::FusedOptimizerOptions& optimizer) {
   const auto constraints = table_constraints(config);
   std::vector<dist::ShardingType> global;
@@ -133,9 +175,12 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
                               "train_config.global_embedding_constraints");
   }
   std::map<std::string, int> readers;
-  for (const embedding::BagConfig& b : ebc.bag_configs()) ++readers[b.table_name];
+  for (const embedding::BagConfig& b : planner_bags(group)) ++readers[b.table_name];
   std::vector<dist::PlannerTable> out;
-  for (const embedding::TableConfig& t : ebc.table_configs()) {
+  for (const auto& c : group.collections()) {
+  for (embedding::TableConfig t : c.ebc->table_configs()) {
+    const std::string config_name = t.name;  // the name embedding_constraints apply to
+    t.name = c.prefix + t.name;
     dist::PlannerTable p;
     p.name = t.name;
     p.num_embeddings = t.num_embeddings;
@@ -147,7 +192,7 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
     p.optimizer_rowwise_bytes_per_row = t.trainable ? row : 0;
     p.num_features = std::max(1, readers[t.name]);
     p.pooling_factor = static_cast<double>(p.num_features);
-    auto it = constraints.find(t.name);
+    auto it = constraints.find(config_name);
     p.allowed = intersect(it == constraints.end() ? std::vector<dist::ShardingType>() : it->second.types, global);
     if (p.allowed.empty() && (it != constraints.end() && !it->second.types.empty()) && !global.empty()) {
       throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "
@@ -156,16 +201,17 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
     }
     out.push_back(std::move(p));
   }
+  }
   return out;
 }
 
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
-                                           embedding::EmbeddingBagCollectionImpl& ebc,
+                                           const embedding::EmbeddingGroupImpl& group,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
                                            const std::optional<dist::ShardingPlan>& saved,
                                            const std::map<std::string, double>& pooling_factors) {
-  auto tables = planner_tables(config, ebc, optimizer);
+  auto tables = planner_tables(config, group, optimizer);
   apply_pooling_factors(pooling_factors, &tables);
   std::string plan_json;
   if (pg.rank() == 0) {
@@ -213,39 +259,47 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
   return dist::ShardingPlan::from_json(nlohmann::json::parse(plan_json), "the sharding plan of rank 0");
 }
 
-std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
-    embedding::EmbeddingBagCollectionImpl& ebc, const embedding::FusedOptimizerOptions& optimizer,
-    const dist::ShardingPlan& plan, std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer) {
-  std::vector<dist::ShardedTableSpec> specs;
-  std::map<std::string, const embedding::TableConfig*> by_name;
-  for (const embedding::TableConfig& t : ebc.table_configs()) {
-    specs.push_back({t.name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, t.dtype});
-    by_name[t.name] = &t;
+std::unique_ptr<ShardedTables> attach_sharded_tables(embedding::EmbeddingGroupImpl& group,
+                                                     const embedding::FusedOptimizerOptions& optimizer,
+                                                     const dist::ShardingPlan& plan,
+                                                     std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer) {
+  std::vector<std::shared_ptr<dist::ShardedEmbeddingBags>> members;
+  for (auto& c : group.collections()) {
+    const std::vector<embedding::TableConfig>& tables = c.ebc->table_configs();
+    if (tables.empty()) continue;  // e.g. no DEEP / WIDE table: the collection looks nothing up
+    // This collection's part of the plan; its tables keep their prefixed names.
+    dist::ShardingPlan part;
+    part.world_size = plan.world_size;
+    std::vector<dist::ShardedTableSpec> specs;
+    std::map<std::string, const embedding::TableConfig*> by_name;
+    for (const embedding::TableConfig& t : tables) {
+      const std::string name = c.prefix + t.name;
+      specs.push_back({name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, t.dtype});
+      by_name[name] = &t;
+      part.tables.push_back(plan.table(name));
+    }
+    std::vector<embedding::FusedFeatureSpec> features;
+    for (const embedding::BagConfig& b : c.ebc->bag_configs()) {
+      features.push_back({b.feature_name, c.prefix + b.table_name, b.pooling});
+    }
+    auto sharded = std::make_shared<dist::ShardedEmbeddingBags>(std::move(specs), std::move(features), optimizer,
+                                                                std::move(part), pg);
+    // Initial values from a seed per (table, shard) — the same on every rank for a replicated
+    // table — with the global generator's state restored afterwards.
+    for (const auto& ls : sharded->local_shards()) {
+      const dist::TableSharding& ts = plan.table(ls.table);
+      const int seed_index = ts.type == dist::ShardingType::kDataParallel ? 0 : ls.shard_index;
+      torch::Tensor w = ls.weight;
+      auto gen = at::detail::getDefaultCPUGenerator();
+      const torch::Tensor saved_state = gen.get_state();
+      gen.set_current_seed(shard_seed(ls.table, seed_index));
+      embedding::init_table_weight(*by_name.at(ls.table), w);
+      gen.set_state(saved_state);
+    }
+    c.ebc->attach_sharded(sharded);
+    members.push_back(std::move(sharded));
   }
-  std::vector<embedding::FusedFeatureSpec> features;
-  for (const embedding::BagConfig& b : ebc.bag_configs()) features.push_back({b.feature_name, b.table_name, b.pooling});
-  auto sharded = std::make_shared<dist::ShardedEmbeddingBags>(std::move(specs), std::move(features), optimizer,
-                                                              plan, std::move(pg));
-  // Initial values from a seed per (table, shard) — the same on every rank for a replicated table —
-  // with the global generator's state restored afterwards.
-  for (const auto& ls : sharded->local_shards()) {
-    const dist::TableSharding& ts = plan.table(ls.table);
-    const int seed_index = ts.type == dist::ShardingType::kDataParallel ? 0 : ls.shard_index;
-    torch::Tensor w = ls.weight;
-    auto gen = at::detail::getDefaultCPUGenerator();
-    const torch::Tensor saved_state = gen.get_state();
-    gen.set_current_seed(shard_seed(ls.table, seed_index));
-    embedding::init_table_weight(*by_name.at(ls.table), w);
-    gen.set_state(saved_state);
-  }
-  ebc.attach_sharded(sharded);
-  return sharded;
-}
-
-void check_shardable(models::Model& model) {
-  if (model.embedding_group()->sequence_groups()) {
-    throw NotSupportedError("model_config.feature_groups: SEQUENCE groups in multi-rank training (world size > 1)");
-  }
+  return std::make_unique<ShardedTables>(plan, std::move(members));
 }
 
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
@@ -255,11 +309,10 @@ JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_
     embedding::DeferTableAllocation defer;  // the plan needs table shapes only
     model = models::create_model(config, features);
   }
-  if (world_size > 1) check_shardable(*model);
-  auto& ebc = *model->embedding_group()->ebc();
+  const embedding::EmbeddingGroupImpl& group = *model->embedding_group();
   JobPlan out;
-  out.tables = planner_tables(config, ebc, sparse_optimizer_options(config.train_config().sparse_optimizer()));
-  if (measure) apply_pooling_factors(measure_pooling_factors(config, ebc.bag_configs(), nullptr), &out.tables);
+  out.tables = planner_tables(config, group, sparse_optimizer_options(config.train_config().sparse_optimizer()));
+  if (measure) apply_pooling_factors(measure_pooling_factors(config, planner_bags(group), nullptr), &out.tables);
   out.topology = dist::topology_from_env(world_size, local_world_size, config.data_config().batch_size());
   out.plan = dist::plan_sharding(out.tables, out.topology);
   return out;

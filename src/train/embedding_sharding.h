@@ -12,13 +12,15 @@
 #include "dist/planner.h"
 #include "dist/process_group.h"
 #include "dist/sharded_embedding_bags.h"
-#include "embedding/embedding_bag_collection.h"
+#include "embedding/embedding_group.h"
 #include "models/model.h"
+#include "train/sharded_tables.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
 
-// One PlannerTable per table of `ebc` (built under embedding::DeferTableAllocation): sizes, fp32
+// One PlannerTable per table of `group` (every collection, named as in EmbeddingGroupImpl::tables();
+// built under embedding::DeferTableAllocation): sizes, fp32
 // values, the optimizer state bytes per row of `optimizer`, the number of features reading it,
 // a pooling factor estimated as 1 id per feature reading it (apply_pooling_factors in
 // train/pooling_factors.h replaces it by measured values), and the allowed sharding types from the features' embedding_constraints intersected
@@ -26,8 +28,12 @@ namespace tzrec::train {
 // sharding type (table_column_wise, grid_shard) → ConfigError / NotSupportedError with the field
 // path; features of one table with different constraints → ConfigError naming both.
 std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
-                                               embedding::EmbeddingBagCollectionImpl& ebc,
+                                               const embedding::EmbeddingGroupImpl& group,
                                                const embedding::FusedOptimizerOptions& optimizer);
+
+// The bags of every collection of `group`, their table names as in tables() (for
+// measure_pooling_factors).
+std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupImpl& group);
 
 // The plan for this job: `saved` when given (a checkpoint's plan, checked against the tables and
 // the world size — a plan for another world size is re-planned with a log line, since checkpoints
@@ -35,7 +41,7 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
 // measure_pooling_factors; tables not in it keep the estimate). Rank 0 plans and broadcasts, so
 // every rank runs the same plan.
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
-                                           embedding::EmbeddingBagCollectionImpl& ebc,
+                                           const embedding::EmbeddingGroupImpl& group,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
                                            const std::optional<dist::ShardingPlan>& saved,
@@ -49,16 +55,15 @@ struct JobPlan {
   dist::PlannerTopology topology;
   dist::ShardingPlan plan;
 };
-// NotSupportedError for what multi-rank runs cannot shard yet (SEQUENCE groups' tables).
-void check_shardable(models::Model& model);
-
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
 
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated
 // table identically on every rank; other shards from a seed of table and shard, so runs are
-// reproducible), and attaches them to `ebc`. with_optimizer=false (evaluation) freezes them.
-std::shared_ptr<dist::ShardedEmbeddingBags> attach_sharded_tables(
-    embedding::EmbeddingBagCollectionImpl& ebc, const embedding::FusedOptimizerOptions& optimizer,
-    const dist::ShardingPlan& plan, std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer);
+// reproducible), and attaches them to each collection of `group`. with_optimizer=false
+// (evaluation) freezes them.
+std::unique_ptr<ShardedTables> attach_sharded_tables(embedding::EmbeddingGroupImpl& group,
+                                                     const embedding::FusedOptimizerOptions& optimizer,
+                                                     const dist::ShardingPlan& plan,
+                                                     std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer);
 
 }  // namespace tzrec::train

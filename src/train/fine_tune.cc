@@ -117,9 +117,10 @@ namespace {
 PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpointing::CheckpointData& checkpoint,
                                        const checkpointing::CheckpointTensorIndex& index,
                                        const std::map<std::string, std::string>& param_map) {
-  dist::ShardedEmbeddingBags& sharded = *session.sharded_embeddings();
+  ShardedTables& sharded = *session.sharded_embeddings();
+  const embedding::EmbeddingGroupImpl& group = *session.model().embedding_group();
   std::set<std::string> table_names;
-  for (const auto& ts : sharded.plan().tables) table_names.insert(checkpointing::table_weight_name(ts.table));
+  for (const auto& ts : sharded.plan().tables) table_names.insert(checkpointing::table_weight_name(group, ts.table));
   std::map<std::string, std::string> dense_map, table_map;
   for (const auto& [name, source] : param_map) (table_names.count(name) ? table_map : dense_map).emplace(name, source);
   PartialLoadResult result = load_partial(checkpoint.model, session.model_tensors(), dense_map);
@@ -129,7 +130,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
     return it != table_map.end() ? it->second : name;
   };
   for (const auto& ts : sharded.plan().tables) {
-    const std::string name = checkpointing::table_weight_name(ts.table);
+    const std::string name = checkpointing::table_weight_name(group, ts.table);
     const std::string source = source_of(name);
     if (!index.contains(source)) {
       result.missing.push_back(name);
@@ -147,7 +148,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
   }
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded.local_shards()) {
-    const std::string name = checkpointing::table_weight_name(ls.table);
+    const std::string name = checkpointing::table_weight_name(group, ls.table);
     const std::string source = source_of(name);
     if (index.contains(source)) ls.weight.copy_(checkpointing::read_shard_block(index, source, ls.shard));
   }
@@ -157,7 +158,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
 // Why this rank's sparse optimizer state cannot come from the checkpoint, or "" when every slot
 // of every local shard is stored with this shard's shape.
 std::string sharded_state_mismatch(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
-  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*session.sharded_embeddings())) {
+  for (const checkpointing::LocalShardState& s : session.sharded_embeddings()->shard_states()) {
     if (!index.contains(s.stored_name)) {
       return fmt::format("sparse optimizer state '{}' is not in the checkpoint", s.stored_name);
     }
@@ -174,7 +175,7 @@ std::string sharded_state_mismatch(TrainingSession& session, const checkpointing
 
 void restore_sharded_state(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
   torch::NoGradGuard no_grad;
-  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*session.sharded_embeddings())) {
+  for (const checkpointing::LocalShardState& s : session.sharded_embeddings()->shard_states()) {
     torch::Tensor value = s.value;
     value.copy_(checkpointing::read_shard_block(index, s.stored_name, s.shard->shard));
   }

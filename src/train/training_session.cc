@@ -102,17 +102,16 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};
   if (distributed) {
-    check_shardable(*model_);
-    auto& ebc = *model_->embedding_group()->ebc();
+    embedding::EmbeddingGroupImpl& group = *model_->embedding_group();
     // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
     // the first batches of every rank's data.
     const bool plans = !saved_plan || saved_plan->world_size != process_group_->world_size();
     const auto pooling_factors = with_optimizers && plans
-                                     ? measure_pooling_factors(config_, ebc.bag_configs(), process_group_.get())
+                                     ? measure_pooling_factors(config_, planner_bags(group), process_group_.get())
                                      : std::map<std::string, double>{};
     const dist::ShardingPlan plan =
-        plan_embedding_sharding(config_, ebc, sparse_options, *process_group_, saved_plan, pooling_factors);
-    sharded_ = attach_sharded_tables(ebc, sparse_options, plan, process_group_, with_optimizers);
+        plan_embedding_sharding(config_, group, sparse_options, *process_group_, saved_plan, pooling_factors);
+    sharded_ = attach_sharded_tables(group, sparse_options, plan, process_group_, with_optimizers);
     std::vector<torch::Tensor> dense;
     for (auto& [name, tensor] : model_->dense_parameters()) dense.push_back(tensor);
     gradient_sync_ = std::make_unique<DenseGradientSync>(process_group_, std::move(dense));
@@ -202,7 +201,7 @@ embedding::FusedOptimizerGroup& TrainingSession::sparse_optimizer() {
 
 embedding::FusedEmbeddingBags::Timing TrainingSession::embedding_timing() const {
   if (sparse_optimizer_ != nullptr) return sparse_optimizer_->timing();
-  if (sharded_ != nullptr && !sharded_->local_shards().empty()) return sharded_->local().timing();
+  if (sharded_ != nullptr) return sharded_->timing();
   return {};
 }
 
@@ -289,11 +288,11 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
   checkpointing::ShardBlocks out;
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
-    out.model.push_back({checkpointing::table_weight_name(ls.table), {ts.num_embeddings, ts.embedding_dim},
+    out.model.push_back({checkpointing::table_weight_name(*model_->embedding_group(), ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
   if (!has_optimizers()) return out;
-  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*sharded_)) {
+  for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
     const dist::Shard& shard = s.shard->shard;
     if (s.value.dim() == 0) {
@@ -312,7 +311,7 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
   const checkpointing::CheckpointTensorIndex index(ckpt_dir);
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded_->local_shards()) {
-    const std::string name = checkpointing::table_weight_name(ls.table);
+    const std::string name = checkpointing::table_weight_name(*model_->embedding_group(), ls.table);
     if (!index.contains(name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, name));
     }
@@ -325,7 +324,7 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
     ls.weight.copy_(index.read_block(name, ls.shard.row_offset, ls.shard.rows, ls.shard.col_offset, ls.shard.cols));
   }
   if (!restore_optimizer || !has_optimizers()) return;
-  for (const checkpointing::LocalShardState& s : checkpointing::local_shard_states(*sharded_)) {
+  for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     if (!index.contains(s.stored_name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
                                         "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",

@@ -13,6 +13,7 @@
 
 #include "dist/process_group.h"
 #include "dist/sharded_embedding_bags.h"
+#include "train/sharded_tables.h"
 #include "dist/sharding_plan.h"
 #include "embedding/fused_embedding_bags.h"
 #include "feature/feature_info.h"
@@ -83,7 +84,7 @@ class TrainingSession {
   // process only (TORCH_CHECK); a distributed session has sharded_embeddings() instead.
   embedding::FusedOptimizerGroup& sparse_optimizer();
   // nullptr unless distributed.
-  dist::ShardedEmbeddingBags* sharded_embeddings() { return sharded_.get(); }
+  ShardedTables* sharded_embeddings() { return sharded_.get(); }
   dist::ProcessGroup* process_group() { return process_group_.get(); }
   bool distributed() const { return sharded_ != nullptr; }
   // Time spent in the embedding lookups and fused updates of this rank (local shards).
@@ -103,7 +104,7 @@ class TrainingSession {
   void restore(const checkpointing::CheckpointData& checkpoint, bool restore_optimizer);
   // Distributed: this rank's table shards and their sparse optimizer state as checkpoint blocks
   // (names as in a single-process checkpoint: "embedding_group.emb_impls.__BASE__.ebc.
-  // embedding_bags.<table>.weight", "sparse.<table>.<slot>").
+  // embedding_bags.<table>.weight" or a sequence table's, "sparse.<table>.<slot>").
   checkpointing::ShardBlocks checkpoint_blocks() const;
 
   // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
@@ -161,7 +162,7 @@ class TrainingSession {
   std::shared_ptr<models::Model> model_;
   embedding::FusedOptimizerGroup* sparse_optimizer_ = nullptr;  // owned by the model's embedding group (single process)
   std::shared_ptr<dist::ProcessGroup> process_group_;
-  std::shared_ptr<dist::ShardedEmbeddingBags> sharded_;  // distributed
+  std::unique_ptr<ShardedTables> sharded_;  // distributed
   std::unique_ptr<DenseGradientSync> gradient_sync_;     // distributed
   void set_sparse_lr(double lr);
   void restore_shards(const std::string& ckpt_dir, bool restore_optimizer);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every config under examples/ validates and trains a few steps on generated data, then evaluates.
+# Every config under examples/ validates and trains a few steps on generated data, then evaluates:
+# the synthetic Criteo data, or for configs that say `gen_data --dataset behaviour` that data set.
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -10,6 +11,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 for format in csv parquet; do
   "$TZREC" gen_data --output_dir "$WORK/data" --num_rows 3000 --num_eval_rows 1000 --seed 11 \
     --format "$format" 2> /dev/null
+  "$TZREC" gen_data --dataset behaviour --output_dir "$WORK/behaviour" --num_rows 3000 --num_eval_rows 1000 \
+    --seed 11 --format "$format" 2> /dev/null
 done
 for config in "$ROOT"/examples/*.config; do
   name=$(basename "$config" .config)
@@ -17,7 +20,9 @@ for config in "$ROOT"/examples/*.config; do
   sed 's/num_epochs: [0-9]*/num_steps: 5/' "$config" > "$WORK/$name.config"
   ext=csv
   if grep -q "dataset_type: ParquetDataset" "$config"; then ext=parquet; fi
-  edit='{"train_input_path":"'$WORK'/data/train.'$ext'","eval_input_path":"'$WORK'/data/eval.'$ext'","data_config.batch_size":256}'
+  data=$WORK/data
+  if grep -q "gen_data --dataset behaviour" "$config"; then data=$WORK/behaviour; fi
+  edit='{"train_input_path":"'$data'/train.'$ext'","eval_input_path":"'$data'/eval.'$ext'","data_config.batch_size":256}'
   "$TZREC" train_eval --pipeline_config_path "$WORK/$name.config" --model_dir "$WORK/$name" \
     --edit_config_json "$edit" 2> "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name train_eval"; }
   [[ -d "$WORK/$name/model.ckpt-4" ]] || fail "$name: no final checkpoint model.ckpt-4"

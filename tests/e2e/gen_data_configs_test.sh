@@ -22,7 +22,7 @@ declare -A EXPECTED=(
   [multi_tower_din_seq]="user_id item_id cate click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY click_seq__ts=BYTE_ARRAY clk"
   [sequence_fg_none]="item_id his__item_id=BYTE_ARRAY his__price=BYTE_ARRAY query_seq=BYTE_ARRAY pos_seq=BYTE_ARRAY clk"
   [multi_tower_seq_encoders]="user_id item_id cate click__item_id=BYTE_ARRAY click__cate=BYTE_ARRAY buy__item_id=BYTE_ARRAY clk"
-  [dbmtl_has_sequence_mock]="id_1 id_2 id_3 id_4 id_5 raw_1 raw_2 raw_3 click_50_seq__id_2=BYTE_ARRAY click_50_seq__raw_2=BYTE_ARRAY buy_50_seq__id_3=BYTE_ARRAY clk buy"
+  [dbmtl_has_sequence_mock]="id_1 id_2 id_3 id_4 id_5 raw_1 raw_2=FLOAT raw_3.list.element=FLOAT click_50_seq__id_2=BYTE_ARRAY click_50_seq__raw_2=BYTE_ARRAY buy_50_seq__id_3=BYTE_ARRAY clk buy"
   [sequence_pooled_fg_none]="item_id his__item_id=BYTE_ARRAY his__tag=BYTE_ARRAY query_seq=BYTE_ARRAY clk"
   [dssm_negative_sampler]="user_id age item_id=INT64 cate price clk"
   [dssm_v2_hard_negative]="user_id=INT64 item_id=INT64 brand clk"
