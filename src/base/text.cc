@@ -1,5 +1,7 @@
 #include "base/text.h"
 
+#include <charconv>
+
 #include <unistd.h>
 
 #include <cctype>
@@ -38,6 +40,12 @@ std::string host_name() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
   return buf;
+}
+
+void append_int(std::string* out, int64_t v) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, res.ptr);
 }
 
 }  // namespace tzrec

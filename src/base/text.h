@@ -20,4 +20,7 @@ std::string format_shape(const std::vector<int64_t>& shape);
 // This machine's host name, or "localhost" when it cannot be read.
 std::string host_name();
 
+// Appends the decimal digits of `v` to `out` (no locale, no allocation beyond the append).
+void append_int(std::string* out, int64_t v);
+
 }  // namespace tzrec

@@ -1,12 +1,12 @@
 #include "data/synthetic_criteo.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <random>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "data/file_output.h"
 #include "parquet/writer.h"
 
@@ -220,19 +220,6 @@ void cat_hex(int feature, int64_t id, char* out) {
   for (int k = 0; k < 8; ++k) out[k] = kDigits[(h >> (28 - 4 * k)) & 0xf];
 }
 
-void append_int(std::string* out, int64_t v) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, res.ptr);
-}
-
-void write_all(std::FILE* f, const std::string& buf, const std::string& path) {
-  if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) {
-    std::fclose(f);
-    throw IoError("gen_data: cannot write " + path + " (disk full or no permission?)");
-  }
-}
-
 void check_row_range(const SyntheticCriteoOptions& options, int64_t row_offset) {
   if (options.num_rows < 0 || row_offset < 0) {
     throw ConfigError("gen_data: num_rows (" + std::to_string(options.num_rows) +
@@ -267,14 +254,8 @@ void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOp
                       "' would be ambiguous with the values; use ',' or '\\t'");
   }
   const SyntheticCriteoModel model(options.seed);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    throw IoError("gen_data: cannot open " + tmp +
-                  " for writing (does the output directory exist and is it writable?)");
-  }
-  std::string buf;
-  buf.reserve(1 << 20);
+  TextFileOutput out(path, "gen_data");
+  std::string& buf = out.buffer();
   if (options.with_header) {
     buf += synthetic_criteo_header(d);
     buf += '\n';
@@ -297,14 +278,9 @@ void write_synthetic_criteo_csv(const std::string& path, const SyntheticCriteoOp
       }
     }
     buf += '\n';
-    if (buf.size() >= (1 << 20)) {
-      write_all(f, buf, tmp);
-      buf.clear();
-    }
+    out.maybe_flush();
   }
-  write_all(f, buf, tmp);
-  if (std::fclose(f) != 0) throw IoError("gen_data: cannot finish writing " + tmp);
-  rename_into_place(tmp, path, "gen_data");
+  out.finish();
 }
 
 namespace {

@@ -1,11 +1,11 @@
 #include "datagen/behaviour_dataset.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "data/file_output.h"
 #include "datagen/random.h"
 #include "parquet/writer.h"
@@ -51,12 +51,6 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 int64_t category_of_brand(int64_t brand) { return 1 + (brand - 1) % kBehaviourNumCategories; }
 
-void append_int(std::string* out, int64_t v) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, res.ptr);
-}
-
 // The three history cells of a row: ids joined by kBehaviourSequenceDelim.
 struct HistoryCells {
   std::string items;
@@ -85,13 +79,6 @@ void check_row_range(const BehaviourOptions& options, int64_t row_offset) {
   if (options.num_rows < 0 || row_offset < 0) {
     throw ConfigError("gen_data --dataset behaviour: num_rows (" + std::to_string(options.num_rows) +
                       ") and row offset (" + std::to_string(row_offset) + ") must be non-negative");
-  }
-}
-
-void write_all(std::FILE* f, const std::string& buf, const std::string& path) {
-  if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) {
-    std::fclose(f);
-    throw IoError("gen_data: cannot write " + path + " (disk full or no permission?)");
   }
 }
 
@@ -308,14 +295,8 @@ void write_behaviour_csv(const std::string& path, const BehaviourOptions& option
                       "' would be ambiguous with the values; use ',' or '\\t'");
   }
   const BehaviourModel model(options.seed);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    throw IoError("gen_data: cannot open " + tmp +
-                  " for writing (does the output directory exist and is it writable?)");
-  }
-  std::string buf;
-  buf.reserve(1 << 20);
+  data::TextFileOutput out(path, "gen_data");
+  std::string& buf = out.buffer();
   if (options.with_header) {
     const auto& columns = behaviour_columns();
     for (size_t c = 0; c < columns.size(); ++c) {
@@ -331,21 +312,16 @@ void write_behaviour_csv(const std::string& path, const BehaviourOptions& option
     buf += static_cast<char>('0' + r.label);
     for (int64_t v : {r.user_id, r.item_id, r.cate_id, r.brand}) {
       buf += d;
-      behaviour::append_int(&buf, v);
+      append_int(&buf, v);
     }
     for (const std::string* cell : {&cells.items, &cells.cates, &cells.brands}) {
       buf += d;
       buf += *cell;
     }
     buf += '\n';
-    if (buf.size() >= (1 << 20)) {
-      behaviour::write_all(f, buf, tmp);
-      buf.clear();
-    }
+    out.maybe_flush();
   }
-  behaviour::write_all(f, buf, tmp);
-  if (std::fclose(f) != 0) throw IoError("gen_data: cannot finish writing " + tmp);
-  data::rename_into_place(tmp, path, "gen_data");
+  out.finish();
 }
 
 void write_behaviour_parquet(const std::string& path, const BehaviourOptions& options, int64_t row_offset) {

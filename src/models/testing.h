@@ -159,6 +159,26 @@ inline sparse::Batch ab_price_batch() {
   return batch;
 }
 
+// The small sequence input the sequence-model tests share: sparse "u" (5 rows, dim 2) and a history
+// "s__i" (sequence id feature, one id per item, 6 rows, dim 2); B = 2 rows: u {1}, {3}; histories
+// {2, 4} and none; labels "clk" 1, 0 and "buy" 0, 1.
+inline std::vector<feature::FeatureInfo> history_features() {
+  feature::FeatureInfo seq = sparse_feature("s__i", 6, 2);
+  seq.is_sequence = true;
+  seq.value_dim = 1;
+  return {sparse_feature("u", 5, 2), seq};
+}
+
+inline sparse::Batch history_batch() {
+  sparse::Batch batch;
+  batch.batch_size = 2;
+  batch.sparse_features = make_kjt({"u", "s__i"}, {{{1}, {3}}, {{2, 4}, {}}});
+  batch.sequence_lengths["s__i"] = torch::tensor({2, 0}, torch::kInt64);
+  batch.labels["clk"] = torch::tensor({1.0f, 0.0f});
+  batch.labels["buy"] = torch::tensor({0.0f, 1.0f});
+  return batch;
+}
+
 // Table name → weight, and dense parameter name → tensor (live, not copies).
 inline std::map<std::string, torch::Tensor> tables_of(Model& model) {
   std::map<std::string, torch::Tensor> out;

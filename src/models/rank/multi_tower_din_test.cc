@@ -28,22 +28,8 @@ const char* kConfig = R"pb(
     losses { binary_cross_entropy {} }
   })pb";
 
-std::vector<feature::FeatureInfo> features() {
-  feature::FeatureInfo seq = testing::sparse_feature("s__i", 6, 2);
-  seq.is_sequence = true;
-  seq.value_dim = 1;
-  return {testing::sparse_feature("u", 5, 2), seq};
-}
-
-// B = 2: u {1}, {3}; histories s__i {2, 4} and none.
-sparse::Batch make_batch() {
-  sparse::Batch batch;
-  batch.batch_size = 2;
-  batch.sparse_features = testing::make_kjt({"u", "s__i"}, {{{1}, {3}}, {{2, 4}, {}}});
-  batch.sequence_lengths["s__i"] = torch::tensor({2, 0}, torch::kInt64);
-  batch.labels["clk"] = torch::tensor({1.0f, 0.0f});
-  return batch;
-}
+std::vector<feature::FeatureInfo> features() { return testing::history_features(); }
+sparse::Batch make_batch() { return testing::history_batch(); }
 
 TEST(MultiTowerDIN, ParameterNamesAsTorchEasyRec) {
   auto config = parse_config(kConfig);
