@@ -3,10 +3,13 @@
 // nearer) or squared L2 distance (smaller is nearer).
 //
 // Items arrive in blocks (add_items), so the table is scanned once per query batch without a
-// [Q, N] score matrix: each block's scores (one GEMM) are merged into the running top K.
+// [Q, N] score matrix: each block's scores come from one matrix product, and each query's row of
+// them is scanned once against that query's running top K (a heap whose worst entry is the bar a
+// score must pass), rows in parallel.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -19,21 +22,29 @@ class ExactTopK {
   // queries [Q, D] float32; k ≥ 1.
   ExactTopK(torch::Tensor queries, int64_t k, Metric metric);
 
-  // items [N, D] float32, whose rows are items first_index .. first_index + N - 1.
+  // items [N, D] float32, whose rows are items first_index .. first_index + N - 1; blocks come in
+  // increasing first_index.
   void add_items(const torch::Tensor& items, int64_t first_index);
 
-  // [Q, min(k, items seen)]: scores (inner products, descending / squared distances, ascending)
-  // and item indices. Among equal scores the earlier item comes first.
-  const torch::Tensor& scores() const { return scores_; }
-  const torch::Tensor& indices() const { return indices_; }
+  // [Q, min(k, items seen)], best first: scores (inner products, descending / squared distances,
+  // ascending) and item indices. Among equal scores the earlier item comes first.
+  struct Result {
+    torch::Tensor scores;   // float32
+    torch::Tensor indices;  // int64
+  };
+  Result result() const;
+
+  struct Candidate {
+    float score;
+    int64_t index;
+  };
 
  private:
   torch::Tensor queries_;
-  torch::Tensor query_norms_;  // L2: |q|², [Q, 1]
+  torch::Tensor query_norms_;  // L2: |q|², [Q]
   int64_t k_;
   Metric metric_;
-  torch::Tensor scores_;   // [Q, ≤ k]
-  torch::Tensor indices_;  // [Q, ≤ k] int64
+  std::vector<std::vector<Candidate>> heaps_;  // per query: a heap with the worst candidate on top
 };
 
 }  // namespace tzrec::retrieval

@@ -23,9 +23,10 @@ void check(const torch::Tensor& q, const torch::Tensor& items, int64_t k, Metric
     search.add_items(items.slice(0, first, first + block), first);
   }
   auto [want_scores, want_indices] = brute_force(q, items, k, metric);
-  ASSERT_EQ(search.indices().sizes(), want_indices.sizes());
-  EXPECT_TRUE(torch::equal(search.indices(), want_indices)) << "block " << block;
-  EXPECT_TRUE(torch::allclose(search.scores(), want_scores, 1e-4, 1e-4)) << "block " << block;
+  const ExactTopK::Result got = search.result();
+  ASSERT_EQ(got.indices.sizes(), want_indices.sizes());
+  EXPECT_TRUE(torch::equal(got.indices, want_indices)) << "block " << block;
+  EXPECT_TRUE(torch::allclose(got.scores, want_scores, 1e-4, 1e-4)) << "block " << block;
 }
 
 TEST(ExactTopK, MatchesBruteForceOverBlocks) {
@@ -53,12 +54,12 @@ TEST(ExactTopK, FewerItemsThanK) {
   ExactTopK search(q, 5, Metric::kInnerProduct);
   search.add_items(items.slice(0, 0, 2), 0);
   search.add_items(items.slice(0, 2, 3), 2);
-  EXPECT_TRUE(torch::equal(search.indices(), torch::tensor({{1, 2, 0}}, torch::kInt64)));
-  EXPECT_TRUE(torch::equal(search.scores(), torch::tensor({{2.0f, 1.0f, 0.0f}})));
+  EXPECT_TRUE(torch::equal(search.result().indices, torch::tensor({{1, 2, 0}}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(search.result().scores, torch::tensor({{2.0f, 1.0f, 0.0f}})));
   ExactTopK l2(q, 2, Metric::kL2);  // squared distances, as faiss reports L2
   l2.add_items(items, 0);
-  EXPECT_TRUE(torch::equal(l2.indices(), torch::tensor({{2, 1}}, torch::kInt64)));
-  EXPECT_TRUE(torch::equal(l2.scores(), torch::tensor({{0.0f, 1.0f}})));
+  EXPECT_TRUE(torch::equal(l2.result().indices, torch::tensor({{2, 1}}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(l2.result().scores, torch::tensor({{0.0f, 1.0f}})));
 }
 
 }  // namespace exact_top_k_test

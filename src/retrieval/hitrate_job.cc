@@ -263,8 +263,9 @@ HitrateResult run_hitrate(const HitrateOptions& o) {
     for (int64_t first = 0; first < items.embeddings.size(0); first += kItemBlock) {
       search.add_items(items.embeddings.slice(0, first, first + kItemBlock), first);
     }
-    const torch::Tensor scores = search.scores().view({rows, interests, -1});
-    const torch::Tensor indices = search.indices().view({rows, interests, -1});
+    const ExactTopK::Result top = search.result();
+    const torch::Tensor scores = top.scores.view({rows, interests, -1});
+    const torch::Tensor indices = top.indices.view({rows, interests, -1});
     const torch::Tensor nonzero = queries.ne(0).any(1).view({rows, interests});
     std::vector<DetailsWriter::Row> detail_rows;
     std::optional<feature::ColumnCells> valid_cells;
