@@ -78,10 +78,27 @@ constexpr Entry kEntries[] = {
      "embedding_constraints sequence_length sequence_delim",
      ""},
     {"RawFeature", kRefused, "autodis mlp stub_type use_mask sequence_fields", ""},
-    {"ComboFeature", kRefused, "*", ""},
+    {"ComboFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim hash_bucket_size vocab_list vocab_dict "
+     "value_dim pooling default_value separator init_fn fg_encoded_default_value default_bucketize_value "
+     "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
+     ""},
+    {"ComboFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask", ""},
     {"CombineFeature", kRefused, "*", ""},
-    {"LookupFeature", kRefused, "*", ""},
-    {"MatchFeature", kRefused, "*", ""},
+    {"LookupFeature", kHonoured,
+     "feature_name map key embedding_name embedding_dim boundaries hash_bucket_size num_buckets "
+     "vocab_list vocab_dict pooling combiner default_value separator need_discrete need_key normalizer "
+     "init_fn value_dim value_separator fg_encoded_default_value default_bucketize_value fg_value_type "
+     "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
+     ""},
+    {"LookupFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask autodis mlp", ""},
+    {"MatchFeature", kHonoured,
+     "feature_name nested_map pkey skey embedding_name embedding_dim boundaries hash_bucket_size "
+     "num_buckets vocab_list vocab_dict pooling default_value separator need_discrete show_pkey show_skey "
+     "normalizer init_fn value_dim fg_encoded_default_value default_bucketize_value fg_value_type "
+     "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
+     ""},
+    {"MatchFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask autodis mlp", ""},
     {"ExprFeature", kRefused, "*", ""},
     {"OverlapFeature", kRefused, "*", ""},
     {"TextNormalizer", kRefused, "*", ""},
@@ -92,18 +109,20 @@ constexpr Entry kEntries[] = {
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",
      "the key online serving joins a history's item features by; no effect in offline training"},
-    {"FeatureConfig", kHonoured, "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature", ""},
+    {"FeatureConfig", kHonoured,
+     "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature combo_feature "
+     "lookup_feature match_feature sequence_combo_feature sequence_lookup_feature sequence_match_feature",
+     ""},
     {"FeatureConfig", kRefused,
-     "combo_feature lookup_feature match_feature expr_feature overlap_feature "
+     "expr_feature overlap_feature "
      "tokenize_feature custom_feature kv_dot_product bool_mask_feature combine_feature "
-     "sequence_combo_feature sequence_lookup_feature "
-     "sequence_match_feature sequence_expr_feature sequence_overlap_feature "
+     "sequence_expr_feature sequence_overlap_feature "
      "sequence_tokenize_feature sequence_custom_feature sequence_kv_dot_product "
      "sequence_bool_mask_feature sequence_combine_feature",
      ""},
-    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature", ""},
+    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature combo_feature lookup_feature match_feature", ""},
     {"SeqFeatureConfig", kRefused,
-     "combo_feature lookup_feature match_feature expr_feature overlap_feature tokenize_feature custom_feature "
+     "expr_feature overlap_feature tokenize_feature custom_feature "
      "kv_dot_product bool_mask_feature combine_feature",
      ""},
     {"LossConfig", kHonoured,

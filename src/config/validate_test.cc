@@ -34,13 +34,13 @@ TEST(Validate, UnsupportedModels) {
 }
 
 TEST(Validate, UnsupportedFeatureTypes) {
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].combo_feature"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_combo_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].sequence_combo_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { expr_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].expr_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_expr_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].sequence_expr_feature"));
   EXPECT_TRUE(NotSupported(
-      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { lookup_feature {} } } }"),
-      "feature_configs[4].sequence_feature.features[0].lookup_feature"));
+      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature {} } } }"),
+      "feature_configs[4].sequence_feature.features[0].overlap_feature"));
 }
 
 TEST(Validate, DataConfigSubset) {

@@ -41,7 +41,7 @@ bool is_unsigned32(const parquet::ColumnDescriptor& d) {
 }  // namespace
 
 ColumnCells::ColumnCells(const data::RecordBatch& batch, const std::string& name,
-                         const std::string& user, bool sequence)
+                         const std::string& user, bool sequence, bool kv_map)
     : name_(name), batch_(&batch) {
   const int c = batch.column_index(name);
   if (c >= 0) {
@@ -60,6 +60,11 @@ ColumnCells::ColumnCells(const data::RecordBatch& batch, const std::string& name
     throw DataError(fmt::format("{} is a map; sequence features read strings, list<...> or list<list<...>> columns",
                                 where));
   }
+  if (sequence && typed_->list_depth() == 0 && typed_->values.type() != parquet::PhysicalType::kByteArray) {
+    throw DataError(fmt::format("{}{} is {}, one number per row; sequence features read strings (items joined by "
+                                "the sequence_delim), list<...> or list<list<...>> columns",
+                                batch.num_rows() > 0 ? batch.describe_row(0) + " " : "", where, describe_type()));
+  }
   if (typed_->list_depth() > 1 && !sequence) {
     throw DataError(fmt::format(
         "{} is a list of lists; only sequence features take list<list<...>> columns — use a "
@@ -70,7 +75,8 @@ ColumnCells::ColumnCells(const data::RecordBatch& batch, const std::string& name
   unsigned32_ = is_unsigned32(typed_->values.descriptor);
   if (typed_->map_values) {
     const auto vk = leaf_kind_of(*typed_->map_values, where + " (map values)");
-    if (vk == CellValue::Kind::kText) {
+    map_unsigned32_ = is_unsigned32(typed_->map_values->descriptor);
+    if (vk == CellValue::Kind::kText && !kv_map) {
       throw DataError(fmt::format(
           "{} is a map with string values; map columns feed weighted features and need numeric "
           "values (the weights)",

@@ -12,6 +12,8 @@
 //   map<key, int|float>           -> one value per entry: the key, with the entry's value as
 //                                    its weight (weighted features)
 //   list<list<...>>               -> rejected here (only sequence features take them)
+//   map<key, string>              -> only as the map input of a lookup / match feature (kv_map:
+//                                    for_each_entry gives keys and values as they are)
 // "Empty" (null, "", or an empty list/map) is what defaults apply to, as for an empty CSV cell.
 #pragma once
 
@@ -38,9 +40,11 @@ class ColumnCells {
  public:
   // Throws DataError when the batch has no such column (naming `user`, the feature or field that
   // needs it) and when the column's shape cannot feed the feature (list<list<...>> unless
-  // `sequence`, maps for sequences, map with string values, unsupported leaf types).
+  // `sequence`, maps for sequences, map with string values unless `kv_map`, unsupported leaf
+  // types). `kv_map`: the column is the map input of a lookup / match feature, read with
+  // for_each_entry (its values are data, not weights).
   ColumnCells(const data::RecordBatch& batch, const std::string& name, const std::string& user,
-              bool sequence = false);
+              bool sequence = false, bool kv_map = false);
 
   const std::string& name() const { return name_; }
   bool is_map() const { return typed_ && typed_->is_map(); }
@@ -73,6 +77,19 @@ class ColumnCells {
       return v;
     }
     return leaf(typed_->values, row);
+  }
+
+  // Map columns (is_map()): calls fn(const CellValue& key, const CellValue& value) for each entry
+  // of a non-empty cell, in order; entries with a null value are skipped.
+  template <typename Fn>
+  void for_each_entry(int64_t row, Fn&& fn) const {
+    const auto& c = typed_->values;
+    const auto& m = *typed_->map_values;
+    const int64_t b = c.lists[0].offsets[row], e = c.lists[0].offsets[row + 1];
+    for (int64_t s = b; s < e; ++s) {
+      if (c.is_null(s) || m.is_null(s)) continue;
+      fn(leaf(c, s), leaf_of(m, s, map_unsigned32_));
+    }
   }
 
   // One item of a sequence cell (see for_each_item): its values.
@@ -188,24 +205,30 @@ class ColumnCells {
     }
   }
 
-  CellValue leaf(const parquet::ColumnData& c, int64_t slot) const {
+  CellValue leaf(const parquet::ColumnData& c, int64_t slot) const { return leaf_of(c, slot, unsigned32_); }
+  // The value in `slot` of a typed column (its kind follows the column's physical type).
+  static CellValue leaf_of(const parquet::ColumnData& c, int64_t slot, bool unsigned32) {
     CellValue v;
-    v.kind = leaf_kind_;
     switch (c.type()) {
       case parquet::PhysicalType::kInt64:
+        v.kind = CellValue::Kind::kInt;
         v.i = c.data<int64_t>()[slot];
         break;
       case parquet::PhysicalType::kInt32:
-        v.i = unsigned32_ ? static_cast<int64_t>(static_cast<uint32_t>(c.data<int32_t>()[slot]))
-                          : c.data<int32_t>()[slot];
+        v.kind = CellValue::Kind::kInt;
+        v.i = unsigned32 ? static_cast<int64_t>(static_cast<uint32_t>(c.data<int32_t>()[slot]))
+                         : c.data<int32_t>()[slot];
         break;
       case parquet::PhysicalType::kBoolean:
+        v.kind = CellValue::Kind::kInt;
         v.i = c.data<uint8_t>()[slot];
         break;
       case parquet::PhysicalType::kFloat:
+        v.kind = CellValue::Kind::kFloat;
         v.d = c.data<float>()[slot];
         break;
       case parquet::PhysicalType::kDouble:
+        v.kind = CellValue::Kind::kFloat;
         v.d = c.data<double>()[slot];
         break;
       default:
@@ -222,6 +245,7 @@ class ColumnCells {
   const data::TypedColumn* typed_ = nullptr;
   CellValue::Kind leaf_kind_ = CellValue::Kind::kText;
   bool unsigned32_ = false;
+  bool map_unsigned32_ = false;
 };
 
 // Conversions of a CellValue, shared by the parsers. Each returns false when the value does not

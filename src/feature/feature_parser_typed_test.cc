@@ -27,8 +27,7 @@ using testing::make_batch;
 using testing::parse_config;
 
 FeatureParser parser(const std::string& features, const std::string& data = "") {
-  return FeatureParser(parse_config("data_config { " + data + " } " + features), true,
-                       HashKind::kStdHash);
+  return testing::parser(features, data, /*read_labels=*/true);
 }
 
 

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/combo_feature.h"
 #include "feature/id_feature.h"
+#include "feature/lookup_feature.h"
+#include "feature/match_feature.h"
 #include "feature/raw_feature.h"
 #include "feature/sequence_feature.h"
 
@@ -35,6 +38,12 @@ const std::map<std::string, FeatureType>& feature_types() {
       {"sequence_id_feature", {make<IdFeature, protos::IdFeature>, true}},
       {"raw_feature", {make<RawFeature, protos::RawFeature>, false}},
       {"sequence_raw_feature", {make<RawFeature, protos::RawFeature>, true}},
+      {"combo_feature", {make<ComboFeature, protos::ComboFeature>, false}},
+      {"sequence_combo_feature", {make<ComboFeature, protos::ComboFeature>, true}},
+      {"lookup_feature", {make<LookupFeature, protos::LookupFeature>, false}},
+      {"sequence_lookup_feature", {make<LookupFeature, protos::LookupFeature>, true}},
+      {"match_feature", {make<MatchFeature, protos::MatchFeature>, false}},
+      {"sequence_match_feature", {make<MatchFeature, protos::MatchFeature>, true}},
   };
   return types;
 }

@@ -29,22 +29,27 @@ void fill_table_info(uint32_t embedding_dim, const std::string& embedding_name, 
   }
 }
 
-std::string input_from_expression(const std::string& expr, const std::string& path) {
+FgInputName parse_fg_input(const std::string& expr, const std::string& field_path) {
   const auto colon = expr.find(':');
   if (expr.empty() || colon == std::string::npos || colon + 1 == expr.size()) {
     throw ConfigError(fmt::format(
-        "{}.expression: '{}' is not 'side:input_name' (side: user, item or context); with "
-        "fg_mode FG_NORMAL/FG_DAG every feature needs an expression",
-        path, expr));
+        "{}: '{}' is not 'side:input_name' (side: user, item or context); with "
+        "fg_mode FG_NORMAL/FG_DAG every feature needs its inputs",
+        field_path, expr));
   }
-  const std::string side = expr.substr(0, colon);
-  if (side == "feature" || side == "const") {
-    throw NotSupportedError(fmt::format("{}.expression '{}' (FG DAG '{}:' inputs)", path, expr, side));
+  FgInputName in{expr.substr(0, colon), expr.substr(colon + 1)};
+  if (in.side == "feature" || in.side == "const") {
+    throw NotSupportedError(fmt::format("{} '{}' (FG DAG '{}:' inputs)", field_path, expr, in.side));
   }
-  if (side != "user" && side != "item" && side != "context") {
-    throw ConfigError(fmt::format("{}.expression: side '{}' of '{}' is not user, item or context", path, side, expr));
+  if (in.side != "user" && in.side != "item" && in.side != "context") {
+    throw ConfigError(
+        fmt::format("{}: side '{}' of '{}' is not user, item or context", field_path, in.side, expr));
   }
-  return expr.substr(colon + 1);
+  return in;
+}
+
+std::string input_from_expression(const std::string& expr, const std::string& path) {
+  return parse_fg_input(expr, path + ".expression").name;
 }
 
 std::string sequence_input_column(const BuildContext& ctx, const std::string& input) {
@@ -113,6 +118,109 @@ bool weighted_key(const CellValue& v, CellValue* key, float* weight) {
   }
   if (v.kind != CellValue::Kind::kText) return false;
   return split_weighted(v.text, &key->text, weight);
+}
+
+EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_path, const std::string& multival_sep,
+                            const std::string& sequence_delim, const std::optional<std::string>& default_value,
+                            const std::string& table_size_source, const std::string& table_size_field) {
+  EncodedIds spec;
+  spec.info = info;
+  spec.field_path = field_path;
+  spec.multival_sep = multival_sep;
+  spec.sequence_delim = sequence_delim;
+  spec.default_value = default_value ? &*default_value : nullptr;
+  spec.table_size_source = table_size_source;
+  spec.table_size_field = table_size_field;
+  return spec;
+}
+
+int64_t encoded_id(const EncodedIds& spec, const CellValue& v, const std::string& where) {
+  const FeatureInfo& info = *spec.info;
+  int64_t id = 0;
+  if (!as_int64(v, &id)) {
+    throw DataError(fmt::format(
+        "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE the column holds "
+        "bucketized ids separated by data_config.fg_encoded_multival_sep{} — check the data, "
+        "the separator and data_config.fg_mode",
+        where, display(v), info.name, info.is_sequence ? " (items by the sequence_delim)" : ""));
+  }
+  if (id < 0 || id >= info.num_embeddings) {
+    throw DataError(fmt::format("{}: id {} out of range [0, {}) for feature {} ({}); {}", where, id,
+                                info.num_embeddings, info.name, spec.table_size_source,
+                                range_hint(spec.table_size_field)));
+  }
+  return id;
+}
+
+void parse_encoded_ids(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out) {
+  const FeatureInfo& info = *spec.info;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    int64_t len = 0;
+    auto take = [&](const CellValue& v, bool from_default) {
+      CellValue id_val = v;
+      float w = 1.0f;
+      if (info.weighted) {
+        const bool plain_default = from_default && v.text.find(':') == std::string_view::npos;
+        if (!plain_default && !weighted_key(v, &id_val, &w)) {
+          throw DataError(fmt::format(
+              "{}: '{}' of weighted feature {} is not id:weight; weighted features read 'id:weight' tokens "
+              "(separated by data_config.fg_encoded_multival_sep) or map columns; fix the data",
+              cells.where(r), display(v), info.name));
+        }
+      }
+      out.sparse->push(encoded_id(spec, id_val, cells.where(r)), w);
+      ++len;
+    };
+    for_each_value_or_default(cells, r, spec.multival_sep, spec.default_value, take);
+    out.sparse->lengths.push_back(len);
+  }
+}
+
+void parse_own_encoded_ids(const EncodedIds& spec, const FeatureInfo& info, const data::RecordBatch& batch,
+                           const ParseOutput& out) {
+  const ColumnCells cells(batch, info.name, "feature " + info.name, info.is_sequence);
+  if (info.is_sequence) {
+    parse_encoded_id_sequence(spec, cells, out);
+  } else {
+    parse_encoded_ids(spec, cells, out);
+  }
+}
+
+void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out) {
+  const FeatureInfo& info = *spec.info;
+  std::vector<int64_t> ids_per_item;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    ids_per_item.clear();
+    auto push_item = [&](const auto& for_each_id) {
+      int64_t n = 0;
+      for_each_id([&](const CellValue& v) {
+        out.sparse->push(encoded_id(spec, v, cells.where(r)), 1.0f);
+        ++n;
+      });
+      if (info.value_dim == 1 && n != 1) {
+        throw DataError(fmt::format(
+            "{}: item {} of sequence feature {} has {} ids; with value_dim 1 each item is one id — set "
+            "{}.value_dim: 0 for items with several ids, or fix the data",
+            cells.where(r), ids_per_item.size(), info.name, n, spec.field_path));
+      }
+      ids_per_item.push_back(n);
+    };
+    if (!cells.empty(r)) {
+      cells.for_each_item(r, spec.sequence_delim, spec.multival_sep, [&](const ColumnCells::Item& item) {
+        push_item([&](auto&& fn) { item.for_each(fn); });
+      });
+    } else if (spec.default_value) {
+      // TorchEasyRec: an empty history becomes one item holding the default ids.
+      push_item([&](auto&& fn) {
+        CellValue v;
+        for_each_token(*spec.default_value, spec.multival_sep, [&](std::string_view tok) {
+          v.text = tok;
+          fn(v);
+        });
+      });
+    }
+    end_sequence_row(ids_per_item, info.value_dim == 1, out);
+  }
 }
 
 void end_sequence_row(const std::vector<int64_t>& ids_per_item, bool one_id_per_item, const ParseOutput& out) {

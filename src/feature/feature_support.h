@@ -30,8 +30,17 @@ void fill_table_info(const Msg& c, const std::string& path, FeatureInfo* info) {
                   info);
 }
 
-// The FG input name of expression "side:input_name" (docs/tzrec-compatibility.md §5.1); FG DAG
+// An FG input "side:input_name" (docs/tzrec-compatibility.md §5.1).
+struct FgInputName {
+  std::string side;  // user | item | context
+  std::string name;
+};
+// Parses the input of config field `field_path` ("...combo_feature.expression[1]",
+// "...lookup_feature.map"); ConfigError naming the field when it is not "side:input_name", FG DAG
 // inputs ("feature:", "const:") are not supported yet.
+FgInputName parse_fg_input(const std::string& expr, const std::string& field_path);
+
+// The FG input name of expression "side:input_name" (parse_fg_input of `path`.expression).
 std::string input_from_expression(const std::string& expr, const std::string& path);
 
 // The column a feature reads its FG input `input` from: grouped sequences prefix it with
@@ -90,6 +99,39 @@ bool for_each_value_or_default(const ColumnCells& cells, int64_t r, std::string_
   });
   return true;
 }
+
+// ---- FG_NONE sparse columns (docs/tzrec-compatibility.md §5.6) ----------------------------------
+
+// How a sparse feature's FG_NONE column is read: ids (or "id:weight" tokens / map entries for
+// weighted features) split by fg_encoded_multival_sep, checked against the table.
+struct EncodedIds {
+  const FeatureInfo* info = nullptr;  // name, num_embeddings, weighted, value_dim, is_sequence
+  std::string field_path;             // the feature's config path, for messages
+  std::string multival_sep;
+  std::string sequence_delim;            // sequences
+  const std::string* default_value = nullptr;  // fg_encoded_default_value; nullptr: none
+  std::string table_size_source;  // "num_buckets 500", "hash_bucket_size 100", ...
+  std::string table_size_field;   // "num_buckets", ... (range_hint)
+};
+
+// The spec of a feature's FG_NONE column; `default_value`: its fg_encoded_default_value (the
+// optional must outlive the spec).
+EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_path, const std::string& multival_sep,
+                            const std::string& sequence_delim, const std::optional<std::string>& default_value,
+                            const std::string& table_size_source, const std::string& table_size_field);
+
+// The id of one FG_NONE value; DataError at `where` when it is not an integer in the table.
+int64_t encoded_id(const EncodedIds& spec, const CellValue& v, const std::string& where);
+// The ids of each row: an empty cell gives the default ids or an empty bag.
+void parse_encoded_ids(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out);
+// Sequences: items split by sequence_delim (or list elements / inner lists), each item's ids by
+// fg_encoded_multival_sep; value_dim 1 needs exactly one id per item; an empty cell is an empty
+// history, or one item of the default ids.
+void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out);
+// A sparse feature's FG_NONE column (named after the feature): parse_encoded_ids, or
+// parse_encoded_id_sequence for a sequence feature.
+void parse_own_encoded_ids(const EncodedIds& spec, const FeatureInfo& info, const data::RecordBatch& batch,
+                           const ParseOutput& out);
 
 // Ends one row of a sparse sequence whose ids were pushed to out.sparse: items per row into
 // out.sequence_lengths; KJT length = items (one id per item) or ids, with the ids per item into

@@ -115,19 +115,6 @@ void IdFeature::throw_out_of_range(const std::string& where, int64_t id, const c
                               info_.num_embeddings, info_.name, table_size_source_, range_hint(table_size_field_)));
 }
 
-int64_t IdFeature::encoded_id(const CellValue& v, const std::string& where) const {
-  int64_t id = 0;
-  if (!as_int64(v, &id)) {
-    throw DataError(fmt::format(
-        "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE the column holds "
-        "bucketized ids separated by data_config.fg_encoded_multival_sep{} — check the data, "
-        "the separator and data_config.fg_mode",
-        where, display(v), info_.name, info_.is_sequence ? " (items by the sequence_delim)" : ""));
-  }
-  if (id < 0 || id >= info_.num_embeddings) throw_out_of_range(where, id, "id");
-  return id;
-}
-
 int64_t IdFeature::fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
                          std::string* buf) const {
   int64_t id = 0;
@@ -162,39 +149,18 @@ void IdFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) co
         "list column",
         cells.name(), cells.describe_type(), info_.name, field_path_));
   }
-  if (info_.is_sequence) {
-    if (fg_mode_ == FgMode::kNone) {
-      parse_encoded_sequence(cells, out);
+  if (fg_mode_ == FgMode::kNone) {
+    const EncodedIds spec = encoded_ids_spec(&info_, field_path_, multival_sep_, sequence_delim_, fg_encoded_default_,
+                                             table_size_source_, table_size_field_);
+    if (info_.is_sequence) {
+      parse_encoded_id_sequence(spec, cells, out);
     } else {
-      parse_fg_sequence(cells, out);
+      parse_encoded_ids(spec, cells, out);
     }
-  } else if (fg_mode_ == FgMode::kNone) {
-    parse_encoded(cells, out);
+  } else if (info_.is_sequence) {
+    parse_fg_sequence(cells, out);
   } else {
     parse_fg(cells, out);
-  }
-}
-
-void IdFeature::parse_encoded(const ColumnCells& cells, const ParseOutput& out) const {
-  const std::string* def = fg_encoded_default_ ? &*fg_encoded_default_ : nullptr;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    int64_t len = 0;
-    for_each_value_or_default(cells, r, multival_sep_, def, [&](const CellValue& v, bool from_default) {
-      CellValue id_val = v;
-      float w = 1.0f;
-      if (info_.weighted) {
-        const bool plain_default = from_default && v.text.find(':') == std::string_view::npos;
-        if (!plain_default && !weighted_key(v, &id_val, &w)) {
-          throw DataError(fmt::format(
-              "{}: '{}' of weighted feature {} is not id:weight; weighted features read 'id:weight' tokens "
-              "(separated by data_config.fg_encoded_multival_sep) or map columns; fix the data",
-              cells.where(r), display(v), info_.name));
-        }
-      }
-      out.sparse->push(encoded_id(id_val, cells.where(r)), w);
-      ++len;
-    });
-    out.sparse->lengths.push_back(len);
   }
 }
 
@@ -222,42 +188,6 @@ void IdFeature::parse_fg(const ColumnCells& cells, const ParseOutput& out) const
       ++len;
     });
     out.sparse->lengths.push_back(len);
-  }
-}
-
-void IdFeature::parse_encoded_sequence(const ColumnCells& cells, const ParseOutput& out) const {
-  std::vector<int64_t> ids_per_item;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    ids_per_item.clear();
-    auto push_item = [&](const auto& for_each_id) {
-      int64_t n = 0;
-      for_each_id([&](const CellValue& v) {
-        out.sparse->push(encoded_id(v, cells.where(r)), 1.0f);
-        ++n;
-      });
-      if (info_.value_dim == 1 && n != 1) {
-        throw DataError(fmt::format(
-            "{}: item {} of sequence feature {} has {} ids; with value_dim 1 each item is one id — set "
-            "{}.value_dim: 0 for items with several ids, or fix the data",
-            cells.where(r), ids_per_item.size(), info_.name, n, field_path_));
-      }
-      ids_per_item.push_back(n);
-    };
-    if (!cells.empty(r)) {
-      cells.for_each_item(r, sequence_delim_, multival_sep_, [&](const ColumnCells::Item& item) {
-        push_item([&](auto&& fn) { item.for_each(fn); });
-      });
-    } else if (fg_encoded_default_) {
-      // TorchEasyRec: an empty history becomes one item holding the default ids.
-      push_item([&](auto&& fn) {
-        CellValue v;
-        for_each_token(*fg_encoded_default_, multival_sep_, [&](std::string_view tok) {
-          v.text = tok;
-          fn(v);
-        });
-      });
-    }
-    end_sequence_row(ids_per_item, info_.value_dim == 1, out);
   }
 }
 

@@ -46,14 +46,10 @@ class IdFeature : public Feature {
 
   void check_vocab_ids() const;
   [[noreturn]] void throw_out_of_range(const std::string& where, int64_t id, const char* what) const;
-  // An FG_NONE id, checked against the table size.
-  int64_t encoded_id(const CellValue& v, const std::string& where) const;
   // The id of an FG_NORMAL value (text, or a number hashed / looked up as its decimal text).
   int64_t fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
                 std::string* buf) const;
-  void parse_encoded(const ColumnCells& cells, const ParseOutput& out) const;
   void parse_fg(const ColumnCells& cells, const ParseOutput& out) const;
-  void parse_encoded_sequence(const ColumnCells& cells, const ParseOutput& out) const;
   void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
 
   std::string input_column_;

@@ -1,7 +1,8 @@
 // The grouped sequence_feature (docs/tzrec-compatibility.md §5.8): one history of items with
 // several per-item sub-features, each a feature named "<sequence_name>__<feature_name>" that
 // reads its FG input from column "<sequence_name>__<input>" (FG_NONE: the column named after the
-// sub-feature) and splits items by the group's sequence_delim. sequence_length is the group's
+// sub-feature; combo / lookup / match sub-features: only their per-item inputs, multi_input.h) and
+// splits items by the group's sequence_delim. sequence_length is the group's
 // maximum number of items (FG modes keep the first sequence_length); sequence_pk is a serving key
 // with no effect offline.
 #pragma once

@@ -24,12 +24,10 @@ using testing::Ids;
 using testing::ids_of;
 using testing::make_batch;
 using testing::parse_config;
+using testing::parser;
 using testing::PhysicalType;
 using testing::TypedBatch;
 
-FeatureParser parser(const std::string& features, const std::string& data = "") {
-  return FeatureParser(parse_config("data_config { " + data + " } " + features), false, HashKind::kStdHash);
-}
 
 // The grouped sequence "click" (FG_NONE columns "click__item" and "click__price") and a plain id.
 const char* kGrouped = R"(
@@ -126,6 +124,17 @@ TEST(SequenceFeatures, FgNoneParquetListsEqualText) {
   EXPECT_EQ(ids_of(text.sequence_item_lengths.at("tags")), (Ids{2, 1, 1}));
   EXPECT_EQ(floats_of(typed.sequence_dense_features.at("ts")), (Floats{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(floats_of(text.sequence_dense_features.at("ts")), (Floats{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(SequenceFeatures, ParquetScalarNumbersAreNoSequence) {
+  // A history is a string, a list or a list of lists; a numeric scalar column is the wrong type
+  // (its bytes are no text to split).
+  auto p = parser(R"(feature_configs { sequence_id_feature { feature_name: "hist" embedding_dim: 4 num_buckets: 10 } })");
+  TypedBatch t(2);
+  t.add("hist", PhysicalType::kFloat, 0, [](auto& b, int64_t r) { b.append(static_cast<float>(r)); });
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(t.batch); }),
+            "t.parquet row 0 column hist (needed by feature hist) is Parquet FLOAT, one number per row; sequence "
+            "features read strings (items joined by the sequence_delim), list<...> or list<list<...>> columns");
 }
 
 TEST(SequenceFeatures, FgNoneDefaultsAndErrors) {

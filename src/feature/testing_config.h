@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/record_batch.h"
+#include "feature/feature_parser.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::feature::testing {
@@ -22,6 +23,12 @@ inline protos::EasyRecConfig parse_config(const std::string& text) {
     throw std::runtime_error("test config does not parse:\n" + text);
   }
   return config;
+}
+
+// The feature parser of `features` (feature_configs text) under data_config { `data` }, with
+// std::hash string hashing; `read_labels`: the label columns are parsed too.
+inline FeatureParser parser(const std::string& features, const std::string& data = "", bool read_labels = false) {
+  return FeatureParser(parse_config("data_config { " + data + " } " + features), read_labels, HashKind::kStdHash);
 }
 
 // A batch read from "t.csv" whose rows start on lines 2, 3, ... (line 1 = header).

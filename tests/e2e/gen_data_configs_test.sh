@@ -26,6 +26,7 @@ declare -A EXPECTED=(
   [sequence_pooled_fg_none]="item_id his__item_id=BYTE_ARRAY his__tag=BYTE_ARRAY query_seq=BYTE_ARRAY clk"
   [dssm_negative_sampler]="user_id age item_id=INT64 cate price clk"
   [dssm_v2_hard_negative]="user_id=INT64 item_id=INT64 brand clk"
+  [fg_combo_lookup_match]="cate=INT64 age=INT64 kv_cate_cnt=BYTE_ARRAY kv_cate_ctr=BYTE_ARRAY kv_cate_vec=BYTE_ARRAY kv_cate_tag=BYTE_ARRAY kkv_cate_brand=BYTE_ARRAY brand=INT64 click__cate=BYTE_ARRAY clk"
   [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events.list.element=BYTE_ARRAY clk"
 )
 # Sampler tables each test config must get.

@@ -1,0 +1,87 @@
+// The bucketizer of a sparse combo_feature, lookup_feature or match_feature in FG modes
+// (docs/tzrec-compatibility.md §5.4): how the feature-generation output of a row (text or a
+// number) becomes an embedding row.
+//
+//   hash_bucket_size   hash(text) % hash_bucket_size (hash.h: std::hash or farmhash)
+//   num_buckets        the text as an integer in [0, num_buckets) (out of range: DataError)
+//   vocab_list         effective list [default_value, "<OOV>", ...vocab_list] (as is with
+//                      default_bucketize_value): a listed token maps to its last position,
+//                      anything else to 1 (or default_bucketize_value)
+//   vocab_dict         the dict's ids, plus default_value -> 0 when default_value is not empty and
+//                      default_bucketize_value is not set; anything else -> 1 (or
+//                      default_bucketize_value)
+//   boundaries         a number -> the number of boundaries <= it, compared in float32 (a value
+//                      equal to a boundary goes to the upper bucket, as raw_feature)
+//
+// The first one set is used, in TorchEasyRec's order for these types: hash_bucket_size >
+// num_buckets > vocab_list > vocab_dict > boundaries; the table size follows the same order
+// (hash_bucket_size, num_buckets, len(effective vocab_list) + vocab_list_extra_rows,
+// max(vocab_dict) + 1, len(boundaries) + 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "feature/column_cells.h"
+#include "feature/hash.h"
+
+namespace tzrec::feature {
+
+class Bucketizer {
+ public:
+  enum class Kind { kNone, kHash, kNumBuckets, kVocab, kBoundaries };
+
+  // The bucketizer fields a message sets (combo_feature has no num_buckets and no boundaries).
+  struct Fields {
+    bool has_hash_bucket_size = false;
+    uint64_t hash_bucket_size = 0;
+    bool has_num_buckets = false;
+    uint64_t num_buckets = 0;
+    std::vector<std::string> vocab_list;
+    std::vector<std::pair<std::string, uint64_t>> vocab_dict;
+    bool has_default_bucketize_value = false;
+    uint64_t default_bucketize_value = 0;
+    std::vector<float> boundaries;
+  };
+
+  Bucketizer() = default;
+  // `path`: the feature's config path and `feature_name` its name (messages); `default_value`: the
+  // feature's effective default value (id 0 of the effective vocabularies). kind() is kNone when
+  // no field is set (the caller decides whether that is an error or a dense feature).
+  // `vocab_list_extra_rows`: rows the table has beyond the effective vocab_list (match_feature: 1,
+  // as TorchEasyRec's MatchFeature.num_embeddings). ConfigError for sizes of 0, boundaries not
+  // strictly increasing, and vocabulary ids outside the table.
+  Bucketizer(const Fields& f, const std::string& default_value, const std::string& path,
+             const std::string& feature_name, int64_t vocab_list_extra_rows = 0);
+
+  Kind kind() const { return kind_; }
+  // A bucketizer of text values (hash, num_buckets, vocabulary): the feature's output is discrete.
+  bool is_text() const { return kind_ == Kind::kHash || kind_ == Kind::kNumBuckets || kind_ == Kind::kVocab; }
+  int64_t num_embeddings() const { return num_embeddings_; }
+  // "hash_bucket_size 1000", "vocab_list of 5 entries", ... and the field, for messages.
+  const std::string& table_size_source() const { return table_size_source_; }
+  const std::string& table_size_field() const { return table_size_field_; }
+
+  // The id of text value `text` (is_text()); a num_buckets value that is not an integer in
+  // [0, num_buckets) is a DataError at cells.where(r).
+  int64_t text_id(std::string_view text, HashKind hash_kind, const ColumnCells& cells, int64_t r) const;
+  // The bucket of number x (kBoundaries).
+  int64_t bucket(double x) const;
+
+ private:
+  Kind kind_ = Kind::kNone;
+  int64_t num_embeddings_ = 0;
+  std::string table_size_source_;
+  std::string table_size_field_;
+  std::string feature_name_;
+  uint64_t hash_bucket_size_ = 0;
+  std::unordered_map<std::string, int64_t> vocab_;  // token -> id
+  int64_t oov_id_ = 1;
+  std::vector<float> boundaries_;
+};
+
+}  // namespace tzrec::feature

@@ -1,0 +1,160 @@
+#include "feature/lookup_feature.h"
+
+#include <algorithm>
+
+#include "feature/kv_map.h"
+
+namespace tzrec::feature {
+
+LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
+                             const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx) {
+  // zch, dynamicemb, vocab_file, asset_dir, autodis, mlp, stub_type, use_mask: refused when the
+  // config is loaded (config/field_registry.cc).
+  const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
+  if (sequence) {
+    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
+    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
+  }
+  // TorchEasyRec: sequences have no empty default value ("0" instead).
+  const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
+  Bucketizer bucketizer(map_bucketizer_fields(c), default_value, path, info_.name);
+  const bool multi_dim = value_dim > 1;
+  if (multi_dim && bucketizer.is_text()) {
+    throw ConfigError(
+        fmt::format("{}.value_dim: {} reads each hit as a vector of numbers (dense, or bucketized by boundaries), as "
+                    "TorchEasyRec; {} cannot bucketize it — use value_dim 0 or 1",
+                    path, value_dim, bucketizer.table_size_field()));
+  }
+  info_.is_sparse = bucketizer.kind() != Bucketizer::Kind::kNone;
+  const bool numeric = !bucketizer.is_text();
+  // Each hit is a value of its own (no combiner): discrete values, need_discrete, value vectors,
+  // and combiner "".
+  const bool each_hit = !numeric || c.need_discrete() || multi_dim || c.combiner().empty();
+  if (info_.is_sparse) {
+    fill_table_info(c, path, &info_);
+    info_.num_embeddings = bucketizer.num_embeddings();
+    if (!sequence) {
+      info_.value_dim = 0;  // the row's ids are pooled
+    } else if (multi_dim) {
+      info_.value_dim = value_dim;  // value_dim bucket ids per item
+    } else {
+      // One id per item when the hits are combined into one number; otherwise value_dim 1 keeps
+      // an item's first id and 0 all of them.
+      info_.value_dim = each_hit ? value_dim : 1;
+    }
+  } else {
+    info_.embedding_dim = c.embedding_dim();
+    info_.value_dim = std::max<int64_t>(value_dim, 1);
+  }
+  if (c.need_key() && numeric) {
+    throw NotSupportedError(path +
+                            ".need_key with numeric values (boundaries or a dense output; the key prefix "
+                            "makes a text value)");
+  }
+  need_key_ = c.need_key();
+  check_fg_value_type(c.has_fg_value_type(), c.fg_value_type(), bucketizer, path);
+  if (!sequence && c.sequence_fields_size() > 0) {
+    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
+  }
+
+  values_.feature = info_.name;
+  values_.field_path = path;
+  values_.default_value = default_value;
+  values_.width = multi_dim ? value_dim : info_.value_dim;
+  values_.multi_dim = multi_dim;
+  values_.value_separator = c.value_separator();
+  if (fg_mode_ == FgMode::kNone) {
+    if (c.has_normalizer()) warn_normalizer_not_applied(path);
+    if (!info_.is_sparse) {
+      encoded_dense_ = encoded_dense_reader(c, info_.value_dim, path, type, ctx, sequence);
+      return;
+    }
+    fg_encoded_default_ =
+        fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
+    encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
+                                    bucketizer.table_size_source(), bucketizer.table_size_field());
+    return;
+  }
+
+  if (c.separator().empty()) throw ConfigError(path + ".separator: must not be empty");
+  if (multi_dim && c.value_separator().empty()) throw ConfigError(path + ".value_separator: must not be empty");
+  inputs_.push_back(make_fg_input(c.map(), path + ".map", ctx, sequence, c.sequence_fields(),
+                                  std::string(kLookupEntrySep), /*kv_map=*/true));
+  // TorchEasyRec writes no separator into the fg.json of a value_dim > 1 lookup: its keys are
+  // always split by "\x1d".
+  inputs_.push_back(make_fg_input(c.key(), path + ".key", ctx, sequence, c.sequence_fields(),
+                                  multi_dim ? std::string("\x1d") : c.separator()));
+  if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
+  if (c.has_normalizer()) {
+    if (!numeric) {
+      throw NotSupportedError(fmt::format("{}.normalizer with a {} bucketizer (the values are discrete)", path,
+                                          bucketizer.table_size_field()));
+    }
+    values_.normalizer = Normalizer::parse(c.normalizer(), path + ".normalizer");
+  }
+  values_.combiner = each_hit ? Combiner::kNone : parse_combiner(c.combiner(), path + ".combiner");
+  values_.bucketizer = bucketizer;
+  if (numeric) {
+    check_numeric_default(values_);
+  } else {
+    check_text_default(default_value, bucketizer, path);
+  }
+}
+
+std::vector<std::string> LookupFeature::input_columns() const {
+  return multi_input_columns(fg_mode_, info_.name, inputs_);
+}
+
+void LookupFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  if (fg_mode_ != FgMode::kNone) {
+    parse_fg(batch, out);
+    return;
+  }
+  if (encoded_dense_) {
+    encoded_dense_->parse(batch, out);
+    return;
+  }
+  parse_own_encoded_ids(encoded_ids_, info_, batch, out);
+}
+
+void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,
+                            HashKind hash_kind, LookupValues* values, std::string* buf_a, std::string* buf_b) const {
+  const bool text = values_.bucketizer.is_text();
+  std::string composed;
+  cells.for_each_value(1, r, k, [&](const CellValue& key) {
+    if (key.kind == CellValue::Kind::kText && key.text.empty()) return;
+    // The last entry of a repeated key wins (a map keeps the last value written).
+    const KvEntry* hit = nullptr;
+    for (const KvEntry& e : entries) {
+      if (same_text(e.key, key, buf_a, buf_b)) hit = &e;
+    }
+    if (hit == nullptr) return;
+    if (!text) {
+      values->add_number(hit->value, cells.cells(0), r);
+      return;
+    }
+    composed.clear();
+    if (need_key_) {
+      composed.append(as_text(key, buf_a));
+      composed.push_back('_');
+    }
+    composed.append(as_text(hit->value, buf_b));
+    values->add_text(composed, hash_kind, cells.cells(0), r);
+  });
+}
+
+void LookupFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
+  MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
+  std::vector<KvEntry> entries;
+  std::string buf_a, buf_b;
+  emit_lookup_rows(
+      info_, values_, &cells, inputs_[0].sequence, out,
+      [&](int64_t r, int64_t k) { read_lookup_map(cells, 0, r, k, info_.name, &entries); },
+      [&](int64_t r, int64_t k, LookupValues* values) {
+        collect(cells, r, k, entries, out.hash_kind, values, &buf_a, &buf_b);
+      });
+}
+
+}  // namespace tzrec::feature
