@@ -6,7 +6,11 @@
 #       (Parquet for tzrec, the same rows as CSV for the reference), one epoch, eval AUC on
 #       held-out rows;
 #   (b) embedding-bound MultiTower (bench/configs/multitower_multihot.config): 26 multi-hot Zipf
-#       features, ~10 ids per bag, ROWS x 64 tables.
+#       features, ~10 ids per bag, ROWS x 64 tables;
+#   (c) MultiTowerDIN (bench/configs/multi_tower_din_behaviour_b4096.config) on `tzrec gen_data
+#       --dataset behaviour` rows (Parquet for tzrec, the same rows as CSV for the reference), one
+#       epoch, eval AUC on held-out rows; tzrec in fp32 and with mixed_precision "BF16", both
+#       against the fp32 reference (bench/din_reference.py).
 # Prints samples/s of both and their ratio, eval AUC, peak RSS (and tzrec's memory budget), the
 # end-to-end rate of `tzrec train_eval` from the Parquet file against the in-memory one (a), the
 # time split of a tzrec step and the MLP's share of the measured GEMM rate (roofline). The engines
@@ -18,16 +22,19 @@
 #   PYTHON=/usr/bin/python3            Debian python with torch + sklearn
 #   THREADS=2                          torch threads / OMP_NUM_THREADS of both engines
 #   QUICK=0                            1: few steps, small tables (smoke test, ~1 minute)
-#   SHAPES="a b"                       which shapes to run
+#   SHAPES="a b c"                     which shapes to run
 #   ROWS=1000000                       shape (b) rows per table (QUICK: 20000)
 #   NUM_ROWS=204800 NUM_EVAL_ROWS=50000   shape (a) train / held-out rows (QUICK: 24576 / 8192)
 #   STEPS_B=20                         shape (b) timed steps (QUICK: 4)
+#   NUM_ROWS_C=204800 NUM_EVAL_ROWS_C=50000   shape (c) train / held-out rows (QUICK: 24576 / 8192)
 #   WARMUP=3                           untimed warm-up steps per engine and shape (QUICK: 1)
-#   ROUNDS_A=3 ROUNDS_B=2              rounds per shape (QUICK: 1); a round runs tzrec, then the
-#                                      reference; each engine's fastest round is reported, and
+#   ROUNDS_A=3 ROUNDS_B=2 ROUNDS_C=2   rounds per shape (QUICK: 1); a round runs tzrec, then the
+#                                      reference (c: then tzrec BF16); each engine's fastest round
+#                                      is reported, and
 #                                      every round's samples/s is printed (a shared machine's load
 #                                      changes by the minute, so alternating rounds let both
 #                                      engines meet the same conditions)
+#   BF16=1 on CPUs with AVX-512, else 0   BF16 rounds of (a) and (c) (see below)
 #   SEED=2024  WORK_DIR=<temp dir, removed afterwards>
 set -euo pipefail
 
@@ -38,17 +45,27 @@ BENCH="${BENCH:-$BUILD_DIR/tzrec_train_speed_bench}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 THREADS="${THREADS:-2}"
 QUICK="${QUICK:-0}"
-SHAPES="${SHAPES:-a b}"
+SHAPES="${SHAPES:-a b c}"
 SEED="${SEED:-2024}"
+# BF16 rounds: libtorch 1.13 runs CPU bf16 matrix products through oneDNN only on CPUs with
+# AVX-512 (avx512bw/vl/dq); elsewhere its fallback runs at ~2 GFLOP/s (≈ 20x slower than fp32), so
+# they are skipped there unless BF16=1.
+if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
+  BF16="${BF16:-1}"
+else
+  BF16="${BF16:-0}"
+fi
 BATCH=4096
 if [[ "$QUICK" == 1 ]]; then
   ROWS="${ROWS:-20000}"; NUM_ROWS="${NUM_ROWS:-24576}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-8192}"
   STEPS_B="${STEPS_B:-4}"; WARMUP="${WARMUP:-1}"; EVAL_ROWS_B=4096
-  ROUNDS_A="${ROUNDS_A:-1}"; ROUNDS_B="${ROUNDS_B:-1}"
+  NUM_ROWS_C="${NUM_ROWS_C:-24576}"; NUM_EVAL_ROWS_C="${NUM_EVAL_ROWS_C:-8192}"
+  ROUNDS_A="${ROUNDS_A:-1}"; ROUNDS_B="${ROUNDS_B:-1}"; ROUNDS_C="${ROUNDS_C:-1}"
 else
-  ROUNDS_A="${ROUNDS_A:-3}"; ROUNDS_B="${ROUNDS_B:-2}"
+  ROUNDS_A="${ROUNDS_A:-3}"; ROUNDS_B="${ROUNDS_B:-2}"; ROUNDS_C="${ROUNDS_C:-2}"
   ROWS="${ROWS:-1000000}"; NUM_ROWS="${NUM_ROWS:-204800}"; NUM_EVAL_ROWS="${NUM_EVAL_ROWS:-50000}"
   STEPS_B="${STEPS_B:-20}"; WARMUP="${WARMUP:-3}"; EVAL_ROWS_B=16384
+  NUM_ROWS_C="${NUM_ROWS_C:-204800}"; NUM_EVAL_ROWS_C="${NUM_EVAL_ROWS_C:-50000}"
 fi
 
 die() { echo "train_speed: $*" >&2; exit 2; }
@@ -95,7 +112,7 @@ label, ratio_target, roof_target = sys.argv[1:4]
 t = json.load(open(sys.argv[4])); r = json.load(open(sys.argv[5]))
 gib = lambda b: b / 2**30
 ratio = t["samples_per_sec"] / r["samples_per_sec"]
-print(f"\n== shape ({label}): batch {t['batch_size']}, {t['threads']} threads, fp32; warm-up "
+print(f"\n== shape ({label}): batch {t['batch_size']}, {t['threads']} threads, {t.get('mixed_precision') or 'fp32'}; warm-up "
       f"{t['warmup_steps']} steps, timed {t['steps_timed']} (tzrec) / {r['steps_timed']} (pytorch) steps")
 print(f"{'':24}{'tzrec-cpp':>14}{'pytorch':>14}")
 print(f"{'samples/s':24}{t['samples_per_sec']:>14,.0f}{r['samples_per_sec']:>14,.0f}   "
@@ -114,10 +131,15 @@ s = t["split_ms"]
 print(f"tzrec step split (ms): data wait {s['data_wait']:.2f} | embedding forward "
       f"{s['embedding_forward']:.1f} | dense fwd+bwd+optimizer {s['dense_fwd_bwd_opt']:.1f} | "
       f"embedding backward+update {s['embedding_backward_update']:.1f} | step {t['step_ms']:.1f}")
+if "dense_forward_loss" in s:
+    print(f"  dense part: forward+loss {s['dense_forward_loss']:.1f} | backward+optimizer {s['dense_backward_opt']:.1f}")
 s = r["split_ms"]
 print(f"pytorch step split (ms): forward+loss {s['forward_loss']:.1f} | backward {s['backward']:.1f} | "
       f"sparse Adagrad step {s['sparse_step']:.1f} | dense Adam step {s['dense_step']:.1f}")
 mf = t["mlp_flops_per_sample"]
+if t.get("mean_steps"):
+    print(f"roofline counts the Linear layers as the model is written (DIN's first attention layer on "
+          f"[B, T, 4D]), T = {t['mean_steps']:.1f} padded steps on average; layers [in, out, GEMM rows]:")
 print(f"roofline: MLP {mf / 1e6:.2f} MFLOP/sample (fwd+bwd) over Linear layers {t['mlp_layers']}; "
       f"torch::mm rate at these shapes {t['gemm_flops_per_sec'] / 1e9:.1f} GFLOP/s (tzrec process), "
       f"{r['gemm_flops_per_sec'] / 1e9:.1f} (pytorch process)")
@@ -175,6 +197,8 @@ print(f"end to end from Parquet (train_eval): {e2e:,.0f} samples/s = {e2e / mem:
       f"{mem:,.0f} (target >= 0.9x); {split}")
 PY
   rm -rf "$WORK/a_e2e_model"
+fi
+if [[ " $SHAPES " == *" a "* && "$BF16" == 1 ]]; then
   # tzrec with train_config.mixed_precision "BF16" (dense part under bf16 autocast) against the
   # fp32 reference: target >= 2x, eval AUC within 0.002 of tzrec fp32.
   sed 's/^train_config {/train_config {\n  mixed_precision: "BF16"/' \
@@ -191,8 +215,8 @@ print(f"BF16 tzrec-cpp: {bf16['samples_per_sec']:,.0f} samples/s = {ratio:.2f}x 
       f"(target >= 2x); eval AUC {bf16['auc']:.4f} vs tzrec fp32 {fp32['auc']:.4f} "
       f"(diff {bf16['auc'] - fp32['auc']:+.4f}, target within 0.002)")
 PY
-  rm -rf "$DATA_A"
 fi
+if [[ " $SHAPES " == *" a "* ]]; then rm -rf "$DATA_A"; fi
 
 if [[ " $SHAPES " == *" b "* ]]; then
   # Tables + Adagrad state (fp32) of one engine; the engines never run together.
@@ -220,5 +244,47 @@ if [[ " $SHAPES " == *" b "* ]]; then
   pick_fastest b_ref "$ROUNDS_B"
   summary "b: embedding-bound MultiTower, 26 x $ROWS x 64 tables" 3 - "$WORK/b_tzrec.json" "$WORK/b_ref.json"
 fi
+if [[ " $SHAPES " == *" c "* ]]; then
+  DATA_C="$WORK/behaviour"
+  CONFIG_C="$ROOT/bench/configs/multi_tower_din_behaviour_b4096.config"
+  echo "== (c) generating $NUM_ROWS_C + $NUM_EVAL_ROWS_C behaviour rows (csv + parquet)"
+  for format in csv parquet; do
+    "$TZREC" gen_data --dataset behaviour --output_dir "$DATA_C" --num_rows "$NUM_ROWS_C" \
+      --num_eval_rows "$NUM_EVAL_ROWS_C" --seed "$SEED" --format "$format" >/dev/null
+  done
+  sed 's/^train_config {/train_config {\n  mixed_precision: "BF16"/' "$CONFIG_C" > "$WORK/din_bf16.config"
+  for ((round = 0; round < ROUNDS_C; round++)); do
+    echo "== (c) round $((round + 1))/$ROUNDS_C: tzrec-cpp (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "c_tzrec_$round" "$BENCH" train --pipeline_config "$CONFIG_C" \
+      --format parquet --train_input "$DATA_C/train.parquet" --eval_input "$DATA_C/eval.parquet" \
+      --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
+    echo "== (c) round $((round + 1))/$ROUNDS_C: pytorch (load average $(cut -d" " -f1-3 /proc/loadavg))"
+    run_json "c_ref_$round" "$PYTHON" "$ROOT/bench/train_speed_reference.py" --shape din \
+      --train_csv "$DATA_C/train.csv" --eval_csv "$DATA_C/eval.csv" --batch_size "$BATCH" \
+      --warmup_steps "$WARMUP" --threads "$THREADS" --seed "$SEED" --sparse_lr 0.5 --dense_lr 0.002
+    if [[ "$BF16" == 1 ]]; then
+      echo "== (c) round $((round + 1))/$ROUNDS_C: tzrec-cpp BF16 (load average $(cut -d" " -f1-3 /proc/loadavg))"
+      run_json "c_bf16_$round" "$BENCH" train --pipeline_config "$WORK/din_bf16.config" \
+        --format parquet --train_input "$DATA_C/train.parquet" --eval_input "$DATA_C/eval.parquet" \
+        --batch_size "$BATCH" --warmup_steps "$WARMUP" --threads "$THREADS"
+    fi
+  done
+  pick_fastest c_tzrec "$ROUNDS_C"
+  pick_fastest c_ref "$ROUNDS_C"
+  summary "c: MultiTowerDIN, $NUM_ROWS_C train rows, one epoch" 1.5 - "$WORK/c_tzrec.json" "$WORK/c_ref.json"
+  if [[ "$BF16" == 1 ]]; then
+    pick_fastest c_bf16 "$ROUNDS_C"
+    summary "c: MultiTowerDIN BF16 against the fp32 reference" 1.8 - "$WORK/c_bf16.json" "$WORK/c_ref.json"
+    "$PYTHON" - "$WORK/c_bf16.json" "$WORK/c_tzrec.json" <<'PY'
+import json, sys
+bf16, fp32 = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"BF16 tzrec-cpp against tzrec-cpp fp32: {bf16['samples_per_sec'] / fp32['samples_per_sec']:.2f}x; eval AUC "
+      f"{bf16['auc']:.4f} vs {fp32['auc']:.4f} (diff {bf16['auc'] - fp32['auc']:+.4f})")
+PY
+  else
+    echo "(c) BF16 rounds skipped: no AVX-512 on this CPU (BF16=1 runs them)"
+  fi
+  rm -rf "$DATA_C"
+fi
 echo
-echo "JSON reports: $WORK/{a,b}_{tzrec,ref}.json (removed at exit unless WORK_DIR is set)"
+echo "JSON reports: $WORK/{a,b,c}_{tzrec,ref}.json, $WORK/c_bf16.json (removed at exit unless WORK_DIR is set)"

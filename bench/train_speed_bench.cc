@@ -25,14 +25,19 @@
 //     one reader, file order). multihot: X is a gen_multihot directory (Y unused, its eval rows
 //     are the held-out set). --table_rows overrides num_buckets of every id_feature. Trains the
 //     first W batches untimed, then S timed steps (0: the rest of one epoch; more than the
-//     batches there are: cycles through them), evaluates AUC on the held-out rows and measures the
-//     GEMM rate at the model's Linear shapes. Prints one JSON line (fields in run_train).
+//     batches there are: cycles through them), frees the training batches, loads the held-out
+//     ones and evaluates AUC on them, and measures the GEMM rate at the model's Linear shapes
+//     (DIN's attention layers, parameters under "din_towers.", on B x T rows, T the timed
+//     batches' mean padded history). Prints one JSON line (fields in run_train; peak RSS also
+//     per phase: training forward / backward, evaluation).
 //     --profile_trace: after the timed steps, runs --profile_steps more under libtorch's profiler
 //     and writes its chrome trace (ops and autograd nodes with their times) to FILE.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -41,6 +46,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -220,25 +226,39 @@ std::vector<sparse::Batch> load_parquet(const protos::EasyRecConfig& config, con
 
 int64_t tensor_bytes(const torch::Tensor& t) { return t.defined() ? t.numel() * t.element_size() : 0; }
 
-// [in, out] of every Linear layer (2-D dense ".weight" parameters [out, in]).
-std::vector<std::pair<int64_t, int64_t>> linear_shapes(models::Model& model) {
-  std::vector<std::pair<int64_t, int64_t>> out;
+// A Linear layer: [in, out], and whether it runs once per sequence step (DIN's attention MLP and
+// its output linear, parameters under "din_towers.") rather than once per row.
+struct LinearShape {
+  int64_t in = 0, out = 0;
+  bool per_step = false;
+};
+
+// Every Linear layer (2-D dense ".weight" parameters [out, in]).
+std::vector<LinearShape> linear_shapes(models::Model& model) {
+  std::vector<LinearShape> out;
   for (const auto& [name, p] : model.dense_parameters()) {
     const bool weight = name.size() >= 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
-    if (weight && p.dim() == 2) out.emplace_back(p.size(1), p.size(0));
+    if (weight && p.dim() == 2) out.push_back({p.size(1), p.size(0), name.rfind("din_towers.", 0) == 0});
   }
   return out;
 }
 
+// GEMM rows of a layer per batch of B rows with `steps` sequence steps.
+int64_t gemm_rows(const LinearShape& l, int64_t batch, double steps) {
+  return l.per_step ? static_cast<int64_t>(std::llround(static_cast<double>(batch) * steps)) : batch;
+}
+
 // FLOP/s of torch::mm for the forward and the two backward GEMMs of every Linear layer at batch B
-// (2 * B * in * out each), best of `repeats` passes after one warm-up pass.
-double gemm_flops_per_second(const std::vector<std::pair<int64_t, int64_t>>& layers, int64_t batch, int repeats) {
+// (2 * rows * in * out each; rows = B, or B x steps for per-step layers), best of `repeats`
+// passes after one warm-up pass.
+double gemm_flops_per_second(const std::vector<LinearShape>& layers, int64_t batch, double steps, int repeats) {
   struct Operands { torch::Tensor x, w, g; };
   std::vector<Operands> ops;
   double flops = 0;
-  for (const auto& [in, out] : layers) {
-    ops.push_back({torch::randn({batch, in}), torch::randn({out, in}), torch::randn({batch, out})});
-    flops += 3.0 * 2.0 * static_cast<double>(batch * in * out);
+  for (const LinearShape& l : layers) {
+    const int64_t rows = gemm_rows(l, batch, steps);
+    ops.push_back({torch::randn({rows, l.in}), torch::randn({l.out, l.in}), torch::randn({rows, l.out})});
+    flops += 3.0 * 2.0 * static_cast<double>(rows * l.in * l.out);
   }
   double best = 1e30;
   for (int r = 0; r <= repeats; ++r) {
@@ -258,6 +278,48 @@ double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
+
+// Current resident set size (/proc/self/statm), 0 when unavailable.
+int64_t current_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return pages_resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Samples the resident set size every millisecond while alive and keeps the largest value per
+// phase (what the process was doing: training forward, training backward, evaluation), so the
+// report says where the peak comes from.
+class RssSampler {
+ public:
+  enum Phase { kSetup, kForward, kBackward, kEval, kPhases };
+  RssSampler() : thread_([this] { run(); }) {}
+  ~RssSampler() {
+    stop_ = true;
+    thread_.join();
+  }
+  void set_phase(Phase p) { phase_ = p; }
+  nlohmann::json report() const {
+    static constexpr const char* kNames[kPhases] = {"setup", "train_forward", "train_backward", "eval"};
+    nlohmann::json out;
+    for (int p = 0; p < kPhases; ++p) out[kNames[p]] = peak_[p].load();
+    return out;
+  }
+
+ private:
+  void run() {
+    while (!stop_) {
+      const int64_t rss = current_rss_bytes();
+      std::atomic<int64_t>& peak = peak_[phase_.load()];
+      if (rss > peak.load()) peak = rss;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::atomic<bool> stop_{false};
+  std::atomic<int> phase_{kSetup};
+  std::atomic<int64_t> peak_[kPhases] = {};
+  std::thread thread_;
+};
 
 int64_t peak_rss_bytes() {
   struct rusage usage {};
@@ -307,18 +369,20 @@ void run_train(const TrainOptions& o) {
     }
   }
 
-  auto t0 = Clock::now();
-  std::vector<sparse::Batch> train_batches, eval_batches;
-  if (o.format == "parquet") {
-    train_batches = load_parquet(config, o.train_input, feature::Mode::kTrain);
-    eval_batches = load_parquet(config, o.eval_input, feature::Mode::kEval);
-  } else if (o.format == "multihot") {
-    train_batches = load_multihot(o.train_input, "train", o.batch_size);
-    eval_batches = load_multihot(o.train_input, "eval", o.batch_size);
-  } else {
+  // The training batches are loaded now, the held-out ones after training, once the training
+  // batches are freed (a trainer streams its batches; only the timed steps need them in memory).
+  auto load_split = [&](bool train) {
+    if (o.format == "parquet") {
+      return load_parquet(config, train ? o.train_input : o.eval_input,
+                          train ? feature::Mode::kTrain : feature::Mode::kEval);
+    }
+    if (o.format == "multihot") return load_multihot(o.train_input, train ? "train" : "eval", o.batch_size);
     throw UsageError(fmt::format("--format {}: expected parquet or multihot", o.format));
-  }
-  const double load_seconds = seconds_since(t0);
+  };
+  auto t0 = Clock::now();
+  std::vector<sparse::Batch> train_batches = load_split(true);
+  double load_seconds = seconds_since(t0);
+  const int64_t rss_after_load = current_rss_bytes();  // the process with its data, before the model
   const int64_t num_batches = static_cast<int64_t>(train_batches.size());
   if (num_batches <= o.warmup_steps) {
     throw UsageError(fmt::format("{} training batches, need more than --warmup_steps {}", num_batches, o.warmup_steps));
@@ -332,15 +396,21 @@ void run_train(const TrainOptions& o) {
   model.train();
   auto& fused = session.sparse_optimizer();
 
-  double loss_sum = 0, data_wait = 0, emb_fwd = 0, emb_bwd = 0, timed_seconds = 0;
+  double loss_sum = 0, data_wait = 0, emb_fwd = 0, emb_bwd = 0, timed_seconds = 0, forward_seconds = 0;
+  double steps_sum = 0;  // padded sequence steps of the timed batches (their longest history)
   int64_t timed_samples = 0;
   std::vector<double> step_times;  // timed steps, seconds
+  RssSampler rss_sampler;
   auto train_step = [&](int64_t step) {
     const sparse::Batch& batch = train_batches[step % num_batches];
+    const auto start = Clock::now();
+    rss_sampler.set_phase(RssSampler::kForward);
     auto predictions = model.predict(batch);
     auto losses = model.loss(predictions, batch);
     torch::Tensor total;
     for (const auto& [name, value] : losses) total = total.defined() ? total + value : value;
+    if (step >= o.warmup_steps) forward_seconds += seconds_since(start);
+    rss_sampler.set_phase(RssSampler::kBackward);
     session.backward_and_step(total, step);
     session.advance_step_schedules();
     return total;
@@ -354,6 +424,11 @@ void run_train(const TrainOptions& o) {
     const torch::Tensor total = train_step(step);
     const double step_seconds = seconds_since(start);
     if (timed) {
+      int64_t longest = 0;
+      for (const auto& [name, lengths] : train_batches[step % num_batches].sequence_lengths) {
+        if (lengths.numel() > 0) longest = std::max(longest, lengths.max().item<int64_t>());
+      }
+      steps_sum += static_cast<double>(longest);
       timed_seconds += step_seconds;
       step_times.push_back(step_seconds);
       data_wait += wait;
@@ -363,20 +438,30 @@ void run_train(const TrainOptions& o) {
   }
   emb_fwd = fused.timing().forward_seconds;
   emb_bwd = fused.timing().backward_seconds;
+  const double timed_forward_seconds = forward_seconds;
   if (!o.profile_trace.empty()) {  // op-level profile of a few more steps, outside the figures
     torch::autograd::profiler::RecordProfile profile(o.profile_trace);
     for (int64_t i = 0; i < o.profile_steps; ++i) train_step(o.warmup_steps + timed_steps + i);
   }
 
+  train_batches.clear();
+  train_batches.shrink_to_fit();
   t0 = Clock::now();
+  const std::vector<sparse::Batch> eval_batches = load_split(false);
+  load_seconds += seconds_since(t0);
+  t0 = Clock::now();
+  rss_sampler.set_phase(RssSampler::kEval);
   const double auc = evaluate_auc(session, eval_batches);
+  rss_sampler.set_phase(RssSampler::kSetup);
   const double eval_seconds = seconds_since(t0);
   int64_t eval_rows = 0;
   for (const auto& b : eval_batches) eval_rows += b.batch_size;
 
   // Memory budget: 1.25 x (tables + optimizer state + dense model) + 1 GiB.
   int64_t table_bytes = 0, sparse_state_bytes = 0, dense_state_bytes = 0, dense_param_bytes = 0;
-  for (const auto& t : fused.tables()) table_bytes += tensor_bytes(t.weight);
+  for (const auto* member : fused.members()) {
+    for (const auto& t : member->tables()) table_bytes += tensor_bytes(t.weight);
+  }
   for (const auto& [key, t] : session.optimizer_state()) {
     (key.rfind("sparse.", 0) == 0 ? sparse_state_bytes : dense_state_bytes) += tensor_bytes(t);
   }
@@ -385,12 +470,20 @@ void run_train(const TrainOptions& o) {
   const int64_t budget = static_cast<int64_t>(1.25 * static_cast<double>(model_bytes)) + (int64_t{1} << 30);
   const int64_t rss = peak_rss_bytes();
 
+  // FLOPs of the Linear layers as the model is written (DIN's first attention layer on its
+  // [B, T, 4D] input, whatever tzrec computes), T = the mean padded steps of the timed batches.
   const auto layers = linear_shapes(model);
+  const double mean_steps = steps_sum / static_cast<double>(timed_steps);
   double mac_per_sample = 0;
-  for (const auto& [in, out] : layers) mac_per_sample += static_cast<double>(in * out);
+  nlohmann::json layer_json = nlohmann::json::array();
+  for (const LinearShape& l : layers) {
+    mac_per_sample += static_cast<double>(l.in * l.out) * (l.per_step ? mean_steps : 1.0);
+    layer_json.push_back({l.in, l.out, gemm_rows(l, o.batch_size, mean_steps)});
+  }
   const double mlp_flops_per_sample = 3.0 * 2.0 * mac_per_sample;
-  const double gemm_rate = gemm_flops_per_second(layers, o.batch_size, o.gemm_repeats);
+  const double gemm_rate = gemm_flops_per_second(layers, o.batch_size, mean_steps, o.gemm_repeats);
   const double samples_per_sec = static_cast<double>(timed_samples) / timed_seconds;
+  const double dense_forward = timed_forward_seconds - emb_fwd;
 
   nlohmann::json report = {
       {"engine", "tzrec-cpp"},
@@ -408,7 +501,10 @@ void run_train(const TrainOptions& o) {
        {{"data_wait", 1000.0 * data_wait / timed_steps},
         {"embedding_forward", 1000.0 * emb_fwd / timed_steps},
         {"dense_fwd_bwd_opt", 1000.0 * (timed_seconds - data_wait - emb_fwd - emb_bwd) / timed_steps},
-        {"embedding_backward_update", 1000.0 * emb_bwd / timed_steps}}},
+        {"embedding_backward_update", 1000.0 * emb_bwd / timed_steps},
+        // dense_fwd_bwd_opt split at the loss: forward + loss, and backward + dense optimizer.
+        {"dense_forward_loss", 1000.0 * dense_forward / timed_steps},
+        {"dense_backward_opt", 1000.0 * (timed_seconds - data_wait - emb_fwd - emb_bwd - dense_forward) / timed_steps}}},
       {"mean_train_loss", loss_sum / static_cast<double>(timed_steps)},
       {"auc", auc},
       {"eval_rows", eval_rows},
@@ -420,8 +516,12 @@ void run_train(const TrainOptions& o) {
       {"dense_bytes", dense_param_bytes + dense_state_bytes},
       {"memory_budget_bytes", budget},
       {"peak_rss_bytes", rss},
+      {"rss_after_load_bytes", rss_after_load},
+      {"peak_rss_by_phase_bytes", rss_sampler.report()},  // sampled every millisecond
       {"memory_within_budget", rss <= budget},
-      {"mlp_layers", layers},
+      {"mixed_precision", config.train_config().mixed_precision()},
+      {"mlp_layers", layer_json},  // [in, out, GEMM rows per batch]
+      {"mean_steps", mean_steps},
       {"mlp_flops_per_sample", mlp_flops_per_sample},
       {"gemm_flops_per_sec", gemm_rate},
       {"roofline_pct", 100.0 * mlp_flops_per_sample * samples_per_sec / gemm_rate},

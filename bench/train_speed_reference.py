@@ -3,8 +3,8 @@
 bench/train_speed_bench.cc): same models, optimizers, hyper-parameters, batch size, threads and data,
 data already in memory.
 
-Embedding tables: one nn.EmbeddingBag(mode="sum", sparse=True) per feature, torchrec's init
-uniform(+-sqrt(1/rows)), trained with torch.optim.Adagrad on sparse gradients (lr 0.01, eps 1e-8,
+Embedding tables: one nn.EmbeddingBag(mode="sum", sparse=True) per feature (nn.Embedding(sparse=True)
+for DIN's unpooled sequence lookups), torchrec's init uniform(+-sqrt(1/rows)), trained with torch.optim.Adagrad on sparse gradients (lr 0.01, eps 1e-8,
 initial accumulator 0: FBGEMM's EXACT_ADAGRAD); dense part Adam lr 0.001.
 
 Shapes:
@@ -13,6 +13,10 @@ Shapes:
   --shape multihot  26 x EmbeddingBag(table_rows, 64) -> concat [B, 1664] -> tower MLP [128] ->
                     final MLP [64] -> Linear(64, 1) (bench/configs/multitower_multihot.config) on
                     the files of `tzrec_train_speed_bench gen_multihot` in --data_dir.
+  --shape din       the MultiTowerDIN of bench/din_reference.py
+                    (examples/multi_tower_din_behaviour.config) on --train_csv / --eval_csv written
+                    by `tzrec gen_data --dataset behaviour` (pass that config's --sparse_lr 0.5
+                    --dense_lr 0.002).
 
 Trains --warmup_steps untimed steps, then --steps timed ones (0: the rest of one epoch; more than
 there are batches: cycles), evaluates AUC (sklearn, exact) on the held-out rows and measures the
@@ -35,6 +39,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import deepfm_reference  # noqa: E402  (DeepFM model and CSV reader)
+import din_reference  # noqa: E402  (MultiTowerDIN model and behaviour CSV reader)
 
 
 def mlp(in_features, hidden_units):
@@ -103,9 +108,11 @@ def linear_shapes(model):
 
 
 def gemm_flops_per_sec(layers, batch, repeats=5):
-    """torch.mm rate for the forward and two backward GEMMs of every Linear layer (best pass)."""
-    ops = [(torch.randn(batch, i), torch.randn(o, i), torch.randn(batch, o)) for i, o in layers]
-    flops = sum(3 * 2 * batch * i * o for i, o in layers)
+    """torch.mm rate for the forward and two backward GEMMs of every Linear layer (best pass).
+    layers: (in, out) run on `batch` rows, or (in, out, rows) on `rows` rows."""
+    layers = [(l[0], l[1], l[2] if len(l) > 2 else batch) for l in layers]
+    ops = [(torch.randn(m, i), torch.randn(o, i), torch.randn(m, o)) for i, o, m in layers]
+    flops = sum(3 * 2 * m * i * o for i, o, m in layers)
     best = float("inf")
     for r in range(repeats + 1):
         t0 = time.perf_counter()
@@ -120,7 +127,7 @@ def gemm_flops_per_sec(layers, batch, repeats=5):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--shape", choices=["deepfm", "multihot"], required=True)
+    p.add_argument("--shape", choices=["deepfm", "multihot", "din"], required=True)
     p.add_argument("--train_csv")
     p.add_argument("--eval_csv")
     p.add_argument("--data_dir")
@@ -142,6 +149,11 @@ def main():
             p.error("--shape deepfm needs --train_csv and --eval_csv")
         train = deepfm_batches(args.train_csv, args.batch_size)
         evals = deepfm_batches(args.eval_csv, args.batch_size)
+    elif args.shape == "din":
+        if not args.train_csv or not args.eval_csv:
+            p.error("--shape din needs --train_csv and --eval_csv")
+        train = din_reference.batches(args.train_csv, args.batch_size)
+        evals = din_reference.batches(args.eval_csv, args.batch_size)
     else:
         if not args.data_dir:
             p.error("--shape multihot needs --data_dir")
@@ -157,6 +169,10 @@ def main():
         model = deepfm_reference.DeepFM()
         sparse_params = list(model.wide.parameters()) + list(model.emb.parameters())
         forward = lambda inputs: model(*inputs)  # noqa: E731
+    elif args.shape == "din":
+        model = din_reference.MultiTowerDIN()
+        sparse_params = model.sparse_parameters()
+        forward = model
     else:
         model = MultiHotTower(features, args.table_rows or meta["table_rows"], 64)
         sparse_params = list(model.emb.parameters())
@@ -213,8 +229,20 @@ def main():
     auc = float(roc_auc_score(labels, probs)) if 0 < labels.sum() < labels.shape[0] else float("nan")
     eval_s = time.perf_counter() - t0
 
-    layers = linear_shapes(model)
-    mlp_flops = 3 * 2 * sum(i * o for i, o in layers)
+    # Peak RSS of training and evaluation, before the GEMM rate measurement allocates its operands.
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if args.shape == "din":
+        # The attention MLP runs on every padded step: B x T rows (T = the batch's longest
+        # history), the other layers on B rows. Per sample: mean T over the timed steps.
+        timed = range(args.warmup_steps, args.warmup_steps + timed_steps)
+        mean_steps = float(np.mean([train[s % len(train)][0][2].size(1) for s in timed]))
+        layers = ([(i, o, round(args.batch_size * mean_steps)) for i, o in model.attention_layers()] +
+                  [(i, o, args.batch_size) for i, o in model.row_layers()])
+        mlp_flops = 3 * 2 * sum(i * o * m for i, o, m in layers) / args.batch_size
+    else:
+        mean_steps = None
+        layers = linear_shapes(model)
+        mlp_flops = 3 * 2 * sum(i * o for i, o in layers)
     gemm = gemm_flops_per_sec(layers, args.batch_size)
     sps = timed_samples / timed_s
     print(json.dumps({
@@ -235,8 +263,9 @@ def main():
         "eval_seconds": eval_s,
         "load_seconds": load_s,
         "init_seconds": init_s,
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss_bytes": peak_rss,
         "mlp_layers": layers,
+        "mean_steps": mean_steps,
         "mlp_flops_per_sample": mlp_flops,
         "gemm_flops_per_sec": gemm,
         "roofline_pct": 100 * mlp_flops * sps / gemm,

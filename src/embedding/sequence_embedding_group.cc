@@ -167,7 +167,17 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
       jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});
     }
     sparse::KeyedTensor pooled = ebcs_.at(dim)->forward(sparse::KeyedJaggedTensor::from_jagged(keys, jagged));
-    for (const std::string& name : keys) looked_up[name] = pooled[name];
+    // One cut of the [B·T', Σ dims] output into per-feature blocks (views). A slice per feature
+    // would, in backward, zero-fill and then add one full-width gradient per feature (six
+    // [B·T', 96] tensors per step for a 3 + 3 feature group); the cut writes the blocks' gradients
+    // into one.
+    const std::vector<std::string>& pooled_keys = pooled.keys();
+    if (pooled_keys.size() == 1) {
+      looked_up[pooled_keys[0]] = pooled.values();
+    } else {
+      std::vector<torch::Tensor> blocks = pooled.values().split_with_sizes(pooled.length_per_key(), 1);
+      for (size_t i = 0; i < pooled_keys.size(); ++i) looked_up[pooled_keys[i]] = blocks[i];
+    }
   }
   std::map<std::string, torch::Tensor> out;
   for (const Group& g : groups_) {
@@ -185,7 +195,9 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
     std::vector<torch::Tensor> parts;
     for (const Slot& s : g.sequence) {
       if (s.is_sparse) {
-        parts.push_back(looked_up.at(s.name).view({rows, steps, s.dim}).slice(1, 0, group_steps));
+        torch::Tensor items = looked_up.at(s.name).view({rows, steps, s.dim});
+        // (No slice when it would keep every step: its backward would copy the gradient.)
+        parts.push_back(group_steps < steps ? items.slice(1, 0, group_steps) : items);
       } else {
         parts.push_back(pad_items(batch.sequence_dense_features.at(s.name), batch.sequence_lengths.at(s.name),
                                   group_steps));

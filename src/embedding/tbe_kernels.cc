@@ -14,13 +14,8 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
 
-#if defined(__x86_64__)
-// Hot loops are compiled for AVX-512, AVX2+FMA+F16C and baseline x86-64; the loader picks one.
-#define TZREC_SIMD_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TZREC_SIMD_CLONES
-#endif
+#include "base/simd_clones.h"
+
 
 namespace tzrec::embedding::tbe {
 namespace {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "nn/autocast.h"
 
 namespace tzrec::nn {
@@ -44,6 +47,61 @@ TEST(LinearRelu, MatchesLinearThenReluWithGradients) {
   Grads no_x = run(true, x, w, b, g, /*x_requires_grad=*/false);
   EXPECT_FALSE(no_x.x.defined());
   expect_close(no_x.w, plain.w, "grad weight without grad x");
+}
+
+// Inputs taller than two GEMM blocks (8192 rows) run their row GEMMs block by block, last block
+// partial: the same values and gradients.
+TEST(LinearRelu, TallInputInRowBlocks) {
+  torch::manual_seed(5);
+  auto x = torch::randn({40000, 6});
+  auto w = torch::randn({7, 6});
+  auto b = torch::randn({7});
+  auto g = torch::randn({40000, 7});
+  Grads fused = run(true, x, w, b, g), plain = run(false, x, w, b, g);
+  expect_close(fused.y, plain.y, "output");
+  expect_close(fused.x, plain.x, "grad x");
+  EXPECT_TRUE(torch::allclose(fused.w, plain.w, 1e-4, 1e-4)) << (fused.w - plain.w).abs().max();
+  EXPECT_TRUE(torch::allclose(fused.b, plain.b, 1e-4, 1e-4)) << (fused.b - plain.b).abs().max();
+}
+
+// Under CPU bf16 autocast the node runs on bf16 copies: the output of autocast's Linear → ReLU,
+// and fp32 gradients for the fp32 operands, for a short and a tall (row-block) input. Reference
+// gradients: float64 on the bf16-rounded operands, masked where the bf16 output is 0. libtorch's
+// bf16 GEMMs lose precision over long reductions (the weight gradient sums over all rows), so the
+// node must be at least as close to that reference as autocast's own backward (the tall input's
+// blocks sum their weight gradients in float: closer), and within 6 % (short) / 15 % (tall) of
+// the gradient's largest value.
+TEST(LinearRelu, Bf16AutocastMatchesAutocastLinear) {
+  for (int64_t rows : {300, 20000}) {
+    SCOPED_TRACE(rows);
+    torch::manual_seed(3);
+    auto x = torch::randn({rows, 24});
+    auto w = torch::randn({16, 24}) * 0.2;
+    auto b = torch::randn({16});
+    auto g = torch::randn({rows, 16});
+    Grads fused, plain;
+    {
+      AutocastGuard bf16(torch::kBFloat16);
+      fused = run(true, x, w, b, g);
+      plain = run(false, x, w, b, g);
+    }
+    EXPECT_EQ(fused.y.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::equal(fused.y, plain.y));
+    auto round = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat64); };
+    auto masked = torch::where(fused.y > 0, round(g), torch::zeros({}, torch::kFloat64));
+    const std::vector<std::pair<const char*, torch::Tensor>> want = {
+        {"x", masked.mm(round(w))}, {"w", masked.t().mm(round(x))}, {"b", masked.sum(0)}};
+    const std::vector<torch::Tensor> got = {fused.x, fused.w, fused.b}, autocast = {plain.x, plain.w, plain.b};
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto& [name, expected] = want[i];
+      EXPECT_EQ(got[i].scalar_type(), torch::kFloat) << name;
+      const double scale = expected.abs().max().item<double>();
+      const double error = (got[i].to(torch::kFloat64) - expected).abs().max().item<double>();
+      const double autocast_error = (autocast[i].to(torch::kFloat64) - expected).abs().max().item<double>();
+      EXPECT_LE(error, 1.05 * autocast_error + 1e-6 * scale) << name;
+      EXPECT_LT(error, (rows > 1000 ? 0.15 : 0.06) * scale) << name;
+    }
+  }
 }
 
 TEST(LinearRelu, OtherDtypesAndModesFallBackToTheSameValues) {

@@ -36,21 +36,26 @@ PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const 
 }
 
 torch::Tensor PerceptronImpl::forward(const torch::Tensor& x) {
-  auto it = perceptron_->begin();
-  torch::Tensor y;
   if (fused_relu_) {
     // perceptron_[0] and [1]. The fused node takes [rows, in]: [B, T, in] runs as [B·T, in].
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = linear_->weight.size(0);
-    y = linear_relu_forward(x.flatten(0, -2), linear_->weight, linear_->bias).view(shape);
-    it += 2;
-  } else {
-    y = linear_forward(x, linear_->weight, linear_->bias);
-    ++it;
-    // Under autocast the normalisation runs in its parameters' dtype (nn/autocast.h).
-    if (norm_weight_.defined()) y = in_norm_dtype(y, norm_weight_);
+    return forward_after_relu(linear_relu_forward(x.flatten(0, -2), linear_->weight, linear_->bias).view(shape));
   }
-  for (; it != perceptron_->end(); ++it) y = it->forward(y);
+  return forward_after_linear(linear_forward(x, linear_->weight, linear_->bias));
+}
+
+torch::Tensor PerceptronImpl::forward_after_linear(const torch::Tensor& pre) {
+  // Under autocast the normalisation runs in its parameters' dtype (nn/autocast.h).
+  torch::Tensor y = norm_weight_.defined() ? in_norm_dtype(pre, norm_weight_) : pre;
+  for (auto it = perceptron_->begin() + 1; it != perceptron_->end(); ++it) y = it->forward(y);
+  return y;
+}
+
+torch::Tensor PerceptronImpl::forward_after_relu(const torch::Tensor& h) {
+  TORCH_CHECK(fused_relu_, "Perceptron::forward_after_relu: the layer's Linear is not followed by a ReLU");
+  torch::Tensor y = h;
+  for (auto it = perceptron_->begin() + 2; it != perceptron_->end(); ++it) y = it->forward(y);
   return y;
 }
 
@@ -100,9 +105,18 @@ MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& con
   register_module("mlp", mlp_);
 }
 
-torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  torch::Tensor net = x;
-  for (const auto& layer : *mlp_) net = layer->as<PerceptronImpl>()->forward(net);
+torch::Tensor MLPImpl::forward(const torch::Tensor& x) { return forward_layers_from(0, x); }
+
+torch::Tensor MLPImpl::forward_from_first_linear(const torch::Tensor& pre) {
+  return forward_layers_from(1, layer(0).forward_after_linear(pre));
+}
+
+torch::Tensor MLPImpl::forward_from_first_relu(const torch::Tensor& h) {
+  return forward_layers_from(1, layer(0).forward_after_relu(h));
+}
+
+torch::Tensor MLPImpl::forward_layers_from(size_t first, torch::Tensor net) {
+  for (size_t i = first; i < mlp_->size(); ++i) net = layer(i).forward(net);
   return net;
 }
 

@@ -55,6 +55,14 @@ class PerceptronImpl : public torch::nn::Module {
                  bool bias, double dropout_ratio, bool use_ln, int64_t dim = 2);
   // dim 2: x [B, in_features] → [B, out_features]; dim 3: x [B, T, in_features] → [B, T, out_features]
   torch::Tensor forward(const torch::Tensor& x);
+  // The layer after its Linear, from the Linear's output `pre` [..., out_features] computed
+  // elsewhere: norm, activation, dropout as in forward.
+  torch::Tensor forward_after_linear(const torch::Tensor& pre);
+  // Whether the Linear is followed directly by a ReLU (no norm); then forward_after_relu continues
+  // from relu(pre) (the dropout, if any).
+  bool relu_follows_linear() const { return fused_relu_; }
+  torch::Tensor forward_after_relu(const torch::Tensor& h);
+  const torch::nn::Linear& linear() const { return linear_; }
 
  private:
   torch::nn::Sequential perceptron_;
@@ -74,10 +82,22 @@ class MLPImpl : public torch::nn::Module {
   // dim 2: x [B, in_features] → [B, hidden_units.back()]
   // dim 3: x [B, T, in_features] → [B, T, hidden_units.back()]
   torch::Tensor forward(const torch::Tensor& x);
+  // For modules that compute the first layer's Linear themselves (e.g. DINEncoder's split of its
+  // first layer, nn/din_encoder.h): the MLP's output from that Linear's output `pre`
+  // [..., hidden_units[0]] (layer 0's norm, activation and dropout, then the other layers), and,
+  // when first_layer_relu(), from relu(pre).
+  torch::Tensor forward_from_first_linear(const torch::Tensor& pre);
+  bool first_layer_relu() const { return layer(0).relu_follows_linear(); }
+  torch::Tensor forward_from_first_relu(const torch::Tensor& h);
+  // Layer 0's Linear (its weight [hidden_units[0], in_features]; no bias when use_bn).
+  const torch::nn::Linear& first_linear() const { return layer(0).linear(); }
   int64_t output_dim() const { return options_.hidden_units.back(); }
   const MLPOptions& options() const { return options_; }
 
  private:
+  PerceptronImpl& layer(size_t i) const { return *(*mlp_)[i]->as<PerceptronImpl>(); }
+  torch::Tensor forward_layers_from(size_t first, torch::Tensor net);
+
   MLPOptions options_;
   torch::nn::ModuleList mlp_;
 };

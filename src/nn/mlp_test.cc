@@ -267,6 +267,67 @@ TEST(MLP, Dim3MatchesDim2OnRows) {
   }
 }
 
+// forward_from_first_linear(linear(x)) and, for Linear → ReLU layers, forward_from_first_relu(
+// relu(linear(x))) are forward(x): values and gradients, with BatchNorm, LayerNorm, other
+// activations and dropout (same seed, same mask), dim 2 and 3.
+TEST(MLP, ForwardFromFirstLayerMatchesForward) {
+  struct Case {
+    bool use_bn, use_ln;
+    std::string activation;
+    double dropout;
+    int64_t dim;
+  };
+  for (const Case& c : {Case{false, false, "nn.ReLU", 0.0, 2}, Case{false, false, "nn.ReLU", 0.3, 3},
+                        Case{true, false, "nn.ReLU", 0.0, 3}, Case{false, true, "nn.Tanh", 0.0, 2},
+                        Case{false, false, "nn.Sigmoid", 0.2, 3}, Case{false, false, "", 0.0, 2}}) {
+    SCOPED_TRACE(c.activation + (c.use_bn ? " bn" : "") + (c.use_ln ? " ln" : "") + " dim " + std::to_string(c.dim));
+    MLPOptions o;
+    o.hidden_units = {6, 4};
+    o.use_bn = c.use_bn;
+    o.use_ln = c.use_ln;
+    o.activation = c.activation;
+    o.dropout_ratio = {c.dropout};
+    o.dim = c.dim;
+    torch::manual_seed(11);
+    MLP mlp(5, o);
+    mlp->train();
+    EXPECT_EQ(mlp->first_layer_relu(), c.activation == "nn.ReLU" && !c.use_bn && !c.use_ln);
+    EXPECT_EQ(mlp->first_linear()->weight.sizes(), (std::vector<int64_t>{6, 5}));
+    auto x0 = c.dim == 2 ? torch::randn({7, 5}) : torch::randn({3, 4, 5});
+    auto g = c.dim == 2 ? torch::randn({7, 4}) : torch::randn({3, 4, 4});
+    auto run = [&](int mode) {  // 0: forward, 1: from the Linear's output, 2: from the ReLU's
+      mlp->zero_grad();
+      auto x = x0.clone().requires_grad_(true);
+      torch::manual_seed(5);
+      const auto& first = mlp->first_linear();
+      torch::Tensor y;
+      if (mode == 0) {
+        y = mlp->forward(x);
+      } else {
+        auto pre = torch::nn::functional::linear(x, first->weight, first->bias);
+        y = mode == 1 ? mlp->forward_from_first_linear(pre) : mlp->forward_from_first_relu(torch::relu(pre));
+      }
+      (y * g).sum().backward();
+      std::vector<torch::Tensor> out{y.detach(), x.grad()};
+      for (const auto& p : mlp->parameters()) out.push_back(p.grad().clone());
+      return out;
+    };
+    auto want = run(0);
+    std::vector<int> modes{1};
+    if (mlp->first_layer_relu()) modes.push_back(2);
+    for (int mode : modes) {
+      auto got = run(mode);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 1e-5);
+    }
+  }
+  MLPOptions o;
+  o.hidden_units = {3};
+  o.use_bn = true;
+  MLP bn(2, o);
+  EXPECT_THROW(bn->forward_from_first_relu(torch::zeros({2, 3})), c10::Error);
+}
+
 void expect_config_error(const MLPOptions& o, const std::string& fragment, int64_t in = 3) {
   try {
     MLP mlp(in, o, "model_config.deepfm.deep");
