@@ -99,7 +99,12 @@ constexpr Entry kEntries[] = {
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
     {"MatchFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask autodis mlp", ""},
-    {"ExprFeature", kRefused, "*", ""},
+    {"ExprFeature", kHonoured,
+     "feature_name expression variables embedding_name embedding_dim boundaries separator fill_missing "
+     "pooling default_value init_fn value_dim fg_encoded_default_value trainable data_type "
+     "embedding_constraints sequence_length sequence_delim sequence_fields",
+     ""},
+    {"ExprFeature", kRefused, "use_mask stub_type autodis mlp", ""},
     {"OverlapFeature", kRefused, "*", ""},
     {"TextNormalizer", kRefused, "*", ""},
     {"TokenizeFeature", kRefused, "*", ""},
@@ -111,18 +116,20 @@ constexpr Entry kEntries[] = {
      "the key online serving joins a history's item features by; no effect in offline training"},
     {"FeatureConfig", kHonoured,
      "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature combo_feature "
-     "lookup_feature match_feature sequence_combo_feature sequence_lookup_feature sequence_match_feature",
+     "lookup_feature match_feature sequence_combo_feature sequence_lookup_feature sequence_match_feature "
+     "expr_feature sequence_expr_feature",
      ""},
     {"FeatureConfig", kRefused,
-     "expr_feature overlap_feature "
+     "overlap_feature "
      "tokenize_feature custom_feature kv_dot_product bool_mask_feature combine_feature "
-     "sequence_expr_feature sequence_overlap_feature "
+     "sequence_overlap_feature "
      "sequence_tokenize_feature sequence_custom_feature sequence_kv_dot_product "
      "sequence_bool_mask_feature sequence_combine_feature",
      ""},
-    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature combo_feature lookup_feature match_feature", ""},
+    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature combo_feature lookup_feature match_feature expr_feature",
+     ""},
     {"SeqFeatureConfig", kRefused,
-     "expr_feature overlap_feature tokenize_feature custom_feature "
+     "overlap_feature tokenize_feature custom_feature "
      "kv_dot_product bool_mask_feature combine_feature",
      ""},
     {"LossConfig", kHonoured,

@@ -34,10 +34,10 @@ TEST(Validate, UnsupportedModels) {
 }
 
 TEST(Validate, UnsupportedFeatureTypes) {
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { expr_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].expr_feature"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_expr_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].sequence_expr_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { overlap_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].overlap_feature"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_overlap_feature { feature_name: 'x' } }"),
+                           "feature_configs[4].sequence_overlap_feature"));
   EXPECT_TRUE(NotSupported(
       deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature {} } } }"),
       "feature_configs[4].sequence_feature.features[0].overlap_feature"));

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "feature/combo_feature.h"
+#include "feature/expr_feature.h"
 #include "feature/id_feature.h"
 #include "feature/lookup_feature.h"
 #include "feature/match_feature.h"
@@ -44,6 +45,8 @@ const std::map<std::string, FeatureType>& feature_types() {
       {"sequence_lookup_feature", {make<LookupFeature, protos::LookupFeature>, true}},
       {"match_feature", {make<MatchFeature, protos::MatchFeature>, false}},
       {"sequence_match_feature", {make<MatchFeature, protos::MatchFeature>, true}},
+      {"expr_feature", {make<ExprFeature, protos::ExprFeature>, false}},
+      {"sequence_expr_feature", {make<ExprFeature, protos::ExprFeature>, true}},
   };
   return types;
 }

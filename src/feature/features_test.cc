@@ -82,15 +82,15 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
       error_of<NotSupportedError>([] {
         infos(
             R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } }
-                       feature_configs { expr_feature { feature_name: "c" expression: "a + b"
-                                                        variables: ["user:a", "item:b"] } })");
+                       feature_configs { overlap_feature { feature_name: "c" query: "user:a"
+                                                           title: "item:b" method: "is_equal" } })");
       }),
-      "not supported yet: feature_configs[1].expr_feature");
+      "not supported yet: feature_configs[1].overlap_feature");
   EXPECT_EQ(error_of<NotSupportedError>([] {
               infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
-                                                            features { expr_feature { feature_name: "c" } } } })");
+                                                            features { overlap_feature { feature_name: "c" } } } })");
             }),
-            "not supported yet: feature_configs[0].sequence_feature.features[0].expr_feature");
+            "not supported yet: feature_configs[0].sequence_feature.features[0].overlap_feature");
   EXPECT_EQ(
       error_of<NotSupportedError>([] {
         infos(

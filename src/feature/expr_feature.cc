@@ -1,0 +1,258 @@
+#include "feature/expr_feature.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string_view>
+
+#include "feature/lookup_values.h"
+#include "feature/text_values.h"
+
+namespace tzrec::feature {
+
+struct ExprFeature::Scratch {
+  std::vector<std::vector<double>> values;  // per variable
+  std::vector<ExprArg> args;                // per variable
+  ExprProgram::Scratch program;
+  std::vector<double> result;
+  bool from_default = false;
+};
+
+ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type,
+                         const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx) {
+  // use_mask, stub_type, autodis, mlp: refused when the config is loaded (config/field_registry.cc).
+  if (sequence) {
+    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
+    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
+  }
+  if (!sequence && c.sequence_fields_size() > 0) {
+    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
+  }
+  // TorchEasyRec: sequences have no empty default value ("0" instead).
+  default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
+  info_.is_sparse = c.boundaries_size() > 0;
+  if (info_.is_sparse) {
+    fill_table_info(c, path, &info_);
+    Bucketizer::Fields f;
+    f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+    bucketizer_ = Bucketizer(f, default_value_, path, info_.name);
+    info_.num_embeddings = bucketizer_.num_embeddings();
+    if (!sequence) {
+      info_.value_dim = 0;  // the row's ids are pooled
+      max_ids_ = c.has_value_dim() ? c.value_dim() : 0;
+    } else {
+      max_ids_ = c.has_value_dim() ? c.value_dim() : 1;
+      if (max_ids_ > 1) {
+        throw ConfigError(
+            fmt::format("{}.value_dim: {} for a sparse sequence expr feature; use 1 (one id per item) or 0 (every "
+                        "value of an item's result)",
+                        path, max_ids_));
+      }
+      info_.value_dim = max_ids_;
+    }
+  } else {
+    // TorchEasyRec's RawFeature.value_dim: the configured value, else 1.
+    width_ = c.has_value_dim() ? c.value_dim() : 1;
+    if (width_ == 0) {
+      throw ConfigError(path +
+                        ".value_dim: 0 for a dense expr feature (no boundaries); set the number of values the "
+                        "expression gives (1 for a scalar)");
+    }
+    info_.embedding_dim = c.embedding_dim();
+    info_.value_dim = width_;
+  }
+
+  if (fg_mode_ == FgMode::kNone) {
+    if (info_.is_sparse) {
+      fg_encoded_default_ = fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_,
+                                               path, multival_sep_);
+      encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
+                                      bucketizer_.table_size_source(), bucketizer_.table_size_field());
+    } else {
+      encoded_dense_ = encoded_dense_reader(c, width_, path, type, ctx, sequence);
+    }
+    return;
+  }
+
+  if (c.expression().empty()) {
+    throw ConfigError(path + ".expression: must be set to a math expression over the variables, e.g. \"a - b\"");
+  }
+  if (c.separator().empty()) throw ConfigError(path + ".separator: must not be empty");
+  std::vector<std::string> names;
+  for (int i = 0; i < c.variables_size(); ++i) {
+    const std::string field = fmt::format("{}.variables[{}]", path, i);
+    inputs_.push_back(make_fg_input(c.variables(i), field, ctx, sequence, c.sequence_fields(), c.separator()));
+    const std::string& name = inputs_.back().name;
+    for (size_t j = 0; j < names.size(); ++j) {
+      if (names[j] == name) {
+        throw ConfigError(fmt::format("{}: variable '{}' is declared twice (also variables[{}]); remove one", field,
+                                      name, j));
+      }
+    }
+    names.push_back(name);
+  }
+  if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
+  expression_ = c.expression();
+  try {
+    program_ = ExprProgram(expression_, names,
+                           c.has_fill_missing() ? c.fill_missing() : std::numeric_limits<double>::quiet_NaN());
+  } catch (const ExprSyntaxError& e) {
+    throw ConfigError(fmt::format("{}.expression: {} at character {} of \"{}\"{}", path, e.what(), e.position() + 1,
+                                  expression_, e.hint().empty() ? "" : "; " + e.hint()));
+  }
+  if (!default_value_.empty()) {
+    for_each_token(default_value_, c.separator(), [&](std::string_view tok) {
+      double x = 0;
+      if (!parse_double(tok, &x)) {
+        throw ConfigError(fmt::format(
+            "{}.default_value: '{}' is not a number; rows where a variable is empty take it (numbers separated by "
+            "separator)",
+            path, std::string(tok)));
+      }
+      default_numbers_.push_back(x);
+    });
+  }
+  if (!info_.is_sparse && !default_numbers_.empty() && default_numbers_.size() != 1 &&
+      static_cast<int64_t>(default_numbers_.size()) != width_) {
+    throw ConfigError(fmt::format("{}.default_value: {} numbers for value_dim {}; give one number or value_dim of them",
+                                  path, default_numbers_.size(), width_));
+  }
+  name_seed_ = std::hash<std::string>{}(info_.name);
+}
+
+std::vector<std::string> ExprFeature::input_columns() const {
+  return multi_input_columns(fg_mode_, info_.name, inputs_);
+}
+
+void ExprFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  if (fg_mode_ != FgMode::kNone) {
+    parse_fg(batch, out);
+    return;
+  }
+  if (encoded_dense_) {
+    encoded_dense_->parse(batch, out);
+    return;
+  }
+  parse_own_encoded_ids(encoded_ids_, info_, batch, out);
+}
+
+void ExprFeature::values_of(const MultiInputCells& cells, const data::RecordBatch& batch, int64_t r, int64_t k,
+                            Scratch* s) const {
+  bool missing = false;
+  for (size_t i = 0; i < inputs_.size() && !missing; ++i) {
+    if (!program_.uses(i)) continue;
+    std::vector<double>& v = s->values[i];
+    v.clear();
+    cells.for_each_value(i, r, k, [&](const CellValue& x) {
+      if (x.kind == CellValue::Kind::kText && x.text.empty()) return;
+      double d = 0;
+      if (!as_double(x, &d)) {
+        throw DataError(fmt::format(
+            "{}: value '{}' of variable {} of expr feature {} is not a number; fix the data (several values are "
+            "separated by {}.separator)",
+            cells.where(i, r), display(x), inputs_[i].name, info_.name, field_path_));
+      }
+      v.push_back(d);
+    });
+    missing = v.empty();
+    s->args[i] = ExprArg{v.data(), v.size()};
+  }
+  s->from_default = missing;
+  if (missing) {
+    s->result = default_numbers_;
+    return;
+  }
+  uint64_t seed = 0;
+  if (program_.uses_random()) {
+    const auto& o = batch.origins[static_cast<size_t>(r)];
+    seed = name_seed_ ^ (std::hash<std::string>{}(batch.files[static_cast<size_t>(o.file_index)]) * 0x9e3779b97f4a7c15ULL) ^
+           (static_cast<uint64_t>(o.line) * 0xbf58476d1ce4e5b9ULL) ^ (static_cast<uint64_t>(k) * 0x94d049bb133111ebULL);
+  }
+  program_.evaluate(s->args.data(), &s->program, &s->result, seed);
+  for (double x : s->result) {
+    if (std::isnan(x)) {
+      throw DataError(fmt::format(
+          "{}: expr feature {} evaluates \"{}\" to NaN; guard the expression (e.g. isnan(x) ? 0 : x, or a domain "
+          "check before log / sqrt){}",
+          inputs_.empty() ? batch.describe_row(r) : cells.where(0, r), info_.name, expression_,
+          s->result.size() > 1 || inputs_.size() > 1 ? ", or set fill_missing for vectors of different lengths"
+                                                      : ""));
+    }
+  }
+}
+
+int64_t ExprFeature::push_ids(const Scratch& s, const ParseOutput& out) const {
+  int64_t n = static_cast<int64_t>(s.result.size());
+  if (max_ids_ > 0 && n > max_ids_) n = max_ids_;
+  for (int64_t j = 0; j < n; ++j) out.sparse->push(bucketizer_.bucket(s.result[static_cast<size_t>(j)]), 1.0f);
+  return n;
+}
+
+void ExprFeature::write_dense(const Scratch& s, const MultiInputCells& cells, const data::RecordBatch& batch,
+                              int64_t r, float* dense) const {
+  const auto n = static_cast<int64_t>(s.result.size());
+  if (n == width_) {
+    for (int64_t j = 0; j < n; ++j) dense[j] = static_cast<float>(s.result[static_cast<size_t>(j)]);
+    return;
+  }
+  if (s.from_default && n == 1) {
+    for (int64_t j = 0; j < width_; ++j) dense[j] = static_cast<float>(s.result[0]);
+    return;
+  }
+  const std::string where = inputs_.empty() ? batch.describe_row(r) : cells.where(0, r);
+  if (n == 0) {
+    throw DataError(fmt::format("{}: a variable of expr feature {} is empty and default_value is empty; set {}.default_value "
+                                "or fill the column",
+                                where, info_.name, field_path_));
+  }
+  throw DataError(fmt::format("{}: expr feature {} gives {} values{}, expected value_dim {}; fix the data or {}.value_dim",
+                              where, info_.name, n, s.from_default ? " (default_value)" : "", width_, field_path_));
+}
+
+void ExprFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
+  MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (cells.cells(i).is_map()) {
+      throw DataError(fmt::format("column {} is a {}; expr feature {} reads numbers or lists of numbers",
+                                  cells.cells(i).name(), cells.cells(i).describe_type(), info_.name));
+    }
+  }
+  Scratch s;
+  s.values.resize(inputs_.size());
+  s.args.resize(inputs_.size());
+  if (!info_.is_sequence) {
+    for (int64_t r = 0; r < out.rows; ++r) {
+      values_of(cells, batch, r, 0, &s);
+      if (info_.is_sparse) {
+        out.sparse->lengths.push_back(push_ids(s, out));
+      } else {
+        write_dense(s, cells, batch, r, out.dense + r * out.dense_stride + out.dense_offset);
+      }
+    }
+    return;
+  }
+  std::vector<int64_t> ids_per_item;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    const int64_t items = cells.begin_row(r);
+    ids_per_item.clear();
+    for (int64_t k = 0; k < items; ++k) {
+      values_of(cells, batch, r, k, &s);
+      if (info_.is_sparse) {
+        ids_per_item.push_back(push_ids(s, out));
+        continue;
+      }
+      const size_t at = out.sequence_dense->size();
+      out.sequence_dense->resize(at + static_cast<size_t>(width_));
+      write_dense(s, cells, batch, r, out.sequence_dense->data() + at);
+    }
+    if (info_.is_sparse) {
+      end_sequence_row(ids_per_item, max_ids_ == 1, out);
+    } else {
+      out.sequence_lengths->push_back(items);
+    }
+  }
+}
+
+}  // namespace tzrec::feature
