@@ -21,5 +21,6 @@ Action add_parquet_cat_command(CLI::App& app);
 Action add_launch_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
 Action add_hitrate_command(CLI::App& app);
+Action add_create_fg_json_command(CLI::App& app);
 
 }  // namespace tzrec::cli

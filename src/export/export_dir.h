@@ -9,6 +9,9 @@
 //     model_acc.json     {"SPARSE_INT64": "1", "QUANT_EMB": "<FP32|FP16|INT8>", plus the export
 //                        switches set in the environment}, as TorchEasyRec writes it
 //     version            tzrec version + newline
+//     fg.json            the feature-generation config of the model's features, as TorchEasyRec's
+//                        export writes it (feature/fg_json.h; feature::kFgJsonFile); left out, with
+//                        a warning, while a feature type of the config has no fg.json entries
 //     <asset files>      copied from --asset_files
 //
 // model.safetensors' "__metadata__": "format" = "tzrec-cpp export", "format_version" = "1",

@@ -17,6 +17,7 @@
 #include "config/pipeline_config.h"
 #include "export/embedding_quantization.h"
 #include "export/export_dir.h"
+#include "feature/fg_json.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
 #include "train/run_config.h"
@@ -54,7 +55,8 @@ void check_export_switches() {
   }
 }
 
-// Asset file → its name in the export dir; UsageError for a missing file or a name used twice.
+// Asset file → its name in the export dir; UsageError for a missing file or a name used twice. An
+// asset named fg.json replaces the generated one, as TorchEasyRec copies the assets last.
 std::vector<std::pair<fs::path, std::string>> plan_assets(const std::vector<std::string>& assets) {
   std::vector<std::pair<fs::path, std::string>> out;
   std::set<std::string> names = {kExportWeightsFile, kExportConfigFile, kModelAccFile, "version"};
@@ -68,6 +70,9 @@ std::vector<std::pair<fs::path, std::string>> plan_assets(const std::vector<std:
       throw UsageError(fmt::format(
           "--asset_files: {} would be copied to export_dir/{}, which another file of the export already "
           "uses; rename the asset", asset, name));
+    }
+    if (name == feature::kFgJsonFile) {
+      log::warning("--asset_files: {} replaces the fg.json generated from the config in the export", asset);
     }
     out.emplace_back(asset, name);
   }
@@ -133,6 +138,8 @@ std::string export_model(const ExportOptions& options) {
   check_export_switches();
   const EmbeddingQuant quant = quant_emb_from_environment();
   const auto assets = plan_assets(options.asset_files);
+  // The package's fg.json (feature/fg_json.h): every feature type writes its entries.
+  const nlohmann::ordered_json fg_json = feature::create_fg_json(config);
   nlohmann::ordered_json acc;
   acc["SPARSE_INT64"] = "1";
   acc["QUANT_EMB"] = quant_name(quant);
@@ -184,7 +191,8 @@ std::string export_model(const ExportOptions& options) {
   config::save_pipeline_config(config, (staging / kExportConfigFile).string());
   checkpointing::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
   checkpointing::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
-  for (const auto& [from, name] : assets) fs::copy_file(from, staging / name);
+  feature::write_fg_json(fg_json, (staging / feature::kFgJsonFile).string());
+  for (const auto& [from, name] : assets) fs::copy_file(from, staging / name, fs::copy_options::overwrite_existing);
   std::error_code ec;
   fs::rename(staging, final_dir, ec);
   if (ec) {

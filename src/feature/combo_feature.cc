@@ -1,5 +1,7 @@
 #include "feature/combo_feature.h"
 
+#include "feature/fg_json_entry.h"
+
 namespace tzrec::feature {
 
 struct ComboFeature::Scratch {
@@ -10,7 +12,7 @@ struct ComboFeature::Scratch {
 
 ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, vocab_file, asset_dir, stub_type, use_mask: refused when the config is loaded
   // (config/field_registry.cc).
   info_.is_sparse = true;
@@ -136,6 +138,33 @@ void ComboFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& o
     for (int64_t k = 0; k < items; ++k) ids_per_item.push_back(push_ids(cells, r, k, value_dim_, out, &s));
     end_sequence_row(ids_per_item, value_dim_ == 1, out);
   }
+}
+
+// TorchEasyRec's ComboFeature._fg_json (docs/tzrec-compatibility.md §5.3): value_dim is the
+// configured field (0 unless set, also in sequences); bucketizer hash_bucket_size > vocab_list >
+// vocab_dict (zch, dynamicemb and vocab_file are refused when the config is loaded).
+std::vector<nlohmann::ordered_json> ComboFeature::fg_json_entries() const {
+  const protos::ComboFeature& c = config_;
+  const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
+  nlohmann::ordered_json e;
+  e["feature_type"] = "combo_feature";
+  e["feature_name"] = c.feature_name();
+  e["default_value"] = default_value;
+  nlohmann::ordered_json expressions = nlohmann::ordered_json::array();
+  for (const std::string& x : c.expression()) expressions.push_back(x);
+  e["expression"] = std::move(expressions);
+  e["value_type"] = "string";
+  e["need_prefix"] = false;
+  e["value_dim"] = c.value_dim();
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_hash_bucket_size()) {
+    e["hash_bucket_size"] = c.hash_bucket_size();
+  } else {
+    add_fg_vocab(c, default_value, &e);
+  }
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

@@ -38,6 +38,9 @@ class ComboFeature : public Feature {
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   struct Scratch;
   // Pushes the ids of row r (item k) to out.sparse (at most `limit` when > 0); returns how many.
@@ -45,6 +48,7 @@ class ComboFeature : public Feature {
                    Scratch* s) const;
   void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
 
+  protos::ComboFeature config_;  // for fg_json_entries()
   std::vector<FgInput> inputs_;
   Bucketizer bucketizer_;
   std::string default_value_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "feature/fg_json_entry.h"
 #include "feature/lookup_values.h"
 #include "feature/text_values.h"
 
@@ -20,7 +21,7 @@ struct ExprFeature::Scratch {
 
 ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type,
                          const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // use_mask, stub_type, autodis, mlp: refused when the config is loaded (config/field_registry.cc).
   if (sequence) {
     sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
@@ -253,6 +254,26 @@ void ExprFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& ou
       out.sequence_lengths->push_back(items);
     }
   }
+}
+
+std::vector<nlohmann::ordered_json> ExprFeature::fg_json_entries() const {
+  const protos::ExprFeature& c = config_;
+  nlohmann::ordered_json e;
+  e["feature_type"] = "expr_feature";
+  e["feature_name"] = c.feature_name();
+  e["default_value"] = fg_default_value(c.default_value(), info_.is_sequence);
+  e["expression"] = c.expression();
+  nlohmann::ordered_json vars = nlohmann::ordered_json::array();
+  for (const std::string& v : c.variables()) vars.push_back(v);
+  e["variables"] = std::move(vars);
+  e["value_type"] = "float";
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_fill_missing()) e["fill_missing"] = fg_float(c.fill_missing(), field_path_ + ".fill_missing");
+  if (c.boundaries_size() > 0) e["boundaries"] = fg_float_list(c.boundaries(), field_path_ + ".boundaries");
+  if (c.has_value_dim()) e["value_dim"] = c.value_dim();
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

@@ -50,6 +50,10 @@ class ExprFeature : public Feature {
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  // TorchEasyRec's ExprFeature._fg_json (docs/tzrec-compatibility.md §5.3).
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   struct Scratch;
   // The values of row r (item k) into s->result: the expression's, or the default's when a used
@@ -63,6 +67,7 @@ class ExprFeature : public Feature {
                    float* dense) const;
   void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
 
+  protos::ExprFeature config_;
   std::vector<FgInput> inputs_;  // the variables, in config order
   ExprProgram program_;
   Bucketizer bucketizer_;  // kBoundaries (sparse) or kNone (dense)

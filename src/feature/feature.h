@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "data/record_batch.h"
 #include "feature/feature_info.h"
 #include "feature/hash.h"
@@ -78,11 +80,21 @@ class Feature {
   // Parses the feature's column(s) of `batch` into `out` (see the layout above). Throws DataError
   // naming file, row, column and feature.
   virtual void parse(const data::RecordBatch& batch, const ParseOutput& out) const = 0;
+  // The entries this feature contributes to fg.json (docs/tzrec-compatibility.md §5.3), as
+  // TorchEasyRec's BaseFeature.fg_json(): the type's fg_json_entries(), then for sequences an empty
+  // or missing default_value becomes "0", and a sequence_* feature's entries get sequence_delim and
+  // sequence_length and the "sequence_" prefix on feature_type. A grouped sub-feature's entries go
+  // into its sequence's entry (feature/fg_json.h). NotSupportedError for a type without entries.
+  std::vector<nlohmann::ordered_json> fg_json() const;
 
  protected:
   // Sets what every feature has from its config: path, FG settings, name (grouped sequences prefix
   // "<sequence_name>__") and type. ConfigError when feature_name is empty.
   Feature(const std::string& feature_name, const std::string& path, const std::string& type, const BuildContext& ctx);
+
+  // The type's own fg.json entries, in TorchEasyRec's key order (each type's _fg_json()). The
+  // default throws NotSupportedError "create_fg_json for <type>".
+  virtual std::vector<nlohmann::ordered_json> fg_json_entries() const;
 
   FeatureInfo info_;
   std::string field_path_;

@@ -28,6 +28,7 @@ struct FeatureInfo {
   bool is_sequence = false;
   std::string sequence_name;     // the grouped sequence's sequence_name; "" for sequence_* features
   int64_t sequence_length = 0;   // the configured maximum number of items (FG modes truncate)
+  std::string sequence_delim;    // the items' separator in FG inputs (the group's for sub-features)
 };
 
 }  // namespace tzrec::feature

@@ -53,18 +53,20 @@ std::optional<std::string> fg_encoded_default(bool has, const std::string& value
                                               const std::string& path, const std::string& sep);
 
 // Sequence settings from a sequence_* message (its own sequence_length / sequence_delim) or the
-// grouped sequence in ctx; sets info->is_sequence, sequence_name, sequence_length and returns the
-// item delimiter.
+// grouped sequence in ctx; sets info->is_sequence, sequence_name, sequence_length, sequence_delim
+// and returns the item delimiter.
 template <typename Msg>
 std::string sequence_settings(const Msg& c, const BuildContext& ctx, bool stand_alone, FeatureInfo* info) {
   info->is_sequence = true;
   if (stand_alone) {
     info->sequence_length = c.sequence_length();
-    return c.sequence_delim();
+    info->sequence_delim = c.sequence_delim();
+  } else {
+    info->sequence_name = ctx.sequence_name;
+    info->sequence_length = ctx.sequence_length;
+    info->sequence_delim = ctx.sequence_delim;
   }
-  info->sequence_name = ctx.sequence_name;
-  info->sequence_length = ctx.sequence_length;
-  return ctx.sequence_delim;
+  return info->sequence_delim;
 }
 
 // A normalizer under FG_NONE is valid but has no effect: one warning per feature and process.

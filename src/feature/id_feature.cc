@@ -4,12 +4,13 @@
 #include <map>
 
 #include "feature/feature_support.h"
+#include "feature/fg_json_entry.h"
 
 namespace tzrec::feature {
 
 IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type,
                      const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
   // zch, dynamicemb, vocab_file, stub_type: refused when the config is loaded (config/field_registry.cc).
@@ -226,6 +227,34 @@ void IdFeature::parse_fg_sequence(const ColumnCells& cells, const ParseOutput& o
     }
     end_sequence_row(ids_per_item, info_.value_dim == 1, out);
   }
+}
+
+// TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). zch, dynamicemb and
+// vocab_file are refused when the config is loaded, so the bucketizer is one of these four, in
+// TorchEasyRec's order: hash_bucket_size > vocab_list > vocab_dict > num_buckets.
+std::vector<nlohmann::ordered_json> IdFeature::fg_json_entries() const {
+  const protos::IdFeature& c = config_;
+  const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
+  nlohmann::ordered_json e;
+  e["feature_type"] = "id_feature";
+  e["feature_name"] = c.feature_name();
+  e["default_value"] = default_value;
+  e["expression"] = c.expression();
+  e["value_type"] = "string";
+  e["need_prefix"] = false;
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_hash_bucket_size()) {
+    e["hash_bucket_size"] = c.hash_bucket_size();
+  } else if (!add_fg_vocab(c, default_value, &e) && c.has_num_buckets()) {
+    e["num_buckets"] = c.num_buckets();
+  }
+  if (c.weighted()) e["weighted"] = true;
+  // TorchEasyRec's IdFeature.value_dim: the configured value, else 1 in sequences and 0 outside.
+  e["value_dim"] = c.has_value_dim() ? c.value_dim() : (info_.is_sequence ? 1u : 0u);
+  if (c.has_fg_value_type()) e["value_type"] = c.fg_value_type();
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

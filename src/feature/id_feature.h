@@ -41,6 +41,9 @@ class IdFeature : public Feature {
   std::vector<std::string> input_columns() const override { return {input_column_}; }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   enum class Bucketizer { kHash, kNumBuckets, kVocab };
 
@@ -52,6 +55,7 @@ class IdFeature : public Feature {
   void parse_fg(const ColumnCells& cells, const ParseOutput& out) const;
   void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
 
+  protos::IdFeature config_;  // for fg_json_entries()
   std::string input_column_;
   std::string sequence_delim_;
   std::optional<std::string> fg_encoded_default_;  // FG_NONE

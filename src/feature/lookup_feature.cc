@@ -1,14 +1,16 @@
 #include "feature/lookup_feature.h"
 
 #include <algorithm>
+#include <cctype>
 
+#include "feature/fg_json_entry.h"
 #include "feature/kv_map.h"
 
 namespace tzrec::feature {
 
 LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, vocab_file, asset_dir, autodis, mlp, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
@@ -155,6 +157,64 @@ void LookupFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& 
       [&](int64_t r, int64_t k, LookupValues* values) {
         collect(cells, r, k, entries, out.hash_kind, values, &buf_a, &buf_b);
       });
+}
+
+// TorchEasyRec's LookupFeature._fg_json (docs/tzrec-compatibility.md §5.3). value_dim > 1 is two
+// entries: a stub lookup "<name>__lookup" giving each hit's text, and a raw_feature "<name>" that
+// splits it into value_dim numbers (expression "feature:<name>__lookup"). Otherwise one entry: a
+// text bucketizer makes the values "string" and discrete (combiner ""), and value_dim is written
+// whenever combiner is "".
+std::vector<nlohmann::ordered_json> LookupFeature::fg_json_entries() const {
+  const protos::LookupFeature& c = config_;
+  const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
+  nlohmann::ordered_json e;
+  e["feature_type"] = "lookup_feature";
+  e["feature_name"] = c.feature_name();
+  e["map"] = c.map();
+  e["key"] = c.key();
+  e["default_value"] = default_value;
+  e["value_type"] = "float";
+  e["needDiscrete"] = c.need_discrete();
+  e["needKey"] = c.need_key();
+  std::string combiner = c.combiner();
+  for (char& ch : combiner) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  e["combiner"] = combiner;
+  if (c.value_dim() > 1) {
+    const std::string stub_name = c.feature_name() + "__lookup";
+    std::string defaults;
+    for (uint32_t i = 0; i < c.value_dim(); ++i) defaults += (i > 0 ? c.value_separator() : "") + default_value;
+    e["feature_name"] = stub_name;
+    e["default_value"] = defaults;
+    e["value_type"] = "string";
+    e["value_dim"] = 1;
+    e["needDiscrete"] = true;
+    e["combiner"] = "";
+    e["stub_type"] = true;
+    nlohmann::ordered_json raw;
+    raw["feature_type"] = "raw_feature";
+    raw["feature_name"] = c.feature_name();
+    raw["default_value"] = default_value;
+    raw["expression"] = "feature:" + stub_name;
+    raw["separator"] = c.value_separator();
+    raw["value_dim"] = c.value_dim();
+    raw["value_type"] = "float";
+    if (c.has_normalizer()) raw["normalizer"] = c.normalizer();
+    if (c.boundaries_size() > 0) raw["boundaries"] = fg_float_list(c.boundaries(), field_path_ + ".boundaries");
+    add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+    if (!info_.sequence_name.empty()) raw["sequence_fields"] = nlohmann::ordered_json::array({stub_name});
+    return {e, raw};
+  }
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_normalizer()) e["normalizer"] = c.normalizer();
+  if (add_fg_map_bucketizer(c, default_value, field_path_, &e)) e["value_type"] = "string";
+  if (c.has_fg_value_type()) e["value_type"] = c.fg_value_type();
+  if (e["value_type"] == "string") e["needDiscrete"] = true;
+  if (e["needDiscrete"] == true) e["combiner"] = "";
+  // TorchEasyRec's LookupFeature.value_dim: the configured value, else 1.
+  if (e["combiner"] == "") e["value_dim"] = c.has_value_dim() ? c.value_dim() : 1u;
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

@@ -49,12 +49,16 @@ class LookupFeature : public Feature {
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   // The hits of row r (item k) into `values`.
   void collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,
                HashKind hash_kind, LookupValues* values, std::string* buf_a, std::string* buf_b) const;
   void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
 
+  protos::LookupFeature config_;  // for fg_json_entries()
   std::vector<FgInput> inputs_;  // [map, key]
   LookupValuesSpec values_;
   bool need_key_ = false;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "feature/fg_json_entry.h"
+
 namespace tzrec::feature {
 namespace {
 
@@ -17,7 +19,7 @@ struct MatchFeature::Scratch {
 
 MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, vocab_file, asset_dir, autodis, mlp, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
@@ -202,6 +204,39 @@ void MatchFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& o
       [&](int64_t r, int64_t k, LookupValues* values) {
         collect(cells, r, k, outer, out.hash_kind, values, &scratch);
       });
+}
+
+// TorchEasyRec's MatchFeature._fg_json (docs/tzrec-compatibility.md §5.3): pyfg's names for the
+// inputs (user = nested_map, category = pkey, item = skey), matchType "multihit" when a key is
+// "ALL"; a text bucketizer makes the values "string" and discrete, and discrete values write
+// value_dim.
+std::vector<nlohmann::ordered_json> MatchFeature::fg_json_entries() const {
+  const protos::MatchFeature& c = config_;
+  const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
+  nlohmann::ordered_json e;
+  e["feature_type"] = "match_feature";
+  e["feature_name"] = c.feature_name();
+  e["user"] = c.nested_map();
+  e["category"] = c.pkey();
+  e["item"] = c.skey();
+  e["matchType"] = c.pkey() == kMatchWildcard || c.skey() == kMatchWildcard ? "multihit" : "hit";
+  e["default_value"] = default_value;
+  e["value_type"] = "float";
+  e["needDiscrete"] = c.need_discrete();
+  e["show_category"] = c.show_pkey();
+  e["show_item"] = c.show_skey();
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_normalizer()) e["normalizer"] = c.normalizer();
+  if (add_fg_map_bucketizer(c, default_value, field_path_, &e)) {
+    e["value_type"] = "string";
+    e["needDiscrete"] = true;
+  }
+  // TorchEasyRec's MatchFeature.value_dim: the configured value, else 1.
+  if (e["needDiscrete"] == true) e["value_dim"] = c.has_value_dim() ? c.value_dim() : 1u;
+  if (c.has_fg_value_type()) e["value_type"] = c.fg_value_type();
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

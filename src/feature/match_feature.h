@@ -46,6 +46,9 @@ class MatchFeature : public Feature {
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   struct Scratch;
   // The hits of row r (item k) into `values`.
@@ -53,6 +56,7 @@ class MatchFeature : public Feature {
                HashKind hash_kind, LookupValues* values, Scratch* s) const;
   void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
 
+  protos::MatchFeature config_;  // for fg_json_entries()
   std::vector<FgInput> inputs_;  // [nested_map, pkey (unless ALL), skey (unless ALL)]
   int pkey_input_ = -1;          // index into inputs_; -1: "ALL"
   int skey_input_ = -1;

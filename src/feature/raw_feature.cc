@@ -4,12 +4,13 @@
 #include <cmath>
 
 #include "feature/feature_support.h"
+#include "feature/fg_json_entry.h"
 
 namespace tzrec::feature {
 
 RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, const std::string& type,
                        const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx) {
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // autodis, mlp, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
   value_dim_ = c.value_dim();
@@ -206,6 +207,27 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
       out.sequence_lengths->push_back(static_cast<int64_t>(ids_per_item.size()));
     }
   }
+}
+
+// TorchEasyRec's RawFeature._fg_json (docs/tzrec-compatibility.md §5.3): separator and value_dim
+// only for value_dim > 1, normalizer when not empty, boundaries when set.
+std::vector<nlohmann::ordered_json> RawFeature::fg_json_entries() const {
+  const protos::RawFeature& c = config_;
+  nlohmann::ordered_json e;
+  e["feature_type"] = "raw_feature";
+  e["feature_name"] = c.feature_name();
+  e["default_value"] = fg_default_value(c.default_value(), info_.is_sequence);
+  e["expression"] = c.expression();
+  e["value_type"] = "float";
+  if (c.value_dim() > 1) {
+    if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+    e["value_dim"] = c.value_dim();
+  }
+  if (!c.normalizer().empty()) e["normalizer"] = c.normalizer();
+  if (c.boundaries_size() > 0) e["boundaries"] = fg_float_list(c.boundaries(), field_path_ + ".boundaries");
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
 }
 
 }  // namespace tzrec::feature

@@ -37,6 +37,9 @@ class RawFeature : public Feature {
   std::vector<std::string> input_columns() const override { return {input_column_}; }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
+ protected:
+  std::vector<nlohmann::ordered_json> fg_json_entries() const override;
+
  private:
   // The value_dim values of one row or item: `for_each_value(fn)` calls fn(const CellValue&) for
   // its values; none → the default value. FG modes normalize them.
@@ -50,6 +53,7 @@ class RawFeature : public Feature {
   void emit(const std::vector<double>& vals, const ColumnCells& cells, int64_t r, const ParseOutput& out,
             float* dense_row) const;
 
+  protos::RawFeature config_;  // for fg_json_entries()
   std::string input_column_;
   std::string sequence_delim_;
   int64_t value_dim_ = 1;                          // values per row (per item of a sequence)

@@ -28,9 +28,13 @@ CONFIG="$WORK/model/pipeline.config"
 
 "$TZREC" export --pipeline_config_path "$CONFIG" --export_dir "$WORK/export_int8" 2> "$WORK/export.log" \
   || { cat "$WORK/export.log"; fail "export"; }
-for f in pipeline.config model.safetensors model_acc.json version; do
+for f in pipeline.config model.safetensors model_acc.json version fg.json; do
   [[ -f "$WORK/export_int8/$f" ]] || fail "export_int8/$f missing"
 done
+# The package's fg.json is the one create_fg_json writes for the config (TorchEasyRec's export_util).
+"$TZREC" create_fg_json --pipeline_config_path "$CONFIG" --fg_output_dir "$WORK/fg" 2> /dev/null \
+  || fail "create_fg_json"
+cmp -s "$WORK/fg/fg.json" "$WORK/export_int8/fg.json" || fail "export_int8/fg.json differs from create_fg_json's"
 grep -q '"QUANT_EMB": "INT8"' "$WORK/export_int8/model_acc.json" || fail "model_acc.json: $(cat "$WORK/export_int8/model_acc.json")"
 grep -q 'with the dense EMA weights' "$WORK/export.log" || fail "export did not use the EMA weights: $(cat "$WORK/export.log")"
 QUANT_EMB=FP32 "$TZREC" export --pipeline_config_path "$CONFIG" --export_dir "$WORK/export_fp32" 2> /dev/null \
