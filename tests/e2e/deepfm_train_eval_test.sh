@@ -56,14 +56,20 @@ grep -q "continue_train" "$WORK/again.log" || fail "error does not mention --con
 grep -q "training time: data wait" "$WORK/train.log" || fail "no training time split in the log"
 
 # train_config.mixed_precision BF16 (dense part under bf16 autocast, fp32 master weights): the
-# same data and seed reach an AUC within 0.002 of fp32.
-BF16_EDIT='{"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet","train_config.mixed_precision":"BF16"}'
-"$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/bf16" \
-  --edit_config_json "$BF16_EDIT" 2> "$WORK/bf16.log" || { cat "$WORK/bf16.log"; fail "BF16 train_eval"; }
-bf16_auc=$(tail -1 "$WORK/bf16/train_eval_result_v2.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
-echo "BF16 train_eval AUC: $bf16_auc (fp32 $auc)"
-/usr/bin/python3 -c "import sys; sys.exit(0 if abs($bf16_auc - $auc) <= 0.002 else 1)" \
-  || fail "BF16 AUC $bf16_auc is not within 0.002 of fp32 $auc"
+# same data and seed reach an AUC within 0.002 of fp32. Only where libtorch's bf16 matrix
+# products are fast (oneDNN, CPUs with AVX-512: docs/tzrec-compatibility.md §2.5); elsewhere
+# they run ~20x slower than fp32 and this run alone would take most of the test's time limit.
+if grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo; then
+  BF16_EDIT='{"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet","train_config.mixed_precision":"BF16"}'
+  "$TZREC" train_eval --pipeline_config_path "$CONFIG" --model_dir "$WORK/bf16" \
+    --edit_config_json "$BF16_EDIT" 2> "$WORK/bf16.log" || { cat "$WORK/bf16.log"; fail "BF16 train_eval"; }
+  bf16_auc=$(tail -1 "$WORK/bf16/train_eval_result_v2.txt" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["auc"])')
+  echo "BF16 train_eval AUC: $bf16_auc (fp32 $auc)"
+  /usr/bin/python3 -c "import sys; sys.exit(0 if abs($bf16_auc - $auc) <= 0.002 else 1)" \
+    || fail "BF16 AUC $bf16_auc is not within 0.002 of fp32 $auc"
+else
+  echo "BF16 train_eval skipped: no AVX-512 on this CPU (libtorch's bf16 GEMMs are slow here)"
+fi
 # model_config.variational_dropout: every group gets learnt per-feature dropout rates, whose
 # penalty is a logged loss; it still learns.
 VD_EDIT='{"train_input_path":"'$WORK'/data/train.parquet","eval_input_path":"'$WORK'/data/eval.parquet","model_config.variational_dropout.regularization_lambda":"0.01"}'
