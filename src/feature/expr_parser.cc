@@ -229,31 +229,14 @@ class Parser {
     return power();
   }
 
-  // Right-associative; the exponent may carry a sign (2^-1).
+  // Right-associative; the exponent may carry a sign (2^-1: through sign(), which ends in power()).
   int power() {
     const int base = operand();
     if (!at_op({ExprOp::kPow})) return base;
     const size_t p = tok_.position;
     next();
-    return binary(ExprOp::kPow, base, sign_power(), p);
+    return binary(ExprOp::kPow, base, sign(), p);
   }
-  int sign_power() {
-    if (at_op({ExprOp::kSub, ExprOp::kAdd})) {
-      const bool minus = tok_.op == ExprOp::kSub;
-      const size_t p = tok_.position;
-      next();
-      const int x = sign_power();
-      if (!minus) return x;
-      ExprNode n;
-      n.kind = ExprNode::Kind::kUnary;
-      n.op = ExprOp::kNeg;
-      n.children = {x};
-      n.position = p;
-      return add(std::move(n));
-    }
-    return power();
-  }
-
   int operand() {
     const Token t = tok_;
     switch (t.kind) {
