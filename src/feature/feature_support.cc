@@ -186,6 +186,15 @@ void parse_own_encoded_ids(const EncodedIds& spec, const FeatureInfo& info, cons
   }
 }
 
+void parse_own_encoded(const Feature* dense, const EncodedIds& spec, const FeatureInfo& info,
+                       const data::RecordBatch& batch, const ParseOutput& out) {
+  if (dense != nullptr) {
+    dense->parse(batch, out);
+  } else {
+    parse_own_encoded_ids(spec, info, batch, out);
+  }
+}
+
 void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out) {
   const FeatureInfo& info = *spec.info;
   std::vector<int64_t> ids_per_item;

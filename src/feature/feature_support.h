@@ -134,6 +134,10 @@ void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells,
 // parse_encoded_id_sequence for a sequence feature.
 void parse_own_encoded_ids(const EncodedIds& spec, const FeatureInfo& info, const data::RecordBatch& batch,
                            const ParseOutput& out);
+// A feature's own FG_NONE column: through `dense` (the raw_feature reader of a dense feature) when
+// it is set, else as encoded ids (parse_own_encoded_ids).
+void parse_own_encoded(const Feature* dense, const EncodedIds& spec, const FeatureInfo& info,
+                       const data::RecordBatch& batch, const ParseOutput& out);
 
 // Ends one row of a sparse sequence whose ids were pushed to out.sparse: items per row into
 // out.sequence_lengths; KJT length = items (one id per item) or ids, with the ids per item into

@@ -113,11 +113,7 @@ void LookupFeature::parse(const data::RecordBatch& batch, const ParseOutput& out
     parse_fg(batch, out);
     return;
   }
-  if (encoded_dense_) {
-    encoded_dense_->parse(batch, out);
-    return;
-  }
-  parse_own_encoded_ids(encoded_ids_, info_, batch, out);
+  parse_own_encoded(encoded_dense_.get(), encoded_ids_, info_, batch, out);
 }
 
 void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,
