@@ -64,7 +64,7 @@ class LinearReluFunction : public torch::autograd::Function<LinearReluFunction> 
       return {grad_x, grad_w, grad_b};
     }
     // Tall input: block by block, so that the masked gradient exists one block at a time. The
-    // weight and bias gradients add up in float (bf16 blocks too).
+    // weight and bias gradients are summed in float (bf16 blocks too).
     const torch::Tensor& mask = y;
     const auto float_options = weight.options().dtype(torch::kFloat);
     const auto type = x.scalar_type();
@@ -93,7 +93,9 @@ class LinearReluFunction : public torch::autograd::Function<LinearReluFunction> 
         if (is_float) {
           grad_w[slot].addmm_(m.t(), x.narrow(0, r, n));
         } else {
-          grad_w[slot].add_(m.t().mm(x.narrow(0, r, n)));
+          // A bf16 product per block would be rounded to bf16 before the blocks add up (an error
+          // that grows with the number of blocks); in float the only rounding is the final one.
+          grad_w[slot].addmm_(m.t().to(torch::kFloat), x.narrow(0, r, n).to(torch::kFloat));
         }
       }
       if (need_b) grad_b[slot].add_(m.sum(0, false, torch::kFloat));

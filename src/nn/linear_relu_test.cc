@@ -66,11 +66,11 @@ TEST(LinearRelu, TallInputInRowBlocks) {
 
 // Under CPU bf16 autocast the node runs on bf16 copies: the output of autocast's Linear → ReLU,
 // and fp32 gradients for the fp32 operands, for a short and a tall (row-block) input. Reference
-// gradients: float64 on the bf16-rounded operands, masked where the bf16 output is 0. libtorch's
-// bf16 GEMMs lose precision over long reductions (the weight gradient sums over all rows), so the
-// node must be at least as close to that reference as autocast's own backward (the tall input's
-// blocks sum their weight gradients in float: closer), and within 6 % (short) / 15 % (tall) of
-// the gradient's largest value.
+// gradients: float64 on the bf16-rounded operands, masked where the bf16 output is 0. The node
+// must be at least as close to that reference as autocast's own backward (whose bf16 GEMM
+// accuracy depends on the CPU: without oneDNN, long reductions such as the weight gradient's lose
+// precision; the tall input's blocks compute their weight gradients in float, rounded once), and
+// within 6 % (short) / 15 % (tall) of the gradient's largest value.
 TEST(LinearRelu, Bf16AutocastMatchesAutocastLinear) {
   for (int64_t rows : {300, 20000}) {
     SCOPED_TRACE(rows);
