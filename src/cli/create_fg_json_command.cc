@@ -1,6 +1,6 @@
 // `tzrec create_fg_json`: TorchEasyRec's tzrec.tools.create_fg_json (docs/tzrec-compatibility.md
 // §3.5, §5.3) — writes the fg.json of a config's features into --fg_output_dir (created when
-// missing; an existing file of that name is replaced). Its MaxCompute flags (uploading the file as
+// missing; an existing file of that name is replaced), with copies of the files the features read. Its MaxCompute flags (uploading the file as
 // a resource) and --debug (reading one batch) are refused, not ignored.
 #include <filesystem>
 #include <memory>
@@ -97,15 +97,24 @@ Action add_create_fg_json_command(CLI::App& app) {
 
     auto config = config::load_pipeline_config(f.pipeline_config_path);
     config::check_valid(config);
-    const nlohmann::ordered_json doc = feature::create_fg_json(config, options);
 
     namespace fs = std::filesystem;
     const fs::path dir(f.fg_output_dir);
     std::error_code ec;
+    const bool existed = fs::exists(dir, ec);
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {
       throw IoError(fmt::format("--fg_output_dir {}: cannot create the directory ({}); pass a writable directory",
                                 f.fg_output_dir, ec ? ec.message() : "a file of that name exists"));
+    }
+    // The features' files (vocab files, ...) are copied next to fg.json, which names the copies.
+    options.asset_dir = dir.string();
+    nlohmann::ordered_json doc;
+    try {
+      doc = feature::create_fg_json(config, options);
+    } catch (...) {
+      if (!existed) fs::remove_all(dir, ec);  // a failed run leaves nothing behind
+      throw;
     }
     const std::string path = (dir / file_name).string();
     feature::write_fg_json(doc, path);

@@ -61,7 +61,7 @@ constexpr Entry kEntries[] = {
     {"LRU_EvictionPolicy", kRefused, "*", ""},
     {"DistanceLFU_EvictionPolicy", kRefused, "*", ""},
     {"ZeroCollisionHash", kRefused, "*", ""},
-    {"AutoDisEmbedding", kRefused, "*", ""},
+    {"AutoDisEmbedding", kHonoured, "num_channels temperature keep_prob", ""},
     {"DynamicEmbInitializerArgs", kRefused, "*", ""},
     {"DynamicEmbFrequencyAdmissionStrategy", kRefused, "*", ""},
     {"DynamicEmbedding", kRefused, "*", ""},
@@ -71,19 +71,22 @@ constexpr Entry kEntries[] = {
      "fg_encoded_default_value default_bucketize_value fg_value_type trainable data_type "
      "embedding_constraints sequence_length sequence_delim",
      ""},
-    {"IdFeature", kRefused, "zch dynamicemb vocab_file asset_dir stub_type use_mask sequence_fields", ""},
+    {"IdFeature", kHonoured, "vocab_file asset_dir", ""},
+    {"IdFeature", kRefused, "zch dynamicemb stub_type use_mask sequence_fields", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
      "embedding_constraints sequence_length sequence_delim",
      ""},
-    {"RawFeature", kRefused, "autodis mlp stub_type use_mask sequence_fields", ""},
+    {"RawFeature", kHonoured, "autodis mlp", ""},
+    {"RawFeature", kRefused, "stub_type use_mask sequence_fields", ""},
     {"ComboFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size vocab_list vocab_dict "
      "value_dim pooling default_value separator init_fn fg_encoded_default_value default_bucketize_value "
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
-    {"ComboFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask", ""},
+    {"ComboFeature", kHonoured, "vocab_file asset_dir", ""},
+    {"ComboFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
     {"CombineFeature", kRefused, "*", ""},
     {"LookupFeature", kHonoured,
      "feature_name map key embedding_name embedding_dim boundaries hash_bucket_size num_buckets "
@@ -91,25 +94,36 @@ constexpr Entry kEntries[] = {
      "init_fn value_dim value_separator fg_encoded_default_value default_bucketize_value fg_value_type "
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
-    {"LookupFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask autodis mlp", ""},
+    {"LookupFeature", kHonoured, "vocab_file asset_dir", ""},
+    {"LookupFeature", kHonoured, "autodis mlp", ""},
+    {"LookupFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
     {"MatchFeature", kHonoured,
      "feature_name nested_map pkey skey embedding_name embedding_dim boundaries hash_bucket_size "
      "num_buckets vocab_list vocab_dict pooling default_value separator need_discrete show_pkey show_skey "
      "normalizer init_fn value_dim fg_encoded_default_value default_bucketize_value fg_value_type "
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
-    {"MatchFeature", kRefused, "zch vocab_file asset_dir dynamicemb stub_type use_mask autodis mlp", ""},
+    {"MatchFeature", kHonoured, "vocab_file asset_dir", ""},
+    {"MatchFeature", kHonoured, "autodis mlp", ""},
+    {"MatchFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
     {"ExprFeature", kHonoured,
      "feature_name expression variables embedding_name embedding_dim boundaries separator fill_missing "
      "pooling default_value init_fn value_dim fg_encoded_default_value trainable data_type "
      "embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
-    {"ExprFeature", kRefused, "use_mask stub_type autodis mlp", ""},
+    {"ExprFeature", kHonoured, "autodis mlp", ""},
+    {"ExprFeature", kRefused, "use_mask stub_type", ""},
     {"OverlapFeature", kRefused, "*", ""},
     {"TextNormalizer", kRefused, "*", ""},
     {"TokenizeFeature", kRefused, "*", ""},
     {"KvDotProduct", kRefused, "*", ""},
-    {"CustomFeature", kRefused, "*", ""},
+    {"CustomFeature", kHonoured,
+     "feature_name operator_name operator_lib_file operator_params is_op_thread_safe expression embedding_name "
+     "embedding_dim boundaries hash_bucket_size num_buckets vocab_list vocab_dict vocab_file asset_dir pooling "
+     "default_value separator normalizer init_fn value_dim fg_encoded_default_value default_bucketize_value "
+     "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields autodis mlp",
+     ""},
+    {"CustomFeature", kRefused, "use_mask zch dynamicemb stub_type", ""},
     {"BoolMaskFeature", kRefused, "*", ""},
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",
@@ -117,19 +131,19 @@ constexpr Entry kEntries[] = {
     {"FeatureConfig", kHonoured,
      "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature combo_feature "
      "lookup_feature match_feature sequence_combo_feature sequence_lookup_feature sequence_match_feature "
-     "expr_feature sequence_expr_feature",
+     "expr_feature sequence_expr_feature custom_feature sequence_custom_feature",
      ""},
     {"FeatureConfig", kRefused,
      "overlap_feature "
-     "tokenize_feature custom_feature kv_dot_product bool_mask_feature combine_feature "
+     "tokenize_feature kv_dot_product bool_mask_feature combine_feature "
      "sequence_overlap_feature "
-     "sequence_tokenize_feature sequence_custom_feature sequence_kv_dot_product "
+     "sequence_tokenize_feature sequence_kv_dot_product "
      "sequence_bool_mask_feature sequence_combine_feature",
      ""},
-    {"SeqFeatureConfig", kHonoured, "id_feature raw_feature combo_feature lookup_feature match_feature expr_feature",
-     ""},
+    {"SeqFeatureConfig", kHonoured,
+     "id_feature raw_feature combo_feature lookup_feature match_feature expr_feature custom_feature", ""},
     {"SeqFeatureConfig", kRefused,
-     "overlap_feature tokenize_feature custom_feature "
+     "overlap_feature tokenize_feature "
      "kv_dot_product bool_mask_feature combine_feature",
      ""},
     {"LossConfig", kHonoured,
@@ -450,6 +464,8 @@ const FieldRule* field_rule(const pb::FieldDescriptor* field) {
   // its own rule.
   static const FieldRule kMapEntry{kHonoured, ""};
   if (field->containing_type()->options().map_entry()) return &kMapEntry;
+  // So are the fields of google.protobuf.Struct / Value / ListValue (custom_feature.operator_params).
+  if (field->containing_type()->file()->package() == "google.protobuf") return &kMapEntry;
   const Registry& r = registry();
   const std::string message = short_name(field->containing_type());
   auto it = r.by_field.find(message + "." + field->name());

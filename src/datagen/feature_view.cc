@@ -9,6 +9,7 @@
 #include <google/protobuf/descriptor.h>
 
 #include "base/error.h"
+#include "config/vocab_file.h"
 
 namespace tzrec::datagen {
 
@@ -20,37 +21,15 @@ const pb::FieldDescriptor* find_field(const pb::Message& m, const std::string& n
   return m.GetDescriptor()->FindFieldByName(name);
 }
 
-// Tokens of a vocab file: "token" or "token id" per line; `max_id` gets the largest id (or
-// count - 1 without ids). ConfigError naming the field when the file cannot be read.
+// Tokens of a vocab file (config/vocab_file.h); `rows` gets the table size.
 std::vector<std::string> read_vocab_file(const FeatureContext& f, int64_t* rows) {
-  std::string path = string_field(*f.message, "vocab_file");
-  const std::string asset_dir = string_field(*f.message, "asset_dir");
-  if (!asset_dir.empty()) path = (std::filesystem::path(asset_dir) / path).string();
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(fmt::format("{}: cannot read vocab file '{}' (gen_data draws the input "
-                                  "values from it); check the path",
-                                  field_path(f, "vocab_file"), path));
-  }
+  const config::VocabFile file = config::read_vocab_file(
+      config::vocab_file_path(string_field(*f.message, "vocab_file"), has_field(*f.message, "asset_dir"),
+                              string_field(*f.message, "asset_dir")),
+      field_path(f, "vocab_file"));
   std::vector<std::string> tokens;
-  int64_t max_id = -1;
-  bool has_ids = false;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string token;
-    if (!(fields >> token)) continue;
-    int64_t id = 0;
-    if (fields >> id) {
-      has_ids = true;
-      max_id = std::max(max_id, id);
-    }
-    tokens.push_back(token);
-  }
-  if (tokens.empty()) {
-    throw ConfigError(fmt::format("{}: vocab file '{}' has no tokens", field_path(f, "vocab_file"), path));
-  }
-  *rows = has_ids ? max_id + 1 : static_cast<int64_t>(tokens.size());
+  for (const auto& [token, id] : file.tokens) tokens.push_back(token);
+  *rows = file.num_embeddings;
   return tokens;
 }
 

@@ -40,12 +40,23 @@ struct BagConfig {
   const std::string& key() const { return output_key.empty() ? feature_name : output_key; }
 };
 
+// A dense feature's dense embedding (docs/tzrec-compatibility.md §5.11): TorchEasyRec's MLPEmbedding
+// or AutoDisEmbedding, turning the feature's value_dim floats into embedding_dim floats.
+enum class DenseEmbeddingType { kNone, kMlp, kAutoDis };
+struct DenseEmbeddingOptions {
+  DenseEmbeddingType type = DenseEmbeddingType::kNone;
+  // AutoDis only (the config's float32 values: the group key prints them, the forward uses them).
+  int64_t num_channels = 0;
+  float temperature = 0.1f;
+  float keep_prob = 0.8f;
+};
+
 // What the embedding layer needs to know about one configured feature (mirror of the relevant
 // fields of feature::FeatureInfo; embedding/ must not include feature/).
 struct FeatureSpec {
   std::string name;
   bool is_sparse = true;
-  // Sparse features only:
+  // Sparse features only (embedding_dim also for dense features with a dense embedding):
   int64_t num_embeddings = 0;
   int64_t embedding_dim = 0;
   std::string embedding_name;  // "" → "{name}_emb"
@@ -56,6 +67,9 @@ struct FeatureSpec {
   torch::ScalarType dtype = torch::kFloat32;  // table storage: data_type FP32 / FP16
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
+  // Dense features only: with a dense embedding, a DEEP group gets the feature's embedding_dim-wide
+  // embedding instead of its value_dim floats.
+  DenseEmbeddingOptions dense_embedding;
   // A sequence feature: sparse ones pool their whole history in DEEP / WIDE groups (as TorchEasyRec's
   // embedding bags do); dense ones have no row-wise value to put there.
   bool is_sequence = false;

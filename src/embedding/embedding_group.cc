@@ -12,8 +12,10 @@
 
 namespace tzrec::embedding {
 
-EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module)
-    : ebc(register_module("ebc", std::move(ebc_module))) {}
+EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module, DenseEmbeddingCollection dense)
+    : ebc(register_module("ebc", std::move(ebc_module))) {
+  if (dense) dense_ec = register_module("dense_ec", std::move(dense));
+}
 
 namespace {
 
@@ -132,6 +134,18 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   if (wide_embedding_dim <= 0) wide_embedding_dim = 4;
   std::unordered_map<std::string, const FeatureSpec*> by_name;
   for (const FeatureSpec& f : features) by_name[f.name] = &f;
+  // TorchEasyRec's sequence groups take a dense feature's raw values while declaring its embedding's
+  // width: a dense embedding there cannot work (docs/tzrec-compatibility.md §5.11).
+  for (const SequenceGroupConfig& sg : sequence_groups) {
+    for (size_t j = 0; j < sg.feature_names.size(); ++j) {
+      auto it = by_name.find(sg.feature_names[j]);
+      if (it == by_name.end() || it->second->dense_embedding.type == DenseEmbeddingType::kNone) continue;
+      throw ConfigError(fmt::format(
+          "{}.feature_names[{}]: '{}' has a dense embedding (autodis / mlp), which sequence groups do not apply (as "
+          "in TorchEasyRec); use the feature in a DEEP group, or remove its autodis / mlp",
+          sg.path.empty() ? "sequence group '" + sg.group_name + "'" : sg.path, j, sg.feature_names[j]));
+    }
+  }
 
   auto lookup = [&](const FeatureGroupConfig& g, size_t j) -> const FeatureSpec& {
     const std::string& name = g.feature_names[j];
@@ -162,6 +176,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   }
 
   std::vector<TableConfig> tables;
+  std::vector<DenseEmbeddingConfig> dense_embeddings;  // one per use, merged by the collection
   std::map<std::string, TableRequest> table_requests;
   std::vector<BagConfig> bags;
   std::set<std::string> bag_keys;
@@ -189,7 +204,15 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
           throw ConfigError(fmt::format("dense feature '{}' has value_dim {}; it must be positive", name,
                                         f.value_dim));
         }
-        slot = Slot{false, name, f.value_dim};
+        if (f.dense_embedding.type == DenseEmbeddingType::kNone) {
+          slot = Slot{false, name, f.value_dim};
+        } else {
+          TORCH_CHECK(f.embedding_dim > 0, "dense feature ", name, " has a dense embedding of embedding_dim ",
+                      f.embedding_dim);
+          const int64_t value_dim = f.dense_embedding.type == DenseEmbeddingType::kAutoDis ? 1 : f.value_dim;
+          dense_embeddings.push_back(DenseEmbeddingConfig{f.dense_embedding, f.embedding_dim, value_dim, {name}});
+          slot = Slot{false, name, f.embedding_dim, true};
+        }
       } else {
         TableConfig t;
         t.name = table_name_of(f, wide);
@@ -237,7 +260,9 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     groups_.push_back(std::move(group));
   }
 
-  data_ = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)));
+  data_ = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)),
+                             dense_embeddings.empty() ? DenseEmbeddingCollection(nullptr)
+                                                      : DenseEmbeddingCollection(dense_embeddings));
   // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" as in TorchEasyRec (one data group).
   std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> impls = {
       {"__BASE__", data_.ptr()}};
@@ -352,6 +377,7 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     bool sparse;
     int64_t start = 0, end = 0;  // pooled columns (sparse); width (dense: end)
     std::string dense_key;       // dense feature (not sparse)
+    bool embedded = false;       // the dense feature's dense embedding
   };
   std::vector<std::vector<Part>> group_parts(groups_.size());
   std::set<int64_t> cuts = {0, total};
@@ -359,7 +385,7 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     std::vector<Part>& parts = group_parts[gi];
     for (const Slot& s : groups_[gi].slots) {
       if (!s.is_sparse) {
-        parts.push_back(Part{false, 0, s.dim, s.key});
+        parts.push_back(Part{false, 0, s.dim, s.key, s.embedded});
         continue;
       }
       const int64_t start = column.at(s.key);
@@ -388,6 +414,10 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     segments = pooled.values().split_with_sizes(sizes, 1);
   }
 
+  // Each dense-embedded feature's [B, embedding_dim], computed once for all groups using it.
+  std::map<std::string, torch::Tensor> embedded;
+  if (data_->dense_ec) embedded = data_->dense_ec->forward(batch.dense_features);
+
   std::map<std::string, torch::Tensor> out;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const Group& g = groups_[gi];
@@ -396,6 +426,10 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
       if (part.sparse) {
         size_t k = segment_at.at(part.start);
         for (int64_t col = part.start; col < part.end; col += sizes[k++]) tensors.push_back(segments[k]);
+        continue;
+      }
+      if (part.embedded) {
+        tensors.push_back(embedded.at(part.dense_key));
         continue;
       }
       if (!batch.dense_features.contains(part.dense_key)) {

@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "embedding/dense_embedding_collection.h"
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/fused_optimizer_group.h"
 #include "embedding/embedding_config.h"
@@ -42,11 +43,15 @@ struct FeatureGroupConfig {
 };
 
 // Holds the data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys
-// "ebc.embedding_bags.<table>.weight" below "emb_impls.__BASE__").
+// "ebc.embedding_bags.<table>.weight" below "emb_impls.__BASE__") and, when a DEEP group has a
+// dense feature with a dense embedding, its DenseEmbeddingCollection as "dense_ec"
+// ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...).
 class EmbeddingGroupDataImpl : public torch::nn::Module {
  public:
-  explicit EmbeddingGroupDataImpl(EmbeddingBagCollection ebc);
+  // `dense_ec` may be nullptr (then no submodule "dense_ec").
+  EmbeddingGroupDataImpl(EmbeddingBagCollection ebc, DenseEmbeddingCollection dense_ec);
   EmbeddingBagCollection ebc;
+  DenseEmbeddingCollection dense_ec{nullptr};
 };
 TORCH_MODULE(EmbeddingGroupData);
 
@@ -56,7 +61,11 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // "{feature}_emb"); in a WIDE group name + "_wide" with dim wide_embedding_dim (and init
   // wide_init_fn); the same name ⇒ one shared table (rows/dims must agree, else ConfigError
   // naming both features). Dense (non-sparse) features in a DEEP group contribute their raw
-  // value_dim floats from batch.dense_features; dense features in a WIDE group → ConfigError.
+  // value_dim floats from batch.dense_features, or, with a dense embedding (autodis / mlp,
+  // docs/tzrec-compatibility.md §5.11), their embedding_dim-wide embedding computed by the
+  // DenseEmbeddingCollection of all DEEP groups' such features (a feature in two groups shares
+  // it); dense features in a WIDE group, and dense-embedded ones in SEQUENCE or nested sequence
+  // groups (TorchEasyRec's sequence groups do not embed them) → ConfigError.
   // Unknown feature names, empty or duplicate group names → ConfigError naming the group.
   // A DEEP group's sequence_groups are looked up as SEQUENCE groups are; its sequence_encoders are
   // built by `encoder_factory` (required when a group has encoders) once the sequence groups'
@@ -112,6 +121,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
     bool is_sparse;
     std::string key;     // bag key in the EBC output (sparse) or dense feature name
     int64_t dim;
+    bool embedded = false;  // a dense feature's dense embedding (dense_ec), not its raw values
   };
   struct Group {
     std::string name;

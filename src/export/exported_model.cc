@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "export/export_dir.h"
+#include "feature/assets.h"
 #include "models/mixed_precision.h"
 #include "checkpoint/checkpoint.h"
 #include "train/run_config.h"
@@ -43,6 +44,8 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
   }
   ExportedModel out;
   out.config = train::load_run_config(config_path.string(), overrides);
+  // The package holds the features' files (feature/assets.h), wherever it has been moved to.
+  feature::rebase_asset_dirs(&out.config, fs::absolute(root).lexically_normal().string());
   auto file = checkpointing::load_safetensors(weights_path.string());
   const std::string path = weights_path.string();
   if (metadata_value(file, "format", path) != kExportFormat ||

@@ -17,6 +17,7 @@
 #include "config/pipeline_config.h"
 #include "export/embedding_quantization.h"
 #include "export/export_dir.h"
+#include "feature/assets.h"
 #include "feature/fg_json.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
@@ -138,8 +139,6 @@ std::string export_model(const ExportOptions& options) {
   check_export_switches();
   const EmbeddingQuant quant = quant_emb_from_environment();
   const auto assets = plan_assets(options.asset_files);
-  // The package's fg.json (feature/fg_json.h): every feature type writes its entries.
-  const nlohmann::ordered_json fg_json = feature::create_fg_json(config);
   nlohmann::ordered_json acc;
   acc["SPARSE_INT64"] = "1";
   acc["QUANT_EMB"] = quant_name(quant);
@@ -188,7 +187,14 @@ std::string export_model(const ExportOptions& options) {
   fs::remove_all(staging);
   fs::create_directories(staging);
   checkpointing::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
-  config::save_pipeline_config(config, (staging / kExportConfigFile).string());
+  // The files the features read go into the package (feature/assets.h): its fg.json names the
+  // copies, its pipeline.config names them with asset_dir the package (rebased when loaded).
+  feature::FgJsonOptions fg_options;
+  fg_options.asset_dir = staging.string();
+  const nlohmann::ordered_json fg_json = feature::create_fg_json(config, fg_options);
+  protos::EasyRecConfig package_config = config;
+  feature::relocate_assets(&package_config, staging.string(), fs::absolute(final_dir).lexically_normal().string());
+  config::save_pipeline_config(package_config, (staging / kExportConfigFile).string());
   checkpointing::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
   checkpointing::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
   feature::write_fg_json(fg_json, (staging / feature::kFgJsonFile).string());

@@ -47,6 +47,12 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
     kind_ = Kind::kVocab;
     num_embeddings_ = max_id + 1;
     table_size_field_ = "vocab_dict";
+  } else if (!f.vocab_file.empty()) {
+    const config::VocabFile file = config::load_feature_vocab_file(f.vocab_file, path, f.has_default_bucketize_value);
+    for (const auto& [token, id] : file.tokens) vocab_[token] = id;
+    kind_ = Kind::kVocab;
+    num_embeddings_ = file.num_embeddings;
+    table_size_field_ = "vocab_file";
   } else if (!f.boundaries.empty()) {
     boundaries_ = f.boundaries;
     for (size_t i = 0; i < boundaries_.size(); ++i) {
@@ -62,7 +68,7 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
     return;
   }
   table_size_source_ =
-      table_size_field_ == "vocab_list" || table_size_field_ == "vocab_dict" || table_size_field_ == "boundaries"
+      kind_ == Kind::kVocab || kind_ == Kind::kBoundaries
           ? fmt::format("{} -> {} rows", table_size_field_, num_embeddings_)
           : fmt::format("{} {}", table_size_field_, num_embeddings_);
   if (kind_ != Kind::kVocab) return;

@@ -10,13 +10,15 @@
 //   vocab_dict         the dict's ids, plus default_value -> 0 when default_value is not empty and
 //                      default_bucketize_value is not set; anything else -> 1 (or
 //                      default_bucketize_value)
+//   vocab_file         the file's ids as they are (vocab_file.h), anything else ->
+//                      default_bucketize_value (required with vocab_file)
 //   boundaries         a number -> the number of boundaries <= it, compared in float32 (a value
 //                      equal to a boundary goes to the upper bucket, as raw_feature)
 //
 // The first one set is used, in TorchEasyRec's order for these types: hash_bucket_size >
-// num_buckets > vocab_list > vocab_dict > boundaries; the table size follows the same order
-// (hash_bucket_size, num_buckets, len(effective vocab_list) + vocab_list_extra_rows,
-// max(vocab_dict) + 1, len(boundaries) + 1).
+// num_buckets > vocab_list > vocab_dict > vocab_file > boundaries; the table size follows the
+// same order (hash_bucket_size, num_buckets, len(effective vocab_list) + vocab_list_extra_rows,
+// max(vocab_dict) + 1, the vocab file's rows, len(boundaries) + 1).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@
 
 #include "feature/column_cells.h"
 #include "feature/hash.h"
+#include "config/vocab_file.h"
 
 namespace tzrec::feature {
 
@@ -43,6 +46,7 @@ class Bucketizer {
     uint64_t num_buckets = 0;
     std::vector<std::string> vocab_list;
     std::vector<std::pair<std::string, uint64_t>> vocab_dict;
+    std::string vocab_file;  // the path to read (config::vocab_file_path()); empty: none
     bool has_default_bucketize_value = false;
     uint64_t default_bucketize_value = 0;
     std::vector<float> boundaries;
@@ -71,6 +75,24 @@ class Bucketizer {
   int64_t text_id(std::string_view text, HashKind hash_kind, const ColumnCells& cells, int64_t r) const;
   // The bucket of number x (kBoundaries).
   int64_t bucket(double x) const;
+
+  // The bucketizer fields of a feature message with hash_bucket_size, num_buckets, vocab_list,
+  // vocab_dict, vocab_file / asset_dir, default_bucketize_value and boundaries.
+  template <typename Msg>
+  static Fields fields_of(const Msg& c) {
+    Fields f;
+    f.has_hash_bucket_size = c.has_hash_bucket_size();
+    f.hash_bucket_size = c.hash_bucket_size();
+    f.has_num_buckets = c.has_num_buckets();
+    f.num_buckets = c.num_buckets();
+    f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
+    f.vocab_dict.assign(c.vocab_dict().begin(), c.vocab_dict().end());
+    if (c.has_vocab_file()) f.vocab_file = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
+    f.has_default_bucketize_value = c.has_default_bucketize_value();
+    f.default_bucketize_value = c.default_bucketize_value();
+    f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+    return f;
+  }
 
  private:
   Kind kind_ = Kind::kNone;

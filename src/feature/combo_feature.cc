@@ -13,8 +13,7 @@ struct ComboFeature::Scratch {
 ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, vocab_file, asset_dir, stub_type, use_mask: refused when the config is loaded
-  // (config/field_registry.cc).
+  // zch, dynamicemb, stub_type, use_mask: refused when the config is loaded (config/field_registry.cc).
   info_.is_sparse = true;
   fill_table_info(c, path, &info_);
   // TorchEasyRec's IdFeature.value_dim (ComboFeature derives from it): the configured value, else
@@ -37,12 +36,13 @@ ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& pat
   f.hash_bucket_size = c.hash_bucket_size();
   f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
   f.vocab_dict.assign(c.vocab_dict().begin(), c.vocab_dict().end());
+  if (c.has_vocab_file()) f.vocab_file = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
   f.has_default_bucketize_value = c.has_default_bucketize_value();
   f.default_bucketize_value = c.default_bucketize_value();
   bucketizer_ = Bucketizer(f, default_value_, path, info_.name);
   if (bucketizer_.kind() == Bucketizer::Kind::kNone) {
     throw ConfigError(
-        fmt::format("{}: set one of hash_bucket_size, vocab_list or vocab_dict for feature {}", path, info_.name));
+        fmt::format("{}: set one of hash_bucket_size, vocab_list, vocab_dict or vocab_file for feature {}", path, info_.name));
   }
   info_.num_embeddings = bucketizer_.num_embeddings();
   if (!sequence && c.sequence_fields_size() > 0) {
@@ -142,7 +142,7 @@ void ComboFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& o
 
 // TorchEasyRec's ComboFeature._fg_json (docs/tzrec-compatibility.md §5.3): value_dim is the
 // configured field (0 unless set, also in sequences); bucketizer hash_bucket_size > vocab_list >
-// vocab_dict (zch, dynamicemb and vocab_file are refused when the config is loaded).
+// vocab_dict > vocab_file (zch and dynamicemb are refused when the config is loaded).
 std::vector<nlohmann::ordered_json> ComboFeature::fg_json_entries() const {
   const protos::ComboFeature& c = config_;
   const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);

@@ -37,6 +37,7 @@ class ComboFeature : public Feature {
 
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
+  std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 #include "feature/lookup_values.h"
 #include "feature/text_values.h"
@@ -22,7 +23,7 @@ struct ExprFeature::Scratch {
 ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type,
                          const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // use_mask, stub_type, autodis, mlp: refused when the config is loaded (config/field_registry.cc).
+  // use_mask, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (sequence) {
     sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
     if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
@@ -63,16 +64,11 @@ ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, 
     info_.embedding_dim = c.embedding_dim();
     info_.value_dim = width_;
   }
+  // TorchEasyRec's ExprFeature is a RawFeature: value_dim as configured, else 1.
+  fill_dense_embedding(c, c.has_value_dim() ? c.value_dim() : 1, SequenceDenseEmbedding::kIgnored, path, &info_);
 
   if (fg_mode_ == FgMode::kNone) {
-    if (info_.is_sparse) {
-      fg_encoded_default_ = fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_,
-                                               path, multival_sep_);
-      encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
-                                      bucketizer_.table_size_source(), bucketizer_.table_size_field());
-    } else {
-      encoded_dense_ = encoded_dense_reader(c, width_, path, type, ctx, sequence);
-    }
+    own_encoded_.init(c, bucketizer_, width_, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
 
@@ -131,7 +127,7 @@ void ExprFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) 
     parse_fg(batch, out);
     return;
   }
-  parse_own_encoded(encoded_dense_.get(), encoded_ids_, info_, batch, out);
+  own_encoded_.parse(info_, batch, out);
 }
 
 void ExprFeature::values_of(const MultiInputCells& cells, const data::RecordBatch& batch, int64_t r, int64_t k,

@@ -36,6 +36,7 @@
 #include "feature/expr_program.h"
 #include "feature/feature.h"
 #include "feature/feature_support.h"
+#include "feature/lookup_values.h"
 #include "feature/multi_input.h"
 #include "feature/raw_feature.h"
 #include "tzrec/protos/feature.pb.h"
@@ -79,9 +80,7 @@ class ExprFeature : public Feature {
   uint64_t name_seed_ = 0;             // rnd(): the feature's part of the seed
   std::string sequence_delim_;
   // FG_NONE
-  std::optional<std::string> fg_encoded_default_;
-  EncodedIds encoded_ids_;
-  std::unique_ptr<RawFeature> encoded_dense_;
+  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

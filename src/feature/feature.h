@@ -25,11 +25,12 @@
 
 namespace tzrec::feature {
 
-enum class FgMode { kNone, kNormal };  // FG_DAG is FG_NORMAL for inputs read from columns
+enum class FgMode { kNone, kNormal };  // FG_NORMAL and FG_DAG (BuildContext::fg_dag)
 
 // Settings every feature of a config shares, and where a feature's config sits.
 struct BuildContext {
   FgMode fg_mode = FgMode::kNone;
+  bool fg_dag = false;  // FG_DAG: `feature:` / `const:` inputs are other features' outputs / constants (fg_dag.h)
   std::string multival_sep = "\x03";  // data_config.fg_encoded_multival_sep
   int config_index = 0;               // position in feature_configs
   // Grouped sequences (sequence_feature.features[j]): the group's settings; empty name otherwise.
@@ -68,6 +69,13 @@ struct ParseOutput {
   std::vector<float>* sequence_dense = nullptr;
 };
 
+// A file a feature reads, as TorchEasyRec's BaseFeature.assets(): `field` names the config field
+// (in the feature's message; dotted for a nested message) and `path` is the file as read.
+struct FeatureAsset {
+  std::string field;
+  std::string path;
+};
+
 class Feature {
  public:
   virtual ~Feature() = default;
@@ -85,7 +93,11 @@ class Feature {
   // or missing default_value becomes "0", and a sequence_* feature's entries get sequence_delim and
   // sequence_length and the "sequence_" prefix on feature_type. A grouped sub-feature's entries go
   // into its sequence's entry (feature/fg_json.h). NotSupportedError for a type without entries.
-  std::vector<nlohmann::ordered_json> fg_json() const;
+  // A type whose TorchEasyRec class replaces fg_json() itself (custom_feature) overrides this.
+  virtual std::vector<nlohmann::ordered_json> fg_json() const;
+  // The files the feature reads (vocab files, ...), copied into export packages and next to
+  // fg.json (feature/assets.h). None by default.
+  virtual std::vector<FeatureAsset> assets() const { return {}; }
 
  protected:
   // Sets what every feature has from its config: path, FG settings, name (grouped sequences prefix

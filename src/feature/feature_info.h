@@ -11,7 +11,7 @@ struct FeatureInfo {
   std::string name;             // feature_name (tensor key in Batch)
   std::string type;             // config oneof name: "id_feature", "sequence_raw_feature", ...
   bool is_sparse = false;       // sparse → ids in Batch::sparse_features; dense → Batch::dense_features
-  // Sparse features only:
+  // Sparse features only (embedding_dim also for dense features with a dense embedding):
   int64_t num_embeddings = 0;   // table rows (docs/tzrec-compatibility.md §5.4 precedence)
   int64_t embedding_dim = 0;
   std::string embedding_name;   // table name: embedding_name or "{feature_name}_emb"
@@ -24,6 +24,13 @@ struct FeatureInfo {
   // dense sequence). Sparse sequences: 1 = one id per item; otherwise several (0: any number,
   // n: raw_feature boundaries of n values per item).
   int64_t value_dim = 0;
+  // Dense features with a dense embedding (docs/tzrec-compatibility.md §5.11): "autodis" or "mlp",
+  // "" for none; a DEEP group then gets the feature's embedding_dim-wide embedding instead of its
+  // value_dim floats. AutoDis settings as configured (float32, as the config holds them).
+  std::string dense_embedding;
+  int64_t autodis_num_channels = 0;
+  float autodis_temperature = 0.1f;
+  float autodis_keep_prob = 0.8f;
   // Sequences: a sequence_* feature, or a sub-feature of a grouped sequence_feature.
   bool is_sequence = false;
   std::string sequence_name;     // the grouped sequence's sequence_name; "" for sequence_* features

@@ -64,7 +64,9 @@ std::vector<std::string> FeatureParser::input_columns() const {
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   for (const auto& f : features_.features) {
-    for (const std::string& c : f->input_columns()) add(c);
+    for (const std::string& c : f->input_columns()) {
+      if (!is_dag_column(c)) add(c);  // added by parse(), not read
+    }
   }
   for (const auto& c : label_fields_) add(c);
   for (const auto& c : sample_weight_fields_) add(c);
@@ -72,6 +74,13 @@ std::vector<std::string> FeatureParser::input_columns() const {
 }
 
 sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
+  if (features_.dag.empty()) return parse_rows(b);
+  data::RecordBatch with_dag = b;
+  add_dag_columns(features_.dag, features_.features, hash_kind_, &with_dag);
+  return parse_rows(with_dag);
+}
+
+sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
   const int64_t rows = b.num_rows();
   sparse::Batch out;
   out.batch_size = rows;

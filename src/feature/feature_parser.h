@@ -31,12 +31,16 @@ class FeatureParser {
   // sample_weight_fields (the last two only when labels are read).
   std::vector<std::string> input_columns() const;
 
-  // Thread-safe (const, no shared mutable state). Throws DataError on bad data.
+  // Thread-safe (const, no shared mutable state). Throws DataError on bad data. Under FG_DAG the
+  // outputs of features that are other features' inputs are added to a copy of the batch first
+  // (fg_dag.h).
   sparse::Batch parse(const data::RecordBatch& batch) const;
 
   const std::vector<FeaturePtr>& features() const { return features_.features; }
 
  private:
+  sparse::Batch parse_rows(const data::RecordBatch& batch) const;
+
   FeatureSet features_;
   std::vector<std::string> label_fields_;
   std::vector<std::string> sample_weight_fields_;

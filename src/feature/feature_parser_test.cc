@@ -384,14 +384,12 @@ TEST(FeatureParserFg, NormalizerConfigErrors) {
 }
 
 TEST(FeatureParserFg, ExpressionRules) {
-  EXPECT_EQ(
-      error_of<NotSupportedError>([] {
-        parser(
-            R"(feature_configs { id_feature { feature_name: "a" expression: "feature:b" embedding_dim: 4 num_buckets: 3 } })",
-            kFgData);
-      }),
-      "not supported yet: feature_configs[0].id_feature.expression 'feature:b' (FG DAG 'feature:' "
-      "inputs)");
+  // FG_NORMAL reads a feature: input from the column of that name (TorchEasyRec's FG_NORMAL).
+  EXPECT_EQ(parser(R"(feature_configs { id_feature { feature_name: "a" expression: "feature:b" embedding_dim: 4
+                                                     num_buckets: 3 } })",
+                   kFgData)
+                .input_columns(),
+            (std::vector<std::string>{"b"}));
   EXPECT_NE(
       error_of<ConfigError>([] {
         parser(

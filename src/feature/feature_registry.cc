@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "feature/combo_feature.h"
+#include "feature/custom_feature.h"
 #include "feature/expr_feature.h"
 #include "feature/id_feature.h"
 #include "feature/lookup_feature.h"
@@ -45,6 +46,8 @@ const std::map<std::string, FeatureType>& feature_types() {
       {"sequence_lookup_feature", {make<LookupFeature, protos::LookupFeature>, true}},
       {"match_feature", {make<MatchFeature, protos::MatchFeature>, false}},
       {"sequence_match_feature", {make<MatchFeature, protos::MatchFeature>, true}},
+      {"custom_feature", {make<CustomFeature, protos::CustomFeature>, false}},
+      {"sequence_custom_feature", {make<CustomFeature, protos::CustomFeature>, true}},
       {"expr_feature", {make<ExprFeature, protos::ExprFeature>, false}},
       {"sequence_expr_feature", {make<ExprFeature, protos::ExprFeature>, true}},
   };
@@ -78,6 +81,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
   if (set.multival_sep.empty()) throw ConfigError("data_config.fg_encoded_multival_sep: must not be empty");
   BuildContext ctx;
   ctx.fg_mode = set.fg_mode;
+  ctx.fg_dag = dc.fg_mode() == protos::FG_DAG;
   ctx.multival_sep = set.multival_sep;
   const auto* oneof = protos::FeatureConfig::descriptor()->FindOneofByName("feature");
   for (int i = 0; i < config.feature_configs_size(); ++i) {
@@ -115,6 +119,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
           info.num_embeddings, info.embedding_dim));
     }
   }
+  if (ctx.fg_dag) set.dag = plan_fg_dag(set.features);
   return set;
 }
 

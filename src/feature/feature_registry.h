@@ -9,6 +9,7 @@
 #include <google/protobuf/message.h>
 
 #include "feature/feature.h"
+#include "feature/fg_dag.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::feature {
@@ -18,10 +19,11 @@ struct FeatureSet {
   FgMode fg_mode = FgMode::kNone;
   std::string multival_sep = "\x03";
   std::vector<FeaturePtr> features;
+  FgDag dag;  // FG_DAG: the producers and constants of feature: / const: inputs
 };
 
 // Builds and checks the features of `config`: names unique, shared tables (same embedding_name)
-// of one size. Throws NotSupportedError for feature types and options this build does not have,
+// of one size, FG_DAG inputs naming features without cycles (plan_fg_dag). Throws NotSupportedError for feature types and options this build does not have,
 // ConfigError (naming the field path) for invalid settings.
 FeatureSet build_features(const protos::EasyRecConfig& config);
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/logging.h"
+#include "feature/fg_dag.h"
 
 namespace tzrec::feature {
 
@@ -33,23 +34,28 @@ FgInputName parse_fg_input(const std::string& expr, const std::string& field_pat
   const auto colon = expr.find(':');
   if (expr.empty() || colon == std::string::npos || colon + 1 == expr.size()) {
     throw ConfigError(fmt::format(
-        "{}: '{}' is not 'side:input_name' (side: user, item or context); with "
+        "{}: '{}' is not 'side:input_name' (side: user, item, context, feature or const); with "
         "fg_mode FG_NORMAL/FG_DAG every feature needs its inputs",
         field_path, expr));
   }
   FgInputName in{expr.substr(0, colon), expr.substr(colon + 1)};
-  if (in.side == "feature" || in.side == "const") {
-    throw NotSupportedError(fmt::format("{} '{}' (FG DAG '{}:' inputs)", field_path, expr, in.side));
-  }
-  if (in.side != "user" && in.side != "item" && in.side != "context") {
-    throw ConfigError(
-        fmt::format("{}: side '{}' of '{}' is not user, item or context", field_path, in.side, expr));
+  if (in.side != "user" && in.side != "item" && in.side != "context" && in.side != "feature" && in.side != "const") {
+    throw ConfigError(fmt::format("{}: side '{}' of '{}' is not user, item, context, feature or const", field_path,
+                                  in.side, expr));
   }
   return in;
 }
 
-std::string input_from_expression(const std::string& expr, const std::string& path) {
-  return parse_fg_input(expr, path + ".expression").name;
+std::string fg_input_column(const FgInputName& n, const BuildContext& ctx, bool per_item,
+                            const std::string& field_path) {
+  if (n.side == "feature" || n.side == "const") {
+    if (per_item) {
+      throw NotSupportedError(fmt::format("{} '{}:{}' as an input of a sequence's items (FG DAG inputs of items)",
+                                          field_path, n.side, n.name));
+    }
+    return ctx.fg_dag ? dag_input_column(n.side, n.name) : n.name;
+  }
+  return per_item ? sequence_input_column(ctx, n.name) : n.name;
 }
 
 std::string sequence_input_column(const BuildContext& ctx, const std::string& input) {

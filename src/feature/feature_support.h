@@ -14,6 +14,7 @@
 #include "feature/column_cells.h"
 #include "feature/feature.h"
 #include "feature/text_values.h"
+#include "config/vocab_file.h"
 
 namespace tzrec::feature {
 
@@ -32,16 +33,21 @@ void fill_table_info(const Msg& c, const std::string& path, FeatureInfo* info) {
 
 // An FG input "side:input_name" (docs/tzrec-compatibility.md §5.1).
 struct FgInputName {
-  std::string side;  // user | item | context
+  std::string side;  // user | item | context | feature | const
   std::string name;
 };
 // Parses the input of config field `field_path` ("...combo_feature.expression[1]",
-// "...lookup_feature.map"); ConfigError naming the field when it is not "side:input_name", FG DAG
-// inputs ("feature:", "const:") are not supported yet.
+// "...lookup_feature.map"); ConfigError naming the field when it is not "side:input_name" with
+// side user, item, context, feature or const.
 FgInputName parse_fg_input(const std::string& expr, const std::string& field_path);
 
-// The FG input name of expression "side:input_name" (parse_fg_input of `path`.expression).
-std::string input_from_expression(const std::string& expr, const std::string& path);
+// The column input `n` of config field `field_path` is read from (`per_item`: an input of a
+// sequence's items). user / item / context inputs: their name (per-item inputs of a grouped
+// sequence prefixed, sequence_input_column); feature / const inputs: under FG_DAG the column
+// FeatureParser adds (fg_dag.h), under FG_NORMAL the column of that name, as TorchEasyRec.
+// NotSupportedError for a per-item feature / const input.
+std::string fg_input_column(const FgInputName& n, const BuildContext& ctx, bool per_item,
+                            const std::string& field_path);
 
 // The column a feature reads its FG input `input` from: grouped sequences prefix it with
 // "<sequence_name>__" (their per-item inputs live in the sequence's columns).
@@ -143,5 +149,12 @@ void parse_own_encoded(const Feature* dense, const EncodedIds& spec, const Featu
 // out.sequence_lengths; KJT length = items (one id per item) or ids, with the ids per item into
 // out.item_lengths.
 void end_sequence_row(const std::vector<int64_t>& ids_per_item, bool one_id_per_item, const ParseOutput& out);
+
+// The vocab_file asset of a feature message that has vocab_file and asset_dir (none when unset).
+template <typename Msg>
+std::vector<FeatureAsset> vocab_file_assets(const Msg& c) {
+  if (!c.has_vocab_file()) return {};
+  return {{"vocab_file", config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir())}};
+}
 
 }  // namespace tzrec::feature

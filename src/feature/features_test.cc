@@ -113,14 +113,14 @@ TEST(BuildFeatureInfos, FieldRulesOfIdAndRawFeatures) {
   EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" expression: "items:a" embedding_dim: 4
                                                             num_buckets: 3 } })",
                          fg)
-                .find("feature_configs[0].id_feature.expression: side 'items' of 'items:a' is not user, item or context"),
+                .find("feature_configs[0].id_feature.expression: side 'items' of 'items:a' is not user, item, context, feature or const"),
             std::string::npos);
-  EXPECT_EQ(error_of<NotSupportedError>([&] {
-              infos(R"(feature_configs { id_feature { feature_name: "a" expression: "feature:b" embedding_dim: 4
-                                                      num_buckets: 3 } })",
-                    fg);
-            }),
-            "not supported yet: feature_configs[0].id_feature.expression 'feature:b' (FG DAG 'feature:' inputs)");
+  // FG_DAG: a feature: input names a feature of the config (fg_dag.h).
+  EXPECT_NE(config_error(R"(feature_configs { id_feature { feature_name: "a" expression: "feature:b" embedding_dim: 4
+                                                            num_buckets: 3 } })",
+                         "fg_mode: FG_DAG")
+                .find("feature_configs[0].id_feature: input 'feature:b' names no feature"),
+            std::string::npos);
   EXPECT_NE(config_error(R"(feature_configs { raw_feature { feature_name: "r" expression: "user:r"
                                                              normalizer: "method=cube" } })",
                          fg)

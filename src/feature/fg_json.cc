@@ -11,18 +11,20 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/assets.h"
 #include "data/file_output.h"
 #include "feature/feature_registry.h"
 
 namespace tzrec::feature {
 namespace {
 
-// The bucketizer keys remove_bucketizer drops (TorchEasyRec's _remove_one_feature_bucketizer; it
-// keeps a tokenize_feature's vocab_file, and this engine writes no vocab_file at all).
+// The bucketizer keys remove_bucketizer drops (TorchEasyRec's _remove_one_feature_bucketizer; a
+// tokenize_feature keeps its vocab_file, the tokenizer's vocabulary).
 void remove_bucketizer(nlohmann::ordered_json* entry) {
   for (const char* key : {"hash_bucket_size", "vocab_dict", "vocab_list", "boundaries", "num_buckets"}) {
     entry->erase(key);
   }
+  if (entry->value("feature_type", "") != "tokenize_feature") entry->erase("vocab_file");
 }
 
 // ---- Python's json.dump(doc, f, indent=4) ---------------------------------------------------------
@@ -159,7 +161,18 @@ void append_python_json(const nlohmann::ordered_json& v, int level, std::string*
 
 // Appends `feature`'s entries to `out`.
 void append_entries(const Feature& feature, const FgJsonOptions& options, nlohmann::ordered_json* out) {
+  std::vector<std::pair<std::string, std::string>> copies;  // entry key -> the copy's name
+  if (!options.asset_dir.empty()) {
+    for (const FeatureAsset& a : feature.assets()) {
+      const size_t dot = a.field.rfind('.');
+      copies.emplace_back(dot == std::string::npos ? a.field : a.field.substr(dot + 1),
+                          copy_asset(a.path, options.asset_dir));
+    }
+  }
   for (nlohmann::ordered_json& entry : feature.fg_json()) {
+    for (const auto& [key, name] : copies) {
+      if (entry.contains(key)) entry[key] = name;
+    }
     if (options.remove_bucketizer) remove_bucketizer(&entry);
     out->push_back(std::move(entry));
   }

@@ -13,8 +13,8 @@
 // sequence_feature is one entry, placed where its sequence_name first appears; sub-features of
 // later groups with the same sequence_name join it (as TorchEasyRec). sequence_pk defaults to
 // "user:<sequence_name>". remove_bucketizer drops hash_bucket_size, vocab_list, vocab_dict,
-// boundaries and num_buckets from every entry (default_bucketize_value stays), for data that is
-// bucketized at training time (fg_mode FG_BUCKETIZE).
+// boundaries, num_buckets and vocab_file (but a tokenize_feature's) from every entry
+// (default_bucketize_value stays), for data that is bucketized at training time (FG_BUCKETIZE).
 //
 // The text is Python's json.dump(doc, f, indent=4): one item per line, 4 spaces per level, "key":
 // value, non-ASCII and control characters as \uXXXX, no newline at the end.
@@ -35,6 +35,10 @@ inline constexpr const char* kFgJsonFile = "fg.json";
 
 struct FgJsonOptions {
   bool remove_bucketizer = false;
+  // Set: the features' assets are copied into this directory (feature/assets.h) and the entries
+  // name the copies, as TorchEasyRec's create_fg_json(asset_dir=...); empty: the entries name the
+  // files as configured.
+  std::string asset_dir;
   std::optional<std::vector<std::string>> reserves;  // set: "reserves" is written (also when empty)
 };
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feature/feature_info.h"
+#include "config/vocab_file.h"
 
 namespace tzrec::feature {
 
@@ -51,8 +52,9 @@ nlohmann::ordered_json fg_float_list(const google::protobuf::RepeatedField<float
 void add_fg_sequence_fields(const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
                             const FeatureInfo& info, nlohmann::ordered_json* entry);
 
-// A vocabulary bucketizer's keys: vocab_list, else vocab_dict, each with default_bucketize_value;
-// false (nothing written) when neither is set.
+// A vocabulary bucketizer's keys: vocab_list, else vocab_dict, else vocab_file (the path read,
+// vocab_file.h; fg_json.h may replace it by the name of the copied asset), each with
+// default_bucketize_value; false (nothing written) when none is set.
 template <typename Msg>
 bool add_fg_vocab(const Msg& c, const std::string& default_value, nlohmann::ordered_json* entry) {
   nlohmann::ordered_json& e = *entry;
@@ -60,6 +62,8 @@ bool add_fg_vocab(const Msg& c, const std::string& default_value, nlohmann::orde
     e["vocab_list"] = fg_vocab_list(c.vocab_list(), c.has_default_bucketize_value(), default_value);
   } else if (!c.vocab_dict().empty()) {
     e["vocab_dict"] = fg_vocab_dict(c.vocab_dict(), c.has_default_bucketize_value(), default_value);
+  } else if (c.has_vocab_file()) {
+    e["vocab_file"] = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
   } else {
     return false;
   }
@@ -70,8 +74,8 @@ bool add_fg_vocab(const Msg& c, const std::string& default_value, nlohmann::orde
 
 // The bucketizer of a lookup_feature / match_feature entry (Msg: LookupFeature or MatchFeature),
 // the first set in TorchEasyRec's order: hash_bucket_size > num_buckets > vocab_list (+
-// default_bucketize_value) > vocab_dict (+ default_bucketize_value) > boundaries (zch, dynamicemb
-// and vocab_file are refused when the config is loaded). Returns true for a text bucketizer (all
+// default_bucketize_value) > vocab_dict > vocab_file (each + default_bucketize_value) > boundaries
+// (zch and dynamicemb are refused when the config is loaded). Returns true for a text bucketizer (all
 // but boundaries), whose values TorchEasyRec's entry then types "string".
 template <typename Msg>
 bool add_fg_map_bucketizer(const Msg& c, const std::string& default_value, const std::string& field_path,

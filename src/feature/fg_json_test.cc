@@ -36,9 +36,13 @@ nlohmann::ordered_json fg_json_of(const std::string& config_text, const FgJsonOp
   return create_fg_json(parse_config(config_text), options);
 }
 
-// TorchEasyRec's feature_test.py _create_test_feature_cfgs (minus expr_f — see the ExprFeature test —, token_g and
-// click_seq_cat_simple, whose types / vocab_file this engine does not have), with embedding_dim.
-const char* kTorchEasyRecFeatures = R"(
+// TorchEasyRec's vocab file data/test/id_vocab_list_0 (tests/data/vocab); its copy is named
+// id_vocab_list_0_583794bd44eb2c6d83336c71258521e8 in TorchEasyRec's test.
+const std::string kVocabList0 = std::string(TZREC_SOURCE_DIR) + "/tests/data/vocab/id_vocab_list_0";
+
+// TorchEasyRec's feature_test.py _create_test_feature_cfgs (minus expr_f — see the ExprFeature test — and
+// token_g, whose type this engine does not have), with embedding_dim.
+const std::string kTorchEasyRecFeatures = R"(
   data_config { fg_mode: FG_DAG }
   feature_configs { id_feature { feature_name: "cat_a" expression: "item:cat_a" num_buckets: 100 embedding_dim: 8 } }
   feature_configs { raw_feature { feature_name: "int_a" expression: "item:int_a" boundaries: [1, 2, 3]
@@ -50,6 +54,9 @@ const char* kTorchEasyRecFeatures = R"(
   feature_configs { match_feature { feature_name: "match_e" nested_map: "user:nested_map" pkey: "item:key_e"
                                     skey: "item:key_f" vocab_dict { key: "e" value: 2 } vocab_dict { key: "f" value: 3 }
                                     vocab_dict { key: "g" value: 4 } embedding_dim: 8 } }
+  feature_configs { sequence_id_feature { feature_name: "click_seq_cat_simple" expression: "item:click_seq_cat_simple"
+                                          sequence_length: 50 sequence_delim: ";" vocab_file: ")" +
+                                          kVocabList0 + R"(" default_bucketize_value: 0 embedding_dim: 8 } }
   feature_configs { sequence_raw_feature { feature_name: "click_seq_int_simple" expression: "user:click_seq_int_simple"
                                            sequence_length: 50 sequence_delim: ";" } }
   feature_configs { sequence_feature {
@@ -59,8 +66,9 @@ const char* kTorchEasyRecFeatures = R"(
   } }
 )";
 
-TEST(FgJson, TorchEasyRecCreateFgJson) {
-  expect_json(fg_json_of(kTorchEasyRecFeatures), R"({"features": [
+// The document of kTorchEasyRecFeatures with click_seq_cat_simple's vocab_file `vocab_file`.
+std::string torch_easy_rec_fg_json(const std::string& vocab_file) {
+  return R"({"features": [
     {"feature_type": "id_feature", "feature_name": "cat_a", "default_value": "", "expression": "item:cat_a",
      "value_type": "string", "need_prefix": false, "num_buckets": 100, "value_dim": 0},
     {"feature_type": "raw_feature", "feature_name": "int_a", "default_value": "0", "expression": "item:int_a",
@@ -75,6 +83,10 @@ TEST(FgJson, TorchEasyRecCreateFgJson) {
      "item": "item:key_f", "matchType": "hit", "default_value": "0", "value_type": "string", "needDiscrete": true,
      "show_category": false, "show_item": false, "vocab_dict": {"e": 2, "f": 3, "g": 4, "0": 0},
      "default_bucketize_value": 1, "value_dim": 1},
+    {"feature_type": "sequence_id_feature", "feature_name": "click_seq_cat_simple", "default_value": "0",
+     "expression": "item:click_seq_cat_simple", "value_type": "string", "need_prefix": false,
+     "vocab_file": ")" + vocab_file + R"(", "default_bucketize_value": 0, "value_dim": 1, "sequence_delim": ";",
+     "sequence_length": 50},
     {"feature_type": "sequence_raw_feature", "feature_name": "click_seq_int_simple", "default_value": "0",
      "expression": "user:click_seq_int_simple", "value_type": "float", "sequence_delim": ";", "sequence_length": 50},
     {"sequence_name": "click_seq", "sequence_length": 50, "sequence_delim": ";", "sequence_pk": "user:click_seq",
@@ -83,7 +95,27 @@ TEST(FgJson, TorchEasyRecCreateFgJson) {
         "value_type": "string", "need_prefix": false, "hash_bucket_size": 10, "value_dim": 1},
        {"feature_type": "raw_feature", "feature_name": "int_a", "default_value": "0", "expression": "item:int_a",
         "value_type": "float", "boundaries": [7.0, 8.0, 9.0]}]}
-  ]})");
+  ]})";
+}
+
+TEST(FgJson, TorchEasyRecCreateFgJson) {
+  expect_json(fg_json_of(kTorchEasyRecFeatures), torch_easy_rec_fg_json(kVocabList0));
+}
+
+// create_fg_json(features, asset_dir=...): the vocab file is copied into asset_dir under the name
+// TorchEasyRec's test expects, and the entry names the copy.
+TEST(FgJson, TorchEasyRecCreateFgJsonWithAssetDir) {
+  const std::string dir = ::testing::TempDir() + "/fg_json_assets_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  FgJsonOptions options;
+  options.asset_dir = dir;
+  const std::string copy = "id_vocab_list_0_583794bd44eb2c6d83336c71258521e8";
+  expect_json(fg_json_of(kTorchEasyRecFeatures, options), torch_easy_rec_fg_json(copy));
+  std::ifstream in(dir + "/" + copy);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  EXPECT_EQ(bytes.str(), "<BLK>\n<OOV>\nabc\nefg\n");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FgJson, TorchEasyRecRemoveBucketizer) {
@@ -102,6 +134,9 @@ TEST(FgJson, TorchEasyRecRemoveBucketizer) {
     {"feature_type": "match_feature", "feature_name": "match_e", "user": "user:nested_map", "category": "item:key_e",
      "item": "item:key_f", "matchType": "hit", "default_value": "0", "value_type": "string", "needDiscrete": true,
      "show_category": false, "show_item": false, "default_bucketize_value": 1, "value_dim": 1},
+    {"feature_type": "sequence_id_feature", "feature_name": "click_seq_cat_simple", "default_value": "0",
+     "expression": "item:click_seq_cat_simple", "value_type": "string", "need_prefix": false,
+     "default_bucketize_value": 0, "value_dim": 1, "sequence_delim": ";", "sequence_length": 50},
     {"feature_type": "sequence_raw_feature", "feature_name": "click_seq_int_simple", "default_value": "0",
      "expression": "user:click_seq_int_simple", "value_type": "float", "sequence_delim": ";", "sequence_length": 50},
     {"sequence_name": "click_seq", "sequence_length": 50, "sequence_delim": ";", "sequence_pk": "user:click_seq",
@@ -399,7 +434,7 @@ TEST(FgJson, WriteFile) {
 // A feature type without fg.json entries is refused, never written wrong.
 class NoFgJsonFeature : public Feature {
  public:
-  NoFgJsonFeature() : Feature("x", "feature_configs[0].custom_feature", "custom_feature", BuildContext{}) {}
+  NoFgJsonFeature() : Feature("x", "feature_configs[0].tokenize_feature", "tokenize_feature", BuildContext{}) {}
   std::vector<std::string> input_columns() const override { return {}; }
   void parse(const data::RecordBatch&, const ParseOutput&) const override {}
 };
@@ -410,7 +445,7 @@ TEST(FgJson, TypeWithoutEntriesIsNotSupported) {
     FAIL() << "expected NotSupportedError";
   } catch (const NotSupportedError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "not supported yet: create_fg_json for custom_feature (feature_configs[0].custom_feature)");
+              "not supported yet: create_fg_json for tokenize_feature (feature_configs[0].tokenize_feature)");
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
+#include "config/vocab_file.h"
 
 namespace tzrec::feature {
 
@@ -13,7 +14,7 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
-  // zch, dynamicemb, vocab_file, stub_type: refused when the config is loaded (config/field_registry.cc).
+  // zch, dynamicemb, stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }
@@ -46,7 +47,13 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   std::map<std::string, int64_t> vocab_dict(c.vocab_dict().begin(), c.vocab_dict().end());
   if (!vocab_dict.empty() && !c.has_default_bucketize_value()) vocab_dict[default_value] = 0;
 
-  // num_embeddings precedence: hash_bucket_size > num_buckets > vocab_list > vocab_dict.
+  std::optional<config::VocabFile> vocab_file;
+  if (!c.has_hash_bucket_size() && vocab_list.empty() && vocab_dict.empty() && c.has_vocab_file()) {
+    vocab_file = config::load_feature_vocab_file(config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir()), path,
+                                         c.has_default_bucketize_value());
+  }
+
+  // num_embeddings precedence: hash_bucket_size > num_buckets > vocab_list > vocab_dict > vocab_file.
   if (c.has_hash_bucket_size()) {
     if (c.hash_bucket_size() == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     info_.num_embeddings = static_cast<int64_t>(c.hash_bucket_size());
@@ -63,9 +70,13 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     for (const auto& [k, v] : vocab_dict) max_id = std::max(max_id, v);
     info_.num_embeddings = max_id + 1;
     table_size_field_ = "vocab_dict";
+  } else if (vocab_file) {
+    info_.num_embeddings = vocab_file->num_embeddings;
+    table_size_field_ = "vocab_file";
   } else {
     throw ConfigError(fmt::format(
-        "{}: set one of hash_bucket_size, num_buckets, vocab_list or vocab_dict for feature {}", path, info_.name));
+        "{}: set one of hash_bucket_size, num_buckets, vocab_list, vocab_dict or vocab_file for feature {}", path,
+        info_.name));
   }
   table_size_source_ = table_size_field_ + " " + std::to_string(info_.num_embeddings);
 
@@ -75,21 +86,25 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     return;
   }
-  input_column_ = sequence_input_column(ctx, input_from_expression(c.expression(), path));
+  input_column_ =
+      fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
   default_value_ = default_value;
   separator_ = c.separator();
   if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
-  // Bucketizer precedence of TorchEasyRec's fg_json: hash > vocab_list > vocab_dict > num_buckets.
+  // Bucketizer precedence of TorchEasyRec's fg_json: hash > vocab_list > vocab_dict > vocab_file >
+  // num_buckets.
   if (c.has_hash_bucket_size()) {
     bucketizer_ = Bucketizer::kHash;
     hash_bucket_size_ = c.hash_bucket_size();
-  } else if (!vocab_list.empty() || !vocab_dict.empty()) {
+  } else if (!vocab_list.empty() || !vocab_dict.empty() || vocab_file) {
     bucketizer_ = Bucketizer::kVocab;
     // A token listed twice keeps its later position (the default value found in vocab_list maps
     // to its list position).
     for (size_t i = 0; i < vocab_list.size(); ++i) vocab_[vocab_list[i]] = static_cast<int64_t>(i);
-    if (vocab_list.empty()) {
+    if (vocab_list.empty() && !vocab_dict.empty()) {
       for (const auto& [k, v] : vocab_dict) vocab_[k] = v;
+    } else if (vocab_file) {
+      for (const auto& [k, v] : vocab_file->tokens) vocab_[k] = v;
     }
     oov_id_ = c.has_default_bucketize_value() ? static_cast<int64_t>(c.default_bucketize_value()) : 1;
     check_vocab_ids();

@@ -27,6 +27,7 @@
 
 #include "feature/column_cells.h"
 #include "feature/feature.h"
+#include "feature/feature_support.h"
 #include "tzrec/protos/feature.pb.h"
 
 namespace tzrec::feature {
@@ -40,6 +41,7 @@ class IdFeature : public Feature {
 
   std::vector<std::string> input_columns() const override { return {input_column_}; }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
+  std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 #include "feature/kv_map.h"
 
@@ -11,7 +12,7 @@ namespace tzrec::feature {
 LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, vocab_file, asset_dir, autodis, mlp, stub_type, use_mask: refused when the
+  // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
   if (sequence) {
@@ -20,7 +21,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   }
   // TorchEasyRec: sequences have no empty default value ("0" instead).
   const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
-  Bucketizer bucketizer(map_bucketizer_fields(c), default_value, path, info_.name);
+  Bucketizer bucketizer(Bucketizer::fields_of(c), default_value, path, info_.name);
   const bool multi_dim = value_dim > 1;
   if (multi_dim && bucketizer.is_text()) {
     throw ConfigError(
@@ -49,6 +50,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
     info_.embedding_dim = c.embedding_dim();
     info_.value_dim = std::max<int64_t>(value_dim, 1);
   }
+  fill_dense_embedding(c, value_dim, SequenceDenseEmbedding::kRefused, path, &info_);
   if (c.need_key() && numeric) {
     throw NotSupportedError(path +
                             ".need_key with numeric values (boundaries or a dense output; the key prefix "
@@ -67,15 +69,8 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   values_.multi_dim = multi_dim;
   values_.value_separator = c.value_separator();
   if (fg_mode_ == FgMode::kNone) {
-    if (c.has_normalizer()) warn_normalizer_not_applied(path);
-    if (!info_.is_sparse) {
-      encoded_dense_ = encoded_dense_reader(c, info_.value_dim, path, type, ctx, sequence);
-      return;
-    }
-    fg_encoded_default_ =
-        fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
-    encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
-                                    bucketizer.table_size_source(), bucketizer.table_size_field());
+    if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
+    own_encoded_.init(c, bucketizer, info_.value_dim, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
 
@@ -113,7 +108,7 @@ void LookupFeature::parse(const data::RecordBatch& batch, const ParseOutput& out
     parse_fg(batch, out);
     return;
   }
-  parse_own_encoded(encoded_dense_.get(), encoded_ids_, info_, batch, out);
+  own_encoded_.parse(info_, batch, out);
 }
 
 void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,

@@ -48,6 +48,7 @@ class LookupFeature : public Feature {
 
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
+  std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;
@@ -64,9 +65,7 @@ class LookupFeature : public Feature {
   bool need_key_ = false;
   std::string sequence_delim_;
   // FG_NONE
-  std::optional<std::string> fg_encoded_default_;
-  std::unique_ptr<RawFeature> encoded_dense_;
-  EncodedIds encoded_ids_;
+  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

@@ -54,22 +54,6 @@ void check_numeric_default(const LookupValuesSpec& spec);
 
 // ---- config shared by lookup_feature and match_feature ----------------------------------------
 
-// The bucketizer fields of a LookupFeature / MatchFeature message.
-template <typename Msg>
-Bucketizer::Fields map_bucketizer_fields(const Msg& c) {
-  Bucketizer::Fields f;
-  f.has_hash_bucket_size = c.has_hash_bucket_size();
-  f.hash_bucket_size = c.hash_bucket_size();
-  f.has_num_buckets = c.has_num_buckets();
-  f.num_buckets = c.num_buckets();
-  f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
-  f.vocab_dict.assign(c.vocab_dict().begin(), c.vocab_dict().end());
-  f.has_default_bucketize_value = c.has_default_bucketize_value();
-  f.default_bucketize_value = c.default_bucketize_value();
-  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
-  return f;
-}
-
 // fg_value_type (the FG output type before bucketization) may only restate what TorchEasyRec
 // derives: "string" with a text bucketizer (or "int64" / "int32" with num_buckets), "float"
 // otherwise; another type is NotSupportedError at `path`.fg_value_type.
@@ -78,19 +62,40 @@ void check_fg_value_type(bool has, const std::string& value, const Bucketizer& b
 // A text default value with num_buckets must be an id of the table (ConfigError otherwise).
 void check_text_default(const std::string& default_value, const Bucketizer& b, const std::string& path);
 
-// FG_NONE reader of a dense lookup / match feature: its column holds FG output, read as a
-// raw_feature of `width` values (fg_encoded_default_value for empty cells).
-template <typename Msg>
-std::unique_ptr<RawFeature> encoded_dense_reader(const Msg& c, int64_t width, const std::string& path,
-                                                 const std::string& type, const BuildContext& ctx, bool sequence) {
-  protos::RawFeature raw;
-  raw.set_feature_name(c.feature_name());
-  raw.set_value_dim(static_cast<uint32_t>(width));
-  if (c.has_fg_encoded_default_value()) raw.set_fg_encoded_default_value(c.fg_encoded_default_value());
-  raw.set_sequence_length(c.sequence_length());
-  raw.set_sequence_delim(c.sequence_delim());
-  return std::make_unique<RawFeature>(raw, path, type, ctx, sequence);
-}
+// The FG_NONE reading of a lookup, match, custom or expr feature (docs/tzrec-compatibility.md §5.6): its
+// own column holds FG output — ids (fg_encoded_multival_sep, fg_encoded_default_value) when the
+// feature is sparse, else `dense_width` numbers read as a raw_feature's. Set up once in the
+// feature's constructor; the feature is not moved afterwards (the reader points into it).
+class OwnEncodedColumn {
+ public:
+  template <typename Msg>
+  void init(const Msg& c, const Bucketizer& bucketizer, int64_t dense_width, const std::string& path,
+            const std::string& type, const BuildContext& ctx, bool sequence, const std::string& sequence_delim,
+            const FeatureInfo* info) {
+    if (!info->is_sparse) {
+      protos::RawFeature raw;
+      raw.set_feature_name(c.feature_name());
+      raw.set_value_dim(static_cast<uint32_t>(dense_width));
+      if (c.has_fg_encoded_default_value()) raw.set_fg_encoded_default_value(c.fg_encoded_default_value());
+      raw.set_sequence_length(c.sequence_length());
+      raw.set_sequence_delim(c.sequence_delim());
+      dense_ = std::make_unique<RawFeature>(raw, path, type, ctx, sequence);
+      return;
+    }
+    default_ = fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), *info, path,
+                                  ctx.multival_sep);
+    ids_ = encoded_ids_spec(info, path, ctx.multival_sep, sequence_delim, default_, bucketizer.table_size_source(),
+                            bucketizer.table_size_field());
+  }
+  void parse(const FeatureInfo& info, const data::RecordBatch& batch, const ParseOutput& out) const {
+    parse_own_encoded(dense_.get(), ids_, info, batch, out);
+  }
+
+ private:
+  std::optional<std::string> default_;
+  std::unique_ptr<RawFeature> dense_;
+  EncodedIds ids_;
+};
 
 // One row or item: add the hits, then finish.
 class LookupValues {

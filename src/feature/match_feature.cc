@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 
 namespace tzrec::feature {
@@ -20,7 +21,7 @@ struct MatchFeature::Scratch {
 MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, vocab_file, asset_dir, autodis, mlp, stub_type, use_mask: refused when the
+  // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
   if (sequence) {
@@ -29,7 +30,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   }
   const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
   // TorchEasyRec's MatchFeature.num_embeddings: len(effective vocab_list) + 1.
-  Bucketizer bucketizer(map_bucketizer_fields(c), default_value, path, info_.name, /*vocab_list_extra_rows=*/1);
+  Bucketizer bucketizer(Bucketizer::fields_of(c), default_value, path, info_.name, /*vocab_list_extra_rows=*/1);
   info_.is_sparse = bucketizer.kind() != Bucketizer::Kind::kNone;
   const bool numeric = !bucketizer.is_text();
   const bool each_hit = !numeric || c.need_discrete();
@@ -47,6 +48,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
     info_.embedding_dim = c.embedding_dim();
     info_.value_dim = 1;
   }
+  fill_dense_embedding(c, value_dim, SequenceDenseEmbedding::kRefused, path, &info_);
   if ((c.show_pkey() || c.show_skey()) && numeric) {
     throw NotSupportedError(
         fmt::format("{}.{} with numeric values (boundaries or a dense output; the key prefix "
@@ -65,15 +67,8 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   values_.default_value = default_value;
   values_.width = 1;
   if (fg_mode_ == FgMode::kNone) {
-    if (c.has_normalizer()) warn_normalizer_not_applied(path);
-    if (!info_.is_sparse) {
-      encoded_dense_ = encoded_dense_reader(c, 1, path, type, ctx, sequence);
-      return;
-    }
-    fg_encoded_default_ =
-        fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
-    encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
-                                    bucketizer.table_size_source(), bucketizer.table_size_field());
+    if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
+    own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
 
@@ -120,7 +115,7 @@ void MatchFeature::parse(const data::RecordBatch& batch, const ParseOutput& out)
     parse_fg(batch, out);
     return;
   }
-  parse_own_encoded(encoded_dense_.get(), encoded_ids_, info_, batch, out);
+  own_encoded_.parse(info_, batch, out);
 }
 
 void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<NestedEntry>& outer,

@@ -45,6 +45,7 @@ class MatchFeature : public Feature {
 
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
+  std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;
@@ -67,9 +68,7 @@ class MatchFeature : public Feature {
   LookupValuesSpec values_;
   std::string sequence_delim_;
   // FG_NONE
-  std::optional<std::string> fg_encoded_default_;
-  std::unique_ptr<RawFeature> encoded_dense_;
-  EncodedIds encoded_ids_;
+  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

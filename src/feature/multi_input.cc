@@ -24,7 +24,7 @@ FgInput make_fg_input(const std::string& expr, const std::string& field, const B
                       ? n.side == "item"
                       : std::find(sequence_fields.begin(), sequence_fields.end(), n.name) != sequence_fields.end();
   }
-  in.column = in.sequence ? sequence_input_column(ctx, n.name) : n.name;
+  in.column = fg_input_column(n, ctx, in.sequence, field);
   return in;
 }
 

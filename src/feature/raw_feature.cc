@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "feature/dense_embedding_settings.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
 
@@ -11,7 +12,7 @@ namespace tzrec::feature {
 RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, const std::string& type,
                        const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // autodis, mlp, stub_type: refused when the config is loaded (config/field_registry.cc).
+  // stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
   value_dim_ = c.value_dim();
   info_.value_dim = value_dim_;
@@ -35,6 +36,7 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
   } else {
     info_.embedding_dim = c.embedding_dim();
   }
+  fill_dense_embedding(c, value_dim_, SequenceDenseEmbedding::kIgnored, path, &info_);
   if (fg_mode_ == FgMode::kNone) {
     // The column holds FG output: bucket ids when boundaries are set, else value_dim floats.
     if (c.has_normalizer()) warn_normalizer_not_applied(path);
@@ -43,7 +45,8 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     return;
   }
-  input_column_ = sequence_input_column(ctx, input_from_expression(c.expression(), path));
+  input_column_ =
+      fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
   default_value_ = c.default_value();
   separator_ = c.separator();
   if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");

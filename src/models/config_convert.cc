@@ -19,6 +19,14 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
   spec.init_fn = info.init_fn;
   spec.dtype = info.data_type == "FP16" ? torch::kFloat16 : torch::kFloat32;
   spec.value_dim = info.value_dim;
+  if (info.dense_embedding == "autodis") {
+    spec.dense_embedding.type = embedding::DenseEmbeddingType::kAutoDis;
+    spec.dense_embedding.num_channels = info.autodis_num_channels;
+    spec.dense_embedding.temperature = info.autodis_temperature;
+    spec.dense_embedding.keep_prob = info.autodis_keep_prob;
+  } else if (info.dense_embedding == "mlp") {
+    spec.dense_embedding.type = embedding::DenseEmbeddingType::kMlp;
+  }
   spec.is_sequence = info.is_sequence;
   return spec;
 }

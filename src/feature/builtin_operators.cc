@@ -1,0 +1,155 @@
+#include "feature/builtin_operators.h"
+
+#include <algorithm>
+#include <memory>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <tzrec/custom_operator.h>
+
+namespace tzrec::feature {
+namespace {
+
+void write_error(char* error, size_t error_size, const std::string& message) {
+  if (error_size == 0) return;
+  std::snprintf(error, error_size, "%s", message.c_str());
+}
+
+// ---- EditDistance (pyfg/lib/libedit_distance.so) --------------------------------------------------
+// The Levenshtein distance (insertions, deletions and substitutions of cost 1) between the texts
+// of its two inputs; an input's text is its values joined by "\x1d" (the default separator, so a
+// text cell reads back as it is). operator_params "encoding": "latin" (the default: bytes) or
+// "utf-8" (code points; invalid UTF-8 bytes count one each).
+
+struct EditDistanceState {
+  bool utf8 = false;
+};
+
+std::vector<uint32_t> code_points(std::string_view s, bool utf8) {
+  std::vector<uint32_t> out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 1;
+    uint32_t cp = c;
+    if (utf8 && c >= 0xC0) {
+      n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      if (i + n > s.size()) {
+        n = 1;
+      } else {
+        cp = c & (0x3F >> (n - 1));
+        for (size_t j = 1; j < n; ++j) {
+          const auto cont = static_cast<unsigned char>(s[i + j]);
+          if ((cont & 0xC0) != 0x80) {
+            n = 1;
+            cp = c;
+            break;
+          }
+          cp = (cp << 6) | (cont & 0x3F);
+        }
+      }
+    }
+    out.push_back(cp);
+    i += n;
+  }
+  return out;
+}
+
+size_t levenshtein(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string joined(const tzrec_operator_input& in) {
+  std::string out;
+  for (size_t i = 0; i < in.num_values; ++i) {
+    if (i > 0) out.push_back('\x1d');
+    out.append(in.values[i].data, in.values[i].size);
+  }
+  return out;
+}
+
+void* edit_distance_create(const char* params_json, char* error, size_t error_size) {
+  auto state = std::make_unique<EditDistanceState>();
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
+    return nullptr;
+  }
+  if (params.contains("encoding")) {
+    const auto& enc = params["encoding"];
+    const std::string value = enc.is_string() ? enc.get<std::string>() : enc.dump();
+    if (value == "utf-8" || value == "utf8") {
+      state->utf8 = true;
+    } else if (value != "latin") {
+      write_error(error, error_size, "encoding \"" + value + "\": use \"utf-8\" or \"latin\"");
+      return nullptr;
+    }
+  }
+  for (const auto& item : params.items()) {
+    if (item.key() != "encoding") {
+      write_error(error, error_size, "unknown parameter \"" + item.key() + "\" (EditDistance takes \"encoding\")");
+      return nullptr;
+    }
+  }
+  return state.release();
+}
+
+int edit_distance_evaluate(void* state, const tzrec_operator_input* inputs, size_t num_inputs,
+                           tzrec_operator_output* out, const tzrec_operator_output_api* api, char* error,
+                           size_t error_size) {
+  if (num_inputs != 2) {
+    write_error(error, error_size, "EditDistance takes two inputs, got " + std::to_string(num_inputs));
+    return 1;
+  }
+  const bool utf8 = static_cast<EditDistanceState*>(state)->utf8;
+  const size_t d = levenshtein(code_points(joined(inputs[0]), utf8), code_points(joined(inputs[1]), utf8));
+  api->add_number(out, static_cast<double>(d));
+  return 0;
+}
+
+void edit_distance_destroy(void* state) { delete static_cast<EditDistanceState*>(state); }
+
+const tzrec_custom_operator kEditDistance = {TZREC_CUSTOM_OPERATOR_ABI_VERSION, /*thread_safe=*/1,
+                                             &edit_distance_create, &edit_distance_evaluate, &edit_distance_destroy};
+
+struct Builtin {
+  const char* lib_file;
+  const char* name;
+  const tzrec_custom_operator* op;
+};
+
+const Builtin kBuiltins[] = {
+    {"pyfg/lib/libedit_distance.so", "EditDistance", &kEditDistance},
+};
+
+}  // namespace
+
+const tzrec_custom_operator* builtin_custom_operator(const std::string& lib_file, const std::string& operator_name) {
+  for (const Builtin& b : kBuiltins) {
+    if (lib_file == b.lib_file && operator_name == b.name) return b.op;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> builtin_custom_operator_names() {
+  std::vector<std::string> out;
+  for (const Builtin& b : kBuiltins) out.push_back(std::string(b.name) + " (" + b.lib_file + ")");
+  return out;
+}
+
+}  // namespace tzrec::feature
