@@ -72,21 +72,24 @@ constexpr Entry kEntries[] = {
      "embedding_constraints sequence_length sequence_delim",
      ""},
     {"IdFeature", kHonoured, "vocab_file asset_dir", ""},
-    {"IdFeature", kRefused, "zch dynamicemb stub_type use_mask sequence_fields", ""},
+    {"IdFeature", kHonoured, "stub_type", ""},
+    {"IdFeature", kRefused, "zch dynamicemb use_mask sequence_fields", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
      "embedding_constraints sequence_length sequence_delim",
      ""},
     {"RawFeature", kHonoured, "autodis mlp", ""},
-    {"RawFeature", kRefused, "stub_type use_mask sequence_fields", ""},
+    {"RawFeature", kHonoured, "stub_type", ""},
+    {"RawFeature", kRefused, "use_mask sequence_fields", ""},
     {"ComboFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size vocab_list vocab_dict "
      "value_dim pooling default_value separator init_fn fg_encoded_default_value default_bucketize_value "
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
     {"ComboFeature", kHonoured, "vocab_file asset_dir", ""},
-    {"ComboFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
+    {"ComboFeature", kHonoured, "stub_type", ""},
+    {"ComboFeature", kRefused, "zch dynamicemb use_mask", ""},
     {"CombineFeature", kRefused, "*", ""},
     {"LookupFeature", kHonoured,
      "feature_name map key embedding_name embedding_dim boundaries hash_bucket_size num_buckets "
@@ -96,7 +99,8 @@ constexpr Entry kEntries[] = {
      ""},
     {"LookupFeature", kHonoured, "vocab_file asset_dir", ""},
     {"LookupFeature", kHonoured, "autodis mlp", ""},
-    {"LookupFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
+    {"LookupFeature", kHonoured, "stub_type", ""},
+    {"LookupFeature", kRefused, "zch dynamicemb use_mask", ""},
     {"MatchFeature", kHonoured,
      "feature_name nested_map pkey skey embedding_name embedding_dim boundaries hash_bucket_size "
      "num_buckets vocab_list vocab_dict pooling default_value separator need_discrete show_pkey show_skey "
@@ -105,14 +109,16 @@ constexpr Entry kEntries[] = {
      ""},
     {"MatchFeature", kHonoured, "vocab_file asset_dir", ""},
     {"MatchFeature", kHonoured, "autodis mlp", ""},
-    {"MatchFeature", kRefused, "zch dynamicemb stub_type use_mask", ""},
+    {"MatchFeature", kHonoured, "stub_type", ""},
+    {"MatchFeature", kRefused, "zch dynamicemb use_mask", ""},
     {"ExprFeature", kHonoured,
      "feature_name expression variables embedding_name embedding_dim boundaries separator fill_missing "
      "pooling default_value init_fn value_dim fg_encoded_default_value trainable data_type "
      "embedding_constraints sequence_length sequence_delim sequence_fields",
      ""},
     {"ExprFeature", kHonoured, "autodis mlp", ""},
-    {"ExprFeature", kRefused, "use_mask stub_type", ""},
+    {"ExprFeature", kHonoured, "stub_type", ""},
+    {"ExprFeature", kRefused, "use_mask", ""},
     {"OverlapFeature", kRefused, "*", ""},
     {"TextNormalizer", kRefused, "*", ""},
     {"TokenizeFeature", kRefused, "*", ""},
@@ -123,7 +129,8 @@ constexpr Entry kEntries[] = {
      "default_value separator normalizer init_fn value_dim fg_encoded_default_value default_bucketize_value "
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields autodis mlp",
      ""},
-    {"CustomFeature", kRefused, "use_mask zch dynamicemb stub_type", ""},
+    {"CustomFeature", kHonoured, "stub_type", ""},
+    {"CustomFeature", kRefused, "use_mask zch dynamicemb", ""},
     {"BoolMaskFeature", kRefused, "*", ""},
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",

@@ -113,8 +113,8 @@ TEST(Validate, IdFeatureRules) {
                            "feature_configs[4].id_feature.zch"));
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 } } }"),
                            "feature_configs[4].id_feature.dynamicemb"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 stub_type: true } }"),
-                           "feature_configs[4].id_feature.stub_type"));
+  // stub_type is honoured (feature/features_test.cc: FG modes and feature groups).
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 stub_type: true } }")));
   // vocab_file is honoured (the file is read where the feature is built).
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 vocab_file: 'v.txt' "
                                 "default_bucketize_value: 1 } }")));
@@ -132,8 +132,7 @@ TEST(Validate, RawFeatureRules) {
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 autodis { num_channels: 3 temperature: 0.2 keep_prob: 0.5 } } }")));
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { raw_feature { feature_name: 'r' embedding_dim: 4 mlp {} } }")));
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { lookup_feature { feature_name: 'l' map: 'user:m' key: 'item:k' embedding_dim: 4 mlp {} } }")));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { raw_feature { feature_name: 'r' stub_type: true } }"),
-                           "feature_configs[4].raw_feature.stub_type"));
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { raw_feature { feature_name: 'r' stub_type: true } }")));
 }
 
 TEST(Validate, ReportsEveryProblem) {

@@ -33,6 +33,7 @@ struct BuildContext {
   bool fg_dag = false;  // FG_DAG: `feature:` / `const:` inputs are other features' outputs / constants (fg_dag.h)
   std::string multival_sep = "\x03";  // data_config.fg_encoded_multival_sep
   int config_index = 0;               // position in feature_configs
+  bool stub_type = false;             // the feature's stub_type (set by make_feature)
   // Grouped sequences (sequence_feature.features[j]): the group's settings; empty name otherwise.
   std::string sequence_name;
   std::string sequence_delim;

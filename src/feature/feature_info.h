@@ -36,6 +36,9 @@ struct FeatureInfo {
   std::string sequence_name;     // the grouped sequence's sequence_name; "" for sequence_* features
   int64_t sequence_length = 0;   // the configured maximum number of items (FG modes truncate)
   std::string sequence_delim;    // the items' separator in FG inputs (the group's for sub-features)
+  // stub_type: an intermediate result of feature generation (an input of other features under
+  // FG_DAG), not an input of the model (docs/tzrec-compatibility.md §5.2).
+  bool stub = false;
 };
 
 }  // namespace tzrec::feature

@@ -64,6 +64,8 @@ std::vector<std::string> FeatureParser::input_columns() const {
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   for (const auto& f : features_.features) {
+    // Stub features are evaluated only as FG_DAG producers (§5.2): otherwise their inputs are not read.
+    if (f->info().stub && !features_.fg_dag) continue;
     for (const std::string& c : f->input_columns()) {
       if (!is_dag_column(c)) add(c);  // added by parse(), not read
     }
@@ -91,6 +93,7 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
   int64_t dense_width = 0;
   for (const auto& f : features_.features) {
     const FeatureInfo& info = f->info();
+    if (info.stub) continue;  // not an input of the model
     if (info.is_sparse) {
       sparse_keys.push_back(info.name);
       sp.with_weights = sp.with_weights || info.weighted;
@@ -119,6 +122,7 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
   std::map<std::string, std::pair<const Feature*, std::vector<int64_t>>> history_lengths;
   for (const auto& f : features_.features) {
     const FeatureInfo& info = f->info();
+    if (info.stub) continue;
     if (info.is_sequence) {
       sequence_lengths.clear();
       item_lengths.clear();

@@ -60,7 +60,12 @@ FeaturePtr make_feature(const std::string& type, const google::protobuf::Message
                         const BuildContext& ctx, bool sequence) {
   auto it = feature_types().find(type);
   if (it == feature_types().end()) throw NotSupportedError(path);
-  return it->second.factory(msg, path, type, ctx, sequence || it->second.sequence);
+  // stub_type is a field of every feature message (docs/tzrec-compatibility.md §5.2).
+  BuildContext feature_ctx = ctx;
+  if (const auto* stub = msg.GetDescriptor()->FindFieldByName("stub_type"); stub != nullptr) {
+    feature_ctx.stub_type = msg.GetReflection()->GetBool(msg, stub);
+  }
+  return it->second.factory(msg, path, type, feature_ctx, sequence || it->second.sequence);
 }
 
 FeatureSet build_features(const protos::EasyRecConfig& config) {
@@ -82,6 +87,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
   BuildContext ctx;
   ctx.fg_mode = set.fg_mode;
   ctx.fg_dag = dc.fg_mode() == protos::FG_DAG;
+  set.fg_dag = ctx.fg_dag;
   ctx.multival_sep = set.multival_sep;
   const auto* oneof = protos::FeatureConfig::descriptor()->FindOneofByName("feature");
   for (int i = 0; i < config.feature_configs_size(); ++i) {
@@ -107,7 +113,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
   std::map<std::string, const Feature*> tables;
   for (const FeaturePtr& f : set.features) {
     const FeatureInfo& info = f->info();
-    if (!info.is_sparse) continue;
+    if (!info.is_sparse || info.stub) continue;  // stub features have no table
     auto [it, inserted] = tables.emplace(info.embedding_name, f.get());
     if (inserted) continue;
     const FeatureInfo& o = it->second->info();
@@ -117,6 +123,15 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
           "tables need the same size",
           f->field_path(), info.embedding_name, it->second->field_path(), o.num_embeddings, o.embedding_dim,
           info.num_embeddings, info.embedding_dim));
+    }
+  }
+  for (const FeaturePtr& f : set.features) {
+    // TorchEasyRec evaluates stub features only as producers of FG_DAG inputs; FG_NORMAL runs
+    // every feature on its own and refuses them (docs/tzrec-compatibility.md §5.2).
+    if (f->info().stub && dc.fg_mode() == protos::FG_NORMAL) {
+      throw ConfigError(f->field_path() +
+                        ".stub_type: fg_mode FG_NORMAL does not evaluate intermediate (stub_type) features; use "
+                        "fg_mode FG_DAG, or unset stub_type");
     }
   }
   if (ctx.fg_dag) set.dag = plan_fg_dag(set.features);

@@ -14,9 +14,11 @@
 
 namespace tzrec::feature {
 
-// Every feature of a config, in config order (a grouped sequence's sub-features in place).
+// Every feature of a config, in config order (a grouped sequence's sub-features in place), stub_type
+// features included (FeatureInfo::stub: not parsed into batches, but in fg.json and FG_DAG).
 struct FeatureSet {
   FgMode fg_mode = FgMode::kNone;
+  bool fg_dag = false;  // fg_mode FG_DAG
   std::string multival_sep = "\x03";
   std::vector<FeaturePtr> features;
   FgDag dag;  // FG_DAG: the producers and constants of feature: / const: inputs

@@ -14,6 +14,8 @@ namespace tzrec::feature {
 //     default_bucketize_value is set) > max(vocab_dict incl. default value -> 0) + 1;
 //     raw_feature with boundaries: len(boundaries) + 1 (sparse); without: dense, value_dim.
 //   embedding_name: embedding_name or "{feature_name}_emb".
+// stub_type features are left out (they do not reach the model); a feature group naming one is a
+// ConfigError at its feature_names entry.
 // Throws NotSupportedError("feature_configs[i].<type>") for other feature types and for
 // unsupported options (zch, dynamicemb, vocab_file, autodis, mlp, ...), ConfigError for invalid
 // settings.

@@ -145,6 +145,23 @@ TEST(BuildFeatureInfos, FieldRulesOfIdAndRawFeatures) {
             std::string::npos);
 }
 
+// stub_type features do not reach the model (TorchEasyRec's data_parser skips them): no FeatureInfo,
+// and a feature group naming one is a config error at the group's entry.
+TEST(BuildFeatureInfos, StubFeaturesAreNotModelInputs) {
+  const std::string features = R"(
+    feature_configs { raw_feature { feature_name: "a" expression: "user:a" stub_type: true } }
+    feature_configs { raw_feature { feature_name: "b" expression: "feature:a" boundaries: [1] embedding_dim: 4 } })";
+  auto fi = infos(features, "fg_mode: FG_DAG");
+  ASSERT_EQ(fi.size(), 1u);
+  EXPECT_EQ(fi[0].name, "b");
+  std::string msg = error_of<ConfigError>([&] {
+    infos(features + R"( model_config { feature_groups { group_name: "deep" feature_names: ["b", "a"] } })",
+          "fg_mode: FG_DAG");
+  });
+  EXPECT_NE(msg.find("model_config.feature_groups[0].feature_names[1]: 'a' is a stub_type feature"), std::string::npos)
+      << msg;
+}
+
 TEST(BuildFeatureInfos, ConfigErrorsNameTheField) {
   std::string msg = error_of<ConfigError>(
       [] { infos(R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 } })"); });

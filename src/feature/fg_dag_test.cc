@@ -68,6 +68,42 @@ TEST(FgDag, ChainsOfDenseAndSparseOutputs) {
   EXPECT_EQ(floats_of(b.dense_features["hv"]), (Floats{7, 2}));
 }
 
+// stub_type (TorchEasyRec's feature.md: an intermediate result of FG, not an output feature): under
+// FG_DAG the stub is evaluated for its consumers and left out of the batch; under FG_NONE it is not
+// read at all (data_parser.py skips stub features); FG_NORMAL refuses it, as TorchEasyRec does.
+std::string with_stub_binning() {
+  std::string config = kDocsExample;
+  const std::string boundaries = "boundaries: [18, 25, 30]";
+  config.replace(config.find(boundaries), boundaries.size(), boundaries + " stub_type: true");
+  return config;
+}
+
+TEST(FgDag, StubFeatureFeedsItsConsumersOnly) {
+  auto p = parser(with_stub_binning(), "fg_mode: FG_DAG");
+  EXPECT_EQ(p.input_columns(), (std::vector<std::string>{"age_map", "age"}));
+  auto b = p.parse(make_batch({{"age_map", {"1:3.5\x1d" "2:1\x1d" "age1:2", "3:0.5\x1d" "age1:9", "0:1"}},
+                               {"age", {"20", "40", ""}}}));
+  // The same lookups as DocsExample.
+  EXPECT_EQ(bag(b, "lookup_age_feat"), (std::pair<Ids, Ids>{{4, 1, 2}, {1, 1, 1}}));
+  EXPECT_EQ(b.sparse_features.keys(), (std::vector<std::string>{"lookup_age_feat", "lookup_age_const"}));
+}
+
+TEST(FgDag, StubFeatureUnderOtherModes) {
+  auto none = parser(with_stub_binning(), "fg_mode: FG_NONE");
+  EXPECT_EQ(none.input_columns(), (std::vector<std::string>{"lookup_age_feat", "lookup_age_const"}));
+  auto b = none.parse(make_batch({{"lookup_age_feat", {"4"}}, {"lookup_age_const", {"3"}}}));
+  EXPECT_EQ(b.sparse_features.keys(), (std::vector<std::string>{"lookup_age_feat", "lookup_age_const"}));
+  try {
+    build_features(parse_config("data_config { fg_mode: FG_NORMAL } " + with_stub_binning()));
+    ADD_FAILURE() << "FG_NORMAL accepted a stub feature";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("feature_configs[2].raw_feature.stub_type: fg_mode FG_NORMAL does not "
+                                         "evaluate intermediate (stub_type) features"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // FG_NORMAL reads feature: and const: inputs from columns of that name (TorchEasyRec's data.md).
 TEST(FgDag, FgNormalReadsColumns) {
   auto p = parser(kDocsExample, "fg_mode: FG_NORMAL");
