@@ -90,7 +90,12 @@ constexpr Entry kEntries[] = {
     {"ComboFeature", kHonoured, "vocab_file asset_dir", ""},
     {"ComboFeature", kHonoured, "stub_type", ""},
     {"ComboFeature", kRefused, "zch dynamicemb use_mask", ""},
-    {"CombineFeature", kRefused, "*", ""},
+    {"CombineFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim value_map boundaries num_buckets pooling "
+     "default_value separator normalizer init_fn combiner fg_encoded_default_value trainable data_type "
+     "autodis mlp embedding_constraints sequence_length sequence_delim sequence_fields stub_type",
+     ""},
+    {"CombineFeature", kRefused, "use_mask", ""},
     {"LookupFeature", kHonoured,
      "feature_name map key embedding_name embedding_dim boundaries hash_bucket_size num_buckets "
      "vocab_list vocab_dict pooling combiner default_value separator need_discrete need_key normalizer "
@@ -119,10 +124,29 @@ constexpr Entry kEntries[] = {
     {"ExprFeature", kHonoured, "autodis mlp", ""},
     {"ExprFeature", kHonoured, "stub_type", ""},
     {"ExprFeature", kRefused, "use_mask", ""},
-    {"OverlapFeature", kRefused, "*", ""},
-    {"TextNormalizer", kRefused, "*", ""},
-    {"TokenizeFeature", kRefused, "*", ""},
-    {"KvDotProduct", kRefused, "*", ""},
+    {"OverlapFeature", kHonoured,
+     "feature_name query title method embedding_name embedding_dim boundaries normalizer pooling separator "
+     "init_fn fg_encoded_default_value trainable data_type autodis mlp embedding_constraints sequence_length "
+     "sequence_delim sequence_fields stub_type",
+     ""},
+    {"OverlapFeature", kRefused, "use_mask", ""},
+    {"TextNormalizer", kHonoured, "max_length norm_options", ""},
+    {"TextNormalizer", kRefused, "stop_char_file", ""},
+    {"TokenizeFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim text_normalizer vocab_file asset_dir pooling "
+     "default_value tokenizer_type init_fn fg_encoded_default_value trainable stub_type data_type "
+     "embedding_constraints sequence_length sequence_delim sequence_fields tokens_as_sequence",
+     ""},
+    {"TokenizeFeature", kRefused, "use_mask", ""},
+    {"KvDotProduct", kHonoured,
+     "feature_name query document embedding_name embedding_dim boundaries separator pooling default_value "
+     "init_fn fg_encoded_default_value trainable data_type autodis mlp embedding_constraints sequence_length "
+     "sequence_delim sequence_fields stub_type",
+     ""},
+    {"KvDotProduct", kWarned, "normalizer",
+     "TorchEasyRec's kv_dot_product hands no normalizer to feature generation (its fg.json entry has none); the "
+     "dot product is used as is"},
+    {"KvDotProduct", kRefused, "kv_delimiter use_mask", ""},
     {"CustomFeature", kHonoured,
      "feature_name operator_name operator_lib_file operator_params is_op_thread_safe expression embedding_name "
      "embedding_dim boundaries hash_bucket_size num_buckets vocab_list vocab_dict vocab_file asset_dir pooling "
@@ -131,27 +155,27 @@ constexpr Entry kEntries[] = {
      ""},
     {"CustomFeature", kHonoured, "stub_type", ""},
     {"CustomFeature", kRefused, "use_mask zch dynamicemb", ""},
-    {"BoolMaskFeature", kRefused, "*", ""},
+    {"BoolMaskFeature", kHonoured,
+     "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets vocab_list vocab_dict "
+     "vocab_file asset_dir value_dim pooling default_value separator init_fn fg_encoded_default_value "
+     "default_bucketize_value fg_value_type trainable data_type embedding_constraints sequence_length "
+     "sequence_delim sequence_fields stub_type",
+     ""},
+    {"BoolMaskFeature", kRefused, "zch dynamicemb use_mask", ""},
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",
      "the key online serving joins a history's item features by; no effect in offline training"},
     {"FeatureConfig", kHonoured,
      "id_feature raw_feature sequence_feature sequence_id_feature sequence_raw_feature combo_feature "
      "lookup_feature match_feature sequence_combo_feature sequence_lookup_feature sequence_match_feature "
-     "expr_feature sequence_expr_feature custom_feature sequence_custom_feature",
-     ""},
-    {"FeatureConfig", kRefused,
-     "overlap_feature "
-     "tokenize_feature kv_dot_product bool_mask_feature combine_feature "
-     "sequence_overlap_feature "
-     "sequence_tokenize_feature sequence_kv_dot_product "
-     "sequence_bool_mask_feature sequence_combine_feature",
+     "expr_feature sequence_expr_feature custom_feature sequence_custom_feature overlap_feature "
+     "sequence_overlap_feature kv_dot_product sequence_kv_dot_product bool_mask_feature "
+     "sequence_bool_mask_feature combine_feature sequence_combine_feature tokenize_feature "
+     "sequence_tokenize_feature",
      ""},
     {"SeqFeatureConfig", kHonoured,
-     "id_feature raw_feature combo_feature lookup_feature match_feature expr_feature custom_feature", ""},
-    {"SeqFeatureConfig", kRefused,
-     "overlap_feature tokenize_feature "
-     "kv_dot_product bool_mask_feature combine_feature",
+     "id_feature raw_feature combo_feature lookup_feature match_feature expr_feature custom_feature "
+     "overlap_feature kv_dot_product bool_mask_feature combine_feature tokenize_feature",
      ""},
     {"LossConfig", kHonoured,
      "binary_cross_entropy softmax_cross_entropy l2_loss jrc_loss binary_focal_loss",

@@ -33,14 +33,15 @@ TEST(Validate, UnsupportedModels) {
   EXPECT_TRUE(NotSupported(deepfm("model_config { dssm {} }"), "model_config.dssm"));
 }
 
-TEST(Validate, UnsupportedFeatureTypes) {
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { overlap_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].overlap_feature"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_overlap_feature { feature_name: 'x' } }"),
-                           "feature_configs[4].sequence_overlap_feature"));
+TEST(Validate, UnsupportedFeatureFields) {
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { kv_dot_product { feature_name: 'x' kv_delimiter: 1 } }"),
+                           "feature_configs[4].kv_dot_product.kv_delimiter"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_overlap_feature { feature_name: 'x' use_mask: true } }"),
+                           "feature_configs[4].sequence_overlap_feature.use_mask"));
   EXPECT_TRUE(NotSupported(
-      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature {} } } }"),
-      "feature_configs[4].sequence_feature.features[0].overlap_feature"));
+      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature { use_mask: true } } "
+             "} }"),
+      "feature_configs[4].sequence_feature.features[0].overlap_feature.use_mask"));
 }
 
 TEST(Validate, DataConfigSubset) {

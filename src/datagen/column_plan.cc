@@ -218,9 +218,6 @@ void mark_sampler_columns(ColumnPlan* plan) {
 
 ColumnPlan plan_columns(const protos::EasyRecConfig& config) {
   const auto& data = config.data_config();
-  if (data.fg_mode() == protos::FG_BUCKETIZE) {
-    throw NotSupportedError("gen_data for data_config.fg_mode FG_BUCKETIZE");
-  }
   ColumnPlan plan;
   plan.sampler = sampler_info(data);
   PlanSink sink(&plan);

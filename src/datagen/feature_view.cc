@@ -251,6 +251,18 @@ ColumnSpec fg_encoded_sparse_column(const FeatureContext& f, int64_t num_ids, bo
   spec.name = fg_encoded_column(f);
   spec.sources.push_back(field_path(f, "feature_name"));
   spec.domain = Domain::ids(num_ids);
+  if (f.fg_mode == protos::FG_BUCKETIZE && f.message->GetDescriptor()->name() != "TokenizeFeature") {
+    // The values before bucketization: the tokens of a text bucketizer, numbers around the
+    // boundaries (a tokenize feature's token ids are its FG output: no bucketizer).
+    if (auto domain = raw_id_domain(f)) {
+      spec.domain = *domain;
+    } else if (has_field(*f.message, "boundaries")) {
+      const auto b = floats_field(*f.message, "boundaries");
+      const double span = b.back() - b.front();
+      const double pad = span > 0 ? span / static_cast<double>(b.size()) : 1.0;
+      spec.domain = Domain::floats(b.front() - pad, b.back() + pad);
+    }
+  }
   if (f.sequence) {
     apply_sequence(f, &spec);
     spec.layout = Layout::kScalar;

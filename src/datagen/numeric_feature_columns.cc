@@ -1,6 +1,7 @@
 // Columns of expr_feature (numeric variables of an expression) and combine_feature (values
 // mapped by value_map, or numbers, combined into one).
 #include <algorithm>
+#include <cctype>
 
 #include "datagen/feature_columns.h"
 #include "datagen/feature_view.h"
@@ -49,8 +50,12 @@ class CombineFeatureColumns : public FeatureColumns {
       } else {
         spec->domain = raw_number_domain(f);
       }
-      // Several values per cell, combined by `combiner`.
-      set_value_layout(f, /*multi_value=*/true, /*weighted=*/false, &*spec);
+      // Several values per cell, combined by `combiner`; one with num_buckets and a sum or count,
+      // whose combined value could leave [0, num_buckets) (a data error when parsed).
+      std::string combiner = string_field(m, "combiner");
+      for (char& ch : combiner) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const bool unbounded = combiner == "sum" || combiner == "count" || combiner.empty();
+      set_value_layout(f, /*multi_value=*/!(has_field(m, "num_buckets") && unbounded), /*weighted=*/false, &*spec);
       out->add(std::move(*spec));
     }
   }

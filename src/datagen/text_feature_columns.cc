@@ -20,13 +20,68 @@ namespace {
 constexpr int64_t kTextWords = 200;
 constexpr int64_t kTermWords = 40;
 
-// Vocabulary size of a tokenizer JSON (a tokenizers "model.vocab" object or list, plus
-// "added_tokens"): the token ids of FG_NONE data are below it.
+// Pieces of a SentencePiece model: the repeated field 1 (`pieces`) of its ModelProto, counted in
+// the protobuf wire format; -1 when the bytes are not such a message.
+int64_t sentencepiece_pieces(const std::string& bytes) {
+  size_t i = 0;
+  auto varint = [&](uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64 && i < bytes.size(); shift += 7) {
+      const auto b = static_cast<unsigned char>(bytes[i++]);
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  };
+  int64_t pieces = 0;
+  while (i < bytes.size()) {
+    uint64_t tag = 0, len = 0;
+    if (!varint(&tag)) return -1;
+    switch (tag & 7) {
+      case 0:
+        if (!varint(&len)) return -1;
+        break;
+      case 1:
+        i += 8;
+        break;
+      case 2:
+        if (!varint(&len) || len > bytes.size() - i) return -1;
+        i += len;
+        if ((tag >> 3) == 1) ++pieces;
+        break;
+      case 5:
+        i += 4;
+        break;
+      default:
+        return -1;
+    }
+  }
+  return i == bytes.size() ? pieces : -1;
+}
+
+// Vocabulary size of a tokenizer: a tokenizer JSON (a tokenizers "model.vocab" object or list,
+// plus "added_tokens") or, for tokenizer_type "sentencepiece", a SentencePiece model (its pieces):
+// the token ids of FG_NONE data are below it.
 int64_t tokenizer_vocab_size(const FeatureContext& f) {
   std::string path = string_field(*f.message, "vocab_file");
   const std::string asset_dir = string_field(*f.message, "asset_dir");
   if (!asset_dir.empty()) path = (std::filesystem::path(asset_dir) / path).string();
   const std::string where = field_path(f, "vocab_file");
+  if (string_field(*f.message, "tokenizer_type") == "sentencepiece") {
+    std::ifstream model(path, std::ios::binary);
+    if (path.empty() || !model) {
+      throw ConfigError(fmt::format("{}: cannot read SentencePiece model '{}'; gen_data needs its vocabulary "
+                                    "size for the token ids of fg_mode FG_NONE",
+                                    where, path));
+    }
+    std::ostringstream bytes;
+    bytes << model.rdbuf();
+    const int64_t pieces = sentencepiece_pieces(bytes.str());
+    if (pieces <= 0) {
+      throw ConfigError(fmt::format("{}: '{}' is not a SentencePiece model with pieces", where, path));
+    }
+    return pieces;
+  }
   std::ifstream in(path);
   if (path.empty() || !in) {
     throw ConfigError(fmt::format("{}: cannot read tokenizer '{}'; gen_data needs its vocabulary "

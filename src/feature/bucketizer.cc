@@ -115,6 +115,22 @@ int64_t Bucketizer::text_id(std::string_view text, HashKind hash_kind, const Col
   return 0;
 }
 
+int64_t Bucketizer::value_id(const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r) const {
+  if (is_text()) {
+    if (v.kind == CellValue::Kind::kText) return text_id(v.text, hash_kind, cells, r);
+    std::string buf;
+    return text_id(as_text(v, &buf), hash_kind, cells, r);
+  }
+  double x = 0;
+  if (!as_double(v, &x)) {
+    throw DataError(fmt::format("{}: value '{}' of feature {} is not a number; its boundaries bucketize numbers (with "
+                                "fg_mode FG_BUCKETIZE the column holds feature-generation output before "
+                                "bucketization) — fix the data",
+                                cells.where(r), display(v), feature_name_));
+  }
+  return bucket(x);
+}
+
 int64_t Bucketizer::bucket(double x) const {
   // Compare in float32 like the float-typed FG value and the float boundaries.
   const auto v = static_cast<float>(x);

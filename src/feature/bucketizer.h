@@ -75,11 +75,22 @@ class Bucketizer {
   int64_t text_id(std::string_view text, HashKind hash_kind, const ColumnCells& cells, int64_t r) const;
   // The bucket of number x (kBoundaries).
   int64_t bucket(double x) const;
+  // The id of one value as feature generation hands it to the bucketizer (FG_BUCKETIZE columns): a
+  // text bucketizer takes the text (a number as its decimal text), boundaries the number. DataError
+  // at cells.where(r) for a value that is not a number (boundaries) or not an id (num_buckets).
+  int64_t value_id(const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r) const;
 
   // The bucketizer fields of a feature message with hash_bucket_size, num_buckets, vocab_list,
   // vocab_dict, vocab_file / asset_dir, default_bucketize_value and boundaries.
   template <typename Msg>
   static Fields fields_of(const Msg& c) {
+    Fields f = text_fields_of(c);
+    f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+    return f;
+  }
+  // The same without boundaries (messages that have none: bool_mask_feature).
+  template <typename Msg>
+  static Fields text_fields_of(const Msg& c) {
     Fields f;
     f.has_hash_bucket_size = c.has_hash_bucket_size();
     f.hash_bucket_size = c.hash_bucket_size();
@@ -90,7 +101,6 @@ class Bucketizer {
     if (c.has_vocab_file()) f.vocab_file = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
     f.has_default_bucketize_value = c.has_default_bucketize_value();
     f.default_bucketize_value = c.default_bucketize_value();
-    f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
     return f;
   }
 

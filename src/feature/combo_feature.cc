@@ -49,11 +49,16 @@ ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& pat
     throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
   }
 
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
     fg_encoded_default_ =
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     encoded_ids_ = encoded_ids_spec(&info_, path, multival_sep_, sequence_delim_, fg_encoded_default_,
                                     bucketizer_.table_size_source(), bucketizer_.table_size_field());
+    if (fg_mode_ == FgMode::kBucketize) {  // the crossed texts before bucketization
+      encoded_ids_.bucketize = [this](const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r) {
+        return bucketizer_.value_id(v, hash_kind, cells, r);
+      };
+    }
     return;
   }
   if (c.expression_size() < 2) {
@@ -75,7 +80,7 @@ std::vector<std::string> ComboFeature::input_columns() const {
 }
 
 void ComboFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (fg_mode_ != FgMode::kNone) {
+  if (!reads_encoded_column(fg_mode_)) {
     parse_fg(batch, out);
     return;
   }

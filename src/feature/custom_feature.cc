@@ -27,10 +27,7 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
   // zch, dynamicemb, stub_type, use_mask: refused when the config is loaded
   // (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
-  if (sequence) {
-    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
-    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
-  }
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   operator_lib_file_ = c.operator_lib_file();
   if (c.has_asset_dir() && !CustomOperator::is_official_library(operator_lib_file_)) {
     operator_lib_file_ = config::vocab_file_path(operator_lib_file_, true, c.asset_dir());
@@ -54,9 +51,6 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
     info_.value_dim = std::max<int64_t>(value_dim, 1);
   }
   fill_dense_embedding(c, value_dim, SequenceDenseEmbedding::kRefused, path, &info_);
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
   if (c.operator_name().empty()) throw ConfigError(path + ".operator_name: must not be empty");
   if (operator_lib_file_.empty()) throw ConfigError(path + ".operator_lib_file: must not be empty");
 
@@ -64,7 +58,7 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
   values_.field_path = path;
   values_.default_value = default_value;
   values_.width = info_.value_dim;
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
     if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
     own_encoded_.init(c, bucketizer, info_.value_dim, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
@@ -107,7 +101,7 @@ std::vector<FeatureAsset> CustomFeature::assets() const {
 }
 
 void CustomFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (fg_mode_ != FgMode::kNone) {
+  if (!reads_encoded_column(fg_mode_)) {
     parse_fg(batch, out);
     return;
   }

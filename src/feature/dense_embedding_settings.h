@@ -28,7 +28,8 @@ enum class SequenceDenseEmbedding { kIgnored, kRefused };
 void fill_dense_embedding(const protos::AutoDisEmbedding* autodis, bool mlp, uint32_t embedding_dim, int64_t value_dim,
                           SequenceDenseEmbedding on_sequence, const std::string& path, FeatureInfo* info);
 
-// Msg: RawFeature, ExprFeature, LookupFeature or MatchFeature.
+// Msg: RawFeature, ExprFeature, LookupFeature, MatchFeature, OverlapFeature, KvDotProduct or
+// CombineFeature.
 template <typename Msg>
 void fill_dense_embedding(const Msg& c, int64_t value_dim, SequenceDenseEmbedding on_sequence, const std::string& path,
                           FeatureInfo* info) {

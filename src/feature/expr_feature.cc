@@ -23,14 +23,8 @@ struct ExprFeature::Scratch {
 ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type,
                          const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // use_mask, stub_type: refused when the config is loaded (config/field_registry.cc).
-  if (sequence) {
-    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
-    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
-  }
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
+  // use_mask: refused when the config is loaded (config/field_registry.cc).
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec: sequences have no empty default value ("0" instead).
   default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
   info_.is_sparse = c.boundaries_size() > 0;
@@ -67,7 +61,7 @@ ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, 
   // TorchEasyRec's ExprFeature is a RawFeature: value_dim as configured, else 1.
   fill_dense_embedding(c, c.has_value_dim() ? c.value_dim() : 1, SequenceDenseEmbedding::kIgnored, path, &info_);
 
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
     own_encoded_.init(c, bucketizer_, width_, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
@@ -123,7 +117,7 @@ std::vector<std::string> ExprFeature::input_columns() const {
 }
 
 void ExprFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (fg_mode_ != FgMode::kNone) {
+  if (!reads_encoded_column(fg_mode_)) {
     parse_fg(batch, out);
     return;
   }

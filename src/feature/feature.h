@@ -25,7 +25,13 @@
 
 namespace tzrec::feature {
 
-enum class FgMode { kNone, kNormal };  // FG_NORMAL and FG_DAG (BuildContext::fg_dag)
+// FG_NONE, FG_NORMAL and FG_DAG (kNormal; BuildContext::fg_dag), FG_BUCKETIZE.
+enum class FgMode { kNone, kNormal, kBucketize };
+
+// FG_NONE and FG_BUCKETIZE read each feature's own column (named after the feature) holding
+// feature-generation output: FG_NONE after bucketization, FG_BUCKETIZE before it (the feature's
+// bucketizer then runs on each value; docs/tzrec-compatibility.md §5.2).
+inline bool reads_encoded_column(FgMode mode) { return mode == FgMode::kNone || mode == FgMode::kBucketize; }
 
 // Settings every feature of a config shares, and where a feature's config sits.
 struct BuildContext {

@@ -6,14 +6,19 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/bool_mask_feature.h"
+#include "feature/combine_feature.h"
 #include "feature/combo_feature.h"
 #include "feature/custom_feature.h"
 #include "feature/expr_feature.h"
 #include "feature/id_feature.h"
+#include "feature/kv_dot_product.h"
 #include "feature/lookup_feature.h"
 #include "feature/match_feature.h"
+#include "feature/overlap_feature.h"
 #include "feature/raw_feature.h"
 #include "feature/sequence_feature.h"
+#include "feature/tokenize_feature.h"
 
 namespace tzrec::feature {
 namespace {
@@ -50,6 +55,16 @@ const std::map<std::string, FeatureType>& feature_types() {
       {"sequence_custom_feature", {make<CustomFeature, protos::CustomFeature>, true}},
       {"expr_feature", {make<ExprFeature, protos::ExprFeature>, false}},
       {"sequence_expr_feature", {make<ExprFeature, protos::ExprFeature>, true}},
+      {"tokenize_feature", {make<TokenizeFeature, protos::TokenizeFeature>, false}},
+      {"sequence_tokenize_feature", {make<TokenizeFeature, protos::TokenizeFeature>, true}},
+      {"overlap_feature", {make<OverlapFeature, protos::OverlapFeature>, false}},
+      {"sequence_overlap_feature", {make<OverlapFeature, protos::OverlapFeature>, true}},
+      {"kv_dot_product", {make<KvDotProduct, protos::KvDotProduct>, false}},
+      {"sequence_kv_dot_product", {make<KvDotProduct, protos::KvDotProduct>, true}},
+      {"bool_mask_feature", {make<BoolMaskFeature, protos::BoolMaskFeature>, false}},
+      {"sequence_bool_mask_feature", {make<BoolMaskFeature, protos::BoolMaskFeature>, true}},
+      {"combine_feature", {make<CombineFeature, protos::CombineFeature>, false}},
+      {"sequence_combine_feature", {make<CombineFeature, protos::CombineFeature>, true}},
   };
   return types;
 }
@@ -78,6 +93,9 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
     case protos::FG_NORMAL:
     case protos::FG_DAG:
       set.fg_mode = FgMode::kNormal;
+      break;
+    case protos::FG_BUCKETIZE:
+      set.fg_mode = FgMode::kBucketize;
       break;
     default:
       throw NotSupportedError("data_config.fg_mode " + protos::FgMode_Name(dc.fg_mode()));

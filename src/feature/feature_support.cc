@@ -94,8 +94,8 @@ void warn_normalizer_not_applied(const std::string& path) {
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lock(mu);
   if (!warned.insert(path).second) return;
-  log::warning("{}.normalizer is not applied with data_config.fg_mode FG_NONE (the column already holds "
-               "feature-generation output); use fg_mode FG_NORMAL to normalize raw values",
+  log::warning("{}.normalizer is not applied with data_config.fg_mode FG_NONE or FG_BUCKETIZE (the column "
+               "already holds feature-generation output, normalized); use fg_mode FG_NORMAL to normalize raw values",
                path);
 }
 
@@ -140,10 +140,13 @@ EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_pa
   return spec;
 }
 
-int64_t encoded_id(const EncodedIds& spec, const CellValue& v, const std::string& where) {
+int64_t encoded_id(const EncodedIds& spec, const CellValue& v, HashKind hash_kind, const ColumnCells& cells,
+                   int64_t r) {
+  if (spec.bucketize) return spec.bucketize(v, hash_kind, cells, r);
   const FeatureInfo& info = *spec.info;
   int64_t id = 0;
   if (!as_int64(v, &id)) {
+    const std::string where = cells.where(r);
     throw DataError(fmt::format(
         "{}: '{}' is not an integer id for feature {}; with fg_mode FG_NONE the column holds "
         "bucketized ids separated by data_config.fg_encoded_multival_sep{} — check the data, "
@@ -151,7 +154,7 @@ int64_t encoded_id(const EncodedIds& spec, const CellValue& v, const std::string
         where, display(v), info.name, info.is_sequence ? " (items by the sequence_delim)" : ""));
   }
   if (id < 0 || id >= info.num_embeddings) {
-    throw DataError(fmt::format("{}: id {} out of range [0, {}) for feature {} ({}); {}", where, id,
+    throw DataError(fmt::format("{}: id {} out of range [0, {}) for feature {} ({}); {}", cells.where(r), id,
                                 info.num_embeddings, info.name, spec.table_size_source,
                                 range_hint(spec.table_size_field)));
   }
@@ -174,7 +177,7 @@ void parse_encoded_ids(const EncodedIds& spec, const ColumnCells& cells, const P
               cells.where(r), display(v), info.name));
         }
       }
-      out.sparse->push(encoded_id(spec, id_val, cells.where(r)), w);
+      out.sparse->push(encoded_id(spec, id_val, out.hash_kind, cells, r), w);
       ++len;
     };
     for_each_value_or_default(cells, r, spec.multival_sep, spec.default_value, take);
@@ -209,7 +212,7 @@ void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells,
     auto push_item = [&](const auto& for_each_id) {
       int64_t n = 0;
       for_each_id([&](const CellValue& v) {
-        out.sparse->push(encoded_id(spec, v, cells.where(r)), 1.0f);
+        out.sparse->push(encoded_id(spec, v, out.hash_kind, cells, r), 1.0f);
         ++n;
       });
       if (info.value_dim == 1 && n != 1) {

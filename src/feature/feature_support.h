@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,23 @@ std::string sequence_settings(const Msg& c, const BuildContext& ctx, bool stand_
   return info->sequence_delim;
 }
 
+// The item delimiter of a feature with per-item inputs: in a sequence (sequence_* or a grouped
+// sub-feature), sequence_settings()'s, a ConfigError when empty; outside sequences "", and
+// sequence_fields is a ConfigError there.
+template <typename Msg>
+std::string item_delimiter(const Msg& c, const BuildContext& ctx, bool sequence, const std::string& path,
+                           FeatureInfo* info) {
+  if (!sequence) {
+    if (c.sequence_fields_size() > 0) {
+      throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
+    }
+    return "";
+  }
+  std::string delim = sequence_settings(c, ctx, ctx.sequence_name.empty(), info);
+  if (delim.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
+  return delim;
+}
+
 // A normalizer under FG_NONE is valid but has no effect: one warning per feature and process.
 void warn_normalizer_not_applied(const std::string& path);
 
@@ -120,6 +138,9 @@ struct EncodedIds {
   const std::string* default_value = nullptr;  // fg_encoded_default_value; nullptr: none
   std::string table_size_source;  // "num_buckets 500", "hash_bucket_size 100", ...
   std::string table_size_field;   // "num_buckets", ... (range_hint)
+  // FG_BUCKETIZE: the column holds values before bucketization and this maps each one (a text, or
+  // a number for boundaries) to its id, throwing DataError at cells.where(r). Empty: FG_NONE ids.
+  std::function<int64_t(const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r)> bucketize;
 };
 
 // The spec of a feature's FG_NONE column; `default_value`: its fg_encoded_default_value (the
@@ -128,8 +149,10 @@ EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_pa
                             const std::string& sequence_delim, const std::optional<std::string>& default_value,
                             const std::string& table_size_source, const std::string& table_size_field);
 
-// The id of one FG_NONE value; DataError at `where` when it is not an integer in the table.
-int64_t encoded_id(const EncodedIds& spec, const CellValue& v, const std::string& where);
+// The id of one value of the column: FG_NONE, the value itself (DataError at cells.where(r) when it
+// is not an integer in the table); FG_BUCKETIZE, spec.bucketize of it.
+int64_t encoded_id(const EncodedIds& spec, const CellValue& v, HashKind hash_kind, const ColumnCells& cells,
+                   int64_t r);
 // The ids of each row: an empty cell gives the default ids or an empty bag.
 void parse_encoded_ids(const EncodedIds& spec, const ColumnCells& cells, const ParseOutput& out);
 // Sequences: items split by sequence_delim (or list elements / inner lists), each item's ids by

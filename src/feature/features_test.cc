@@ -81,23 +81,20 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
   EXPECT_EQ(
       error_of<NotSupportedError>([] {
         infos(
-            R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } }
+            R"(feature_configs { id_feature { feature_name: "a" expression: "user:a" embedding_dim: 4
+                                                      num_buckets: 3 } }
                        feature_configs { overlap_feature { feature_name: "c" query: "user:a"
-                                                           title: "item:b" method: "is_equal" } })");
+                                                           title: "item:b" method: "index_of" } })",
+            "fg_mode: FG_NORMAL");
       }),
-      "not supported yet: feature_configs[1].overlap_feature");
+      "not supported yet: feature_configs[1].overlap_feature.method 'index_of'");
   EXPECT_EQ(error_of<NotSupportedError>([] {
               infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
-                                                            features { overlap_feature { feature_name: "c" } } } })");
+                           features { combine_feature { feature_name: "c" expression: "item:v" combiner: "gap_max" } }
+                           } })",
+                    "fg_mode: FG_NORMAL");
             }),
-            "not supported yet: feature_configs[0].sequence_feature.features[0].overlap_feature");
-  EXPECT_EQ(
-      error_of<NotSupportedError>([] {
-        infos(
-            R"(feature_configs { id_feature { feature_name: "a" embedding_dim: 4 num_buckets: 3 } })",
-            "fg_mode: FG_BUCKETIZE");
-      }),
-      "not supported yet: data_config.fg_mode FG_BUCKETIZE");
+            "not supported yet: feature_configs[0].sequence_feature.features[0].combine_feature.combiner 'gap_max'");
 }
 
 // Rules only construction checks (check_config runs it): each error names its field.

@@ -14,7 +14,7 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
-  // zch, dynamicemb, stub_type: refused when the config is loaded (config/field_registry.cc).
+  // zch, dynamicemb: refused when the config is loaded (config/field_registry.cc).
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }
@@ -80,17 +80,18 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   }
   table_size_source_ = table_size_field_ + " " + std::to_string(info_.num_embeddings);
 
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
     input_column_ = info_.name;
     fg_encoded_default_ =
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
-    return;
+    if (fg_mode_ == FgMode::kNone) return;  // FG_BUCKETIZE: the values go through the bucketizer below
+  } else {
+    input_column_ =
+        fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
+    default_value_ = default_value;
+    separator_ = c.separator();
+    if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
   }
-  input_column_ =
-      fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
-  default_value_ = default_value;
-  separator_ = c.separator();
-  if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
   // Bucketizer precedence of TorchEasyRec's fg_json: hash > vocab_list > vocab_dict > vocab_file >
   // num_buckets.
   if (c.has_hash_bucket_size()) {
@@ -165,9 +166,15 @@ void IdFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) co
         "list column",
         cells.name(), cells.describe_type(), info_.name, field_path_));
   }
-  if (fg_mode_ == FgMode::kNone) {
-    const EncodedIds spec = encoded_ids_spec(&info_, field_path_, multival_sep_, sequence_delim_, fg_encoded_default_,
-                                             table_size_source_, table_size_field_);
+  if (reads_encoded_column(fg_mode_)) {
+    EncodedIds spec = encoded_ids_spec(&info_, field_path_, multival_sep_, sequence_delim_, fg_encoded_default_,
+                                       table_size_source_, table_size_field_);
+    if (fg_mode_ == FgMode::kBucketize) {
+      spec.bucketize = [this](const CellValue& v, HashKind hash_kind, const ColumnCells& c, int64_t r) {
+        std::string buf;
+        return fg_id(v, hash_kind, c, r, &buf);
+      };
+    }
     if (info_.is_sequence) {
       parse_encoded_id_sequence(spec, cells, out);
     } else {

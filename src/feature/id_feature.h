@@ -8,6 +8,8 @@
 //   Sequences: items split by sequence_delim (or list<...> elements, or the inner lists of
 //   list<list<...>>), each item's ids split by fg_encoded_multival_sep; an empty cell is an empty
 //   history (or one item of fg_encoded_default_value); no truncation (as TorchEasyRec).
+// FG_BUCKETIZE: read as FG_NONE, but the values are tokens before bucketization (the FG output of
+//   a config without bucketizers), each put through the feature's bucketizer as in FG_NORMAL.
 // FG_NORMAL / FG_DAG (the column is the expression's input; grouped sub-features read
 // "<sequence_name>__<input>"):
 //   empty cell -> default_value; values split by `separator`; empty tokens are no value;

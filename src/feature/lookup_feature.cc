@@ -15,10 +15,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
-  if (sequence) {
-    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
-    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
-  }
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec: sequences have no empty default value ("0" instead).
   const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
   Bucketizer bucketizer(Bucketizer::fields_of(c), default_value, path, info_.name);
@@ -58,9 +55,6 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   }
   need_key_ = c.need_key();
   check_fg_value_type(c.has_fg_value_type(), c.fg_value_type(), bucketizer, path);
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
 
   values_.feature = info_.name;
   values_.field_path = path;
@@ -68,7 +62,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   values_.width = multi_dim ? value_dim : info_.value_dim;
   values_.multi_dim = multi_dim;
   values_.value_separator = c.value_separator();
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
     if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
     own_encoded_.init(c, bucketizer, info_.value_dim, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
@@ -104,7 +98,7 @@ std::vector<std::string> LookupFeature::input_columns() const {
 }
 
 void LookupFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (fg_mode_ != FgMode::kNone) {
+  if (!reads_encoded_column(fg_mode_)) {
     parse_fg(batch, out);
     return;
   }

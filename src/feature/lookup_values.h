@@ -62,9 +62,11 @@ void check_fg_value_type(bool has, const std::string& value, const Bucketizer& b
 // A text default value with num_buckets must be an id of the table (ConfigError otherwise).
 void check_text_default(const std::string& default_value, const Bucketizer& b, const std::string& path);
 
-// The FG_NONE reading of a lookup, match, custom or expr feature (docs/tzrec-compatibility.md §5.6): its
-// own column holds FG output — ids (fg_encoded_multival_sep, fg_encoded_default_value) when the
-// feature is sparse, else `dense_width` numbers read as a raw_feature's. Set up once in the
+// The FG_NONE / FG_BUCKETIZE reading of a feature computed from other inputs (lookup, match,
+// custom, expr, ...; docs/tzrec-compatibility.md §5.6, §5.2): its own column holds FG output — ids
+// (fg_encoded_multival_sep, fg_encoded_default_value) when the feature is sparse (under
+// FG_BUCKETIZE the values before bucketization, each put through `bucketizer`), else
+// `dense_width` numbers read as a raw_feature's. Set up once in the
 // feature's constructor; the feature is not moved afterwards (the reader points into it).
 class OwnEncodedColumn {
  public:
@@ -86,6 +88,12 @@ class OwnEncodedColumn {
                                   ctx.multival_sep);
     ids_ = encoded_ids_spec(info, path, ctx.multival_sep, sequence_delim, default_, bucketizer.table_size_source(),
                             bucketizer.table_size_field());
+    if (ctx.fg_mode == FgMode::kBucketize) {
+      auto b = std::make_shared<const Bucketizer>(bucketizer);
+      ids_.bucketize = [b](const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r) {
+        return b->value_id(v, hash_kind, cells, r);
+      };
+    }
   }
   void parse(const FeatureInfo& info, const data::RecordBatch& batch, const ParseOutput& out) const {
     parse_own_encoded(dense_.get(), ids_, info, batch, out);

@@ -24,10 +24,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
-  if (sequence) {
-    sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
-    if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
-  }
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
   // TorchEasyRec's MatchFeature.num_embeddings: len(effective vocab_list) + 1.
   Bucketizer bucketizer(Bucketizer::fields_of(c), default_value, path, info_.name, /*vocab_list_extra_rows=*/1);
@@ -58,15 +55,17 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   show_pkey_ = c.show_pkey();
   show_skey_ = c.show_skey();
   check_fg_value_type(c.has_fg_value_type(), c.fg_value_type(), bucketizer, path);
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
 
   values_.feature = info_.name;
   values_.field_path = path;
   values_.default_value = default_value;
   values_.width = 1;
-  if (fg_mode_ == FgMode::kNone) {
+  if (reads_encoded_column(fg_mode_)) {
+    if (fg_mode_ == FgMode::kBucketize && bucketizer.kind() == Bucketizer::Kind::kHash) {
+      // FG_NORMAL hashes "<feature_name>_<value>"; whether the FG output before bucketization
+      // carries that prefix is not documented by TorchEasyRec.
+      throw NotSupportedError(path + ".hash_bucket_size under data_config.fg_mode FG_BUCKETIZE");
+    }
     if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
     own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
@@ -111,7 +110,7 @@ std::vector<std::string> MatchFeature::input_columns() const {
 }
 
 void MatchFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (fg_mode_ != FgMode::kNone) {
+  if (!reads_encoded_column(fg_mode_)) {
     parse_fg(batch, out);
     return;
   }

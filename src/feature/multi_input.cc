@@ -11,7 +11,7 @@ namespace tzrec::feature {
 
 FgInput make_fg_input(const std::string& expr, const std::string& field, const BuildContext& ctx, bool sequence,
                       const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
-                      const std::string& separator, bool kv_map) {
+                      const std::string& separator, bool kv_map, bool single_input) {
   const FgInputName n = parse_fg_input(expr, field);
   FgInput in;
   in.field = field;
@@ -21,7 +21,7 @@ FgInput make_fg_input(const std::string& expr, const std::string& field, const B
   in.separator = separator;
   if (sequence) {
     in.sequence = sequence_fields.empty()
-                      ? n.side == "item"
+                      ? (single_input ? n.side != "feature" && n.side != "const" : n.side == "item")
                       : std::find(sequence_fields.begin(), sequence_fields.end(), n.name) != sequence_fields.end();
   }
   in.column = fg_input_column(n, ctx, in.sequence, field);
@@ -82,7 +82,7 @@ int64_t MultiInputCells::begin_row(int64_t r) {
 }
 
 std::vector<std::string> multi_input_columns(FgMode mode, const std::string& feature, const std::vector<FgInput>& inputs) {
-  if (mode == FgMode::kNone) return {feature};
+  if (reads_encoded_column(mode)) return {feature};
   std::vector<std::string> cols;
   for (const FgInput& in : inputs) cols.push_back(in.column);
   return cols;

@@ -43,10 +43,12 @@ std::vector<std::string> multi_input_columns(FgMode mode, const std::string& fea
 
 // The input of expression `expr` at config field `field` (parse_fg_input rules) for a feature
 // built in `ctx`; `sequence`: the feature is a sequence; `sequence_fields`: the message's
-// sequence_fields.
+// sequence_fields. `single_input`: the input of a feature type TorchEasyRec reads from one input
+// (combine_feature), which in a sequence is per item whatever its side (user, item or context)
+// unless sequence_fields says otherwise.
 FgInput make_fg_input(const std::string& expr, const std::string& field, const BuildContext& ctx, bool sequence,
                       const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
-                      const std::string& separator, bool kv_map = false);
+                      const std::string& separator, bool kv_map = false, bool single_input = false);
 
 // Checks the sequence inputs of a sequence feature at `path`: every sequence_fields entry names one
 // of `inputs`, and at least one input is per item. ConfigError naming the field otherwise.

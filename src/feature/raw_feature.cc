@@ -12,7 +12,6 @@ namespace tzrec::feature {
 RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, const std::string& type,
                        const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // stub_type: refused when the config is loaded (config/field_registry.cc).
   if (c.value_dim() == 0) throw ConfigError(path + ".value_dim: must be >= 1");
   value_dim_ = c.value_dim();
   info_.value_dim = value_dim_;
@@ -37,8 +36,9 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
     info_.embedding_dim = c.embedding_dim();
   }
   fill_dense_embedding(c, value_dim_, SequenceDenseEmbedding::kIgnored, path, &info_);
-  if (fg_mode_ == FgMode::kNone) {
-    // The column holds FG output: bucket ids when boundaries are set, else value_dim floats.
+  if (reads_encoded_column(fg_mode_)) {
+    // The column holds FG output: bucket ids when boundaries are set (FG_BUCKETIZE: the numbers
+    // before bucketization), else value_dim floats.
     if (c.has_normalizer()) warn_normalizer_not_applied(path);
     input_column_ = info_.name;
     fg_encoded_default_ =
@@ -54,7 +54,7 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
 }
 
 const char* RawFeature::kind() const {
-  return fg_mode_ == FgMode::kNone && !info_.is_sparse ? "dense" : "raw";
+  return reads_encoded_column(fg_mode_) && !info_.is_sparse ? "dense" : "raw";
 }
 
 int64_t RawFeature::encoded_bucket(const CellValue& v, const std::string& where) const {
@@ -79,8 +79,8 @@ template <typename ForEach>
 void RawFeature::values_of(const ForEach& for_each_value, const ColumnCells& cells, int64_t r,
                            std::vector<double>* vals) const {
   vals->clear();
-  const bool encoded = fg_mode_ == FgMode::kNone;
-  const bool encoded_ids = encoded && info_.is_sparse;
+  const bool encoded = reads_encoded_column(fg_mode_);
+  const bool encoded_ids = fg_mode_ == FgMode::kNone && info_.is_sparse;
   auto take = [&](const CellValue& v) {
     if (encoded_ids) {
       vals->push_back(static_cast<double>(encoded_bucket(v, cells.where(r))));
@@ -136,11 +136,24 @@ void RawFeature::emit(const std::vector<double>& vals, const ColumnCells& cells,
       out.sparse->push(static_cast<int64_t>(v), 1.0f);
       continue;
     }
-    // Compare in float32 like the float-typed FG value and the float boundaries.
-    const float x = static_cast<float>(v);
-    const auto bucket = std::upper_bound(boundaries_.begin(), boundaries_.end(), x) - boundaries_.begin();
-    out.sparse->push(static_cast<int64_t>(bucket), 1.0f);
+    out.sparse->push(bucket(v), 1.0f);
   }
+}
+
+int64_t RawFeature::bucket(double v) const {
+  // Compare in float32 like the float-typed FG value and the float boundaries.
+  const float x = static_cast<float>(v);
+  return static_cast<int64_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), x) - boundaries_.begin());
+}
+
+int64_t RawFeature::value_bucket(const CellValue& v, const ColumnCells& cells, int64_t r) const {
+  double x = 0;
+  if (!as_double(v, &x)) {
+    throw DataError(fmt::format("{}: value '{}' of raw feature {} is not a number; with fg_mode FG_BUCKETIZE the "
+                                "column holds the feature's numbers before bucketization — fix the data",
+                                cells.where(r), display(v), info_.name));
+  }
+  return bucket(x);
 }
 
 void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
@@ -149,15 +162,18 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
     throw DataError(fmt::format("column {} is a {}; raw feature {} reads numbers or lists of numbers", cells.name(),
                                 cells.describe_type(), info_.name));
   }
-  const std::string& sep = fg_mode_ == FgMode::kNone ? multival_sep_ : separator_;
+  const bool encoded = reads_encoded_column(fg_mode_);
+  const std::string& sep = encoded ? multival_sep_ : separator_;
   std::vector<double> vals;
-  if (!info_.is_sequence && info_.is_sparse && fg_mode_ == FgMode::kNone) {
-    // FG output of a bucketized raw feature: its bucket ids (any number, like an id feature's).
+  if (!info_.is_sequence && info_.is_sparse && encoded) {
+    // FG output of a bucketized raw feature: its bucket ids (FG_BUCKETIZE: the numbers to
+    // bucketize), any number of them, like an id feature's.
     const std::string* def = fg_encoded_default_ ? &*fg_encoded_default_ : nullptr;
     for (int64_t r = 0; r < out.rows; ++r) {
       int64_t len = 0;
       for_each_value_or_default(cells, r, sep, def, [&](const CellValue& v, bool) {
-        out.sparse->push(encoded_bucket(v, cells.where(r)), 1.0f);
+        out.sparse->push(fg_mode_ == FgMode::kNone ? encoded_bucket(v, cells.where(r)) : value_bucket(v, cells, r),
+                         1.0f);
         ++len;
       });
       out.sparse->lengths.push_back(len);
@@ -176,8 +192,7 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
     }
     return;
   }
-  const auto max_items =
-      fg_mode_ != FgMode::kNone && info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
+  const auto max_items = !encoded && info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
   std::vector<int64_t> ids_per_item;
   for (int64_t r = 0; r < out.rows; ++r) {
     ids_per_item.clear();
@@ -195,13 +210,13 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
     };
     if (!cells.empty(r)) {
       cells.for_each_item(r, sequence_delim_, sep, [&](const ColumnCells::Item& item) {
-        if (fg_mode_ != FgMode::kNone && item.empty()) {
+        if (!encoded && item.empty()) {
           push_item([](auto&&) {});  // FG modes: an empty item is the default value
         } else {
           push_item([&](auto&& fn) { item.for_each(fn); });
         }
       });
-    } else if (fg_mode_ != FgMode::kNone || fg_encoded_default_) {
+    } else if (!encoded || fg_encoded_default_) {
       push_item([](auto&&) {});  // one item of the default value
     }
     if (info_.is_sparse) {

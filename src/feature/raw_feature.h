@@ -8,6 +8,8 @@
 //   Sequences: items split by sequence_delim (or list<...> elements, or inner lists), each with
 //   value_dim values; an empty cell is an empty history (or one item of the default); no
 //   truncation.
+// FG_BUCKETIZE: read as FG_NONE, but with boundaries the column holds the numbers before
+//   bucketization (after the normalizer, which is part of feature generation) and each is bucketized.
 // FG_NORMAL / FG_DAG (the expression's input; grouped sub-features read "<sequence_name>__<input>"):
 //   an empty cell (sequences: also an empty item) is default_value ("0"), a single default value
 //   repeated value_dim times; values split by `separator`; normalizer; then with boundaries
@@ -49,6 +51,10 @@ class RawFeature : public Feature {
   const char* kind() const;
   // An FG_NONE bucket id, checked against the table.
   int64_t encoded_bucket(const CellValue& v, const std::string& where) const;
+  // The bucket of number v among the boundaries; of cell value v (FG_BUCKETIZE; DataError at
+  // cells.where(r) when it is not a number).
+  int64_t bucket(double v) const;
+  int64_t value_bucket(const CellValue& v, const ColumnCells& cells, int64_t r) const;
   // Writes vals as bucket ids (sparse) or floats (dense) of one row or item.
   void emit(const std::vector<double>& vals, const ColumnCells& cells, int64_t r, const ParseOutput& out,
             float* dense_row) const;

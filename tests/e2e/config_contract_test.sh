@@ -61,8 +61,6 @@ expect_same weight_decay "$DEEPFM" 's/    adam_optimizer {/    adam_optimizer { 
 expect_same normalizer_expression "$FG" \
   '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=expression,expr=x+1"/' \
   "not supported yet: feature_configs[1].raw_feature.normalizer method=expression"
-expect_same fg_bucketize "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  fg_mode: FG_BUCKETIZE/' \
-  "not supported yet: data_config.fg_mode FG_BUCKETIZE"
 expect_same manual_step "$DEEPFM" \
   '0,/    constant_learning_rate {/s//    manual_step_learning_rate { schedule_sizes: [10, 5] learning_rates: [0.1, 0.01]/' \
   "schedule_sizes must be non-decreasing, got 5 after 10"

@@ -29,7 +29,8 @@ declare -A EXPECTED=(
   [fg_combo_lookup_match]="cate=INT64 age=INT64 kv_cate_cnt=BYTE_ARRAY kv_cate_ctr=BYTE_ARRAY kv_cate_vec=BYTE_ARRAY kv_cate_tag=BYTE_ARRAY kkv_cate_brand=BYTE_ARRAY brand=INT64 click__cate=BYTE_ARRAY clk"
   [fg_expr]="cate=INT64 u_age=FLOAT i_age=FLOAT u_lng=FLOAT u_lat=FLOAT i_lng=FLOAT i_lat=FLOAT clicks=FLOAT views=FLOAT hist_price=BYTE_ARRAY i_price=FLOAT click__cate=BYTE_ARRAY click__price=BYTE_ARRAY clk"
   [dense_embedding]="uid age price=FLOAT ctr pic_emb.list.element=FLOAT sales kv_cate_ctr=BYTE_ARRAY u_age i_age iid cate clk"
-  [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events.list.element=BYTE_ARRAY clk"
+  [fg_bucketize]="user_id gender=BYTE_ARRAY age=FLOAT price=FLOAT age_x_cate cate_cnt=FLOAT cate_brand_hit clk"
+  [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events=BYTE_ARRAY clk"
 )
 # Sampler tables each test config must get.
 declare -A TABLES=(

@@ -1,0 +1,90 @@
+// tokenizer_type "bpe" of tokenize_feature (docs/tzrec-compatibility.md §5.10, TokenizeFeature): a
+// Hugging Face tokenizers `tokenizer.json` with a byte-level BPE model (GPT-2, GPT-NeoX, RoBERTa,
+// Llama 3 style), encoded as the tokenizers library does without special tokens.
+//
+// Pipeline, in the library's order:
+//   1. added tokens that are not `normalized` are cut out of the raw text (leftmost, longest first);
+//   2. the rest is normalized: `normalizer` null, NFC, NFD, NFKC, NFKD, or a Sequence of these;
+//   3. added tokens that are `normalized` are cut out of the normalized text;
+//   4. each remaining piece is pre-tokenized by ByteLevel: optionally a space in front
+//      (add_prefix_space), then GPT-2's split pattern (use_regex, the default)
+//        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//      and each word's UTF-8 bytes are mapped to GPT-2's printable byte symbols;
+//   5. each word is merged by BPE: the adjacent pair with the lowest merge rank (position in
+//      model.merges) is merged first, leftmost on ties, until no listed pair is left (ignore_merges:
+//      a word that is a vocab entry as a whole is that entry); symbols map to model.vocab ids
+//      (unk_token for a symbol outside it, nothing without one).
+// The ids of repeated words come from a bounded cache.
+//
+// Refused as "not supported yet" (naming the file and the part): other model types, normalizers and
+// pre-tokenizers, BPE dropout, continuing_subword_prefix / end_of_word_suffix, byte_fallback, added
+// tokens with single_word / lstrip / rstrip, and configured truncation / padding.
+// vocab_size(): the largest id of model.vocab and added_tokens, plus one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "feature/text_tokenizer.h"
+
+struct UNormalizer2;
+
+namespace tzrec::feature {
+
+class BpeTokenizer : public TextTokenizer {
+ public:
+  // Reads the tokenizer.json at `path`; ConfigError at `field_path` naming the file when it cannot
+  // be read or is not a BPE tokenizer.json (NotSupportedError for the refused parts above).
+  static std::shared_ptr<const BpeTokenizer> load(const std::string& path, const std::string& field_path);
+  // From the JSON text itself; `where` starts every error message ("<field_path>: tokenizer '<file>'").
+  static std::shared_ptr<const BpeTokenizer> from_json(std::string_view json_text, const std::string& where);
+
+  void encode(std::string_view text, std::vector<int64_t>* ids) const override;
+  int64_t vocab_size() const override { return vocab_size_; }
+
+  struct AddedToken {
+    std::string content;
+    int64_t id = 0;
+  };
+
+ private:
+  BpeTokenizer() = default;
+
+  // Steps 2-5 on text between the raw added tokens.
+  void encode_normalized(std::string_view text, std::vector<int64_t>* ids) const;
+  // Steps 4-5 on one piece without added tokens.
+  void encode_piece(std::string_view piece, std::vector<int64_t>* ids) const;
+  void encode_word(std::string_view word, std::vector<int64_t>* ids) const;
+  // BPE of one word's bytes into *out (no cache).
+  void merge_word(std::string_view word, std::vector<int32_t>* out) const;
+
+  const UNormalizer2* normalizer_ = nullptr;  // nullptr: no normalizer
+  bool add_prefix_space_ = false;
+  bool use_regex_ = true;
+  bool ignore_merges_ = false;
+  bool fuse_unk_ = false;
+  int32_t unk_id_ = -1;
+  std::unordered_map<std::string, int32_t> vocab_;
+  std::array<int32_t, 256> byte_ids_{};      // the vocab id of each byte's symbol (-1: not in the vocab)
+  std::array<std::string, 256> byte_symbol_;  // GPT-2's printable symbol of each byte (UTF-8)
+  // (left id << 32 | right id) -> (rank, merged id)
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  std::vector<AddedToken> raw_added_;         // not normalized, longest first
+  std::vector<AddedToken> normalized_added_;  // normalized, longest first
+  std::array<bool, 256> raw_first_{};         // first bytes of raw_added_ / normalized_added_
+  std::array<bool, 256> normalized_first_{};
+  int64_t vocab_size_ = 0;
+
+  // Ids of recently seen words (raw bytes of the pre-token), bounded by kMaxCache entries.
+  static constexpr size_t kMaxCache = 1 << 16;
+  mutable std::mutex cache_mutex_;
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+};
+
+}  // namespace tzrec::feature

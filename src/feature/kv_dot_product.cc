@@ -1,0 +1,156 @@
+#include "feature/kv_dot_product.h"
+
+#include <unordered_map>
+
+#include "feature/dense_embedding_settings.h"
+#include "feature/fg_json_entry.h"
+#include "feature/text_values.h"
+
+namespace tzrec::feature {
+namespace {
+
+// The entries of input i at row r (item k) into *out: key text -> value (the last one of a repeated
+// key). `keys` holds the key texts the map points into.
+void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t k, const std::string& feature,
+                     std::vector<std::string>* keys, std::vector<double>* values) {
+  keys->clear();
+  values->clear();
+  std::string buf;
+  auto bad_value = [&](const CellValue& v) {
+    return DataError(fmt::format(
+        "{}: entry '{}' of kv_dot_product {} has a value that is not a number; entries are 'key:value' (or a key "
+        "alone, value 1) — fix the data",
+        cells.where(i, r), display(v), feature));
+  };
+  const ColumnCells& c = cells.cells(i);
+  if (!cells.input(i).sequence && c.is_map()) {
+    if (c.empty(r)) return;
+    c.for_each_entry(r, [&](const CellValue& key, const CellValue& value) {
+      double d = 0;
+      if (!as_double(value, &d)) throw bad_value(value);
+      keys->emplace_back(as_text(key, &buf));
+      values->push_back(d);
+    });
+    return;
+  }
+  cells.for_each_value(i, r, k, [&](const CellValue& v) {
+    if (v.kind != CellValue::Kind::kText) {  // a typed number: a key of value 1
+      keys->emplace_back(as_text(v, &buf));
+      values->push_back(1.0);
+      return;
+    }
+    if (v.text.empty()) return;
+    const auto colon = v.text.rfind(':');
+    if (colon == std::string_view::npos) {
+      keys->emplace_back(v.text);
+      values->push_back(1.0);
+      return;
+    }
+    double d = 0;
+    if (!parse_double(v.text.substr(colon + 1), &d)) throw bad_value(v);
+    keys->emplace_back(v.text.substr(0, colon));
+    values->push_back(d);
+  });
+}
+
+}  // namespace
+
+KvDotProduct::KvDotProduct(const protos::KvDotProduct& c, const std::string& path, const std::string& type,
+                           const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+  // kv_delimiter, use_mask: refused when the config is loaded (config/field_registry.cc).
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
+  // TorchEasyRec's test: an empty default value gives 0 (bucket 0 of [0.05, 0.15, 1.0]).
+  const std::string default_value = c.default_value().empty() ? "0" : c.default_value();
+  Bucketizer::Fields f;
+  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+  Bucketizer bucketizer(f, default_value, path, info_.name);
+  info_.is_sparse = bucketizer.kind() == Bucketizer::Kind::kBoundaries;
+  if (info_.is_sparse) {
+    fill_table_info(c, path, &info_);
+    info_.num_embeddings = bucketizer.num_embeddings();
+    info_.value_dim = sequence ? 1 : 0;  // one id per item; a row's id is pooled
+  } else {
+    info_.embedding_dim = c.embedding_dim();
+    info_.value_dim = 1;
+  }
+  // TorchEasyRec's KvDotProduct is a RawFeature of value_dim 1.
+  fill_dense_embedding(c, 1, SequenceDenseEmbedding::kIgnored, path, &info_);
+
+  values_.feature = info_.name;
+  values_.field_path = path;
+  values_.default_value = default_value;
+  values_.width = 1;
+  values_.combiner = Combiner::kNone;
+  values_.bucketizer = bucketizer;
+  check_numeric_default(values_);
+  if (reads_encoded_column(fg_mode_)) {
+    own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
+    return;
+  }
+  if (c.separator().empty()) throw ConfigError(path + ".separator: must not be empty");
+  inputs_.push_back(make_fg_input(c.query(), path + ".query", ctx, sequence, c.sequence_fields(), c.separator(),
+                                  /*kv_map=*/true));
+  inputs_.push_back(make_fg_input(c.document(), path + ".document", ctx, sequence, c.sequence_fields(),
+                                  c.separator(), /*kv_map=*/true));
+  if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
+}
+
+std::vector<std::string> KvDotProduct::input_columns() const {
+  return multi_input_columns(fg_mode_, info_.name, inputs_);
+}
+
+void KvDotProduct::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  if (!reads_encoded_column(fg_mode_)) {
+    parse_fg(batch, out);
+    return;
+  }
+  own_encoded_.parse(info_, batch, out);
+}
+
+void KvDotProduct::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
+  MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
+  std::vector<std::string> keys[2];
+  std::vector<double> vals[2];
+  std::unordered_map<std::string_view, double> document;
+  std::unordered_map<std::string_view, size_t> last;
+  emit_lookup_rows(
+      info_, values_, &cells, false, out, [](int64_t, int64_t) {},
+      [&](int64_t r, int64_t k, LookupValues* values) {
+        for (size_t i = 0; i < 2; ++i) read_kv_entries(cells, i, r, k, info_.name, &keys[i], &vals[i]);
+        if (keys[0].empty() || keys[1].empty()) return;  // no entry: the default value
+        document.clear();
+        for (size_t j = 0; j < keys[1].size(); ++j) document[keys[1][j]] = vals[1][j];
+        last.clear();
+        for (size_t j = 0; j < keys[0].size(); ++j) last[keys[0][j]] = j;
+        double dot = 0;  // summed in the query's order
+        for (size_t j = 0; j < keys[0].size(); ++j) {
+          if (last[keys[0][j]] != j) continue;  // a later entry of the same key counts
+          const auto it = document.find(keys[0][j]);
+          if (it != document.end()) dot += vals[0][j] * it->second;
+        }
+        CellValue x;
+        x.kind = CellValue::Kind::kFloat;
+        x.d = dot;
+        values->add_number(x, cells.cells(0), r);
+      });
+}
+
+std::vector<nlohmann::ordered_json> KvDotProduct::fg_json_entries() const {
+  const protos::KvDotProduct& c = config_;
+  nlohmann::ordered_json e;
+  e["feature_type"] = "kv_dot_product";
+  e["feature_name"] = c.feature_name();
+  e["default_value"] = fg_default_value(c.default_value(), info_.is_sequence);
+  e["query"] = c.query();
+  e["document"] = c.document();
+  if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
+  if (c.has_kv_delimiter()) e["kv_delimiter"] = fg_float(c.kv_delimiter(), field_path_ + ".kv_delimiter");
+  if (c.boundaries_size() > 0) e["boundaries"] = fg_float_list(c.boundaries(), field_path_ + ".boundaries");
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
+}
+
+}  // namespace tzrec::feature

@@ -1,0 +1,149 @@
+#include "feature/overlap_feature.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "feature/dense_embedding_settings.h"
+#include "feature/fg_json_entry.h"
+
+namespace tzrec::feature {
+namespace {
+
+// The methods of OverlapFeature.method (docs/tzrec-compatibility.md §5.10); pyfg's others are not
+// implemented here.
+OverlapFeature::Method parse_overlap_method(const std::string& m, const std::string& field) {
+  if (m == "query_common_ratio") return OverlapFeature::Method::kQueryCommonRatio;
+  if (m == "title_common_ratio") return OverlapFeature::Method::kTitleCommonRatio;
+  if (m == "is_contain") return OverlapFeature::Method::kIsContain;
+  if (m == "is_equal") return OverlapFeature::Method::kIsEqual;
+  if (m == "index_of" || m.rfind("proximity_", 0) == 0) throw NotSupportedError(fmt::format("{} '{}'", field, m));
+  if (m.empty()) {
+    throw ConfigError(field + ": must be set (query_common_ratio, title_common_ratio, is_contain or is_equal)");
+  }
+  throw ConfigError(fmt::format(
+      "{}: '{}' is not an overlap method; use query_common_ratio, title_common_ratio, is_contain or is_equal", field,
+      m));
+}
+
+// Terms of `a` found in `b`, counted with repetition.
+size_t common_terms(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::unordered_set<std::string_view> in_b(b.begin(), b.end());
+  return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](const std::string& t) { return in_b.count(t) > 0; }));
+}
+
+}  // namespace
+
+OverlapFeature::OverlapFeature(const protos::OverlapFeature& c, const std::string& path, const std::string& type,
+                               const BuildContext& ctx, bool sequence)
+    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+  // use_mask: refused when the config is loaded (config/field_registry.cc).
+  sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
+  Bucketizer::Fields f;
+  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+  Bucketizer bucketizer(f, "0", path, info_.name);
+  info_.is_sparse = bucketizer.kind() == Bucketizer::Kind::kBoundaries;
+  if (info_.is_sparse) {
+    fill_table_info(c, path, &info_);
+    info_.num_embeddings = bucketizer.num_embeddings();
+    info_.value_dim = sequence ? 1 : 0;  // one id per item; a row's id is pooled
+  } else {
+    info_.embedding_dim = c.embedding_dim();
+    info_.value_dim = 1;
+  }
+  // TorchEasyRec's OverlapFeature is a RawFeature of value_dim 1.
+  fill_dense_embedding(c, 1, SequenceDenseEmbedding::kIgnored, path, &info_);
+
+  values_.feature = info_.name;
+  values_.field_path = path;
+  values_.default_value = "0";  // not used: every row has a value (0 for empty inputs)
+  values_.width = 1;
+  values_.combiner = Combiner::kNone;
+  values_.bucketizer = bucketizer;
+  if (reads_encoded_column(fg_mode_)) {
+    if (!c.normalizer().empty()) warn_normalizer_not_applied(path);  // the data is FG output
+    own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
+    return;
+  }
+
+  method_ = parse_overlap_method(c.method(), path + ".method");
+  if (c.separator().empty()) throw ConfigError(path + ".separator: must not be empty");
+  inputs_.push_back(make_fg_input(c.query(), path + ".query", ctx, sequence, c.sequence_fields(), c.separator()));
+  inputs_.push_back(make_fg_input(c.title(), path + ".title", ctx, sequence, c.sequence_fields(), c.separator()));
+  if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
+  if (!c.normalizer().empty()) values_.normalizer = Normalizer::parse(c.normalizer(), path + ".normalizer");
+}
+
+std::vector<std::string> OverlapFeature::input_columns() const {
+  return multi_input_columns(fg_mode_, info_.name, inputs_);
+}
+
+void OverlapFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
+  if (!reads_encoded_column(fg_mode_)) {
+    parse_fg(batch, out);
+    return;
+  }
+  own_encoded_.parse(info_, batch, out);
+}
+
+double OverlapFeature::overlap(Method method, const std::vector<std::string>& query,
+                               const std::vector<std::string>& title) {
+  if (query.empty() || title.empty()) return 0.0;
+  switch (method) {
+    case Method::kQueryCommonRatio:
+      return static_cast<double>(common_terms(query, title)) / static_cast<double>(query.size());
+    case Method::kTitleCommonRatio:
+      return static_cast<double>(common_terms(title, query)) / static_cast<double>(title.size());
+    case Method::kIsContain:
+      return std::search(title.begin(), title.end(), query.begin(), query.end()) != title.end() ? 1.0 : 0.0;
+    case Method::kIsEqual:
+      return query == title ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+void OverlapFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
+  const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
+  MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (cells.cells(i).is_map()) {
+      throw DataError(fmt::format("column {} is a {}; overlap feature {} reads terms (text or a list)",
+                                  cells.cells(i).name(), cells.cells(i).describe_type(), info_.name));
+    }
+  }
+  std::vector<std::string> terms[2];
+  std::string buf;
+  emit_lookup_rows(
+      info_, values_, &cells, false, out, [](int64_t, int64_t) {},
+      [&](int64_t r, int64_t k, LookupValues* values) {
+        for (size_t i = 0; i < 2; ++i) {
+          terms[i].clear();
+          cells.for_each_value(i, r, k, [&](const CellValue& v) {
+            if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
+            terms[i].emplace_back(as_text(v, &buf));
+          });
+        }
+        CellValue x;
+        x.kind = CellValue::Kind::kFloat;
+        x.d = overlap(method_, terms[0], terms[1]);
+        values->add_number(x, cells.cells(0), r);
+      });
+}
+
+std::vector<nlohmann::ordered_json> OverlapFeature::fg_json_entries() const {
+  const protos::OverlapFeature& c = config_;
+  nlohmann::ordered_json e;
+  e["feature_type"] = "overlap_feature";
+  e["feature_name"] = c.feature_name();
+  e["query"] = c.query();
+  e["title"] = c.title();
+  e["method"] = c.method();
+  e["value_type"] = "float";
+  e["separator"] = c.separator();  // TorchEasyRec writes it whatever its value
+  if (!c.normalizer().empty()) e["normalizer"] = c.normalizer();
+  if (c.boundaries_size() > 0) e["boundaries"] = fg_float_list(c.boundaries(), field_path_ + ".boundaries");
+  if (c.has_stub_type()) e["stub_type"] = c.stub_type();
+  add_fg_sequence_fields(c.sequence_fields(), info_, &e);
+  return {e};
+}
+
+}  // namespace tzrec::feature
