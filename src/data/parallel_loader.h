@@ -28,7 +28,9 @@ namespace tzrec::data {
 template <typename T>
 class ParallelLoader {
  public:
-  using Transform = std::function<T(const RecordBatch&)>;
+  // The batch is the worker's own and is dropped afterwards: the transform may add to it (the
+  // FG_DAG columns of feature::FeatureParser::parse_in_place).
+  using Transform = std::function<T(RecordBatch&)>;
   struct Item {
     T value;
     ReadPosition position;  // position after this item

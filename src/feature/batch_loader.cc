@@ -66,8 +66,8 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   auto reserved = reserved_columns_;
   loader_ = std::make_unique<data::ParallelLoader<ParsedBatch>>(
       std::move(sources.sources),
-      [parser, reserved](const data::RecordBatch& b) {
-        ParsedBatch out{parser->parse(b), {}};
+      [parser, reserved](data::RecordBatch& b) {
+        ParsedBatch out{parser->parse_in_place(&b), {}};
         if (!reserved.empty()) out.reserved = data::select_columns(b, reserved);
         return out;
       },

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "data/record_batch.h"
+#include "feature/text_values.h"
 
 namespace tzrec::feature {
 
@@ -197,7 +198,7 @@ class ColumnCells {
     CellValue v;
     size_t start = 0;
     while (true) {
-      const size_t pos = s.find(sep, start);
+      const size_t pos = find_separator(s, sep, start);
       v.text = s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
       fn(v);
       if (pos == std::string_view::npos) return;

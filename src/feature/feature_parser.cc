@@ -78,8 +78,12 @@ std::vector<std::string> FeatureParser::input_columns() const {
 sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
   if (features_.dag.empty()) return parse_rows(b);
   data::RecordBatch with_dag = b;
-  add_dag_columns(features_.dag, features_.features, hash_kind_, &with_dag);
-  return parse_rows(with_dag);
+  return parse_in_place(&with_dag);
+}
+
+sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b) const {
+  if (!features_.dag.empty()) add_dag_columns(features_.dag, features_.features, hash_kind_, b);
+  return parse_rows(*b);
 }
 
 sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
@@ -104,8 +108,8 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
     }
   }
   // Most features have one value per row: reserve that much, vectors grow for the rest.
-  const auto expected = static_cast<size_t>(rows) * sparse_keys.size();
-  sp.lengths.reserve(expected);
+  const auto expected = std::max(static_cast<size_t>(rows) * sparse_keys.size(), values_hint_->load());
+  sp.lengths.reserve(static_cast<size_t>(rows) * sparse_keys.size());
   sp.values.reserve(expected);
   if (sp.with_weights) sp.weights.reserve(expected);
   auto dense = torch::empty({rows, dense_width}, torch::kFloat32);
@@ -158,6 +162,7 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
       po.dense_offset += info.value_dim;
     }
   }
+  if (sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
   if (!sparse_keys.empty()) {
     out.sparse_features = sparse::KeyedJaggedTensor(
         sparse_keys, to_tensor(std::move(sp.values), torch::kInt64), to_tensor(std::move(sp.lengths), torch::kInt64),

@@ -8,6 +8,8 @@
 // Every DataError names file, line, column and feature, and says how to fix it.
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,9 @@ class FeatureParser {
   // outputs of features that are other features' inputs are added to a copy of the batch first
   // (fg_dag.h).
   sparse::Batch parse(const data::RecordBatch& batch) const;
+  // The same on a batch the caller gives up: under FG_DAG the added columns go into it instead of
+  // a copy (the loader's workers, whose batches are dropped afterwards).
+  sparse::Batch parse_in_place(data::RecordBatch* batch) const;
 
   const std::vector<FeaturePtr>& features() const { return features_.features; }
 
@@ -45,6 +50,9 @@ class FeatureParser {
   std::vector<std::string> label_fields_;
   std::vector<std::string> sample_weight_fields_;
   HashKind hash_kind_;
+  // The most sparse values a batch has had: later batches reserve that much at once (sequences
+  // hold many ids per row; growing the vector batch after batch copied them again and again).
+  std::unique_ptr<std::atomic<size_t>> values_hint_ = std::make_unique<std::atomic<size_t>>(0);
 };
 
 }  // namespace tzrec::feature
