@@ -42,8 +42,11 @@ constexpr Entry kEntries[] = {
     {"DataConfig", kRefused,
      "sample_mask_prob negative_sample_mask_prob force_base_data_group shuffle "
      "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field "
-     "negative_sampler negative_sampler_v2 hard_negative_sampler hard_negative_sampler_v2 "
      "tdm_sampler",
+     ""},
+    // Negative samplers run in process (data/negative_sampler.h, feature/negative_rows.h); only
+    // match models read their rows (models/model_registry.cc).
+    {"DataConfig", kHonoured, "negative_sampler negative_sampler_v2 hard_negative_sampler hard_negative_sampler_v2",
      ""},
     {"DataConfig", kWarned, "pin_memory", "pins host memory for CUDA copies; no effect in this CPU engine"},
     {"DataConfig", kWarned,
@@ -350,10 +353,20 @@ constexpr Entry kEntries[] = {
      "train_input_path eval_input_path model_dir train_config eval_config export_config "
      "data_config feature_configs model_config",
      ""},
-    {"NegativeSampler", kRefused, "*", ""},
-    {"NegativeSamplerV2", kRefused, "*", ""},
-    {"HardNegativeSampler", kRefused, "*", ""},
-    {"HardNegativeSamplerV2", kRefused, "*", ""},
+    {"NegativeSampler", kHonoured,
+     "input_path num_sample attr_fields item_id_field attr_delimiter num_eval_sample field_delimiter item_id_delim", ""},
+    {"NegativeSamplerV2", kHonoured,
+     "user_input_path item_input_path pos_edge_input_path num_sample attr_fields item_id_field user_id_field "
+     "attr_delimiter num_eval_sample field_delimiter",
+     ""},
+    {"HardNegativeSampler", kHonoured,
+     "user_input_path item_input_path hard_neg_edge_input_path num_sample num_hard_sample attr_fields item_id_field "
+     "user_id_field attr_delimiter num_eval_sample field_delimiter",
+     ""},
+    {"HardNegativeSamplerV2", kHonoured,
+     "user_input_path item_input_path pos_edge_input_path hard_neg_edge_input_path num_sample num_hard_sample "
+     "attr_fields item_id_field user_id_field attr_delimiter num_eval_sample field_delimiter",
+     ""},
     {"TDMSampler", kRefused, "*", ""},
     {"DINEncoder", kHonoured, "input attn_mlp max_seq_length", ""},
     {"SimpleAttention", kHonoured, "input max_seq_length", ""},

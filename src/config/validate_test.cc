@@ -49,9 +49,13 @@ TEST(Validate, DataConfigSubset) {
   EXPECT_TRUE(HasProblem(kafka, "data_config.dataset_type",
                          "not supported yet: data_config.dataset_type: KafkaDataset"));
   EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: ParquetDataset }")));
-  EXPECT_TRUE(NotSupported(
-      deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }"),
-      "data_config.negative_sampler"));
+  // Samplers are honoured by the config contract; a rank model with one is a config error when the
+  // model is built (models/model_registry.cc; train/training_session tests).
+  EXPECT_TRUE(NoProblems(
+      deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }")));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { tdm_sampler { item_input_path: 'x' edge_input_path: 'y' "
+                                  "predict_edge_input_path: 'z' attr_fields: 'a' item_id_field: 'i' } }"),
+                           "data_config.tdm_sampler"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { shuffle: true }"), "data_config.shuffle"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));

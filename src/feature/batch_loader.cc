@@ -8,6 +8,7 @@
 #include "data/input_files.h"
 #include "data/parallel_loader.h"
 #include "data/reserved_columns.h"
+#include "feature/negative_rows.h"
 
 namespace tzrec::feature {
 
@@ -19,12 +20,6 @@ struct ParsedBatch {
 namespace {
 
 void check_supported(const protos::DataConfig& dc, Mode mode) {
-  // Predict runs no sampler (TorchEasyRec ignores it there too).
-  if (dc.sampler_case() != protos::DataConfig::SAMPLER_NOT_SET && mode != Mode::kPredict) {
-    const auto* oneof = protos::DataConfig::descriptor()->FindOneofByName("sampler");
-    const auto* field = dc.GetReflection()->GetOneofFieldDescriptor(dc, oneof);
-    throw NotSupportedError("data_config." + field->name());
-  }
   if (dc.shuffle() && mode == Mode::kTrain) throw NotSupportedError("data_config.shuffle");
   if (dc.batch_cost_size() > 0 || !dc.sample_cost_field().empty()) {
     throw NotSupportedError("data_config.batch_cost_size / sample_cost_field");
@@ -50,6 +45,17 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   // Reserved columns are read with the feature columns (each once), so every RecordBatch holds
   // both for the same rows.
   std::vector<std::string> columns = parser_->input_columns();
+  // Negative sampling (negative_rows.h); predict runs no sampler (TorchEasyRec ignores it there too).
+  std::shared_ptr<const NegativeRows> negatives;
+  if (auto sampler_config = data::negative_sampler_config(dc); sampler_config && mode != Mode::kPredict) {
+    const std::string list_sep = dc.fg_mode() == protos::FG_NONE ? dc.fg_encoded_multival_sep() : "\x1d";
+    negatives = std::make_shared<const NegativeRows>(
+        data::NegativeSampler::create(*sampler_config, mode == Mode::kTrain), parser_->neg_input_columns(), list_sep,
+        shard.rank);
+    for (const std::string& c : negatives->id_columns()) {
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    }
+  }
   if (!reserved_columns.empty()) {
     reserved_columns_ = data::resolve_reserved_columns(
         dc, data::expand_input_path(input_path), reserved_columns, columns);
@@ -66,8 +72,16 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   auto reserved = reserved_columns_;
   loader_ = std::make_unique<data::ParallelLoader<ParsedBatch>>(
       std::move(sources.sources),
-      [parser, reserved](data::RecordBatch& b) {
-        ParsedBatch out{parser->parse_in_place(&b), {}};
+      [parser, reserved, negatives](data::RecordBatch& b) {
+        ParsedBatch out;
+        if (negatives) {
+          torch::Tensor hard_neg_indices;
+          const data::RecordBatch neg_rows = negatives->sample(b, &hard_neg_indices);
+          out.batch = parser->parse_in_place(&b, &neg_rows);
+          out.batch.hard_neg_indices = hard_neg_indices;
+        } else {
+          out.batch = parser->parse_in_place(&b);
+        }
         if (!reserved.empty()) out.reserved = data::select_columns(b, reserved);
         return out;
       },

@@ -39,6 +39,11 @@ struct FeatureInfo {
   // stub_type: an intermediate result of feature generation (an input of other features under
   // FG_DAG), not an input of the model (docs/tzrec-compatibility.md §5.2).
   bool stub = false;
+  // Data group __NEG__ (docs/tzrec-compatibility.md §6.5): with a negative sampler, a feature
+  // reading one of its attr_fields describes items, and its batch rows are the batch's rows
+  // followed by the sampled negatives' (Batch::neg_*). Set by build_feature_infos (features.h);
+  // a Feature's own info() leaves it false (FeatureSet::neg holds it).
+  bool neg = false;
 };
 
 }  // namespace tzrec::feature

@@ -75,29 +75,39 @@ std::vector<std::string> FeatureParser::input_columns() const {
   return out;
 }
 
+std::vector<std::string> FeatureParser::neg_input_columns() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < features_.features.size(); ++i) {
+    if (!features_.neg[i] || features_.features[i]->info().stub) continue;
+    for (const std::string& c : features_.features[i]->input_columns()) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  }
+  return out;
+}
+
 sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
-  if (features_.dag.empty()) return parse_rows(b);
+  if (features_.dag.empty()) return parse_rows(b, nullptr);
   data::RecordBatch with_dag = b;
-  return parse_in_place(&with_dag);
+  return parse_in_place(&with_dag, nullptr);
 }
 
-sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b) const {
+sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b, const data::RecordBatch* neg_rows) const {
   if (!features_.dag.empty()) add_dag_columns(features_.dag, features_.features, hash_kind_, b);
-  return parse_rows(*b);
+  return parse_rows(*b, neg_rows);
 }
 
-sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
+void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::KeyedJaggedTensor* sparse_out,
+                                sparse::KeyedTensor* dense_out, sparse::Batch* out) const {
   const int64_t rows = b.num_rows();
-  sparse::Batch out;
-  out.batch_size = rows;
-
+  auto in_group = [&](size_t i) { return !features_.features[i]->info().stub && features_.neg[i] == neg; };
   SparseOut sp;
   std::vector<std::string> sparse_keys, dense_keys;
   std::vector<int64_t> dense_dims;
   int64_t dense_width = 0;
-  for (const auto& f : features_.features) {
-    const FeatureInfo& info = f->info();
-    if (info.stub) continue;  // not an input of the model
+  for (size_t i = 0; i < features_.features.size(); ++i) {
+    if (!in_group(i)) continue;
+    const FeatureInfo& info = features_.features[i]->info();
     if (info.is_sparse) {
       sparse_keys.push_back(info.name);
       sp.with_weights = sp.with_weights || info.weighted;
@@ -107,9 +117,11 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
       dense_width += info.value_dim;
     }
   }
-  // Most features have one value per row: reserve that much, vectors grow for the rest.
-  const auto expected = std::max(static_cast<size_t>(rows) * sparse_keys.size(), values_hint_->load());
-  sp.lengths.reserve(static_cast<size_t>(rows) * sparse_keys.size());
+  // Most features have one value per row: reserve that much (the base group: at least as much as
+  // the largest batch so far), vectors grow for the rest.
+  const size_t one_each = static_cast<size_t>(rows) * sparse_keys.size();
+  const auto expected = neg ? one_each : std::max(one_each, values_hint_->load());
+  sp.lengths.reserve(one_each);
   sp.values.reserve(expected);
   if (sp.with_weights) sp.weights.reserve(expected);
   auto dense = torch::empty({rows, dense_width}, torch::kFloat32);
@@ -124,9 +136,10 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
   // The items per row of each grouped sequence's first sub-feature: the others describe the same
   // items and must have as many.
   std::map<std::string, std::pair<const Feature*, std::vector<int64_t>>> history_lengths;
-  for (const auto& f : features_.features) {
+  for (size_t i = 0; i < features_.features.size(); ++i) {
+    if (!in_group(i)) continue;
+    const FeaturePtr& f = features_.features[i];
     const FeatureInfo& info = f->info();
-    if (info.stub) continue;
     if (info.is_sequence) {
       sequence_lengths.clear();
       item_lengths.clear();
@@ -147,29 +160,39 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b) const {
             sequence_lengths[r], info.name, it->second.first->input_columns().front(), f->input_columns().front()));
       }
     }
-    if (info.is_sequence) {
-      out.sequence_lengths[info.name] = torch::tensor(sequence_lengths, torch::kInt64);
+    if (info.is_sequence) {  // base group only (data_groups.h)
+      out->sequence_lengths[info.name] = torch::tensor(sequence_lengths, torch::kInt64);
       if (info.is_sparse && info.value_dim != 1) {
-        out.sequence_item_lengths[info.name] = torch::tensor(item_lengths, torch::kInt64);
+        out->sequence_item_lengths[info.name] = torch::tensor(item_lengths, torch::kInt64);
       }
       if (!info.is_sparse) {
         const auto items = static_cast<int64_t>(sequence_dense.size()) / info.value_dim;
-        out.sequence_dense_features[info.name] = to_tensor(std::move(sequence_dense), torch::kFloat32)
-                                                     .view({items, info.value_dim});
+        out->sequence_dense_features[info.name] = to_tensor(std::move(sequence_dense), torch::kFloat32)
+                                                      .view({items, info.value_dim});
         sequence_dense = {};
       }
     } else if (!info.is_sparse) {
       po.dense_offset += info.value_dim;
     }
   }
-  if (sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
+  if (!neg && sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
   if (!sparse_keys.empty()) {
-    out.sparse_features = sparse::KeyedJaggedTensor(
+    *sparse_out = sparse::KeyedJaggedTensor(
         sparse_keys, to_tensor(std::move(sp.values), torch::kInt64), to_tensor(std::move(sp.lengths), torch::kInt64),
         sp.with_weights ? to_tensor(std::move(sp.weights), torch::kFloat32) : torch::Tensor());
   }
-  if (!dense_keys.empty()) {
-    out.dense_features = sparse::KeyedTensor(dense_keys, dense_dims, dense);
+  if (!dense_keys.empty()) *dense_out = sparse::KeyedTensor(dense_keys, dense_dims, dense);
+}
+
+sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::RecordBatch* neg_rows) const {
+  const int64_t rows = b.num_rows();
+  sparse::Batch out;
+  out.batch_size = rows;
+  parse_group(b, /*neg=*/false, &out.sparse_features, &out.dense_features, &out);
+  if (features_.has_neg()) {
+    const data::RecordBatch& nb = neg_rows != nullptr ? *neg_rows : b;
+    out.neg_batch_size = nb.num_rows();
+    parse_group(nb, /*neg=*/true, &out.neg_sparse_features, &out.neg_dense_features, &out);
   }
   for (const auto& name : label_fields_) {
     out.labels[name] = parse_scalar_column(ColumnCells(b, name, "label_fields"), rows, "label");

@@ -38,13 +38,21 @@ class FeatureParser {
   // (fg_dag.h).
   sparse::Batch parse(const data::RecordBatch& batch) const;
   // The same on a batch the caller gives up: under FG_DAG the added columns go into it instead of
-  // a copy (the loader's workers, whose batches are dropped afterwards).
-  sparse::Batch parse_in_place(data::RecordBatch* batch) const;
+  // a copy (the loader's workers, whose batches are dropped afterwards). With a negative sampler,
+  // `neg_rows` holds the __NEG__ features' columns over the batch's rows followed by the sampled
+  // negatives' (negative_rows.h); nullptr: they read `batch` (no negatives, as in predict).
+  sparse::Batch parse_in_place(data::RecordBatch* batch, const data::RecordBatch* neg_rows = nullptr) const;
 
   const std::vector<FeaturePtr>& features() const { return features_.features; }
+  // The columns data group __NEG__'s features read (the sampler's attr_fields they use), each once.
+  std::vector<std::string> neg_input_columns() const;
 
  private:
-  sparse::Batch parse_rows(const data::RecordBatch& batch) const;
+  sparse::Batch parse_rows(const data::RecordBatch& batch, const data::RecordBatch* neg_rows) const;
+  // The features of data group __NEG__ (neg) or __BASE__ over `batch` into *sparse_out /
+  // *dense_out; sequences (base group only) into `out`'s sequence maps.
+  void parse_group(const data::RecordBatch& batch, bool neg, sparse::KeyedJaggedTensor* sparse_out,
+                   sparse::KeyedTensor* dense_out, sparse::Batch* out) const;
 
   FeatureSet features_;
   std::vector<std::string> label_fields_;

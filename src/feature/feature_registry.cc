@@ -10,6 +10,7 @@
 #include "feature/combine_feature.h"
 #include "feature/combo_feature.h"
 #include "feature/custom_feature.h"
+#include "feature/data_groups.h"
 #include "feature/expr_feature.h"
 #include "feature/id_feature.h"
 #include "feature/kv_dot_product.h"
@@ -153,6 +154,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
     }
   }
   if (ctx.fg_dag) set.dag = plan_fg_dag(set.features);
+  set.neg = negative_features(dc, set.features);
   return set;
 }
 

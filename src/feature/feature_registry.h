@@ -3,6 +3,7 @@
 // Feature subclass and one line in feature_registry.cc.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct FeatureSet {
   std::string multival_sep = "\x03";
   std::vector<FeaturePtr> features;
   FgDag dag;  // FG_DAG: the producers and constants of feature: / const: inputs
+  // Per feature: in data group __NEG__ (data_groups.h); FeatureInfo::neg of build_feature_infos.
+  std::vector<bool> neg;
+  bool has_neg() const { return std::find(neg.begin(), neg.end(), true) != neg.end(); }
 };
 
 // Builds and checks the features of `config`: names unique, shared tables (same embedding_name)

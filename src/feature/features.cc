@@ -27,12 +27,15 @@ void check_group_names(const google::protobuf::RepeatedPtrField<std::string>& na
 std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config) {
   std::vector<FeatureInfo> out;
   std::set<std::string> stubs;
-  for (const FeaturePtr& f : build_features(config).features) {
-    if (f->info().stub) {
-      stubs.insert(f->info().name);
-    } else {
-      out.push_back(f->info());
+  const FeatureSet set = build_features(config);
+  for (size_t i = 0; i < set.features.size(); ++i) {
+    const FeatureInfo& info = set.features[i]->info();
+    if (info.stub) {
+      stubs.insert(info.name);
+      continue;
     }
+    out.push_back(info);
+    out.back().neg = set.neg[i];
   }
   if (stubs.empty()) return out;
   const auto& groups = config.model_config().feature_groups();

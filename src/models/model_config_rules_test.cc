@@ -34,6 +34,14 @@ TEST(ModelConfigRules, ModelRequired) {
   EXPECT_TRUE(HasProblem(none, "model_config", "missing"));
 }
 
+// Negative samplers feed match models; a rank model with one is a config error (issue: "a sampler
+// config on a rank model").
+TEST(ModelConfigRules, SamplerNeedsAMatchModel) {
+  auto sampled = deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }");
+  EXPECT_TRUE(HasProblem(sampled, "data_config.negative_sampler",
+                         "negative samplers feed match models (dssm, dssm_v2, dat, mind); deepfm is a rank model"));
+}
+
 TEST(ModelConfigRules, FeatureGroups) {
   auto unknown = deepfm("model_config { feature_groups { group_name: 'x' feature_names: ['c0', 'c1', 'd0', 'cat_9'] } }");
   EXPECT_TRUE(HasProblem(unknown, "model_config.feature_groups[3].feature_names[3]", "unknown feature 'cat_9' (group 'x')"));

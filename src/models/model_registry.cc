@@ -67,6 +67,14 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
   auto it = model_types().find(field->name());
   if (it == model_types().end()) throw NotSupportedError("model_config." + field->name());
   const auto& dc = config.data_config();
+  // Negative samplers feed match models (TorchEasyRec's MatchModel); every model of this table is
+  // a rank or multi-task model, which would read the sampled rows as nothing.
+  if (const auto* sampler = dc.GetReflection()->GetOneofFieldDescriptor(
+          dc, protos::DataConfig::descriptor()->FindOneofByName("sampler"))) {
+    throw ConfigError(fmt::format("data_config.{}: negative samplers feed match models (dssm, dssm_v2, dat, mind); "
+                                  "{} is a rank model — remove the sampler or use a match model",
+                                  sampler->name(), field->name()));
+  }
   const auto mixed_precision = mixed_precision_dtype(config);
   std::shared_ptr<Model> model =
       it->second(mc, features, {dc.label_fields().begin(), dc.label_fields().end()},

@@ -1,4 +1,5 @@
-// One training/eval batch after feature generation (data group __BASE__ only in this build).
+// One training/eval batch after feature generation: data group __BASE__ and, with a negative
+// sampler, __NEG__.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,15 @@ struct Batch {
   std::map<std::string, torch::Tensor> sequence_lengths;        // [B] int64
   std::map<std::string, torch::Tensor> sequence_item_lengths;   // [ΣL] int64 ids per item
   std::map<std::string, torch::Tensor> sequence_dense_features; // [ΣL, value_dim] float32
+  // Data group __NEG__ (negative samplers): the features of sampled items over the batch's rows
+  // followed by the sampled negatives' rows — neg_batch_size = batch_size + negatives (just
+  // batch_size where no sampler runs, as in predict). hard_neg_indices [H, 2] int64 (hard
+  // samplers): per hard negative (the last H negatives), the row of its user and its position in
+  // that user's list; undefined otherwise.
+  int64_t neg_batch_size = 0;
+  KeyedJaggedTensor neg_sparse_features;
+  KeyedTensor neg_dense_features;
+  torch::Tensor hard_neg_indices;
   std::map<std::string, torch::Tensor> labels;     // [B] float32 (int columns become float32 too)
   std::map<std::string, torch::Tensor> sample_weights;  // [B] float32
 

@@ -3,7 +3,8 @@
 # tests/configs/gen_data/dense_embedding.config: train_eval saves their parameters under
 # TorchEasyRec's state-dict names and shapes; eval restores them (the same AUC as train_eval's
 # last evaluation); export writes them unchanged; predict from the (FP32) export equals predict from
-# the checkpoint.
+# the checkpoint; two ranks train them in step (1-process eval of the 2-rank checkpoint = the
+# 2-rank evaluation).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -98,4 +99,18 @@ auc_train=$(auc "$WORK/model/train_eval_result_v2.txt")
 auc_eval=$(auc "$WORK/model/eval_result.txt")
 $PY -c "import sys; sys.exit(0 if abs($auc_train - $auc_eval) < 1e-9 else 1)" \
   || fail "eval AUC $auc_eval differs from train_eval's $auc_train"
+
+# Two ranks: the dense embeddings are dense parameters, their gradients all-reduced like the
+# towers'. The 2-rank evaluation (each rank's model on its share of the rows, metrics merged)
+# equals one process evaluating the checkpoint rank 0 saved — it would not if the ranks' dense
+# embeddings had drifted apart.
+OMP_NUM_THREADS=1 "$TZREC" launch --nproc-per-node 2 --standalone -- train_eval --pipeline_config_path "$WORK/run.config" \
+  --model_dir "$WORK/dist" --edit_config_json '{"data_config.batch_size":64,"data_config.num_workers":1}' \
+  > "$WORK/dist.log" 2>&1 || { tail -20 "$WORK/dist.log"; fail "2-rank train_eval"; }
+"$TZREC" eval --pipeline_config_path "$WORK/dist/pipeline.config" --model_dir "$WORK/dist" > /dev/null \
+  2> "$WORK/dist_eval.log" || { tail -5 "$WORK/dist_eval.log"; fail "1-process eval of the 2-rank checkpoint"; }
+auc_dist=$(auc "$WORK/dist/train_eval_result_v2.txt")
+auc_one=$(auc "$WORK/dist/eval_result.txt")
+$PY -c "import sys; sys.exit(0 if abs($auc_dist - $auc_one) < 1e-4 else 1)" \
+  || fail "1-process eval AUC $auc_one of the 2-rank checkpoint differs from the 2-rank train_eval's $auc_dist"
 echo "dense_embedding_test: OK"

@@ -1,0 +1,126 @@
+#include "feature/negative_rows.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "feature/column_cells.h"
+
+namespace tzrec::feature {
+namespace {
+
+// One cell of `cells` as text (see the header).
+void append_text(const ColumnCells& cells, int64_t r, const std::string& list_sep, std::string* buf,
+                 data::StringColumn* out) {
+  if (cells.empty(r)) {
+    out->append("");
+    return;
+  }
+  if (cells.is_scalar()) {
+    out->append(as_text(cells.scalar(r), buf));
+    return;
+  }
+  std::string joined, value;
+  bool first = true;
+  cells.for_each(r, list_sep, [&](const CellValue& v) {
+    if (!first) joined += list_sep;
+    first = false;
+    joined += as_text(v, &value);
+  });
+  out->append(joined);
+}
+
+}  // namespace
+
+NegativeRows::NegativeRows(std::shared_ptr<const data::NegativeSampler> sampler, std::vector<std::string> columns,
+                           std::string list_sep, int32_t rank)
+    : sampler_(std::move(sampler)), columns_(std::move(columns)), list_sep_(std::move(list_sep)), rank_(rank) {}
+
+std::vector<std::string> NegativeRows::id_columns() const {
+  std::vector<std::string> out{sampler_->config().item_id_field};
+  if (sampler_->kind() != data::SamplerKind::kNegativeSampler) out.push_back(sampler_->config().user_id_field);
+  return out;
+}
+
+std::vector<int64_t> NegativeRows::keys(const data::RecordBatch& batch, const std::string& column) const {
+  const ColumnCells cells(batch, column, sampler_->config().config_path + " (its id field)");
+  if (!cells.is_scalar()) {
+    throw DataError(fmt::format("column {} is a {}; the negative sampler reads one id per row from it",
+                                cells.name(), cells.describe_type()));
+  }
+  std::vector<int64_t> out(static_cast<size_t>(batch.num_rows()));
+  std::string buf;
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    if (cells.empty(r)) {
+      out[r] = *sampler_->key_of(std::string_view());
+      continue;
+    }
+    const CellValue v = cells.scalar(r);
+    std::optional<int64_t> key;
+    if (v.kind == CellValue::Kind::kInt) {
+      key = sampler_->key_of(v.i);
+    } else {
+      key = sampler_->key_of(as_text(v, &buf));
+    }
+    if (!key) {
+      throw DataError(fmt::format("{}: id '{}' is not an integer; the sampler's tables use integer ids (set "
+                                  "USE_HASH_NODE_ID=1 for string ids)",
+                                  cells.where(r), display(v)));
+    }
+    out[r] = *key;
+  }
+  return out;
+}
+
+data::RecordBatch NegativeRows::sample(const data::RecordBatch& batch, torch::Tensor* hard_neg_indices) const {
+  const auto& config = sampler_->config();
+  const std::vector<int64_t> items = keys(batch, config.item_id_field);
+  const std::vector<int64_t> users =
+      sampler_->kind() == data::SamplerKind::kNegativeSampler ? std::vector<int64_t>{} : keys(batch, config.user_id_field);
+  data::SampleContext ctx;
+  ctx.rank = rank_;
+  if (batch.num_rows() > 0) {
+    const data::RowOrigin& o = batch.origins.front();
+    ctx.batch_index = static_cast<int64_t>(std::hash<std::string>()(batch.files.at(o.file_index)) ^
+                                           (static_cast<uint64_t>(o.line) * 0x9E3779B97F4A7C15ull));
+  }
+  data::SampledNegatives negatives;
+  sampler_->sample(items, users, ctx, &negatives);
+
+  data::RecordBatch out;
+  out.files = batch.files;
+  out.origin_unit = batch.origin_unit;
+  out.origins = batch.origins;
+  const int32_t table = static_cast<int32_t>(out.files.size());
+  out.files.push_back(config.item_input_path + " negative");
+  for (int64_t k = 0; k < negatives.size(); ++k) out.origins.push_back(data::RowOrigin{table, k});
+  std::string buf;
+  for (const std::string& name : columns_) {
+    data::StringColumn column;
+    column.name = name;
+    const ColumnCells cells(batch, name, "the sampled items' " + config.config_path + ".attr_fields");
+    if (cells.is_map()) {
+      throw NotSupportedError(fmt::format("{}.attr_fields column {} as a {}", config.config_path, name,
+                                          cells.describe_type()));
+    }
+    for (int64_t r = 0; r < batch.num_rows(); ++r) append_text(cells, r, list_sep_, &buf, &column);
+    const auto attr = std::find(config.attr_fields.begin(), config.attr_fields.end(), name);
+    const data::StringColumn& sampled = negatives.attrs.at(static_cast<size_t>(attr - config.attr_fields.begin()));
+    for (int64_t k = 0; k < sampled.size(); ++k) column.append(sampled.cell(k));
+    out.columns.push_back(std::move(column));
+  }
+  if (!negatives.hard_neg_indices.empty()) {
+    const auto h = static_cast<int64_t>(negatives.hard_neg_indices.size());
+    *hard_neg_indices = torch::empty({h, 2}, torch::kInt64);
+    auto a = hard_neg_indices->accessor<int64_t, 2>();
+    for (int64_t i = 0; i < h; ++i) {
+      a[i][0] = negatives.hard_neg_indices[i][0];
+      a[i][1] = negatives.hard_neg_indices[i][1];
+    }
+  }
+  return out;
+}
+
+}  // namespace tzrec::feature

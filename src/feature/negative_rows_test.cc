@@ -1,0 +1,151 @@
+// Negative sampling of batches and data group __NEG__ (feature/negative_rows.h, data_groups.h,
+// FeatureParser with neg_rows; docs/tzrec-compatibility.md §6.5). Expected values by hand: a
+// 10-item table whose item i has attributes "i:10i"; negative_sampler rejects the batch's item ids
+// (TorchEasyRec's graphlearn node_weight sampler), so with plenty of other items every negative is
+// outside the batch, and each negative's attributes are its table row's.
+#include "feature/negative_rows.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "feature/batch_loader.h"
+#include "feature/data_groups.h"
+#include "feature/feature_parser.h"
+#include "feature/feature_registry.h"
+#include "feature/testing_config.h"
+#include "feature/testing_tensors.h"
+
+namespace tzrec::feature {
+namespace negative_rows_test {
+
+namespace fs = std::filesystem;
+using testing::Ids;
+using testing::ids_of;
+using testing::make_batch;
+using testing::parse_config;
+
+class NegativeRowsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tzrec_negative_rows_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream items(dir_ / "item.txt");
+    items << "id:int64\tweight:float\tattrs:string\n";
+    for (int i = 1; i <= 10; ++i) items << i << "\t1\t" << i << ":" << i * 10 << "\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string config(const std::string& extra_features = "") const {
+    return "data_config { batch_size: 4 dataset_type: CsvDataset with_header: true label_fields: 'clk' "
+           "negative_sampler { input_path: '" +
+           (dir_ / "item.txt").string() +
+           "' num_sample: 3 attr_fields: ['item_id', 'cate'] item_id_field: 'item_id' } } "
+           "feature_configs { id_feature { feature_name: 'user_id' expression: 'user:user_id' num_buckets: 100 embedding_dim: 4 } } "
+           "feature_configs { id_feature { feature_name: 'item_id' expression: 'item:item_id' num_buckets: 100 embedding_dim: 4 } } "
+           "feature_configs { id_feature { feature_name: 'cate' expression: 'item:cate' num_buckets: 200 embedding_dim: 4 } } " +
+           extra_features;
+  }
+  fs::path dir_;
+};
+
+TEST_F(NegativeRowsTest, ItemFeaturesFormTheNegGroup) {
+  const FeatureSet set = build_features(parse_config(config()));
+  EXPECT_EQ(set.neg, (std::vector<bool>{false, true, true}));
+  // A feature crossing item attributes with other inputs is refused (TorchEasyRec's
+  // cross-negative group).
+  const std::string cross = config(
+      "feature_configs { combo_feature { feature_name: 'x' expression: ['user:user_id', 'item:item_id'] "
+      "hash_bucket_size: 10 embedding_dim: 4 } } ");
+  std::string fg = cross;
+  fg.replace(fg.find("data_config {"), 13, "data_config { fg_mode: FG_NORMAL");
+  try {
+    build_features(parse_config(fg));
+    ADD_FAILURE() << "a cross-negative feature was accepted";
+  } catch (const NotSupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("feature_configs[3].combo_feature (feature x) reading the sampled items' "
+                                         "data_config.negative_sampler.attr_fields (item_id) together with other "
+                                         "inputs (user_id)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(NegativeRowsTest, NegativesFollowTheBatchRows) {
+  const auto cfg = parse_config(config());
+  const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
+  auto sampler_config = data::negative_sampler_config(cfg.data_config());
+  ASSERT_TRUE(sampler_config.has_value());
+  const NegativeRows rows(data::NegativeSampler::create(*sampler_config, true), parser.neg_input_columns(), "\x1d", 0);
+  EXPECT_EQ(rows.id_columns(), (std::vector<std::string>{"item_id"}));
+  data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9", "7"}},
+                                        {"item_id", {"1", "2", "3", "4"}},
+                                        {"cate", {"10", "20", "30", "40"}},
+                                        {"clk", {"1", "0", "1", "0"}}});
+  torch::Tensor hard;
+  const data::RecordBatch neg = rows.sample(batch, &hard);
+  EXPECT_FALSE(hard.defined());
+  ASSERT_EQ(neg.num_rows(), 7);
+  const sparse::Batch b = parser.parse_in_place(&batch, &neg);
+  EXPECT_EQ(b.batch_size, 4);
+  EXPECT_EQ(b.neg_batch_size, 7);
+  EXPECT_EQ(b.sparse_features.keys(), (std::vector<std::string>{"user_id"}));
+  EXPECT_EQ(b.neg_sparse_features.keys(), (std::vector<std::string>{"item_id", "cate"}));
+  const Ids items = ids_of(b.neg_sparse_features["item_id"].values);
+  const Ids cates = ids_of(b.neg_sparse_features["cate"].values);
+  ASSERT_EQ(items.size(), 7u);
+  EXPECT_EQ(Ids(items.begin(), items.begin() + 4), (Ids{1, 2, 3, 4}));
+  EXPECT_EQ(Ids(cates.begin(), cates.begin() + 4), (Ids{10, 20, 30, 40}));
+  for (size_t k = 4; k < 7; ++k) {
+    EXPECT_GE(items[k], 5) << "negative " << k << " is one of the batch's items";
+    EXPECT_LE(items[k], 10);
+    EXPECT_EQ(cates[k], items[k] * 10) << "negative " << k << " carries another item's attributes";
+  }
+  // The same batch gets the same negatives (the stream is keyed by its first row).
+  const data::RecordBatch again = rows.sample(batch, &hard);
+  for (int64_t k = 0; k < again.num_rows(); ++k) EXPECT_EQ(again.columns[0].cell(k), neg.columns[0].cell(k));
+}
+
+TEST_F(NegativeRowsTest, LoaderAppendsNegativesToEveryTrainingBatch) {
+  {
+    std::ofstream csv(dir_ / "train.csv");
+    csv << "user_id,item_id,cate,clk\n";
+    for (int r = 0; r < 8; ++r) csv << r << "," << (r % 4 + 1) << "," << (r % 4 + 1) * 10 << "," << r % 2 << "\n";
+  }
+  const auto cfg = parse_config(config());
+  BatchLoader train(cfg, (dir_ / "train.csv").string(), Mode::kTrain);
+  int batches = 0;
+  while (auto b = train.next()) {
+    EXPECT_EQ(b->batch.batch_size, 4);
+    EXPECT_EQ(b->batch.neg_batch_size, 7);
+    ++batches;
+  }
+  EXPECT_EQ(batches, 2);
+  // Predict runs no sampler: the item features cover the batch's rows only.
+  BatchLoader predict(cfg, (dir_ / "train.csv").string(), Mode::kPredict);
+  auto p = predict.next();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->batch.neg_batch_size, 4);
+}
+
+TEST_F(NegativeRowsTest, BadIdsNameTheRow) {
+  const auto cfg = parse_config(config());
+  const FeatureParser parser(cfg, true, HashKind::kStdHash);
+  const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
+                          parser.neg_input_columns(), "\x1d", 0);
+  data::RecordBatch batch = make_batch({{"item_id", {"1", "x2"}}, {"cate", {"10", "20"}}});
+  torch::Tensor hard;
+  try {
+    rows.sample(batch, &hard);
+    ADD_FAILURE() << "a text id was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv line 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("id 'x2' is not an integer"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace negative_rows_test
+}  // namespace tzrec::feature
