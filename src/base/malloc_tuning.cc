@@ -15,4 +15,10 @@ void tune_malloc_for_training() {
 #endif
 }
 
+void tune_malloc_for_bf16_autocast() {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 8 << 20);
+#endif
+}
+
 }  // namespace tzrec

@@ -7,8 +7,10 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/malloc_tuning.h"
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
+#include "models/mixed_precision.h"
 #include "train/embedding_sharding.h"
 #include "checkpoint/local_shard_state.h"
 #include "train/lr_scheduler_builder.h"
@@ -97,6 +99,9 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     model_ = models::create_model(config_, features_);
   } else {
     model_ = models::create_model(config_, features_);
+  }
+  if (with_optimizers && models::mixed_precision_dtype(config_) == c10::ScalarType::BFloat16) {
+    tune_malloc_for_bf16_autocast();  // base/malloc_tuning.h
   }
   const auto sparse_options = (distributed || with_optimizers)
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
