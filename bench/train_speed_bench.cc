@@ -340,6 +340,7 @@ struct TrainOptions {
   int64_t steps = 0;
   int threads = 2;
   int gemm_repeats = 5;
+  uint64_t init_seed = 2024;  // torch's generator: the model's initial values
   std::string profile_trace;  // chrome trace of profile_steps extra steps (after the timed ones)
   int64_t profile_steps = 3;
 };
@@ -358,7 +359,7 @@ double evaluate_auc(train::TrainingSession& session, const std::vector<sparse::B
 
 void run_train(const TrainOptions& o) {
   torch::set_num_threads(o.threads);
-  torch::manual_seed(2024);
+  torch::manual_seed(o.init_seed);
   protos::EasyRecConfig config = config::load_pipeline_config(o.pipeline_config);
   auto* dc = config.mutable_data_config();
   dc->set_batch_size(static_cast<uint32_t>(o.batch_size));
@@ -557,6 +558,8 @@ int main(int argc, char** argv) {
   t->add_option("--steps", train.steps, "timed steps (0: rest of one epoch)")->capture_default_str();
   t->add_option("--threads", train.threads)->capture_default_str();
   t->add_option("--gemm_repeats", train.gemm_repeats)->capture_default_str();
+  t->add_option("--init_seed", train.init_seed, "seed of the initial weights (AUC spread over seeds)")
+      ->capture_default_str();
   t->add_option("--profile_trace", train.profile_trace,
                 "write a chrome trace (libtorch profiler) of --profile_steps extra steps");
   t->add_option("--profile_steps", train.profile_steps)->capture_default_str();

@@ -62,30 +62,10 @@ KvDotProduct::KvDotProduct(const protos::KvDotProduct& c, const std::string& pat
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec's test: an empty default value gives 0 (bucket 0 of [0.05, 0.15, 1.0]).
   const std::string default_value = c.default_value().empty() ? "0" : c.default_value();
-  Bucketizer::Fields f;
-  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
-  Bucketizer bucketizer(f, default_value, path, info_.name);
-  info_.is_sparse = bucketizer.kind() == Bucketizer::Kind::kBoundaries;
-  if (info_.is_sparse) {
-    fill_table_info(c, path, &info_);
-    info_.num_embeddings = bucketizer.num_embeddings();
-    info_.value_dim = sequence ? 1 : 0;  // one id per item; a row's id is pooled
-  } else {
-    info_.embedding_dim = c.embedding_dim();
-    info_.value_dim = 1;
-  }
-  // TorchEasyRec's KvDotProduct is a RawFeature of value_dim 1.
-  fill_dense_embedding(c, 1, SequenceDenseEmbedding::kIgnored, path, &info_);
-
-  values_.feature = info_.name;
-  values_.field_path = path;
-  values_.default_value = default_value;
-  values_.width = 1;
-  values_.combiner = Combiner::kNone;
-  values_.bucketizer = bucketizer;
+  values_ = single_number_values(c, default_value, path, sequence, &info_);
   check_numeric_default(values_);
   if (reads_encoded_column(fg_mode_)) {
-    own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
+    own_encoded_.init(c, values_.bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
   if (c.separator().empty()) throw ConfigError(path + ".separator: must not be empty");

@@ -22,6 +22,7 @@
 
 #include "feature/bucketizer.h"
 #include "feature/column_cells.h"
+#include "feature/dense_embedding_settings.h"
 #include "feature/feature.h"
 #include "feature/feature_support.h"
 #include "feature/multi_input.h"
@@ -47,6 +48,35 @@ struct LookupValuesSpec {
   bool multi_dim = false;     // value_dim > 1: hits are value_separator-joined vectors
   std::string value_separator = ",";
 };
+
+// A feature computing one number per row (per item in sequences), which TorchEasyRec declares as a
+// RawFeature of value_dim 1 (overlap_feature, kv_dot_product): with boundaries sparse (its bucket,
+// pooled per row; one id per item in sequences), else one dense float; dense embeddings as a raw
+// feature's. Fills *info and returns the spec of its value.
+template <typename Msg>
+LookupValuesSpec single_number_values(const Msg& c, const std::string& default_value, const std::string& path,
+                                      bool sequence, FeatureInfo* info) {
+  Bucketizer::Fields f;
+  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
+  LookupValuesSpec spec;
+  spec.bucketizer = Bucketizer(f, default_value, path, info->name);
+  info->is_sparse = spec.bucketizer.kind() == Bucketizer::Kind::kBoundaries;
+  if (info->is_sparse) {
+    fill_table_info(c, path, info);
+    info->num_embeddings = spec.bucketizer.num_embeddings();
+    info->value_dim = sequence ? 1 : 0;
+  } else {
+    info->embedding_dim = c.embedding_dim();
+    info->value_dim = 1;
+  }
+  fill_dense_embedding(c, 1, SequenceDenseEmbedding::kIgnored, path, info);
+  spec.feature = info->name;
+  spec.field_path = path;
+  spec.default_value = default_value;
+  spec.width = 1;
+  spec.combiner = Combiner::kNone;
+  return spec;
+}
 
 // Checks the numeric default value of a numeric lookup / match (ConfigError at field_path
 // .default_value when it is not a number; empty is allowed only with boundaries).

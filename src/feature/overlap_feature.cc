@@ -38,30 +38,11 @@ OverlapFeature::OverlapFeature(const protos::OverlapFeature& c, const std::strin
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
   // use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
-  Bucketizer::Fields f;
-  f.boundaries.assign(c.boundaries().begin(), c.boundaries().end());
-  Bucketizer bucketizer(f, "0", path, info_.name);
-  info_.is_sparse = bucketizer.kind() == Bucketizer::Kind::kBoundaries;
-  if (info_.is_sparse) {
-    fill_table_info(c, path, &info_);
-    info_.num_embeddings = bucketizer.num_embeddings();
-    info_.value_dim = sequence ? 1 : 0;  // one id per item; a row's id is pooled
-  } else {
-    info_.embedding_dim = c.embedding_dim();
-    info_.value_dim = 1;
-  }
-  // TorchEasyRec's OverlapFeature is a RawFeature of value_dim 1.
-  fill_dense_embedding(c, 1, SequenceDenseEmbedding::kIgnored, path, &info_);
-
-  values_.feature = info_.name;
-  values_.field_path = path;
-  values_.default_value = "0";  // not used: every row has a value (0 for empty inputs)
-  values_.width = 1;
-  values_.combiner = Combiner::kNone;
-  values_.bucketizer = bucketizer;
+  // Every row has a value (0 for empty inputs): the default value is not used.
+  values_ = single_number_values(c, "0", path, sequence, &info_);
   if (reads_encoded_column(fg_mode_)) {
     if (!c.normalizer().empty()) warn_normalizer_not_applied(path);  // the data is FG output
-    own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
+    own_encoded_.init(c, values_.bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
     return;
   }
 
