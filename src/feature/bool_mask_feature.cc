@@ -53,7 +53,7 @@ struct BoolMaskFeature::Scratch {
 
 BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::string& path, const std::string& type,
                                  const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
@@ -105,18 +105,6 @@ BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::st
                                     c.sequence_fields(), c.separator()));
   }
   if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
-}
-
-std::vector<std::string> BoolMaskFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void BoolMaskFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void BoolMaskFeature::ids_of(const MultiInputCells& cells, int64_t r, int64_t k, HashKind hash_kind,

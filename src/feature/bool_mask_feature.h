@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "feature/bucketizer.h"
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -34,13 +34,11 @@
 
 namespace tzrec::feature {
 
-class BoolMaskFeature : public Feature {
+class BoolMaskFeature : public MultiInputFeature {
  public:
   BoolMaskFeature(const protos::BoolMaskFeature& c, const std::string& path, const std::string& type,
                   const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
   // TorchEasyRec's BoolMaskFeature.fg_json (docs/tzrec-compatibility.md §5.3).
   std::vector<nlohmann::ordered_json> fg_json() const override;
@@ -51,17 +49,15 @@ class BoolMaskFeature : public Feature {
   void ids_of(const MultiInputCells& cells, int64_t r, int64_t k, HashKind hash_kind, Scratch* s) const;
   // The ids of the values in s->values that the mask of row r (item k) keeps, into s->ids.
   void mask_values(const MultiInputCells& cells, int64_t r, int64_t k, HashKind hash_kind, Scratch* s) const;
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::BoolMaskFeature config_;  // for fg_json() and assets()
-  std::vector<FgInput> inputs_;     // [values, mask]
+  // inputs_: [values, mask]
   Bucketizer bucketizer_;
   std::string default_value_;  // the effective default value
   std::string separator_;
   int64_t max_ids_ = 0;  // ids kept per row / item; 0: all
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

@@ -11,7 +11,7 @@ namespace tzrec::feature {
 
 CombineFeature::CombineFeature(const protos::CombineFeature& c, const std::string& path, const std::string& type,
                                const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   Bucketizer::Fields f;
@@ -60,18 +60,6 @@ CombineFeature::CombineFeature(const protos::CombineFeature& c, const std::strin
   inputs_.push_back(make_fg_input(c.expression(), path + ".expression", ctx, sequence, c.sequence_fields(),
                                   c.separator(), /*kv_map=*/false, /*single_input=*/true));
   if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
-}
-
-std::vector<std::string> CombineFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void CombineFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 double CombineFeature::value_of(const MultiInputCells& cells, int64_t r, int64_t k, LookupValues* values,

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "feature/bucketizer.h"
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -34,13 +34,11 @@
 
 namespace tzrec::feature {
 
-class CombineFeature : public Feature {
+class CombineFeature : public MultiInputFeature {
  public:
   CombineFeature(const protos::CombineFeature& c, const std::string& path, const std::string& type,
                  const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
  protected:
   // TorchEasyRec's CombineFeature._fg_json (docs/tzrec-compatibility.md §5.3).
@@ -51,16 +49,14 @@ class CombineFeature : public Feature {
   double value_of(const MultiInputCells& cells, int64_t r, int64_t k, LookupValues* values, std::string* buf) const;
   // The id of number x of row r (sparse).
   int64_t id_of(double x, const MultiInputCells& cells, int64_t r, HashKind hash_kind) const;
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::CombineFeature config_;  // for fg_json_entries()
-  std::vector<FgInput> inputs_;    // [expression]
+  // inputs_: [expression]
   std::unordered_map<std::string, double> value_map_;
   Bucketizer bucketizer_;    // kNumBuckets, kBoundaries, or kNone (dense)
   LookupValuesSpec values_;  // combiner, default and normalizer (a dense number of width 1)
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

@@ -23,7 +23,7 @@ std::string params_json(const protos::CustomFeature& c, const std::string& path)
 
 CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, stub_type, use_mask: refused when the config is loaded
   // (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
@@ -89,23 +89,11 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
                                                      c.is_op_thread_safe(), path);
 }
 
-std::vector<std::string> CustomFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
 std::vector<FeatureAsset> CustomFeature::assets() const {
   std::vector<FeatureAsset> out = vocab_file_assets(config_);
   // Built-in operators have no file to carry.
   if (!CustomOperator::is_official_library(operator_lib_file_)) out.push_back({"operator_lib_file", operator_lib_file_});
   return out;
-}
-
-void CustomFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void CustomFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "feature/custom_operator.h"
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -30,27 +30,22 @@
 
 namespace tzrec::feature {
 
-class CustomFeature : public Feature {
+class CustomFeature : public MultiInputFeature {
  public:
   CustomFeature(const protos::CustomFeature& c, const std::string& path, const std::string& type,
                 const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override;
   std::vector<nlohmann::ordered_json> fg_json() const override;
 
  private:
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::CustomFeature config_;  // for fg_json_entries() and assets()
   std::string operator_lib_file_;  // as configured, joined to asset_dir (official names as they are)
-  std::vector<FgInput> inputs_;
   std::shared_ptr<const CustomOperator> operator_;  // FG modes
   LookupValuesSpec values_;
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

@@ -22,7 +22,7 @@ struct ExprFeature::Scratch {
 
 ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type,
                          const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec: sequences have no empty default value ("0" instead).
@@ -110,18 +110,6 @@ ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, 
                                   path, default_numbers_.size(), width_));
   }
   name_seed_ = std::hash<std::string>{}(info_.name);
-}
-
-std::vector<std::string> ExprFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void ExprFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void ExprFeature::values_of(const MultiInputCells& cells, const data::RecordBatch& batch, int64_t r, int64_t k,

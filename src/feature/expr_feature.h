@@ -34,7 +34,7 @@
 
 #include "feature/bucketizer.h"
 #include "feature/expr_program.h"
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -43,13 +43,11 @@
 
 namespace tzrec::feature {
 
-class ExprFeature : public Feature {
+class ExprFeature : public MultiInputFeature {
  public:
   ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
               bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
  protected:
   // TorchEasyRec's ExprFeature._fg_json (docs/tzrec-compatibility.md §5.3).
@@ -66,10 +64,10 @@ class ExprFeature : public Feature {
   // Writes width_ floats of s->result (row r) to `dense`.
   void write_dense(const Scratch& s, const MultiInputCells& cells, const data::RecordBatch& batch, int64_t r,
                    float* dense) const;
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::ExprFeature config_;
-  std::vector<FgInput> inputs_;  // the variables, in config order
+  // inputs_: the variables, in config order
   ExprProgram program_;
   Bucketizer bucketizer_;  // kBoundaries (sparse) or kNone (dense)
   std::string expression_;
@@ -78,9 +76,7 @@ class ExprFeature : public Feature {
   int64_t width_ = 1;                  // dense: floats per row / item
   int64_t max_ids_ = 0;                // sparse: ids kept per row / item; 0: all
   uint64_t name_seed_ = 0;             // rnd(): the feature's part of the seed
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

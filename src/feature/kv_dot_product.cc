@@ -57,7 +57,7 @@ void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
 
 KvDotProduct::KvDotProduct(const protos::KvDotProduct& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // kv_delimiter, use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec's test: an empty default value gives 0 (bucket 0 of [0.05, 0.15, 1.0]).
@@ -74,18 +74,6 @@ KvDotProduct::KvDotProduct(const protos::KvDotProduct& c, const std::string& pat
   inputs_.push_back(make_fg_input(c.document(), path + ".document", ctx, sequence, c.sequence_fields(),
                                   c.separator(), /*kv_map=*/true));
   if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
-}
-
-std::vector<std::string> KvDotProduct::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void KvDotProduct::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void KvDotProduct::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -32,27 +32,23 @@
 
 namespace tzrec::feature {
 
-class KvDotProduct : public Feature {
+class KvDotProduct : public MultiInputFeature {
  public:
   KvDotProduct(const protos::KvDotProduct& c, const std::string& path, const std::string& type,
                const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
  protected:
   // TorchEasyRec's KvDotProduct._fg_json (docs/tzrec-compatibility.md §5.3).
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;
 
  private:
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::KvDotProduct config_;  // for fg_json_entries()
-  std::vector<FgInput> inputs_;  // [query, document]
+  // inputs_: [query, document]
   LookupValuesSpec values_;      // one number per row / item: default, boundaries or dense
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

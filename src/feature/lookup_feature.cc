@@ -11,7 +11,7 @@ namespace tzrec::feature {
 
 LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
@@ -91,18 +91,6 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   } else {
     check_text_default(default_value, bucketizer, path);
   }
-}
-
-std::vector<std::string> LookupFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void LookupFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,

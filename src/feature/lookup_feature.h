@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/kv_map.h"
 #include "feature/lookup_values.h"
@@ -41,13 +41,11 @@
 
 namespace tzrec::feature {
 
-class LookupFeature : public Feature {
+class LookupFeature : public MultiInputFeature {
  public:
   LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                 const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
@@ -57,15 +55,13 @@ class LookupFeature : public Feature {
   // The hits of row r (item k) into `values`.
   void collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<KvEntry>& entries,
                HashKind hash_kind, LookupValues* values, std::string* buf_a, std::string* buf_b) const;
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::LookupFeature config_;  // for fg_json_entries()
-  std::vector<FgInput> inputs_;  // [map, key]
+  // inputs_: [map, key]
   LookupValuesSpec values_;
   bool need_key_ = false;
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

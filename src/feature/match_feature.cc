@@ -20,7 +20,7 @@ struct MatchFeature::Scratch {
 
 MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // zch, dynamicemb, stub_type, use_mask: refused when the
   // config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
@@ -103,18 +103,6 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   } else {
     check_text_default(default_value, bucketizer, path);
   }
-}
-
-std::vector<std::string> MatchFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void MatchFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<NestedEntry>& outer,

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/kv_map.h"
 #include "feature/lookup_values.h"
@@ -38,13 +38,11 @@
 
 namespace tzrec::feature {
 
-class MatchFeature : public Feature {
+class MatchFeature : public MultiInputFeature {
  public:
   MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
                bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:
@@ -55,10 +53,10 @@ class MatchFeature : public Feature {
   // The hits of row r (item k) into `values`.
   void collect(const MultiInputCells& cells, int64_t r, int64_t k, const std::vector<NestedEntry>& outer,
                HashKind hash_kind, LookupValues* values, Scratch* s) const;
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::MatchFeature config_;  // for fg_json_entries()
-  std::vector<FgInput> inputs_;  // [nested_map, pkey (unless ALL), skey (unless ALL)]
+  // inputs_: [nested_map, pkey (unless ALL), skey (unless ALL)]
   int pkey_input_ = -1;          // index into inputs_; -1: "ALL"
   int skey_input_ = -1;
   bool multihit_ = false;  // pkey or skey is "ALL": input values "ALL" are wildcards too
@@ -66,9 +64,7 @@ class MatchFeature : public Feature {
   bool show_skey_ = false;
   std::string hash_prefix_;  // "<feature_name>_" with hash_bucket_size
   LookupValuesSpec values_;
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature

@@ -35,7 +35,7 @@ size_t common_terms(const std::vector<std::string>& a, const std::vector<std::st
 
 OverlapFeature::OverlapFeature(const protos::OverlapFeature& c, const std::string& path, const std::string& type,
                                const BuildContext& ctx, bool sequence)
-    : Feature(c.feature_name(), path, type, ctx), config_(c) {
+    : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
   // use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // Every row has a value (0 for empty inputs): the default value is not used.
@@ -52,18 +52,6 @@ OverlapFeature::OverlapFeature(const protos::OverlapFeature& c, const std::strin
   inputs_.push_back(make_fg_input(c.title(), path + ".title", ctx, sequence, c.sequence_fields(), c.separator()));
   if (sequence) check_sequence_inputs(inputs_, c.sequence_fields(), path);
   if (!c.normalizer().empty()) values_.normalizer = Normalizer::parse(c.normalizer(), path + ".normalizer");
-}
-
-std::vector<std::string> OverlapFeature::input_columns() const {
-  return multi_input_columns(fg_mode_, info_.name, inputs_);
-}
-
-void OverlapFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) const {
-  if (!reads_encoded_column(fg_mode_)) {
-    parse_fg(batch, out);
-    return;
-  }
-  own_encoded_.parse(info_, batch, out);
 }
 
 double OverlapFeature::overlap(Method method, const std::vector<std::string>& query,

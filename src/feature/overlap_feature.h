@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "feature/feature.h"
+#include "feature/multi_input_feature.h"
 #include "feature/feature_support.h"
 #include "feature/lookup_values.h"
 #include "feature/multi_input.h"
@@ -34,13 +34,11 @@
 
 namespace tzrec::feature {
 
-class OverlapFeature : public Feature {
+class OverlapFeature : public MultiInputFeature {
  public:
   OverlapFeature(const protos::OverlapFeature& c, const std::string& path, const std::string& type,
                  const BuildContext& ctx, bool sequence);
 
-  std::vector<std::string> input_columns() const override;
-  void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   enum class Method { kQueryCommonRatio, kTitleCommonRatio, kIsContain, kIsEqual };
   // The overlap of `query` and `title` terms by `method` (0 when either is empty).
@@ -51,15 +49,13 @@ class OverlapFeature : public Feature {
   std::vector<nlohmann::ordered_json> fg_json_entries() const override;
 
  private:
-  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const;
+  void parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
   protos::OverlapFeature config_;  // for fg_json_entries()
-  std::vector<FgInput> inputs_;    // [query, title]
+  // inputs_: [query, title]
   Method method_ = Method::kQueryCommonRatio;
   LookupValuesSpec values_;  // one number per row / item: normalizer, boundaries or dense
-  std::string sequence_delim_;
   // FG_NONE
-  OwnEncodedColumn own_encoded_;
 };
 
 }  // namespace tzrec::feature
