@@ -14,7 +14,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
-#include "embedding/embedding_group.h"
+#include "embedding/embedding_group_set.h"
 
 namespace tzrec::checkpointing {
 namespace {
@@ -539,8 +539,8 @@ torch::Tensor CheckpointTensorIndex::read_whole(const std::string& name) const {
   return read_block(name, 0, s[0], 0, s.size() == 2 ? s[1] : 0);
 }
 
-std::string table_weight_name(const embedding::EmbeddingGroupImpl& group, const std::string& table) {
-  return "embedding_group." + group.parameter_name_of(table);
+std::string table_weight_name(const embedding::EmbeddingGroupSet& group, const std::string& table) {
+  return group.parameter_name_of(table);
 }
 
 std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,

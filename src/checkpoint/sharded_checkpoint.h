@@ -40,7 +40,7 @@
 
 #include "checkpoint/safetensors.h"
 #include "dist/sharding_plan.h"
-#include "embedding/embedding_group.h"
+#include "embedding/embedding_group_set.h"
 
 namespace tzrec::checkpointing {
 
@@ -137,12 +137,12 @@ class CheckpointTensorIndex {
 };
 
 // Names of an embedding table's tensors in checkpoints (the same on any world size):
-//   weight: "embedding_group.<group.parameter_name_of(table)>" (a sequence group's table
-//   "sequence.<t>" is "embedding_group.seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<t>.weight");
+//   weight: group.parameter_name_of(table), its state-dict name below the model (a sequence group's
+//   table "sequence.<t>" is "embedding_group.seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<t>.weight");
 //   sparse optimizer slot: "sparse.<table>.<slot>", except row-wise ([rows]) state of a column
 //   block, which belongs to that block only: "sparse.<table>.<slot>@cols<c0>-<c1>" (restored only
 //   onto the same column split).
-std::string table_weight_name(const embedding::EmbeddingGroupImpl& group, const std::string& table);
+std::string table_weight_name(const embedding::EmbeddingGroupSet& group, const std::string& table);
 std::string shard_state_name(const std::string& table, const std::string& slot, const torch::Tensor& value,
                              const dist::Shard& shard, int64_t embedding_dim);
 

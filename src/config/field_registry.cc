@@ -212,19 +212,19 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
-     "dbmtl ple num_class losses metrics train_metrics variational_dropout "
+     "dbmtl ple dssm dssm_v2 num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
-     "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu dssm dssm_v2 "
+     "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu "
      "dat hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
      "kernel",
      "selects GPU kernel implementations (Triton / CUTLASS); this engine runs its own"},
     {"RocketLaunching", kRefused, "*", ""},
-    {"DSSM", kRefused, "*", ""},
-    {"DSSMV2", kRefused, "*", ""},
+    {"DSSM", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
+    {"DSSMV2", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
     {"DAT", kRefused, "*", ""},
     {"MIND", kRefused, "*", ""},
     {"HSTUMatch", kRefused, "*", ""},

@@ -73,6 +73,9 @@ struct FeatureSpec {
   // A sequence feature: sparse ones pool their whole history in DEEP / WIDE groups (as TorchEasyRec's
   // embedding bags do); dense ones have no row-wise value to put there.
   bool is_sequence = false;
+  // Data group __NEG__ (docs/tzrec-compatibility.md §6.5): the feature is read from the batch's
+  // neg_sparse_features / neg_dense_features (the batch's rows, then the sampled negatives').
+  bool neg = false;
 };
 
 // A table's parameter as handed to optimizers and checkpoints.

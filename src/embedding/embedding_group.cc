@@ -161,115 +161,157 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     return wide ? name + "_wide" : name;
   };
 
-  // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
-  // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
-  std::map<std::string, std::set<std::string>> feature_tables;
-  for (const FeatureGroupConfig& g : groups) {
-    if (g.feature_names.empty() && g.sequence_groups.empty()) {
-      throw ConfigError(fmt::format("{}: group '{}' has no features", where(g, "feature_names"), g.group_name));
+  // Data groups (§6.5): every feature of a group, nested sequence groups included, belongs to
+  // the same one; the DEEP / WIDE groups of each data group share one collection.
+  auto neg_names = [&](const std::vector<std::string>& names, bool neg) {
+    std::vector<std::string> out;
+    for (const std::string& n : names) {
+      auto it = by_name.find(n);
+      if (it != by_name.end() && it->second->neg == neg) out.push_back(n);
     }
-    for (size_t j = 0; j < g.feature_names.size(); ++j) {
-      const std::string& name = g.feature_names[j];
-      const FeatureSpec& f = lookup(g, j);
-      if (f.is_sparse) feature_tables[name].insert(table_name_of(f, g.type == GroupType::kWide));
+    return out;
+  };
+  for (const SequenceGroupConfig& sg : sequence_groups) {
+    const std::vector<std::string> negs = neg_names(sg.feature_names, true);
+    if (!negs.empty()) {
+      throw NotSupportedError(fmt::format(
+          "{}: sampled item features ({}, data group __NEG__ of the negative sampler's attr_fields) in a sequence "
+          "group", sg.path.empty() ? "sequence group '" + sg.group_name + "'" : sg.path, fmt::join(negs, ", ")));
     }
   }
+  std::vector<size_t> data_group_of(groups.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const FeatureGroupConfig& g = groups[gi];
+    const std::vector<std::string> negs = neg_names(g.feature_names, true);
+    const std::vector<std::string> bases = neg_names(g.feature_names, false);
+    if (!negs.empty() && !bases.empty()) {
+      throw ConfigError(fmt::format(
+          "{}: group '{}' mixes sampled item features ({}: the negative sampler's attr_fields, data group "
+          "__NEG__) with other features ({}); a feature group reads one data group — put them in separate groups",
+          where(g, "feature_names"), g.group_name, fmt::join(negs, ", "), fmt::join(bases, ", ")));
+    }
+    const bool neg = !negs.empty();
+    auto it = std::find_if(data_groups_.begin(), data_groups_.end(), [&](const DataGroup& d) { return d.neg == neg; });
+    if (it == data_groups_.end()) it = data_groups_.insert(data_groups_.end(), DataGroup{neg, nullptr, {}});
+    it->groups.push_back(gi);
+    data_group_of[gi] = static_cast<size_t>(it - data_groups_.begin());
+  }
+  if (data_groups_.empty()) data_groups_.push_back(DataGroup{false, nullptr, {}});  // only SEQUENCE groups
 
-  std::vector<TableConfig> tables;
-  std::vector<DenseEmbeddingConfig> dense_embeddings;  // one per use, merged by the collection
-  std::map<std::string, TableRequest> table_requests;
-  std::vector<BagConfig> bags;
-  std::set<std::string> bag_keys;
-  for (const FeatureGroupConfig& g : groups) {
-    const bool wide = g.type == GroupType::kWide;
-    Group group{g.group_name, {}, 0};
-    for (size_t j = 0; j < g.feature_names.size(); ++j) {
-      const std::string& name = g.feature_names[j];
-      const FeatureSpec& f = lookup(g, j);
-      Slot slot;
-      if (!f.is_sparse) {
-        if (f.is_sequence) {
-          throw ConfigError(fmt::format(
-              "{}: '{}' is a dense sequence feature (value_dim numbers per item); it has no one value per row for "
-              "a {} group — use it in a SEQUENCE group",
-              where(g, fmt::format("feature_names[{}]", j)), name, wide ? "WIDE" : "DEEP"));
-        }
-        if (wide) {
-          throw ConfigError(fmt::format(
-              "{}: WIDE group needs sparse features (id_feature, or raw_feature with boundaries), '{}' is dense; "
-              "move it to a DEEP group",
-              where(g, fmt::format("feature_names[{}]", j)), name));
-        }
-        if (f.value_dim <= 0) {
-          throw ConfigError(fmt::format("dense feature '{}' has value_dim {}; it must be positive", name,
-                                        f.value_dim));
-        }
-        if (f.dense_embedding.type == DenseEmbeddingType::kNone) {
-          slot = Slot{false, name, f.value_dim};
-        } else {
-          TORCH_CHECK(f.embedding_dim > 0, "dense feature ", name, " has a dense embedding of embedding_dim ",
-                      f.embedding_dim);
-          const int64_t value_dim = f.dense_embedding.type == DenseEmbeddingType::kAutoDis ? 1 : f.value_dim;
-          dense_embeddings.push_back(DenseEmbeddingConfig{f.dense_embedding, f.embedding_dim, value_dim, {name}});
-          slot = Slot{false, name, f.embedding_dim, true};
-        }
-      } else {
-        TableConfig t;
-        t.name = table_name_of(f, wide);
-        t.num_embeddings = f.num_embeddings;
-        t.embedding_dim = wide ? wide_embedding_dim : f.embedding_dim;
-        t.init_fn = (wide && !wide_init_fn.empty()) ? wide_init_fn : f.init_fn;
-        t.trainable = f.trainable;
-        t.dtype = f.dtype;
-        auto it = table_requests.find(t.name);
-        if (it == table_requests.end()) {
-          table_requests.emplace(t.name, TableRequest{t, f.pooling, name});
-          tables.push_back(t);
-        } else {
-          const TableRequest& prev = it->second;
-          if (prev.config.num_embeddings != t.num_embeddings ||
-              prev.config.embedding_dim != t.embedding_dim || prev.config.init_fn != t.init_fn ||
-              prev.config.trainable != t.trainable || prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
-            throw ConfigError(fmt::format(
-                "features '{}' and '{}' share embedding table '{}' but disagree on it: "
-                "num_embeddings {} vs {}, embedding_dim {} vs {}, pooling {} vs {}, init_fn \"{}\" vs "
-                "\"{}\", trainable {} vs {}, data_type {} vs {}; give them the same settings or different "
-                "embedding_name",
-                prev.feature, name, t.name, prev.config.num_embeddings, t.num_embeddings,
-                prev.config.embedding_dim, t.embedding_dim, prev.pooling, f.pooling, prev.config.init_fn,
-                t.init_fn, prev.config.trainable, t.trainable, data_type_name(prev.config.dtype),
-                data_type_name(t.dtype)));
-          }
-        }
-        std::string key = feature_tables[name].size() > 1 ? name + "@" + t.name : name;
-        if (bag_keys.insert(key).second) {
-          BagConfig bag;
-          bag.feature_name = name;
-          bag.table_name = t.name;
-          bag.pooling = f.pooling;
-          bag.output_key = key == name ? "" : key;
-          bag.weighted = f.weighted;
-          bags.push_back(bag);
-        }
-        slot = Slot{true, key, t.embedding_dim};
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (groups[gi].feature_names.empty() && groups[gi].sequence_groups.empty()) {
+      throw ConfigError(fmt::format("{}: group '{}' has no features", where(groups[gi], "feature_names"),
+                                    groups[gi].group_name));
+    }
+    group_index_[groups[gi].group_name] = gi;
+  }
+  groups_.resize(groups.size());
+  using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+  std::vector<Entry> impls;
+  for (DataGroup& dg : data_groups_) {
+    // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
+    // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
+    std::map<std::string, std::set<std::string>> feature_tables;
+    for (size_t gi : dg.groups) {
+      const FeatureGroupConfig& g = groups[gi];
+      for (size_t j = 0; j < g.feature_names.size(); ++j) {
+        const FeatureSpec& f = lookup(g, j);
+        if (f.is_sparse) feature_tables[f.name].insert(table_name_of(f, g.type == GroupType::kWide));
       }
-      group.total_dim += slot.dim;
-      group.slots.push_back(slot);
     }
-    group_index_[g.group_name] = groups_.size();
-    groups_.push_back(std::move(group));
+    std::vector<TableConfig> tables;
+    std::vector<DenseEmbeddingConfig> dense_embeddings;  // one per use, merged by the collection
+    std::map<std::string, TableRequest> table_requests;
+    std::vector<BagConfig> bags;
+    std::set<std::string> bag_keys;
+    for (size_t gi : dg.groups) {
+      const FeatureGroupConfig& g = groups[gi];
+      const bool wide = g.type == GroupType::kWide;
+      Group group{g.group_name, {}, 0};
+      for (size_t j = 0; j < g.feature_names.size(); ++j) {
+        const std::string& name = g.feature_names[j];
+        const FeatureSpec& f = lookup(g, j);
+        Slot slot;
+        if (!f.is_sparse) {
+          if (f.is_sequence) {
+            throw ConfigError(fmt::format(
+                "{}: '{}' is a dense sequence feature (value_dim numbers per item); it has no one value per row for "
+                "a {} group — use it in a SEQUENCE group",
+                where(g, fmt::format("feature_names[{}]", j)), name, wide ? "WIDE" : "DEEP"));
+          }
+          if (wide) {
+            throw ConfigError(fmt::format(
+                "{}: WIDE group needs sparse features (id_feature, or raw_feature with boundaries), '{}' is dense; "
+                "move it to a DEEP group",
+                where(g, fmt::format("feature_names[{}]", j)), name));
+          }
+          if (f.value_dim <= 0) {
+            throw ConfigError(fmt::format("dense feature '{}' has value_dim {}; it must be positive", name,
+                                          f.value_dim));
+          }
+          if (f.dense_embedding.type == DenseEmbeddingType::kNone) {
+            slot = Slot{false, name, f.value_dim};
+          } else {
+            TORCH_CHECK(f.embedding_dim > 0, "dense feature ", name, " has a dense embedding of embedding_dim ",
+                        f.embedding_dim);
+            const int64_t value_dim = f.dense_embedding.type == DenseEmbeddingType::kAutoDis ? 1 : f.value_dim;
+            dense_embeddings.push_back(DenseEmbeddingConfig{f.dense_embedding, f.embedding_dim, value_dim, {name}});
+            slot = Slot{false, name, f.embedding_dim, true};
+          }
+        } else {
+          TableConfig t;
+          t.name = table_name_of(f, wide);
+          t.num_embeddings = f.num_embeddings;
+          t.embedding_dim = wide ? wide_embedding_dim : f.embedding_dim;
+          t.init_fn = (wide && !wide_init_fn.empty()) ? wide_init_fn : f.init_fn;
+          t.trainable = f.trainable;
+          t.dtype = f.dtype;
+          auto it = table_requests.find(t.name);
+          if (it == table_requests.end()) {
+            table_requests.emplace(t.name, TableRequest{t, f.pooling, name});
+            tables.push_back(t);
+          } else {
+            const TableRequest& prev = it->second;
+            if (prev.config.num_embeddings != t.num_embeddings || prev.config.embedding_dim != t.embedding_dim ||
+                prev.config.init_fn != t.init_fn || prev.config.trainable != t.trainable ||
+                prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
+              throw ConfigError(fmt::format(
+                  "features '{}' and '{}' share embedding table '{}' but disagree on it: "
+                  "num_embeddings {} vs {}, embedding_dim {} vs {}, pooling {} vs {}, init_fn \"{}\" vs "
+                  "\"{}\", trainable {} vs {}, data_type {} vs {}; give them the same settings or different "
+                  "embedding_name",
+                  prev.feature, name, t.name, prev.config.num_embeddings, t.num_embeddings,
+                  prev.config.embedding_dim, t.embedding_dim, prev.pooling, f.pooling, prev.config.init_fn,
+                  t.init_fn, prev.config.trainable, t.trainable, data_type_name(prev.config.dtype),
+                  data_type_name(t.dtype)));
+            }
+          }
+          std::string key = feature_tables[name].size() > 1 ? name + "@" + t.name : name;
+          if (bag_keys.insert(key).second) {
+            BagConfig bag;
+            bag.feature_name = name;
+            bag.table_name = t.name;
+            bag.pooling = f.pooling;
+            bag.output_key = key == name ? "" : key;
+            bag.weighted = f.weighted;
+            bags.push_back(bag);
+          }
+          slot = Slot{true, key, t.embedding_dim};
+        }
+        group.total_dim += slot.dim;
+        group.slots.push_back(slot);
+      }
+      groups_[gi] = std::move(group);
+    }
+    dg.data = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)),
+                                 dense_embeddings.empty() ? DenseEmbeddingCollection(nullptr)
+                                                          : DenseEmbeddingCollection(dense_embeddings));
+    // "emb_impls.<data group>.ebc.embedding_bags.<table>.weight" as in TorchEasyRec.
+    impls.emplace_back(dg.neg ? "__NEG__" : "__BASE__", dg.data.ptr());
   }
-
-  data_ = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)),
-                             dense_embeddings.empty() ? DenseEmbeddingCollection(nullptr)
-                                                      : DenseEmbeddingCollection(dense_embeddings));
-  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" as in TorchEasyRec (one data group).
-  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> impls = {
-      {"__BASE__", data_.ptr()}};
   emb_impls_ = register_module("emb_impls", torch::nn::ModuleDict(impls));
   if (sequence_groups.empty()) return;
   sequence_ = SequenceEmbeddingGroup(features, std::move(sequence_groups));
-  using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
   seq_emb_impls_ = register_module("seq_emb_impls", torch::nn::ModuleDict(std::vector<Entry>{{"__BASE__", sequence_.ptr()}}));
   // "_group_name_to_seq_encoders.<group>.<i>.…" as in TorchEasyRec.
   for (const FeatureGroupConfig& g : groups) {
@@ -317,7 +359,8 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
 }
 
 std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() const {
-  std::vector<Collection> out = {{"", data_->ebc}};
+  std::vector<Collection> out;
+  for (const DataGroup& dg : data_groups_) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
   if (sequence_) {
     for (const EmbeddingBagCollection& ebc : sequence_->collections()) out.push_back({kSequenceTablePrefix, ebc});
   }
@@ -335,31 +378,22 @@ std::vector<EmbeddingTable> EmbeddingGroupImpl::tables() {
   return out;
 }
 
-std::string EmbeddingGroupImpl::table_parameter_name(const std::string& table) {
-  return "emb_impls.__BASE__.ebc.embedding_bags." + table + ".weight";
-}
-
 std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
   if (table.rfind(kSequenceTablePrefix, 0) == 0) {
     return "seq_emb_impls.__BASE__." + sequence_->parameter_name_of(table.substr(std::strlen(kSequenceTablePrefix)));
   }
-  return table_parameter_name(table);
-}
-
-FusedOptimizerGroup& EmbeddingGroupImpl::enable_fused_optimizer(const FusedOptimizerOptions& options) {
-  TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
-  std::vector<FusedEmbeddingBags*> members;
-  std::vector<std::string> prefixes;
-  for (Collection& c : collections()) {
-    members.push_back(&c.ebc->enable_fused_optimizer(options));
-    prefixes.push_back(c.prefix);
+  if (table.rfind(kNegTablePrefix, 0) == 0) {
+    return "emb_impls.__NEG__.ebc.embedding_bags." + table.substr(std::strlen(kNegTablePrefix)) + ".weight";
   }
-  fused_ = std::make_unique<FusedOptimizerGroup>(std::move(members), std::move(prefixes));
-  return *fused_;
+  return "emb_impls.__BASE__.ebc.embedding_bags." + table + ".weight";
 }
 
-std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {
-  sparse::KeyedTensor pooled = data_->ebc->forward(batch.sparse_features);
+void EmbeddingGroupImpl::forward_data_group(DataGroup& dg, const sparse::Batch& batch,
+                                            std::map<std::string, torch::Tensor>* out) {
+  const sparse::KeyedJaggedTensor& kjt = dg.neg ? batch.neg_sparse_features : batch.sparse_features;
+  const sparse::KeyedTensor& dense = dg.neg ? batch.neg_dense_features : batch.dense_features;
+  const int64_t batch_size = dg.neg ? batch.neg_batch_size : batch.batch_size;
+  sparse::KeyedTensor pooled = dg.data->ebc->forward(kjt);
   // Column offset of every bag key in pooled.values() [B, sum(dims)].
   std::unordered_map<std::string, int64_t> column;
   int64_t total = 0;
@@ -379,11 +413,11 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
     std::string dense_key;       // dense feature (not sparse)
     bool embedded = false;       // the dense feature's dense embedding
   };
-  std::vector<std::vector<Part>> group_parts(groups_.size());
+  std::vector<std::vector<Part>> group_parts(dg.groups.size());
   std::set<int64_t> cuts = {0, total};
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    std::vector<Part>& parts = group_parts[gi];
-    for (const Slot& s : groups_[gi].slots) {
+  for (size_t i = 0; i < dg.groups.size(); ++i) {
+    std::vector<Part>& parts = group_parts[i];
+    for (const Slot& s : groups_[dg.groups[i]].slots) {
       if (!s.is_sparse) {
         parts.push_back(Part{false, 0, s.dim, s.key, s.embedded});
         continue;
@@ -416,13 +450,12 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
 
   // Each dense-embedded feature's [B, embedding_dim], computed once for all groups using it.
   std::map<std::string, torch::Tensor> embedded;
-  if (data_->dense_ec) embedded = data_->dense_ec->forward(batch.dense_features);
+  if (dg.data->dense_ec) embedded = dg.data->dense_ec->forward(dense);
 
-  std::map<std::string, torch::Tensor> out;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    const Group& g = groups_[gi];
+  for (size_t i = 0; i < dg.groups.size(); ++i) {
+    const Group& g = groups_[dg.groups[i]];
     std::vector<torch::Tensor> tensors;
-    for (const Part& part : group_parts[gi]) {
+    for (const Part& part : group_parts[i]) {
       if (part.sparse) {
         size_t k = segment_at.at(part.start);
         for (int64_t col = part.start; col < part.end; col += sizes[k++]) tensors.push_back(segments[k]);
@@ -432,23 +465,28 @@ std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::B
         tensors.push_back(embedded.at(part.dense_key));
         continue;
       }
-      if (!batch.dense_features.contains(part.dense_key)) {
-        throw DataError(fmt::format("dense features of the batch have no feature '{}' (group '{}')",
-                                    part.dense_key, g.name));
+      if (!dense.contains(part.dense_key)) {
+        throw DataError(fmt::format("{}dense features of the batch have no feature '{}' (group '{}')",
+                                    dg.neg ? "sampled item (__NEG__) " : "", part.dense_key, g.name));
       }
-      torch::Tensor v = batch.dense_features[part.dense_key];
+      torch::Tensor v = dense[part.dense_key];
       TORCH_CHECK(v.dim() == 2 && v.size(1) == part.end, "dense feature ", part.dense_key, " must be [B, ",
                   part.end, "], got ", v.sizes());
       tensors.push_back(v.to(torch::kFloat32));
     }
     if (tensors.empty()) {
-      out[g.name] = torch::zeros({batch.batch_size, 0}, torch::kFloat32);
+      (*out)[g.name] = torch::zeros({batch_size, 0}, torch::kFloat32);
     } else if (tensors.size() == 1) {
-      out[g.name] = tensors[0];  // a view of the pooled output or the dense feature: no copy
+      (*out)[g.name] = tensors[0];  // a view of the pooled output or the dense feature: no copy
     } else {
-      out[g.name] = torch::cat(tensors, 1);
+      (*out)[g.name] = torch::cat(tensors, 1);
     }
   }
+}
+
+std::map<std::string, torch::Tensor> EmbeddingGroupImpl::forward(const sparse::Batch& batch) {
+  std::map<std::string, torch::Tensor> out;
+  for (DataGroup& dg : data_groups_) forward_data_group(dg, batch, &out);
   if (sequence_) {
     for (auto& [key, value] : sequence_->forward(batch)) out.emplace(key, std::move(value));
   }

@@ -12,7 +12,6 @@
 
 #include "embedding/dense_embedding_collection.h"
 #include "embedding/embedding_bag_collection.h"
-#include "embedding/fused_optimizer_group.h"
 #include "embedding/embedding_config.h"
 #include "embedding/sequence_embedding_group.h"
 #include "embedding/sequence_encoder.h"
@@ -42,10 +41,10 @@ struct FeatureGroupConfig {
   std::vector<SequenceEncoderConfig> sequence_encoders;
 };
 
-// Holds the data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys
-// "ebc.embedding_bags.<table>.weight" below "emb_impls.__BASE__") and, when a DEEP group has a
-// dense feature with a dense embedding, its DenseEmbeddingCollection as "dense_ec"
-// ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...).
+// Holds one data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys
+// "ebc.embedding_bags.<table>.weight" below "emb_impls.<data group>") and, when a DEEP group of
+// that data group has a dense feature with a dense embedding, its DenseEmbeddingCollection as
+// "dense_ec" ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...).
 class EmbeddingGroupDataImpl : public torch::nn::Module {
  public:
   // `dense_ec` may be nullptr (then no submodule "dense_ec").
@@ -67,6 +66,11 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // it); dense features in a WIDE group, and dense-embedded ones in SEQUENCE or nested sequence
   // groups (TorchEasyRec's sequence groups do not embed them) → ConfigError.
   // Unknown feature names, empty or duplicate group names → ConfigError naming the group.
+  // Data groups (docs/tzrec-compatibility.md §6.5): the DEEP / WIDE groups over features of data
+  // group __NEG__ (FeatureSpec::neg, the sampled items' features) read the batch's neg_*
+  // features and output [neg_batch_size, group_total_dim]; their tables form a collection of
+  // their own ("emb_impls.__NEG__"), as in TorchEasyRec. A group mixing both data groups →
+  // ConfigError; __NEG__ features in sequence groups → NotSupportedError.
   // A DEEP group's sequence_groups are looked up as SEQUENCE groups are; its sequence_encoders are
   // built by `encoder_factory` (required when a group has encoders) once the sequence groups'
   // widths are known. The rules of TorchEasyRec's nested sequence groups (§5.9) are checked here:
@@ -91,25 +95,20 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // The SEQUENCE groups' and nested sequence groups' embeddings; nullptr without any.
   SequenceEmbeddingGroup sequence_groups() const { return sequence_; }
 
-  // The DEEP / WIDE groups' tables, then the SEQUENCE groups', named "sequence.<table>" (their own
-  // tables even when a DEEP / WIDE table has the same name, as in TorchEasyRec).
+  // The DEEP / WIDE groups' tables (those of data group __NEG__ named "neg.<table>"), then the
+  // SEQUENCE groups', named "sequence.<table>" (their own tables even when a DEEP / WIDE table has
+  // the same name, as in TorchEasyRec).
   std::vector<EmbeddingTable> tables();
   static constexpr const char* kSequenceTablePrefix = "sequence.";
-  // State-dict name of a DEEP / WIDE table's weight below this module:
-  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight".
-  static std::string table_parameter_name(const std::string& table);
-  // The same for any table of tables(); SEQUENCE tables are
-  // "seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<table>.weight" as in TorchEasyRec.
+  static constexpr const char* kNegTablePrefix = "neg.";
+  // State-dict name below this module of a table of tables():
+  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" ("emb_impls.__NEG__..." for "neg.<t>");
+  // SEQUENCE tables are "seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<table>.weight" as in
+  // TorchEasyRec.
   std::string parameter_name_of(const std::string& table) const;
-  // Fused mode (EmbeddingBagCollectionImpl::enable_fused_optimizer) for every collection, with one
-  // optimizer configuration; the group of their fused operators is owned by this module (the
-  // SEQUENCE tables' optimizer state keys start with "sequence.").
-  FusedOptimizerGroup& enable_fused_optimizer(const FusedOptimizerOptions& options);
-  // The DEEP / WIDE groups' collection.
-  EmbeddingBagCollection ebc() const { return data_->ebc; }
-  // Every collection with the prefix its tables carry in tables(): the DEEP / WIDE groups' ("")
-  // first, then the sequence groups' (one per embedding dim, "sequence."). What fused and sharded
-  // runs drive.
+  // Every collection with the prefix its tables carry in tables(): the DEEP / WIDE groups' (""
+  // for data group __BASE__, "neg." for __NEG__) first, then the sequence groups' (one per
+  // embedding dim, "sequence."). What fused and sharded runs drive.
   struct Collection {
     std::string prefix;
     EmbeddingBagCollection ebc;
@@ -129,16 +128,24 @@ class EmbeddingGroupImpl : public torch::nn::Module {
     int64_t total_dim = 0;
     std::vector<SequenceEncoderHandle> encoders;  // outputs appended after the slots
   };
+  // The DEEP / WIDE groups of one data group and their collection.
+  struct DataGroup {
+    bool neg = false;  // __NEG__: reads the batch's neg_* features
+    EmbeddingGroupData data{nullptr};
+    std::vector<size_t> groups;  // indices into groups_
+  };
   const Group& group(const std::string& name) const;
+  // Outputs of the DEEP / WIDE groups of `dg` (before sequence encoders) into *out.
+  void forward_data_group(DataGroup& dg, const sparse::Batch& batch,
+                          std::map<std::string, torch::Tensor>* out);
 
-  std::vector<Group> groups_;
+  std::vector<Group> groups_;  // config order
   std::map<std::string, size_t> group_index_;
-  torch::nn::ModuleDict emb_impls_{nullptr};  // "__BASE__" → EmbeddingGroupData
-  EmbeddingGroupData data_{nullptr};
+  std::vector<DataGroup> data_groups_;  // in the order of their first group
+  torch::nn::ModuleDict emb_impls_{nullptr};  // "__BASE__" / "__NEG__" → EmbeddingGroupData
   torch::nn::ModuleDict seq_emb_impls_{nullptr};  // "__BASE__" → SequenceEmbeddingGroup
   SequenceEmbeddingGroup sequence_{nullptr};
   torch::nn::ModuleDict seq_encoders_{nullptr};  // "_group_name_to_seq_encoders": group → ModuleList
-  std::unique_ptr<FusedOptimizerGroup> fused_;
 };
 TORCH_MODULE(EmbeddingGroup);
 

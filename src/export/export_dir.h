@@ -16,7 +16,14 @@
 //
 // model.safetensors' "__metadata__": "format" = "tzrec-cpp export", "format_version" = "1",
 // "step" and "checkpoint" (where the weights came from), "use_dense_ema" ("true" / "false"),
-// "quant_emb", "tables" (JSON array of the state-dict names stored as tables).
+// "quant_emb", "tables" (JSON array of the state-dict names stored as tables), and for a tower of a
+// match model "tower" ("user_tower" / "item_tower").
+//
+// A match model (dssm, dssm_v2, ...) is exported as TorchEasyRec does, one package per tower:
+// export_dir/user and export_dir/item, each of the layout above, holding that tower's tensors
+// (their names as in the whole model) and a pipeline.config reduced to the tower's feature group
+// and its features; predicting with it writes "user_tower_emb" / "item_tower_emb" and reads only
+// those features' columns.
 //
 // This is the engine's own model package: parameters plus the config that rebuilds the model.
 // TorchEasyRec's TorchScript / AOTInductor packages (scripted_model.pt, aoti/) are not written.

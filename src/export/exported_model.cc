@@ -66,7 +66,9 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
                                       "model again", path, e.what()));
   }
 
-  out.session = std::make_unique<train::TrainingSession>(out.config, /*with_optimizers=*/false);
+  if (auto it = file.metadata.find("tower"); it != file.metadata.end()) out.tower = it->second;
+  out.session = std::make_unique<train::TrainingSession>(out.config, /*with_optimizers=*/false, nullptr,
+                                                         std::nullopt, out.tower);
   auto params = out.session->model_tensors();
   std::map<std::string, torch::Tensor> stored;
   for (const auto& [name, param] : params) {

@@ -18,6 +18,7 @@ struct ExportedModel {
   EmbeddingQuant quant = EmbeddingQuant::kFp32;     // how the tables were stored
   int64_t step = 0;                                 // of the exported checkpoint
   bool use_dense_ema = false;
+  std::string tower;  // a match model's tower package: "user_tower" / "item_tower"; "" otherwise
 };
 
 // Builds the model of dir/pipeline.config and loads dir/model.safetensors into it (quantized

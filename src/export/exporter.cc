@@ -18,7 +18,9 @@
 #include "export/embedding_quantization.h"
 #include "export/export_dir.h"
 #include "feature/assets.h"
+#include "feature/feature_subset.h"
 #include "feature/fg_json.h"
+#include "models/match/match_model.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
 #include "train/run_config.h"
@@ -78,6 +80,71 @@ std::vector<std::pair<fs::path, std::string>> plan_assets(const std::vector<std:
     out.emplace_back(asset, name);
   }
   return out;
+}
+
+// What every package of one export shares.
+struct PackageInfo {
+  int64_t step = 0;
+  std::string checkpoint;  // absolute checkpoint directory
+  bool use_ema = false;
+  EmbeddingQuant quant = EmbeddingQuant::kFp32;
+  const nlohmann::ordered_json* acc = nullptr;                            // model_acc.json
+  const std::vector<std::pair<fs::path, std::string>>* assets = nullptr;  // --asset_files
+};
+
+// Writes one package (export/export_dir.h) of `model` into `dir` (to be renamed to `final_dir`):
+// `tensors` by state-dict name, the model's tables stored as info.quant; `tower` "" or the tower
+// the package serves (metadata "tower").
+void write_package(const protos::EasyRecConfig& config, models::Model& model,
+                   const std::vector<std::pair<std::string, torch::Tensor>>& tensors, const std::string& tower,
+                   const PackageInfo& info, const fs::path& dir, const fs::path& final_dir) {
+  std::set<std::string> table_names;
+  const embedding::EmbeddingGroupSet& groups = model.embeddings();
+  for (const std::string& table : groups.table_names()) table_names.insert(groups.parameter_name_of(table));
+  std::map<std::string, torch::Tensor> stored;
+  for (const auto& [name, tensor] : tensors) {
+    stored.emplace(name, table_names.count(name) ? quantize_table(tensor, info.quant) : tensor.detach());
+  }
+  std::map<std::string, std::string> metadata = {
+      {"format", kExportFormat},
+      {"format_version", kExportFormatVersion},
+      {"step", std::to_string(info.step)},
+      {"checkpoint", info.checkpoint},
+      {"use_dense_ema", info.use_ema ? "true" : "false"},
+      {"quant_emb", quant_name(info.quant)},
+      {"tables", nlohmann::json(std::vector<std::string>(table_names.begin(), table_names.end())).dump()},
+  };
+  if (!tower.empty()) metadata["tower"] = tower;
+  checkpointing::save_safetensors((dir / kExportWeightsFile).string(), stored, metadata);
+  // The files the features read go into the package (feature/assets.h): its fg.json names the
+  // copies, its pipeline.config names them with asset_dir the package (rebased when loaded).
+  feature::FgJsonOptions fg_options;
+  fg_options.asset_dir = dir.string();
+  const nlohmann::ordered_json fg_json = feature::create_fg_json(config, fg_options);
+  protos::EasyRecConfig package_config = config;
+  feature::relocate_assets(&package_config, dir.string(), final_dir.string());
+  config::save_pipeline_config(package_config, (dir / kExportConfigFile).string());
+  checkpointing::write_text_file((dir / kModelAccFile).string(), info.acc->dump(2) + "\n");
+  checkpointing::write_text_file((dir / "version").string(), std::string(kVersion) + "\n");
+  feature::write_fg_json(fg_json, (dir / feature::kFgJsonFile).string());
+  for (const auto& [from, name] : *info.assets) fs::copy_file(from, dir / name, fs::copy_options::overwrite_existing);
+}
+
+// The config of a tower's package: only the features of feature group `group` (and under FG_DAG
+// those they read) and only that group, so that predicting with the package needs only the
+// tower's input columns.
+protos::EasyRecConfig tower_package_config(const protos::EasyRecConfig& config, const std::string& group) {
+  std::set<std::string> names;
+  protos::EasyRecConfig out = config;
+  protos::ModelConfig* mc = out.mutable_model_config();
+  mc->clear_feature_groups();
+  for (const protos::FeatureGroupConfig& g : config.model_config().feature_groups()) {
+    if (g.group_name() != group) continue;
+    *mc->add_feature_groups() = g;
+    names.insert(g.feature_names().begin(), g.feature_names().end());
+    for (const auto& sg : g.sequence_groups()) names.insert(sg.feature_names().begin(), sg.feature_names().end());
+  }
+  return feature::keep_features(out, names);
 }
 
 }  // namespace
@@ -164,41 +231,45 @@ std::string export_model(const ExportOptions& options) {
   session.restore(checkpoint, /*restore_optimizer=*/false);
   if (use_ema) session.load_ema_weights(checkpoint, "export_config.use_dense_ema");
 
-  std::set<std::string> table_names;
-  embedding::EmbeddingGroup group = session.model().embedding_group();
-  for (const auto& table : group->tables()) table_names.insert("embedding_group." + group->parameter_name_of(table.name));
-  std::map<std::string, torch::Tensor> tensors;
-  for (const auto& [name, tensor] : session.model_tensors()) {
-    tensors.emplace(name, table_names.count(name) ? quantize_table(tensor, quant) : tensor.detach());
-  }
-  const std::map<std::string, std::string> metadata = {
-      {"format", kExportFormat},
-      {"format_version", kExportFormatVersion},
-      {"step", std::to_string(step)},
-      {"checkpoint", fs::absolute(ckpt_dir).lexically_normal().string()},
-      {"use_dense_ema", use_ema ? "true" : "false"},
-      {"quant_emb", quant_name(quant)},
-      {"tables", nlohmann::json(std::vector<std::string>(table_names.begin(), table_names.end())).dump()},
-  };
-
+  const PackageInfo info{step, fs::absolute(ckpt_dir).lexically_normal().string(), use_ema, quant, &acc, &assets};
   const fs::path final_dir = fs::path(options.export_dir).lexically_normal();
   const fs::path staging = final_dir.parent_path() /
                            fmt::format(".{}.tmp-{}", final_dir.filename().string(), ::getpid());
   fs::remove_all(staging);
   fs::create_directories(staging);
-  checkpointing::save_safetensors((staging / kExportWeightsFile).string(), tensors, metadata);
-  // The files the features read go into the package (feature/assets.h): its fg.json names the
-  // copies, its pipeline.config names them with asset_dir the package (rebased when loaded).
-  feature::FgJsonOptions fg_options;
-  fg_options.asset_dir = staging.string();
-  const nlohmann::ordered_json fg_json = feature::create_fg_json(config, fg_options);
-  protos::EasyRecConfig package_config = config;
-  feature::relocate_assets(&package_config, staging.string(), fs::absolute(final_dir).lexically_normal().string());
-  config::save_pipeline_config(package_config, (staging / kExportConfigFile).string());
-  checkpointing::write_text_file((staging / kModelAccFile).string(), acc.dump(2) + "\n");
-  checkpointing::write_text_file((staging / "version").string(), std::string(kVersion) + "\n");
-  feature::write_fg_json(fg_json, (staging / feature::kFgJsonFile).string());
-  for (const auto& [from, name] : assets) fs::copy_file(from, staging / name, fs::copy_options::overwrite_existing);
+  try {
+    if (!models::is_match_model(config.model_config())) {
+      write_package(config, session.model(), session.model_tensors(), "", info, staging,
+                    fs::absolute(final_dir).lexically_normal());
+    } else {
+      // TorchEasyRec's match models: one package per tower, export_dir/user and export_dir/item.
+      std::map<std::string, torch::Tensor> trained;
+      for (auto& [name, tensor] : session.model_tensors()) trained.emplace(name, tensor);
+      for (const auto& [tower, group] : models::match_towers(config.model_config())) {
+        const protos::EasyRecConfig tower_config = tower_package_config(config, group);
+        embedding::DeferTableAllocation defer;  // the tower's model names its tensors; the values are the trained ones
+        train::TrainingSession tower_session(tower_config, /*with_optimizers=*/false, nullptr, std::nullopt, tower);
+        // Its tensors: dense ones by state-dict name, tables (not allocated here) by their names.
+        std::set<std::string> names;
+        for (auto& [name, unused] : tower_session.model_tensors()) names.insert(name);
+        const embedding::EmbeddingGroupSet& groups = tower_session.model().embeddings();
+        for (const std::string& table : groups.table_names()) names.insert(groups.parameter_name_of(table));
+        std::vector<std::pair<std::string, torch::Tensor>> tensors;
+        for (const std::string& name : names) {
+          auto it = trained.find(name);
+          TORCH_CHECK(it != trained.end(), "the model has no tensor ", name, " of its tower ", tower);
+          tensors.emplace_back(name, it->second);
+        }
+        const std::string dir = tower.substr(0, tower.find('_'));  // "user" / "item"
+        fs::create_directories(staging / dir);
+        write_package(tower_config, tower_session.model(), tensors, tower, info, staging / dir,
+                      fs::absolute(final_dir / dir).lexically_normal());
+      }
+    }
+  } catch (...) {
+    fs::remove_all(staging);
+    throw;
+  }
   std::error_code ec;
   fs::rename(staging, final_dir, ec);
   if (ec) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "metrics/metric_sync.h"
 
 namespace tzrec::metrics {
 
@@ -14,6 +15,7 @@ RecallAtK::RecallAtK(int64_t top_k) : top_k_(top_k) {
 }
 
 void RecallAtK::update(const torch::Tensor& similarity, const torch::Tensor& target) {
+  TORCH_CHECK(!synced_, "recall_at_k: update() after sync(); call reset() before adding samples again");
   if (similarity.dim() != 2 || target.sizes() != similarity.sizes()) {
     throw UsageError(fmt::format("recall_at_k: similarity must be [B, N] and target of the same shape; got {} and {}",
                                  c10::str(similarity.sizes()), c10::str(target.sizes())));
@@ -55,8 +57,18 @@ void RecallAtK::update(const torch::Tensor& similarity, RecallTarget mode) {
 }
 
 void RecallAtK::merge(const RecallAtK& other) {
+  TORCH_CHECK(!synced_, "recall_at_k: merge() after sync(); call reset() before adding samples again");
   num_hits_ += other.num_hits_;
   num_targets_ += other.num_targets_;
+}
+
+void RecallAtK::sync(dist::ProcessGroup& pg) {
+  if (synced_) return;
+  synced_ = true;
+  std::vector<int64_t> state = {num_hits_, num_targets_};
+  detail::sum_across_ranks(pg, state, "recall_at_k state");
+  num_hits_ = state[0];
+  num_targets_ = state[1];
 }
 
 double RecallAtK::compute() const {
@@ -65,6 +77,7 @@ double RecallAtK::compute() const {
 }
 
 void RecallAtK::reset() {
+  synced_ = false;
   num_hits_ = 0;
   num_targets_ = 0;
 }

@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include "dist/process_group.h"
+
 namespace tzrec::metrics {
 
 // Where the true targets of a match model's similarity matrix are
@@ -32,6 +34,8 @@ class RecallAtK {
   // Same with the targets implied by `mode`.
   void update(const torch::Tensor& similarity, RecallTarget mode);
   void merge(const RecallAtK& other);
+  // Sums the counts of every rank (metrics/metric_sync.h contract).
+  void sync(dist::ProcessGroup& pg);
   // hits / targets; NaN when no target was seen (0 / 0, as TorchEasyRec).
   double compute() const;
   void reset();
@@ -44,6 +48,7 @@ class RecallAtK {
   int64_t top_k_;
   int64_t num_hits_ = 0;
   int64_t num_targets_ = 0;
+  bool synced_ = false;
 };
 
 }  // namespace tzrec::metrics

@@ -28,6 +28,7 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
     spec.dense_embedding.type = embedding::DenseEmbeddingType::kMlp;
   }
   spec.is_sequence = info.is_sequence;
+  spec.neg = info.neg;
   return spec;
 }
 

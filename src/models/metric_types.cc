@@ -12,6 +12,7 @@
 #include "metrics/multiclass_accuracy.h"
 #include "metrics/multiclass_auc.h"
 #include "metrics/normalized_entropy.h"
+#include "metrics/recall_at_k.h"
 #include "metrics/regression_metrics.h"
 #include "metrics/xauc.h"
 #include "models/model_inputs.h"
@@ -67,6 +68,12 @@ EvalMetricParts grouped_parts(const std::shared_ptr<M>& metric,
   };
   return parts;
 }
+
+std::shared_ptr<metrics::RecallAtK> recall_at_k(const protos::RecallAtK& cfg) {
+  return std::make_shared<metrics::RecallAtK>(static_cast<int64_t>(cfg.top_k()));
+}
+
+std::string recall_name(const protos::RecallAtK& cfg) { return fmt::format("recall@{}", cfg.top_k()); }
 
 int64_t auc_thresholds(const protos::AUC& auc) {
   const int64_t thresholds = auc.thresholds();
@@ -184,6 +191,16 @@ const std::map<std::string, MetricType>& registry() {
                            return parts;
                          },
                          nullptr};
+    t["recall_at_k"] = {MetricInput::kSimilarity,
+                        [](const protos::MetricConfig& cfg, const std::string& name, int64_t) {
+                          return plain_parts(recall_at_k(cfg.recall_at_k()), name);
+                        },
+                        [](const protos::TrainMetricConfig& cfg, int64_t, double rate, int64_t step) {
+                          return metrics::TrainMetricWrapper(
+                              metrics::make_buffered_metric(recall_at_k(cfg.recall_at_k())), rate, step);
+                        },
+                        [](const protos::MetricConfig& cfg) { return recall_name(cfg.recall_at_k()); },
+                        [](const protos::TrainMetricConfig& cfg) { return recall_name(cfg.recall_at_k()); }};
     return t;
   }();
   return types;
@@ -195,7 +212,6 @@ const MetricType& metric_type(const std::string& name, const std::string& path) 
   const auto& types = registry();
   auto it = types.find(name);
   if (it != types.end()) return it->second;
-  if (name == "recall_at_k") detail::throw_recall_at_k_not_supported(path);
   throw NotSupportedError(fmt::format("{}.{}", path, name));
 }
 

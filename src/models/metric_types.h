@@ -20,6 +20,7 @@ enum class MetricInput {
   kClasses,     // "probs" over num_class > 1 classes
   kAccuracy,    // kClasses with num_class > 1, else kBinary
   kRegression,  // "y" (needs l2_loss)
+  kSimilarity,  // a match model's "similarity" [B, N]; the label passed is the bool target [B, N]
 };
 
 // The closures of one eval metric; they own the metric object (metrics/*.h).
@@ -43,10 +44,14 @@ struct MetricType {
   std::function<metrics::TrainMetricWrapper(const protos::TrainMetricConfig& cfg, int64_t num_class, double decay_rate,
                                             int64_t decay_step)>
       train;
+  // The result key of a metric of this type when it differs from the type name ("recall@5" for
+  // recall_at_k with top_k 5, as TorchEasyRec names it); empty: the type name.
+  std::function<std::string(const protos::MetricConfig& cfg)> eval_name;
+  std::function<std::string(const protos::TrainMetricConfig& cfg)> train_name;
 };
 
 // The type of metric oneof member `name` ("auc", "grouped_xauc", ...); throws NotSupportedError
-// naming `path`.<name> when this build has none (recall_at_k: it needs a match model's output).
+// naming `path`.<name> when this build has none.
 const MetricType& metric_type(const std::string& name, const std::string& path);
 
 }  // namespace tzrec::models

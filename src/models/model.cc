@@ -58,40 +58,43 @@ void Model::check_pareto_bounds() const {
   }
 }
 
-void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim,
-                       const std::string& wide_init_fn) {
+void Model::set_features(const std::vector<feature::FeatureInfo>& features) {
   features_ = features;
   check_feature_keys();
-  embedding_group_ = register_module(
-      "embedding_group",
-      embedding::EmbeddingGroup(to_feature_specs(features), to_group_configs(model_config_), wide_embedding_dim,
-                                wide_init_fn, sequence_encoder_factory(model_config_)));
-  if (!model_config_.has_variational_dropout()) return;
-  const protos::VariationalDropout& vd = model_config_.variational_dropout();
-  if (!std::isfinite(vd.regularization_lambda()) || vd.regularization_lambda() < 0) {
-    throw ConfigError(fmt::format("model_config.variational_dropout.regularization_lambda: must be a finite number "
-                                  ">= 0, got {}",
-                                  vd.regularization_lambda()));
+}
+
+embedding::EmbeddingGroup Model::make_embedding_group(const std::vector<std::string>& groups,
+                                                      int64_t wide_embedding_dim,
+                                                      const std::string& wide_init_fn) const {
+  std::vector<embedding::FeatureGroupConfig> configs = to_group_configs(model_config_);
+  if (!groups.empty()) {
+    std::vector<embedding::FeatureGroupConfig> picked;
+    for (const std::string& name : groups) {
+      auto it = std::find_if(configs.begin(), configs.end(),
+                             [&](const embedding::FeatureGroupConfig& g) { return g.group_name == name; });
+      TORCH_CHECK(it != configs.end(), "make_embedding_group: no feature group ", name);
+      picked.push_back(*it);
+    }
+    configs = std::move(picked);
   }
-  group_variational_dropouts_ = register_module("group_variational_dropouts", torch::nn::ModuleDict());
-  for (const std::string& group : embedding_group_->group_names()) {
-    std::vector<int64_t> dims = embedding_group_->group_feature_dims(group);
-    if (dims.size() < 2) continue;  // tzrec: a single feature has nothing to be ranked against
-    nn::VariationalDropout dropout(std::move(dims), vd.regularization_lambda());
-    using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
-    group_variational_dropouts_->update(std::vector<Entry>{{group, dropout.ptr()}});
-    variational_dropouts_.emplace_back(group, dropout);
-  }
+  return embedding::EmbeddingGroup(to_feature_specs(features_), std::move(configs), wide_embedding_dim, wide_init_fn,
+                                   sequence_encoder_factory(model_config_));
+}
+
+TensorMap Model::feature_p_losses() const { return variational_dropouts_.penalties(); }
+
+void Model::init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim,
+                       const std::string& wide_init_fn) {
+  set_features(features);
+  embedding_group_ = register_module("embedding_group", make_embedding_group({}, wide_embedding_dim, wide_init_fn));
+  embeddings_.add("embedding_group", "", embedding_group_);
+  variational_dropouts_.init(*this, model_config_, embedding_group_->group_names(),
+                             [this](const std::string& g) { return embedding_group_->group_feature_dims(g); });
 }
 
 std::map<std::string, torch::Tensor> Model::build_input(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
-  feature_p_losses_.clear();
-  for (auto& [group, dropout] : variational_dropouts_) {
-    auto [noisy, penalty] = dropout->forward(grouped.at(group));
-    grouped[group] = noisy;
-    feature_p_losses_[group + "_feature_p_loss"] = penalty;
-  }
+  variational_dropouts_.apply(grouped);
   return grouped;
 }
 
@@ -147,7 +150,8 @@ std::string Model::group_path(const std::string& name) const {
 void Model::require_group(const std::string& model_name, const std::string& group,
                           protos::FeatureGroupType type) const {
   const std::string type_name = protos::FeatureGroupType_Name(type);
-  if (!embedding_group_->has_group(group)) {
+  const auto& groups = model_config_.feature_groups();
+  if (std::none_of(groups.begin(), groups.end(), [&](const protos::FeatureGroupConfig& g) { return g.group_name() == group; })) {
     throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named '{}' (group_type: {})",
                                   model_name, group, type_name));
   }
@@ -230,9 +234,17 @@ const torch::Tensor& Model::batch_label(const sparse::Batch& batch, const std::s
   return it->second;
 }
 
+torch::Tensor Model::metric_label(const ModelTask& task, const torch::Tensor& pred, const sparse::Batch& batch) const {
+  if (!task.match) return batch_label(batch, task.label_name);
+  const auto opts = torch::TensorOptions().dtype(torch::kBool).device(pred.device());
+  if (task.in_batch_negative) return torch::eye(pred.size(0), pred.size(1), opts);
+  torch::Tensor target = torch::zeros({pred.size(0), pred.size(1)}, opts);
+  if (pred.size(1) > 0) target.select(1, 0).fill_(true);
+  return target;
+}
+
 std::vector<embedding::EmbeddingTable> Model::embedding_tables() {
-  if (!embedding_group_) return {};
-  return embedding_group_->tables();
+  return embeddings_.tables();
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Model::dense_parameters() {

@@ -55,13 +55,14 @@
 #include "dist/process_group.h"
 #include "embedding/embedding_config.h"
 #include "embedding/embedding_group.h"
+#include "embedding/embedding_group_set.h"
 #include "feature/feature_info.h"
 #include "metrics/decay_metric.h"
 #include "metrics/mean_metric.h"
+#include "models/group_variational_dropouts.h"
 #include "models/metric_types.h"
 #include "models/model_tasks.h"
 #include "nn/task_tower.h"
-#include "nn/variational_dropout.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/model.pb.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -143,22 +144,37 @@ class Model : public torch::nn::Module {
   // The first task's label and num_class (the only task of a single-task model).
   const std::string& label_name() const { return tasks_.front().label_name; }
   int64_t num_class() const { return num_class_; }
+  // The model-level embedding group (nullptr in models whose towers hold their own).
   embedding::EmbeddingGroup& embedding_group() { return embedding_group_; }
+  // Every embedding group of the model with its module path (embedding/embedding_group_set.h):
+  // what training, sharding, checkpoints and export drive.
+  embedding::EmbeddingGroupSet& embeddings() { return embeddings_; }
+  const embedding::EmbeddingGroupSet& embeddings() const { return embeddings_; }
 
  protected:
   virtual TensorMap predict_impl(const sparse::Batch& batch) = 0;
 
-  // Builds the EmbeddingGroup over model_config.feature_groups as submodule "embedding_group".
+  // Builds the EmbeddingGroup over model_config.feature_groups as submodule "embedding_group"
+  // (set_features, make_embedding_group) and, when model_config.variational_dropout is set, one
+  // nn::VariationalDropout per group of more than one feature
+  // ("group_variational_dropouts.<group>.feature_p", as tzrec's RankModel).
   // wide_embedding_dim 0 → 4 (tzrec default).
-  // Also checks the feature keys the losses and metrics read (grouping_key, session_name): each
-  // must name a configured sparse feature.
   void init_input(const std::vector<feature::FeatureInfo>& features, int64_t wide_embedding_dim = 0,
                   const std::string& wide_init_fn = "");
+  // Keeps the model's features and checks the feature keys the losses and metrics read
+  // (grouping_key, session_name): each must name a configured sparse feature.
+  void set_features(const std::vector<feature::FeatureInfo>& features);
+  // An EmbeddingGroup over the feature groups of model_config named in `groups` (every group when
+  // empty; errors keep their model_config.feature_groups[i] paths), on the features of
+  // set_features().
+  embedding::EmbeddingGroup make_embedding_group(const std::vector<std::string>& groups = {},
+                                                 int64_t wide_embedding_dim = 0,
+                                                 const std::string& wide_init_fn = "") const;
+  // "<group>_feature_p_loss" → the penalty of each group variational dropout in the last predict();
+  // models whose towers hold the dropouts add theirs.
+  virtual TensorMap feature_p_losses() const;
   // `dim` (a model's wide_embedding_dim at `path`) when > 0; ConfigError otherwise.
   static int64_t checked_wide_embedding_dim(uint32_t dim, const std::string& path);
-  // Also builds, when model_config.variational_dropout is set, one nn::VariationalDropout per
-  // group of more than one feature ("group_variational_dropouts.<group>.feature_p", as tzrec's
-  // RankModel).
   //
   // Throws ConfigError "model_config.feature_groups: <model> needs a feature group named '<g>'
   // (group_type: <type>)", or "<group path>.group_type: <model> group '<g>' must be <type>".
@@ -186,6 +202,7 @@ class Model : public torch::nn::Module {
   std::vector<ModelTask> tasks_;
   int64_t num_class_ = 1;  // tasks_[0].num_class
   embedding::EmbeddingGroup embedding_group_{nullptr};
+  embedding::EmbeddingGroupSet embeddings_;
   std::vector<feature::FeatureInfo> features_;  // as passed to init_input
 
  private:
@@ -225,11 +242,16 @@ class Model : public torch::nn::Module {
   std::vector<FeatureKey> feature_keys_;
   void check_feature_keys() const;
   const torch::Tensor& batch_label(const sparse::Batch& batch, const std::string& label) const;
+  // What a metric of `task` compares `pred` with: the task's label column, or for a match task the
+  // bool targets [B, N] of its similarity matrix `pred` (column 0, or the diagonal with
+  // in_batch_negative).
+  torch::Tensor metric_label(const ModelTask& task, const torch::Tensor& pred, const sparse::Batch& batch) const;
   // The loss weights of `task` for this batch ([B]), undefined when the task has none.
   torch::Tensor task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const;
   // model_losses.cc: losses_ and the tasks' prediction flags from their losses.
   void init_losses();
   void init_task_losses(size_t task);
+  void init_match_loss(size_t task);
   // model_metrics.cc: metrics_ from the tasks' metrics.
   void init_metrics();
   void add_metric(size_t task, const protos::MetricConfig& cfg, const std::string& path, const std::string& type);
@@ -258,16 +280,17 @@ class Model : public torch::nn::Module {
   std::vector<std::pair<std::string, metrics::MeanMetric>> loss_metrics_;
   std::vector<TrainMetricEntry> train_metrics_;
   std::optional<c10::ScalarType> mixed_precision_;
-  torch::nn::ModuleDict group_variational_dropouts_{nullptr};  // group → nn::VariationalDropout
-  std::vector<std::pair<std::string, nn::VariationalDropout>> variational_dropouts_;
-  TensorMap feature_p_losses_;  // "<group>_feature_p_loss" → penalty of the last build_input()
+  GroupVariationalDropouts variational_dropouts_;  // of the model-level embedding group
   std::map<std::string, double> loss_weights_;  // of the last total_loss()
 };
 
 // Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower,
-// wide_and_deep, dcn_v1, dcn_v2, dlrm, xdeepfm, mask_net, mmoe, dbmtl, ple).
+// wide_and_deep, dcn_v1, dcn_v2, dlrm, xdeepfm, mask_net, mmoe, dbmtl, ple, dssm, dssm_v2).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
+// `tower` ("user_tower" / "item_tower", match models only; UsageError otherwise): the model with
+// that tower alone, predicting "<tower>_emb" (match/match_model.h; what a tower's export holds).
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
-                                    const std::vector<feature::FeatureInfo>& features);
+                                    const std::vector<feature::FeatureInfo>& features,
+                                    const std::string& tower = "");
 
 }  // namespace tzrec::models

@@ -17,8 +17,47 @@ void Model::init_losses() {
   for (size_t t = 0; t < tasks_.size(); ++t) init_task_losses(t);
 }
 
+void Model::init_match_loss(size_t task_index) {
+  ModelTask& task = tasks_[task_index];
+  // TorchEasyRec's MatchModel: exactly one loss, softmax_cross_entropy over the similarity row
+  // (nn.CrossEntropyLoss without label smoothing), the target column 0 or the diagonal.
+  if (task.losses.size() != 1) {
+    throw ConfigError(fmt::format("{}.losses: a match model has exactly one loss, softmax_cross_entropy {{}}; got {}",
+                                  task.path, task.losses.size()));
+  }
+  const std::string path = task.path + ".losses[0]";
+  const std::string type = detail::oneof_field(task.losses[0], "loss");
+  if (type != "softmax_cross_entropy") {
+    throw ConfigError(fmt::format("{}: a match model's loss is softmax_cross_entropy over its user-item similarities "
+                                  "(as in TorchEasyRec), got {}",
+                                  path, type.empty() ? "none" : type));
+  }
+  if (task.losses[0].softmax_cross_entropy().has_label_smoothing()) {
+    throw NotSupportedError(fmt::format("{}.softmax_cross_entropy.label_smoothing (match models' loss has none in "
+                                        "TorchEasyRec); remove it",
+                                        path));
+  }
+  LossEntry entry;
+  entry.task = task_index;
+  entry.name = type + task.suffix;
+  entry.input = "similarity" + task.suffix;
+  auto ce = std::make_shared<loss::SoftmaxCrossEntropy>();
+  const bool in_batch = task.in_batch_negative;
+  entry.compute = [ce, in_batch](const torch::Tensor& sim, const torch::Tensor&, const torch::Tensor& w,
+                                 const sparse::Batch&) {
+    const auto opts = torch::TensorOptions().dtype(torch::kInt64).device(sim.device());
+    torch::Tensor target = in_batch ? torch::arange(sim.size(0), opts) : torch::zeros({sim.size(0)}, opts);
+    return (*ce)(sim, target, w);
+  };
+  losses_.push_back(std::move(entry));
+}
+
 void Model::init_task_losses(size_t task_index) {
   ModelTask& task = tasks_[task_index];
+  if (task.match) {
+    init_match_loss(task_index);
+    return;
+  }
   const std::string num_class_path = task.path + ".num_class";
   std::unordered_set<std::string> names;
   for (int i = 0; i < task.losses.size(); ++i) {
@@ -141,7 +180,7 @@ TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) 
     if (task.weighted && task.weight != 1.0) value = value * task.weight;
     losses[l.name] = value;
   }
-  for (const auto& [name, penalty] : feature_p_losses_) losses[name] = penalty;
+  for (const auto& [name, penalty] : feature_p_losses()) losses[name] = penalty;
   return losses;
 }
 

@@ -44,11 +44,21 @@ std::string Model::regression_metric_input(const ModelTask& task, const std::str
 
 std::string Model::metric_input(const ModelTask& task, const std::string& path, const std::string& type,
                                 MetricInput input) const {
+  if (input == MetricInput::kSimilarity) {
+    if (!task.match) detail::throw_recall_at_k_not_supported(path);
+    return "similarity" + task.suffix;
+  }
+  if (task.match) {
+    throw ConfigError(fmt::format("{}.{}: a match model has only its user-item similarities to evaluate; use "
+                                  "recall_at_k {{ top_k: 5 }} (as in TorchEasyRec)",
+                                  path, type));
+  }
   switch (input) {
     case MetricInput::kBinary: return class_metric_input(task, path, type, /*multiclass=*/false);
     case MetricInput::kClasses: return class_metric_input(task, path, type, /*multiclass=*/true);
     case MetricInput::kAccuracy: return class_metric_input(task, path, type, task.num_class > 1);
     case MetricInput::kRegression: return regression_metric_input(task, path, type);
+    case MetricInput::kSimilarity: break;
   }
   TORCH_CHECK(false, "unknown MetricInput");
 }
@@ -76,9 +86,9 @@ void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const
   const ModelTask& task = tasks_[task_index];
   MetricEntry m;
   m.task = task_index;
-  m.name = type + task.suffix;  // the result key
   try {
     const MetricType& metric = metric_type(type, path);
+    m.name = (metric.eval_name ? metric.eval_name(cfg) : type) + task.suffix;  // the result key
     m.input = metric_input(task, path, type, metric.input);
     EvalMetricParts parts = metric.eval(cfg, m.name, task.num_class);
     m.update = std::move(parts.update);
@@ -96,7 +106,7 @@ void Model::update_metrics(const TensorMap& predictions, const sparse::Batch& ba
   for (MetricEntry& m : metrics_) {
     auto it = predictions.find(m.input);
     TORCH_CHECK(it != predictions.end(), "metric ", m.name, ": predictions have no '", m.input, "'");
-    m.update(it->second, batch_label(batch, tasks_[m.task].label_name), batch);
+    m.update(it->second, metric_label(tasks_[m.task], it->second, batch), batch);
   }
   if (losses.empty()) return;
   const double batch_size = static_cast<double>(batch_label(batch, tasks_.front().label_name).size(0));

@@ -1,10 +1,13 @@
 // The models, by model_config oneof name: create_model() builds every model through this table. A
 // new model is a new file (rank/, multi_task/, ...) with its Model subclass and one line here.
 #include <map>
+#include <type_traits>
 
 #include "base/error.h"
 #include "models/mixed_precision.h"
 #include "models/model.h"
+#include "models/match/dssm.h"
+#include "models/match/dssm_v2.h"
 #include "models/multi_task/dbmtl.h"
 #include "models/multi_task/mmoe.h"
 #include "models/multi_task/ple.h"
@@ -23,12 +26,19 @@ namespace {
 
 using Factory = std::shared_ptr<Model> (*)(const protos::ModelConfig& mc,
                                            const std::vector<feature::FeatureInfo>& features,
-                                           std::vector<std::string> labels, std::vector<std::string> weights);
+                                           std::vector<std::string> labels, std::vector<std::string> weights,
+                                           const std::string& tower);
 
 template <class M>
 std::shared_ptr<Model> make(const protos::ModelConfig& mc, const std::vector<feature::FeatureInfo>& features,
-                            std::vector<std::string> labels, std::vector<std::string> weights) {
-  return std::make_shared<M>(mc, features, std::move(labels), std::move(weights));
+                            std::vector<std::string> labels, std::vector<std::string> weights,
+                            const std::string& tower) {
+  if constexpr (std::is_base_of_v<MatchModel, M>) {
+    return std::make_shared<M>(mc, features, std::move(labels), std::move(weights), tower);
+  } else {
+    TORCH_CHECK(tower.empty(), "model without towers built as tower ", tower);
+    return std::make_shared<M>(mc, features, std::move(labels), std::move(weights));
+  }
 }
 
 const std::map<std::string, Factory>& model_types() {
@@ -47,6 +57,9 @@ const std::map<std::string, Factory>& model_types() {
       {"dbmtl", make<DBMTL>},
       {"ple", make<PLE>},
       {"mmoe", make<MMoE>},
+      // match/
+      {"dssm", make<DSSM>},
+      {"dssm_v2", make<DSSMV2>},
   };
   return types;
 }
@@ -54,7 +67,7 @@ const std::map<std::string, Factory>& model_types() {
 }  // namespace
 
 std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
-                                    const std::vector<feature::FeatureInfo>& features) {
+                                    const std::vector<feature::FeatureInfo>& features, const std::string& tower) {
   if (!config.has_model_config()) {
     throw ConfigError("model_config: missing; add e.g. model_config { feature_groups {...} deepfm {...} }");
   }
@@ -67,18 +80,24 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
   auto it = model_types().find(field->name());
   if (it == model_types().end()) throw NotSupportedError("model_config." + field->name());
   const auto& dc = config.data_config();
-  // Negative samplers feed match models (TorchEasyRec's MatchModel); every model of this table is
-  // a rank or multi-task model, which would read the sampled rows as nothing.
-  if (const auto* sampler = dc.GetReflection()->GetOneofFieldDescriptor(
-          dc, protos::DataConfig::descriptor()->FindOneofByName("sampler"))) {
+  // Negative samplers feed match models (TorchEasyRec's MatchModel); a rank or multi-task model
+  // would read the sampled rows as nothing.
+  const auto* sampler =
+      dc.GetReflection()->GetOneofFieldDescriptor(dc, protos::DataConfig::descriptor()->FindOneofByName("sampler"));
+  if (sampler != nullptr && !is_match_model(mc)) {
     throw ConfigError(fmt::format("data_config.{}: negative samplers feed match models (dssm, dssm_v2, dat, mind); "
                                   "{} is a rank model — remove the sampler or use a match model",
                                   sampler->name(), field->name()));
   }
+  if (!tower.empty() && !is_match_model(mc)) {
+    throw UsageError(fmt::format("model_config.{} has no towers to build '{}' alone; only match models (dssm, "
+                                 "dssm_v2, ...) export towers",
+                                 field->name(), tower));
+  }
   const auto mixed_precision = mixed_precision_dtype(config);
   std::shared_ptr<Model> model =
       it->second(mc, features, {dc.label_fields().begin(), dc.label_fields().end()},
-                 {dc.sample_weight_fields().begin(), dc.sample_weight_fields().end()});
+                 {dc.sample_weight_fields().begin(), dc.sample_weight_fields().end()}, tower);
   model->set_mixed_precision(mixed_precision);
   return model;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -62,6 +63,18 @@ bool is_multi_task(const protos::ModelConfig& model_config) {
          model_config.model_case() == protos::ModelConfig::kPle;
 }
 
+bool is_match_model(const protos::ModelConfig& model_config) {
+  switch (model_config.model_case()) {
+    case protos::ModelConfig::kDssm:
+    case protos::ModelConfig::kDssmV2:
+    case protos::ModelConfig::kDat:
+    case protos::ModelConfig::kMind:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 
 template <class Tower>
@@ -107,10 +120,24 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
     default:
       break;
   }
+  const bool match = is_match_model(model_config);
   if (labels.empty() || labels[0].empty()) {
-    throw ConfigError("data_config.label_fields: a rank model needs at least one label field");
+    throw ConfigError(fmt::format("data_config.label_fields: a {} model needs at least one label field{}",
+                                  match ? "match" : "rank",
+                                  match ? " (its loss does not read it, but the data must have it, as in TorchEasyRec)"
+                                        : ""));
   }
   ModelTask task;
+  if (match) {
+    // Every match model message has `in_batch_negative`.
+    const auto* oneof = model_config.GetDescriptor()->FindOneofByName("model");
+    const auto* set = model_config.GetReflection()->GetOneofFieldDescriptor(model_config, oneof);
+    const google::protobuf::Message& m = model_config.GetReflection()->GetMessage(model_config, set);
+    const auto* field = m.GetDescriptor()->FindFieldByName("in_batch_negative");
+    TORCH_CHECK(field != nullptr, "match model ", set->name(), " has no in_batch_negative");
+    task.match = true;
+    task.in_batch_negative = m.GetReflection()->GetBool(m, field);
+  }
   task.path = "model_config";
   task.label_name = labels[0];
   task.num_class = model_config.num_class();

@@ -38,10 +38,19 @@ struct ModelTask {
   bool has_binary_loss = false;   // "logits<suffix>" [B], "probs<suffix>" [B]
   bool has_softmax_loss = false;  // "logits<suffix>" [B, C], "probs<suffix>" [B, C] (+ "probs1<suffix>")
   bool has_l2_loss = false;       // "y<suffix>" [B]
+
+  // Match models (TorchEasyRec's MatchModel, docs/tzrec-compatibility.md §7.1): the task's one loss
+  // is softmax_cross_entropy on "similarity" [B, N] — against column 0 (the positive item before
+  // the sampled negatives) or, with in_batch_negative, against the diagonal — and its metrics are
+  // recall_at_k with the same targets. The label column is not read by them.
+  bool match = false;
+  bool in_batch_negative = false;
 };
 
 // Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple).
 bool is_multi_task(const protos::ModelConfig& model_config);
+// Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind).
+bool is_match_model(const protos::ModelConfig& model_config);
 
 // The tasks of `model_config`. labels / sample_weights: data_config.label_fields /
 // sample_weight_fields. Throws ConfigError naming the field for: no label field (single task), a

@@ -35,16 +35,18 @@ void Model::init_task_train_metrics(size_t t) {
     }
     if (step < 1) throw ConfigError(fmt::format("{}.decay_step: must be >= 1, got {}", path, step));
     std::string input;
+    std::string name = type;
     std::optional<metrics::TrainMetricWrapper> wrapper;
     try {
       const MetricType& metric = metric_type(type, path);
       if (!metric.train) throw NotSupportedError(fmt::format("{}.{}", path, type));  // eval-only type
       input = metric_input(task, path, type, metric.input);
+      if (metric.train_name) name = metric.train_name(cfg);
       wrapper.emplace(metric.train(cfg, num_class, rate, step));
     } catch (const ConfigError& e) {
       detail::rethrow_metric_error(e, path);
     }
-    train_metrics_.push_back(TrainMetricEntry{t, type + task.suffix, input, std::move(*wrapper)});
+    train_metrics_.push_back(TrainMetricEntry{t, name + task.suffix, input, std::move(*wrapper)});
   }
 }
 
@@ -53,7 +55,7 @@ void Model::update_train_metrics(const TensorMap& predictions, const sparse::Bat
   for (TrainMetricEntry& m : train_metrics_) {
     auto it = predictions.find(m.input);
     TORCH_CHECK(it != predictions.end(), "train metric ", m.name, ": predictions have no '", m.input, "'");
-    m.metric.update(it->second, batch_label(batch, tasks_[m.task].label_name));
+    m.metric.update(it->second, metric_label(tasks_[m.task], it->second, batch));
   }
 }
 

@@ -154,7 +154,7 @@ uint64_t shard_seed(const std::string& table, int shard_index) {
 
 }  // namespace
 
-std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupImpl& group) {
+std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSet& group) {
   std::vector<embedding::BagConfig> out;
   for (const auto& c : group.collections()) {
     for (embedding::BagConfig b : c.ebc->bag_configs()) {
@@ -166,7 +166,7 @@ std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupIm
 }
 
 std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
-                                               const embedding::EmbeddingGroupImpl& group,
+                                               const embedding::EmbeddingGroupSet& group,
                                                const embedding::FusedOptimizerOptions& optimizer) {
   const auto constraints = table_constraints(config);
   std::vector<dist::ShardingType> global;
@@ -206,7 +206,7 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
 }
 
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
-                                           const embedding::EmbeddingGroupImpl& group,
+                                           const embedding::EmbeddingGroupSet& group,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
                                            const std::optional<dist::ShardingPlan>& saved,
@@ -259,7 +259,7 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
   return dist::ShardingPlan::from_json(nlohmann::json::parse(plan_json), "the sharding plan of rank 0");
 }
 
-std::unique_ptr<ShardedTables> attach_sharded_tables(embedding::EmbeddingGroupImpl& group,
+std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingGroupSet& group,
                                                      const embedding::FusedOptimizerOptions& optimizer,
                                                      const dist::ShardingPlan& plan,
                                                      std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer) {
@@ -309,7 +309,7 @@ JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_
     embedding::DeferTableAllocation defer;  // the plan needs table shapes only
     model = models::create_model(config, features);
   }
-  const embedding::EmbeddingGroupImpl& group = *model->embedding_group();
+  const embedding::EmbeddingGroupSet& group = model->embeddings();
   JobPlan out;
   out.tables = planner_tables(config, group, sparse_optimizer_options(config.train_config().sparse_optimizer()));
   if (measure) apply_pooling_factors(measure_pooling_factors(config, planner_bags(group), nullptr), &out.tables);

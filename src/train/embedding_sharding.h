@@ -12,14 +12,14 @@
 #include "dist/planner.h"
 #include "dist/process_group.h"
 #include "dist/sharded_embedding_bags.h"
-#include "embedding/embedding_group.h"
+#include "embedding/embedding_group_set.h"
 #include "models/model.h"
 #include "train/sharded_tables.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
 
-// One PlannerTable per table of `group` (every collection, named as in EmbeddingGroupImpl::tables();
+// One PlannerTable per table of `group` (every collection, named as in EmbeddingGroupSet::tables();
 // built under embedding::DeferTableAllocation): sizes, fp32
 // values, the optimizer state bytes per row of `optimizer`, the number of features reading it,
 // a pooling factor estimated as 1 id per feature reading it (apply_pooling_factors in
@@ -28,12 +28,12 @@ namespace tzrec::train {
 // sharding type (table_column_wise, grid_shard) → ConfigError / NotSupportedError with the field
 // path; features of one table with different constraints → ConfigError naming both.
 std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
-                                               const embedding::EmbeddingGroupImpl& group,
+                                               const embedding::EmbeddingGroupSet& group,
                                                const embedding::FusedOptimizerOptions& optimizer);
 
 // The bags of every collection of `group`, their table names as in tables() (for
 // measure_pooling_factors).
-std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupImpl& group);
+std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSet& group);
 
 // The plan for this job: `saved` when given (a checkpoint's plan, checked against the tables and
 // the world size — a plan for another world size is re-planned with a log line, since checkpoints
@@ -41,7 +41,7 @@ std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupIm
 // measure_pooling_factors; tables not in it keep the estimate). Rank 0 plans and broadcasts, so
 // every rank runs the same plan.
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
-                                           const embedding::EmbeddingGroupImpl& group,
+                                           const embedding::EmbeddingGroupSet& group,
                                            const embedding::FusedOptimizerOptions& optimizer,
                                            dist::ProcessGroup& pg,
                                            const std::optional<dist::ShardingPlan>& saved,
@@ -61,7 +61,7 @@ JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_
 // table identically on every rank; other shards from a seed of table and shard, so runs are
 // reproducible), and attaches them to each collection of `group`. with_optimizer=false
 // (evaluation) freezes them.
-std::unique_ptr<ShardedTables> attach_sharded_tables(embedding::EmbeddingGroupImpl& group,
+std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingGroupSet& group,
                                                      const embedding::FusedOptimizerOptions& optimizer,
                                                      const dist::ShardingPlan& plan,
                                                      std::shared_ptr<dist::ProcessGroup> pg, bool with_optimizer);

@@ -118,7 +118,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
                                        const checkpointing::CheckpointTensorIndex& index,
                                        const std::map<std::string, std::string>& param_map) {
   ShardedTables& sharded = *session.sharded_embeddings();
-  const embedding::EmbeddingGroupImpl& group = *session.model().embedding_group();
+  const embedding::EmbeddingGroupSet& group = session.model().embeddings();
   std::set<std::string> table_names;
   for (const auto& ts : sharded.plan().tables) table_names.insert(checkpointing::table_weight_name(group, ts.table));
   std::map<std::string, std::string> dense_map, table_map;

@@ -29,10 +29,14 @@ std::map<std::string, double> measure_pooling_factors(const protos::EasyRecConfi
     for (int i = 0; i < max_batches; ++i) {
       auto loaded = loader.next();
       if (!loaded) break;
-      const sparse::KeyedJaggedTensor& kjt = loaded->batch.sparse_features;
-      for (const auto& b : bags) {
-        if (!kjt.contains(b.feature_name)) continue;
-        c[table_index.at(b.table_name)] += static_cast<double>(kjt.length_per_key()[kjt.key_index(b.feature_name)]);
+      // A sampled item feature (data group __NEG__) is looked up for the batch's rows and the
+      // negatives: its ids per step, per sample of the batch.
+      for (const sparse::KeyedJaggedTensor* kjt : {&loaded->batch.sparse_features, &loaded->batch.neg_sparse_features}) {
+        for (const auto& b : bags) {
+          if (!kjt->contains(b.feature_name)) continue;
+          c[table_index.at(b.table_name)] +=
+              static_cast<double>(kjt->length_per_key()[kjt->key_index(b.feature_name)]);
+        }
       }
       c[n] += static_cast<double>(loaded->batch.batch_size);
     }

@@ -89,16 +89,17 @@ void TrainingSession::check_construction(const protos::EasyRecConfig& config) {
 
 TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers,
                                  std::shared_ptr<dist::ProcessGroup> process_group,
-                                 const std::optional<dist::ShardingPlan>& saved_plan)
+                                 const std::optional<dist::ShardingPlan>& saved_plan,
+                                 const std::string& model_tower)
     : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
   if (distributed || tables_deferred_for_check) {
     // No full table is ever allocated: the collection gets this rank's shards below.
     embedding::DeferTableAllocation defer;
-    model_ = models::create_model(config_, features_);
+    model_ = models::create_model(config_, features_, model_tower);
   } else {
-    model_ = models::create_model(config_, features_);
+    model_ = models::create_model(config_, features_, model_tower);
   }
   if (with_optimizers && models::mixed_precision_dtype(config_) == c10::ScalarType::BFloat16) {
     tune_malloc_for_bf16_autocast();  // base/malloc_tuning.h
@@ -107,7 +108,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};
   if (distributed) {
-    embedding::EmbeddingGroupImpl& group = *model_->embedding_group();
+    const embedding::EmbeddingGroupSet& group = model_->embeddings();
     // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
     // the first batches of every rank's data.
     const bool plans = !saved_plan || saved_plan->world_size != process_group_->world_size();
@@ -127,7 +128,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     // TorchRec's fused tables: the sparse optimizer (and its gradient clipping of the pooled
     // output gradient) runs inside the embedding backward.
     if (!distributed && !tables_deferred_for_check) {
-      sparse_optimizer_ = &model_->embedding_group()->enable_fused_optimizer(sparse_options);
+      sparse_optimizer_ = &model_->embeddings().enable_fused_optimizer(sparse_options);
     }
     const auto& dense_config = train_config.dense_optimizer();
     const auto dense_named = model_->dense_parameters();
@@ -293,7 +294,7 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
   checkpointing::ShardBlocks out;
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
-    out.model.push_back({checkpointing::table_weight_name(*model_->embedding_group(), ls.table), {ts.num_embeddings, ts.embedding_dim},
+    out.model.push_back({checkpointing::table_weight_name(model_->embeddings(), ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
   if (!has_optimizers()) return out;
@@ -316,7 +317,7 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
   const checkpointing::CheckpointTensorIndex index(ckpt_dir);
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded_->local_shards()) {
-    const std::string name = checkpointing::table_weight_name(*model_->embedding_group(), ls.table);
+    const std::string name = checkpointing::table_weight_name(model_->embeddings(), ls.table);
     if (!index.contains(name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, name));
     }

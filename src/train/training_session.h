@@ -68,9 +68,11 @@ class TrainingSession {
   // (`saved_plan` when restoring and still valid, else planned; train/embedding_sharding.h) and
   // hold only this rank's shards, dense parameters start from rank 0's values and their gradients
   // are averaged over the ranks before every dense step.
+  // `model_tower`: build one tower of a match model alone (models::create_model; exports).
   TrainingSession(const protos::EasyRecConfig& config, bool with_optimizers,
                   std::shared_ptr<dist::ProcessGroup> process_group = nullptr,
-                  const std::optional<dist::ShardingPlan>& saved_plan = std::nullopt);
+                  const std::optional<dist::ShardingPlan>& saved_plan = std::nullopt,
+                  const std::string& model_tower = "");
 
   // Builds from `config` everything the constructor builds — features, the model with its losses
   // and metrics, optimizers, learning-rate schedules, grad scaler, clipping, accumulation — with

@@ -85,10 +85,15 @@ for config in "$ROOT"/examples/*.config "$ROOT"/tests/configs/gen_data/*.config;
     [[ -s "$W/model/train_eval_result_v2.txt" ]] || fail "$name: no train_eval_result_v2.txt"
     "$TZREC" export --pipeline_config_path "$W/model/pipeline.config" --export_dir "$W/export" 2> "$W.export.log" \
       || { tail -5 "$W.export.log"; fail "$name: export"; }
-    [[ -s "$W/export/model.safetensors" ]] || fail "$name: no exported model"
-    "$TZREC" predict --scripted_model_path "$W/export" --predict_input_path "$W/eval.parquet" \
-      --predict_output_path "$W/pred" 2> "$W.predict.log" || { tail -5 "$W.predict.log"; fail "$name: predict"; }
-    [[ -s "$W/pred/part-0.parquet" ]] || fail "$name: no predictions"
+    # Match models export one package per tower (export/user, export/item).
+    packages="."
+    [[ -d "$W/export/user" ]] && packages="user item"
+    for p in $packages; do
+      [[ -s "$W/export/$p/model.safetensors" ]] || fail "$name: no exported model in export/$p"
+      "$TZREC" predict --scripted_model_path "$W/export/$p" --predict_input_path "$W/eval.parquet" \
+        --predict_output_path "$W/pred_$p" 2> "$W.predict.log" || { tail -5 "$W.predict.log"; fail "$name: predict"; }
+      [[ -s "$W/pred_$p/part-0.parquet" ]] || fail "$name: no predictions of export/$p"
+    done
     echo "$name: trained, exported and predicted"
   else
     refused=$((refused + 1))

@@ -1,0 +1,67 @@
+#include "embedding/embedding_group_set.h"
+
+#include <utility>
+
+namespace tzrec::embedding {
+
+void EmbeddingGroupSet::add(std::string module_path, std::string table_prefix, EmbeddingGroup group) {
+  for (const Member& m : members_) {
+    TORCH_CHECK(m.table_prefix != table_prefix, "EmbeddingGroupSet: table prefix '", table_prefix, "' used twice");
+  }
+  members_.push_back(Member{std::move(module_path), std::move(table_prefix), std::move(group)});
+}
+
+std::vector<EmbeddingTable> EmbeddingGroupSet::tables() {
+  std::vector<EmbeddingTable> out;
+  for (Member& m : members_) {
+    for (EmbeddingTable& t : m.group->tables()) {
+      t.name = m.table_prefix + t.name;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupSet::collections() const {
+  std::vector<EmbeddingGroupImpl::Collection> out;
+  for (const Member& m : members_) {
+    for (EmbeddingGroupImpl::Collection& c : m.group->collections()) {
+      c.prefix = m.table_prefix + c.prefix;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> EmbeddingGroupSet::table_names() const {
+  std::vector<std::string> out;
+  for (const EmbeddingGroupImpl::Collection& c : collections()) {
+    for (const TableConfig& t : c.ebc->table_configs()) out.push_back(c.prefix + t.name);
+  }
+  return out;
+}
+
+std::string EmbeddingGroupSet::parameter_name_of(const std::string& table) const {
+  // The member with the longest matching prefix ("" matches every name).
+  const Member* best = nullptr;
+  for (const Member& m : members_) {
+    if (table.rfind(m.table_prefix, 0) != 0) continue;
+    if (best == nullptr || m.table_prefix.size() > best->table_prefix.size()) best = &m;
+  }
+  TORCH_CHECK(best != nullptr, "EmbeddingGroupSet: no group holds table ", table);
+  return best->module_path + "." + best->group->parameter_name_of(table.substr(best->table_prefix.size()));
+}
+
+FusedOptimizerGroup& EmbeddingGroupSet::enable_fused_optimizer(const FusedOptimizerOptions& options) {
+  TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
+  std::vector<FusedEmbeddingBags*> members;
+  std::vector<std::string> prefixes;
+  for (EmbeddingGroupImpl::Collection& c : collections()) {
+    members.push_back(&c.ebc->enable_fused_optimizer(options));
+    prefixes.push_back(c.prefix);
+  }
+  fused_ = std::make_unique<FusedOptimizerGroup>(std::move(members), std::move(prefixes));
+  return *fused_;
+}
+
+}  // namespace tzrec::embedding
