@@ -212,12 +212,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
-     "dbmtl ple dssm dssm_v2 num_class losses metrics train_metrics variational_dropout "
+     "dbmtl ple dssm dssm_v2 dat num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
      "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu "
-     "dat hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
+     "hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
      "kernel",
@@ -225,7 +225,8 @@ constexpr Entry kEntries[] = {
     {"RocketLaunching", kRefused, "*", ""},
     {"DSSM", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
     {"DSSMV2", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
-    {"DAT", kRefused, "*", ""},
+    {"DAT", kHonoured,
+     "user_tower item_tower output_dim similarity temperature in_batch_negative amm_i_weight amm_u_weight", ""},
     {"MIND", kRefused, "*", ""},
     {"HSTUMatch", kRefused, "*", ""},
     {"TDM", kRefused, "*", ""},
@@ -396,7 +397,7 @@ constexpr Entry kEntries[] = {
     {"FusionSubTaskConfig", kRefused, "*", ""},
     {"FusionMTLTower", kRefused, "*", ""},
     {"MultiWindowDINTower", kRefused, "*", ""},
-    {"DATTower", kRefused, "*", ""},
+    {"DATTower", kHonoured, "input augment_input mlp", ""},
     {"MINDUserTower", kRefused, "*", ""},
     {"HSTUUserTower", kRefused, "*", ""},
     {"GradScaler", kHonoured, "init_scale growth_factor backoff_factor growth_interval", ""},

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -130,16 +131,16 @@ void write_package(const protos::EasyRecConfig& config, models::Model& model,
   for (const auto& [from, name] : *info.assets) fs::copy_file(from, dir / name, fs::copy_options::overwrite_existing);
 }
 
-// The config of a tower's package: only the features of feature group `group` (and under FG_DAG
-// those they read) and only that group, so that predicting with the package needs only the
+// The config of a tower's package: only the features of its feature `groups` (and under FG_DAG
+// those they read) and only those groups, so that predicting with the package needs only the
 // tower's input columns.
-protos::EasyRecConfig tower_package_config(const protos::EasyRecConfig& config, const std::string& group) {
+protos::EasyRecConfig tower_package_config(const protos::EasyRecConfig& config, const std::vector<std::string>& groups) {
   std::set<std::string> names;
   protos::EasyRecConfig out = config;
   protos::ModelConfig* mc = out.mutable_model_config();
   mc->clear_feature_groups();
   for (const protos::FeatureGroupConfig& g : config.model_config().feature_groups()) {
-    if (g.group_name() != group) continue;
+    if (std::find(groups.begin(), groups.end(), g.group_name()) == groups.end()) continue;
     *mc->add_feature_groups() = g;
     names.insert(g.feature_names().begin(), g.feature_names().end());
     for (const auto& sg : g.sequence_groups()) names.insert(sg.feature_names().begin(), sg.feature_names().end());
@@ -245,15 +246,15 @@ std::string export_model(const ExportOptions& options) {
       // TorchEasyRec's match models: one package per tower, export_dir/user and export_dir/item.
       std::map<std::string, torch::Tensor> trained;
       for (auto& [name, tensor] : session.model_tensors()) trained.emplace(name, tensor);
-      for (const auto& [tower, group] : models::match_towers(config.model_config())) {
-        const protos::EasyRecConfig tower_config = tower_package_config(config, group);
+      for (const auto& [tower, tower_groups] : models::match_towers(config.model_config())) {
+        const protos::EasyRecConfig tower_config = tower_package_config(config, tower_groups);
         embedding::DeferTableAllocation defer;  // the tower's model names its tensors; the values are the trained ones
         train::TrainingSession tower_session(tower_config, /*with_optimizers=*/false, nullptr, std::nullopt, tower);
         // Its tensors: dense ones by state-dict name, tables (not allocated here) by their names.
         std::set<std::string> names;
         for (auto& [name, unused] : tower_session.model_tensors()) names.insert(name);
-        const embedding::EmbeddingGroupSet& groups = tower_session.model().embeddings();
-        for (const std::string& table : groups.table_names()) names.insert(groups.parameter_name_of(table));
+        const embedding::EmbeddingGroupSet& tables = tower_session.model().embeddings();
+        for (const std::string& table : tables.table_names()) names.insert(tables.parameter_name_of(table));
         std::vector<std::pair<std::string, torch::Tensor>> tensors;
         for (const std::string& name : names) {
           auto it = trained.find(name);

@@ -173,6 +173,8 @@ class Model : public torch::nn::Module {
   // "<group>_feature_p_loss" → the penalty of each group variational dropout in the last predict();
   // models whose towers hold the dropouts add theirs.
   virtual TensorMap feature_p_losses() const;
+  // Losses a model adds to the configured ones (DAT's AMM losses); they are not eval metrics.
+  virtual TensorMap extra_losses(const TensorMap& predictions, const sparse::Batch& batch) const { return {}; }
   // `dim` (a model's wide_embedding_dim at `path`) when > 0; ConfigError otherwise.
   static int64_t checked_wide_embedding_dim(uint32_t dim, const std::string& path);
   //

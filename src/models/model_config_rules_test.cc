@@ -311,7 +311,7 @@ TEST(ModelConfigRules, ModelCommonSubset) {
                          "model_config.losses[1].binary_focal_loss.alpha", "must be in (0, 1)"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { losses { binary_focal_loss { gamma: -1 } } }"),
                          "model_config.losses[1].binary_focal_loss.gamma", "must be >= 0"));
-  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { auc { thresholds: 1 } } }"), "model_config.metrics[1]",
+  EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { auc { thresholds: 50 } } }"), "model_config.metrics[1]",
                          "metric auc is configured twice"));
   auto one_auc = deepfm();
   one_auc.mutable_model_config()->mutable_metrics(0)->mutable_auc()->set_thresholds(1);

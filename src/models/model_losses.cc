@@ -181,6 +181,7 @@ TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) 
     losses[l.name] = value;
   }
   for (const auto& [name, penalty] : feature_p_losses()) losses[name] = penalty;
+  for (auto& [name, value] : extra_losses(predictions, batch)) losses[name] = std::move(value);
   return losses;
 }
 

@@ -1,7 +1,6 @@
 // Model eval metrics (docs/tzrec-compatibility.md §7.2): setup from each task's metrics, update,
 // compute, cross-rank sync and reset. Every metric object lives in the closures of its MetricEntry.
 #include <memory>
-#include <unordered_set>
 
 #include "base/error.h"
 #include "models/metric_types.h"
@@ -66,15 +65,11 @@ std::string Model::metric_input(const ModelTask& task, const std::string& path, 
 void Model::init_metrics() {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const ModelTask& task = tasks_[t];
-    std::unordered_set<std::string> names;
     for (int i = 0; i < task.metrics.size(); ++i) {
       const protos::MetricConfig& cfg = task.metrics[i];
       const std::string path = fmt::format("{}.metrics[{}]", task.path, i);
       const std::string type = detail::oneof_field(cfg, "metric");
       if (type.empty()) throw ConfigError(fmt::format("{}: no metric set; use e.g. auc {{}}", path));
-      if (!names.insert(type).second) {
-        throw ConfigError(fmt::format("{}: metric {} is configured twice", path, type));
-      }
       add_metric(t, cfg, path, type);
     }
   }
@@ -98,6 +93,10 @@ void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const
     if (!parts.feature_key.empty()) feature_keys_.push_back({path + "." + parts.feature_key_field, parts.feature_key});
   } catch (const ConfigError& e) {
     detail::rethrow_metric_error(e, path);
+  }
+  // Several metrics of one type are fine when their results are named apart (recall@1, recall@5).
+  for (const MetricEntry& other : metrics_) {
+    if (other.name == m.name) throw ConfigError(fmt::format("{}: metric {} is configured twice", path, m.name));
   }
   metrics_.push_back(std::move(m));
 }

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "models/mixed_precision.h"
 #include "models/model.h"
+#include "models/match/dat.h"
 #include "models/match/dssm.h"
 #include "models/match/dssm_v2.h"
 #include "models/multi_task/dbmtl.h"
@@ -60,6 +61,7 @@ const std::map<std::string, Factory>& model_types() {
       // match/
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},
+      {"dat", make<DAT>},
   };
   return types;
 }

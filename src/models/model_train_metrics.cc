@@ -25,9 +25,6 @@ void Model::init_task_train_metrics(size_t t) {
     const std::string path = fmt::format("{}.train_metrics[{}]", task.path, i);
     const std::string type = detail::oneof_field(cfg, "metric");
     if (type.empty()) throw ConfigError(fmt::format("{}: no metric set; use e.g. auc {{}}", path));
-    if (!names.insert(type).second) {
-      throw ConfigError(fmt::format("{}: train metric {} is configured twice", path, type));
-    }
     const double rate = cfg.decay_rate();
     const int64_t step = cfg.decay_step();
     if (!(rate >= 0.0 && rate <= 1.0)) {
@@ -45,6 +42,9 @@ void Model::init_task_train_metrics(size_t t) {
       wrapper.emplace(metric.train(cfg, num_class, rate, step));
     } catch (const ConfigError& e) {
       detail::rethrow_metric_error(e, path);
+    }
+    if (!names.insert(name).second) {
+      throw ConfigError(fmt::format("{}: train metric {} is configured twice", path, name));
     }
     train_metrics_.push_back(TrainMetricEntry{t, name + task.suffix, input, std::move(*wrapper)});
   }

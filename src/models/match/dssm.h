@@ -1,12 +1,12 @@
 // DSSM (tzrec/models/dssm.py, docs/models/dssm.md): two towers, each with its own embedding group
 // over its feature group (user_tower.input, item_tower.input; DEEP groups), an MLP and an optional
 // output Linear (match_model.h for the similarity and the loss).
-// Submodules: "user_tower", "item_tower" (dssm_tower.h), each with "embedding_group"; the
+// Submodules: "user_tower", "item_tower" (match_tower.h), each with "embedding_group"; the
 // embedding groups are members "user_tower.embedding_group" / "item_tower.embedding_group" of
 // embeddings(), their tables named "user_tower.<table>" / "item_tower.<table>".
 #pragma once
 
-#include "models/match/dssm_tower.h"
+#include "models/match/match_tower.h"
 #include "models/match/match_model.h"
 
 namespace tzrec::models {
@@ -21,8 +21,8 @@ class DSSM : public MatchModel {
   torch::Tensor tower_embedding(const std::string& tower, const sparse::Batch& batch) override;
 
  private:
-  DSSMTower user_tower_{nullptr};
-  DSSMTower item_tower_{nullptr};
+  MatchTower user_tower_{nullptr};
+  MatchTower item_tower_{nullptr};
 };
 
 }  // namespace tzrec::models

@@ -22,8 +22,9 @@ DSSMV2::DSSMV2(const protos::ModelConfig& model_config, const std::vector<featur
   embedding_group_ = register_module("embedding_group", make_embedding_group(this->tower().empty() ? std::vector<std::string>{} : groups));
   embeddings_.add("embedding_group", "", embedding_group_);
   auto build = [&](const char* name, const protos::Tower& tower) {
-    DSSMTower t = register_module(
-        name, DSSMTower(tower, path() + "." + name, nullptr, *embedding_group_, model_config_, options()));
+    MatchTower t = register_module(
+        name, MatchTower(std::vector<std::string>{tower.input()}, tower.has_mlp() ? &tower.mlp() : nullptr,
+                         path() + "." + name, nullptr, *embedding_group_, model_config_, options()));
     tower_dropouts_.push_back(&t->dropouts());
     return t;
   };

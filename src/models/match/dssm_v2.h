@@ -6,7 +6,7 @@
 // TowerWoEGWrapper: the same table names).
 #pragma once
 
-#include "models/match/dssm_tower.h"
+#include "models/match/match_tower.h"
 #include "models/match/match_model.h"
 
 namespace tzrec::models {
@@ -21,8 +21,8 @@ class DSSMV2 : public MatchModel {
   torch::Tensor tower_embedding(const std::string& tower, const sparse::Batch& batch) override;
 
  private:
-  DSSMTower user_tower_{nullptr};
-  DSSMTower item_tower_{nullptr};
+  MatchTower user_tower_{nullptr};
+  MatchTower item_tower_{nullptr};
 };
 
 }  // namespace tzrec::models

@@ -25,18 +25,22 @@ MatchOptions MatchModel::match_options(int64_t output_dim, int similarity, doubl
   return MatchOptions{output_dim, similarity == protos::COSINE, temperature, in_batch_negative};
 }
 
-std::vector<std::pair<std::string, std::string>> match_towers(const protos::ModelConfig& model_config) {
+std::vector<std::pair<std::string, std::vector<std::string>>> match_towers(const protos::ModelConfig& model_config) {
   const auto* oneof = model_config.GetDescriptor()->FindOneofByName("model");
   const auto* set = model_config.GetReflection()->GetOneofFieldDescriptor(model_config, oneof);
   TORCH_CHECK(set != nullptr, "match_towers: no model set");
   const google::protobuf::Message& m = model_config.GetReflection()->GetMessage(model_config, set);
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const char* tower : {MatchModel::kUserTower, MatchModel::kItemTower}) {
     const auto* field = m.GetDescriptor()->FindFieldByName(tower);
     TORCH_CHECK(field != nullptr, "match model ", set->name(), " has no ", tower);
     const google::protobuf::Message& t = m.GetReflection()->GetMessage(m, field);
-    const auto* input = t.GetDescriptor()->FindFieldByName("input");
-    out.emplace_back(tower, t.GetReflection()->GetString(t, input));
+    std::vector<std::string> groups;
+    for (const char* name : {"input", "augment_input", "history_input"}) {
+      const auto* input = t.GetDescriptor()->FindFieldByName(name);
+      if (input != nullptr && t.GetReflection()->HasField(t, input)) groups.push_back(t.GetReflection()->GetString(t, input));
+    }
+    out.emplace_back(tower, std::move(groups));
   }
   return out;
 }

@@ -40,9 +40,10 @@ struct MatchOptions {
 torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
                                const torch::Tensor& hard_neg_indices, bool in_batch_negative);
 
-// The towers of a match model ("user_tower", "item_tower") and the feature group each reads
-// (its `input`), from the model message of `model_config` (which must be a match model).
-std::vector<std::pair<std::string, std::string>> match_towers(const protos::ModelConfig& model_config);
+// The towers of a match model ("user_tower", "item_tower") and the feature groups each reads (its
+// `input`, then DAT's `augment_input` / MIND's `history_input`), from the model message of
+// `model_config` (which must be a match model).
+std::vector<std::pair<std::string, std::vector<std::string>>> match_towers(const protos::ModelConfig& model_config);
 
 class MatchModel : public Model {
  public:
