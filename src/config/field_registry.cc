@@ -212,12 +212,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
-     "dbmtl ple dssm dssm_v2 dat num_class losses metrics train_metrics variational_dropout "
+     "dbmtl ple dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
      "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu "
-     "hstu_match mind tdm rocket_launching sid_rqvae sid_rqkmeans",
+     "hstu_match tdm rocket_launching sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
      "kernel",
@@ -227,7 +227,7 @@ constexpr Entry kEntries[] = {
     {"DSSMV2", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
     {"DAT", kHonoured,
      "user_tower item_tower output_dim similarity temperature in_batch_negative amm_i_weight amm_u_weight", ""},
-    {"MIND", kRefused, "*", ""},
+    {"MIND", kHonoured, "user_tower item_tower simi_pow similarity in_batch_negative temperature output_dim", ""},
     {"HSTUMatch", kRefused, "*", ""},
     {"TDM", kRefused, "*", ""},
     {"SimpleMultiTask", kRefused, "*", ""},
@@ -262,7 +262,10 @@ constexpr Entry kEntries[] = {
     {"VariationalDropout", kWarned,
      "embedding_wise_variational_dropout",
      "as in TorchEasyRec, each feature of a group gets one dropout rate"},
-    {"B2ICapsule", kRefused, "*", ""},
+    {"B2ICapsule", kHonoured,
+     "max_k max_seq_len high_dim num_iters routing_logits_scale routing_logits_stddev squash_pow const_caps_num "
+     "routing_init_method",
+     ""},
     {"MaskBlock", kHonoured, "reduction_ratio aggregation_dim hidden_dim", ""},
     {"MaskNetModule", kHonoured, "n_mask_blocks mask_block top_mlp use_parallel", ""},
     {"Cross", kHonoured, "cross_num", ""},
@@ -398,7 +401,8 @@ constexpr Entry kEntries[] = {
     {"FusionMTLTower", kRefused, "*", ""},
     {"MultiWindowDINTower", kRefused, "*", ""},
     {"DATTower", kHonoured, "input augment_input mlp", ""},
-    {"MINDUserTower", kRefused, "*", ""},
+    {"MINDUserTower", kHonoured, "input history_input user_mlp hist_seq_mlp capsule_config concat_mlp", ""},
+    {"MINDUserTower", kWarned, "user_seq_combine", "TorchEasyRec's MIND does not read it"},
     {"HSTUUserTower", kRefused, "*", ""},
     {"GradScaler", kHonoured, "init_scale growth_factor backoff_factor growth_interval", ""},
     {"GradClipping", kHonoured, "clipping_type max_gradient norm_type", ""},

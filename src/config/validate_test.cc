@@ -30,7 +30,7 @@ TEST(Validate, UnsupportedModels) {
   auto c = deepfm("model_config { wukong { final { hidden_units: [4] } } }");
   EXPECT_TRUE(NotSupported(c, "model_config.wukong"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { dc2vr {} }"), "model_config.dc2vr"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { mind {} }"), "model_config.mind"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { tdm {} }"), "model_config.tdm"));
 }
 
 TEST(Validate, UnsupportedFeatureFields) {

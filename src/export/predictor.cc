@@ -99,6 +99,8 @@ std::vector<data::OutputColumn> output_columns(const std::vector<std::string>& n
   std::vector<data::OutputColumn> out;
   for (const auto& name : names) {
     auto t = predictions.at(name).detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    // [B, K, D] (MIND's user interests) is written row-major as [B, K·D].
+    if (t.dim() == 3) t = t.reshape({t.size(0), -1});
     if (t.dim() == 0 || t.dim() > 2 || t.size(0) != rows) {
       throw NotSupportedError(fmt::format("prediction output '{}' of shape [{}] (outputs are written as [batch] or "
                                           "[batch, k]); leave it out with --output_columns",

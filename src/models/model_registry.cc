@@ -9,6 +9,7 @@
 #include "models/match/dat.h"
 #include "models/match/dssm.h"
 #include "models/match/dssm_v2.h"
+#include "models/match/mind.h"
 #include "models/multi_task/dbmtl.h"
 #include "models/multi_task/mmoe.h"
 #include "models/multi_task/ple.h"
@@ -62,6 +63,7 @@ const std::map<std::string, Factory>& model_types() {
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},
       {"dat", make<DAT>},
+      {"mind", make<MIND>},
   };
   return types;
 }
