@@ -15,6 +15,7 @@
 #include "dist/process_group.h"
 #include "export/exported_model.h"
 #include "feature/batch_loader.h"
+#include "models/model_tasks.h"
 #include "checkpoint/checkpoint.h"
 #include "train/run_config.h"
 #include "observe/training_profiler.h"
@@ -39,6 +40,12 @@ LoadedModel load_model(const PredictOptions& options) {
   LoadedModel out;
   if (!options.pipeline_config_path.empty()) {
     out.config = train::load_run_config(options.pipeline_config_path, overrides);
+    if (models::is_match_model(out.config.model_config())) {
+      throw UsageError(fmt::format(
+          "--pipeline_config_path: {} is a match model, which predicts its towers: run `tzrec export` and predict "
+          "with --scripted_model_path <export_dir>/user or <export_dir>/item",
+          options.pipeline_config_path));
+    }
     const std::string where = options.checkpoint_path.empty() ? out.config.model_dir() : options.checkpoint_path;
     const auto latest = checkpointing::latest_checkpoint(where);
     if (!latest) {

@@ -8,7 +8,8 @@
 #     embeddings as the full Parquet rows; an item's embedding does not depend on the row;
 #   - `tzrec hitrate` on those embeddings equals a brute-force numpy top-K over every item, and
 #     retrieval is far better than chance;
-#   - bad requests fail with one line.
+#   - bad requests fail with one line (the export root, the item tower on user rows, predicting a
+#     match model from its checkpoint).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -114,4 +115,8 @@ out=$("$TZREC" predict --scripted_model_path export/item --predict_input_path us
   --predict_output_path bad2 --edit_config_json '{"data_config.with_header":true}' 2>&1) \
   && fail "item tower on user columns accepted"
 [[ $(echo "$out" | grep -c '^error:') == 1 && "$out" == *item_id* ]] || fail "item tower on user rows: $out"
+out=$("$TZREC" predict --pipeline_config_path model/pipeline.config --predict_input_path data/eval.parquet \
+  --predict_output_path bad3 2>&1) && fail "predict from a match model's checkpoint accepted"
+[[ $(echo "$out" | grep -c '^error:') == 1 && "$out" == *"--scripted_model_path <export_dir>/user"* ]] \
+  || fail "checkpoint predict: $out"
 echo "dssm_retrieval_test: OK (recall@5 $recall, hitrate@50 $got over $n_items items)"
