@@ -21,8 +21,9 @@
 //   train --pipeline_config C --format parquet|multihot --train_input X --eval_input Y
 //         [--table_rows R] [--batch_size B] [--warmup_steps W] [--steps S] [--threads T]
 //         [--profile_trace FILE [--profile_steps 3]]
-//     parquet: X / Y are Parquet files read through the feature parser (feature::BatchLoader,
-//     one reader, file order). multihot: X is a gen_multihot directory (Y unused, its eval rows
+//     parquet: X / Y are input files of the config's dataset type (Parquet, or CSV with a
+//     CsvDataset config) read through the feature parser (feature::BatchLoader, one reader, file
+//     order; with a negative sampler each batch carries its sampled negatives, drawn before timing). multihot: X is a gen_multihot directory (Y unused, its eval rows
 //     are the held-out set). --table_rows overrides num_buckets of every id_feature. Trains the
 //     first W batches untimed, then S timed steps (0: the rest of one epoch; more than the
 //     batches there are: cycles through them), frees the training batches, loads the held-out
@@ -43,6 +44,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -345,16 +347,16 @@ struct TrainOptions {
   int64_t profile_steps = 3;
 };
 
-double evaluate_auc(train::TrainingSession& session, const std::vector<sparse::Batch>& batches) {
+// The model's eval metrics on `batches`.
+std::map<std::string, double> evaluate(train::TrainingSession& session, const std::vector<sparse::Batch>& batches) {
   auto& model = session.model();
   torch::NoGradGuard no_grad;
   model.eval();
   model.reset_metrics();
   for (const auto& batch : batches) model.update_metrics(model.predict(batch), batch, {});
-  const auto metrics = model.compute_metrics();
+  auto metrics = model.compute_metrics();
   model.train();
-  const auto it = metrics.find("auc");
-  return it == metrics.end() ? std::nan("") : it->second;
+  return metrics;
 }
 
 void run_train(const TrainOptions& o) {
@@ -452,7 +454,8 @@ void run_train(const TrainOptions& o) {
   load_seconds += seconds_since(t0);
   t0 = Clock::now();
   rss_sampler.set_phase(RssSampler::kEval);
-  const double auc = evaluate_auc(session, eval_batches);
+  const std::map<std::string, double> eval_metrics = evaluate(session, eval_batches);
+  const double auc = eval_metrics.count("auc") ? eval_metrics.at("auc") : std::nan("");
   rss_sampler.set_phase(RssSampler::kSetup);
   const double eval_seconds = seconds_since(t0);
   int64_t eval_rows = 0;
@@ -508,6 +511,7 @@ void run_train(const TrainOptions& o) {
         {"dense_backward_opt", 1000.0 * (timed_seconds - data_wait - emb_fwd - emb_bwd - dense_forward) / timed_steps}}},
       {"mean_train_loss", loss_sum / static_cast<double>(timed_steps)},
       {"auc", auc},
+      {"eval_metrics", eval_metrics},  // every metric of the model (match models: recall@k)
       {"eval_rows", eval_rows},
       {"eval_seconds", eval_seconds},
       {"load_seconds", load_seconds},

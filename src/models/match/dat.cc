@@ -28,12 +28,9 @@ DAT::DAT(const protos::ModelConfig& model_config, const std::vector<feature::Fea
     check_tower_group(name, t.input(), field + ".input");
     check_tower_group(name, t.augment_input(), field + ".augment_input");
     embedding::EmbeddingGroup group = make_embedding_group({t.input(), t.augment_input()});
-    MatchTower tower_module = register_module(
-        name, MatchTower(std::vector<std::string>{t.input(), t.augment_input()}, t.has_mlp() ? &t.mlp() : nullptr,
-                         field, group, *group, model_config_, options()));
-    embeddings_.add(std::string(name) + ".embedding_group", std::string(name) + ".", tower_module->embedding_group);
-    tower_dropouts_.push_back(&tower_module->dropouts());
-    return tower_module;
+    return register_tower(name, MatchTower(std::vector<std::string>{t.input(), t.augment_input()},
+                                           t.has_mlp() ? &t.mlp() : nullptr, field, group, *group, model_config_,
+                                           options()));
   };
   if (has_tower(kUserTower)) user_tower_ = build(kUserTower, cfg.user_tower());
   if (has_tower(kItemTower)) item_tower_ = build(kItemTower, cfg.item_tower());

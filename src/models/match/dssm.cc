@@ -14,12 +14,9 @@ DSSM::DSSM(const protos::ModelConfig& model_config, const std::vector<feature::F
     const std::string field = path() + "." + name;
     check_tower_group(name, tower.input(), field + ".input");
     embedding::EmbeddingGroup group = make_embedding_group({tower.input()});
-    MatchTower t = register_module(
-        name, MatchTower(std::vector<std::string>{tower.input()}, tower.has_mlp() ? &tower.mlp() : nullptr, field, group,
-                         *group, model_config_, options()));
-    embeddings_.add(std::string(name) + ".embedding_group", std::string(name) + ".", t->embedding_group);
-    tower_dropouts_.push_back(&t->dropouts());
-    return t;
+    return register_tower(name, MatchTower(std::vector<std::string>{tower.input()},
+                                           tower.has_mlp() ? &tower.mlp() : nullptr, field, group, *group,
+                                           model_config_, options()));
   };
   if (has_tower(kUserTower)) user_tower_ = build(kUserTower, cfg.user_tower());
   if (has_tower(kItemTower)) item_tower_ = build(kItemTower, cfg.item_tower());

@@ -19,14 +19,13 @@ DSSMV2::DSSMV2(const protos::ModelConfig& model_config, const std::vector<featur
     check_tower_group(kItemTower, cfg.item_tower().input(), path() + ".item_tower.input");
     groups.push_back(cfg.item_tower().input());
   }
-  embedding_group_ = register_module("embedding_group", make_embedding_group(this->tower().empty() ? std::vector<std::string>{} : groups));
+  embedding_group_ = register_module(
+      "embedding_group", make_embedding_group(this->tower().empty() ? std::vector<std::string>{} : groups));
   embeddings_.add("embedding_group", "", embedding_group_);
   auto build = [&](const char* name, const protos::Tower& tower) {
-    MatchTower t = register_module(
-        name, MatchTower(std::vector<std::string>{tower.input()}, tower.has_mlp() ? &tower.mlp() : nullptr,
-                         path() + "." + name, nullptr, *embedding_group_, model_config_, options()));
-    tower_dropouts_.push_back(&t->dropouts());
-    return t;
+    return register_tower(name, MatchTower(std::vector<std::string>{tower.input()},
+                                           tower.has_mlp() ? &tower.mlp() : nullptr, path() + "." + name, nullptr,
+                                           *embedding_group_, model_config_, options()));
   };
   if (has_tower(kUserTower)) user_tower_ = build(kUserTower, cfg.user_tower());
   if (has_tower(kItemTower)) item_tower_ = build(kItemTower, cfg.item_tower());

@@ -85,9 +85,18 @@ class MatchModel : public Model {
   // negative sampler, and without one in_batch_negative must be set.
   void check_tower_group(const std::string& tower, const std::string& group, const std::string& field) const;
   const std::string& path() const { return path_; }
+  // Registers tower module `tower` as submodule `name` (kUserTower / kItemTower): its own embedding
+  // group (`T::embedding_group`, if any) joins embeddings() as "<name>.embedding_group" with tables
+  // "<name>.<table>", and its group variational dropouts' penalties become losses.
+  template <class T>
+  T register_tower(const std::string& name, T tower) {
+    T out = register_module(name, std::move(tower));
+    if (out->embedding_group) embeddings_.add(name + ".embedding_group", name + ".", out->embedding_group);
+    tower_dropouts_.push_back(&out->dropouts());
+    return out;
+  }
   // The towers' group variational dropouts; their penalties are losses of the model.
   TensorMap feature_p_losses() const override;
-  std::vector<const GroupVariationalDropouts*> tower_dropouts_;
 
  private:
   static std::string checked_tower(const std::string& tower);
@@ -96,6 +105,7 @@ class MatchModel : public Model {
   MatchOptions options_;
   std::string path_;  // "model_config.dssm"
   std::string tower_;
+  std::vector<const GroupVariationalDropouts*> tower_dropouts_;
 };
 
 }  // namespace tzrec::models

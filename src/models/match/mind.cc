@@ -36,23 +36,17 @@ MIND::MIND(const protos::ModelConfig& model_config, const std::vector<feature::F
     check_tower_group(kUserTower, t.input(), field + ".input");
     if (t.history_input().empty()) throw ConfigError(field + ".history_input: required; name a SEQUENCE group");
     require_group("mind", t.history_input(), protos::SEQUENCE);
-    user_tower_ = register_module(kUserTower, MINDUserTower(t, field, make_embedding_group({t.input(), t.history_input()}),
-                                                            model_config_, options()));
-    embeddings_.add(std::string(kUserTower) + ".embedding_group", std::string(kUserTower) + ".",
-                    user_tower_->embedding_group);
-    tower_dropouts_.push_back(&user_tower_->dropouts());
+    user_tower_ = register_tower(kUserTower, MINDUserTower(t, field, make_embedding_group({t.input(), t.history_input()}),
+                                                           model_config_, options()));
   }
   if (has_tower(kItemTower)) {
     const protos::Tower& t = cfg.item_tower();
     const std::string field = path() + ".item_tower";
     check_tower_group(kItemTower, t.input(), field + ".input");
     embedding::EmbeddingGroup group = make_embedding_group({t.input()});
-    item_tower_ = register_module(kItemTower, MatchTower(std::vector<std::string>{t.input()},
-                                                         t.has_mlp() ? &t.mlp() : nullptr, field, group, *group,
-                                                         model_config_, options()));
-    embeddings_.add(std::string(kItemTower) + ".embedding_group", std::string(kItemTower) + ".",
-                    item_tower_->embedding_group);
-    tower_dropouts_.push_back(&item_tower_->dropouts());
+    item_tower_ = register_tower(kItemTower, MatchTower(std::vector<std::string>{t.input()},
+                                                        t.has_mlp() ? &t.mlp() : nullptr, field, group, *group,
+                                                        model_config_, options()));
   }
 }
 
