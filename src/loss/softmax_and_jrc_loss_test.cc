@@ -201,3 +201,31 @@ TEST(JrcLoss, BatchWithOneLabelOnlyIsFinite) {
 
 }  // namespace softmax_and_jrc_loss_test
 }  // namespace tzrec::loss
+
+namespace tzrec::loss {
+namespace softmax_fused_test {
+
+// The fused node against torch's cross_entropy (its own log_softmax + nll_loss): values and
+// gradients, with and without sample weights.
+TEST(SoftmaxCrossEntropyFused, MatchesTorchCrossEntropy) {
+  torch::manual_seed(4);
+  const torch::Tensor x = torch::randn({6, 9}) * 3;
+  const torch::Tensor y = torch::tensor({0, 8, 3, 3, 1, 0}, torch::kInt64);
+  const torch::Tensor w = torch::tensor({1.0f, 0.5f, 2.0f, 0.0f, 1.0f, 3.0f});
+  for (bool weighted : {false, true}) {
+    torch::Tensor a = x.clone().requires_grad_(true), b = x.clone().requires_grad_(true);
+    torch::Tensor fused = SoftmaxCrossEntropy()(a, y, weighted ? w : torch::Tensor());
+    namespace F = torch::nn::functional;
+    torch::Tensor ref = weighted ? (F::cross_entropy(b, y, F::CrossEntropyFuncOptions().reduction(torch::kNone)) *
+                                    (w / w.mean()))
+                                       .mean()
+                                 : F::cross_entropy(b, y);
+    fused.backward();
+    ref.backward();
+    EXPECT_NEAR(fused.item<double>(), ref.item<double>(), 1e-6);
+    EXPECT_TRUE(torch::allclose(a.grad(), b.grad(), 1e-6, 1e-7)) << a.grad() << b.grad();
+  }
+}
+
+}  // namespace softmax_fused_test
+}  // namespace tzrec::loss

@@ -1,9 +1,63 @@
 #include "loss/softmax_cross_entropy.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+
 #include "base/error.h"
 #include "loss/l2_loss.h"
 
 namespace tzrec::loss {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Rows per block of the fused node: a block's logits and temporaries stay in the cache (256 rows
+// of 1025 floats is 1 MB), so that each pass below reads the big [B, C] tensor once.
+constexpr int64_t kRowBlock = 256;
+
+// CE_b = logsumexp(logits_b) − logits_b[label_b] as one autograd node. Forward computes each
+// row's softmax once, block by block of rows over the intra-op threads (a block's temporaries stay
+// in the cache), and keeps it: it is the gradient but for the label's −1 and the per-row scale,
+// so backward is one multiply (torch's path writes the [B, C] log-softmax, a zero-filled [B, C]
+// NLL gradient and the softmax gradient, each a pass through memory).
+class RowCrossEntropyFunction : public torch::autograd::Function<RowCrossEntropyFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits_in, const torch::Tensor& labels) {
+    const torch::Tensor logits = logits_in.contiguous();
+    const int64_t rows = logits.size(0);
+    torch::Tensor lse = torch::empty({rows}, logits.options());
+    torch::Tensor softmax = torch::empty_like(logits);
+    at::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t blk = begin; blk < end; ++blk) {
+        const int64_t r = blk * kRowBlock, n = std::min(kRowBlock, rows - r);
+        const torch::Tensor x = logits.narrow(0, r, n);
+        const torch::Tensor m = std::get<0>(x.max(1, /*keepdim=*/true));  // [n, 1]
+        torch::Tensor e = softmax.narrow(0, r, n);
+        at::sub_out(e, x, m).exp_();
+        const torch::Tensor sum = e.sum(1, /*keepdim=*/true);  // [n, 1]
+        e.div_(sum);
+        lse.narrow(0, r, n).copy_(sum.squeeze(1).log_().add_(m.squeeze(1)));
+      }
+    });
+    torch::Tensor picked = logits.gather(1, labels.unsqueeze(1)).squeeze(1);  // [B]
+    ctx->save_for_backward({softmax, labels});
+    return lse - picked;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& softmax = saved[0];
+    const torch::Tensor& labels = saved[1];
+    const torch::Tensor g = grads[0].unsqueeze(1);  // [B, 1]
+    torch::Tensor grad = softmax * g;
+    grad.scatter_add_(1, labels.unsqueeze(1), -g);
+    return {grad, torch::Tensor()};
+  }
+};
+
+}  // namespace
 
 SoftmaxCrossEntropy::SoftmaxCrossEntropy(SoftmaxCrossEntropyOptions options) : options_(options) {
   if (!(options_.label_smoothing >= 0.0 && options_.label_smoothing <= 1.0)) {
@@ -20,11 +74,16 @@ torch::Tensor SoftmaxCrossEntropy::operator()(const torch::Tensor& logits, const
   TORCH_CHECK(labels.scalar_type() == torch::kInt64, "softmax_cross_entropy: labels must be int64 class ids");
   namespace F = torch::nn::functional;
   auto opts = F::CrossEntropyFuncOptions().label_smoothing(options_.label_smoothing);
-  if (!sample_weights.defined()) return F::cross_entropy(logits, labels, opts);  // reduction mean
+  const bool fused = options_.label_smoothing == 0.0 && logits.scalar_type() == torch::kFloat;
+  if (!sample_weights.defined()) {
+    if (fused) return RowCrossEntropyFunction::apply(logits, labels).mean();
+    return F::cross_entropy(logits, labels, opts);  // reduction mean
+  }
   TORCH_CHECK(sample_weights.dim() == 1 && sample_weights.size(0) == logits.size(0),
               "softmax_cross_entropy: sample weights ", sample_weights.sizes(), " do not match logits ",
               logits.sizes());
-  torch::Tensor per_sample = F::cross_entropy(logits, labels, opts.reduction(torch::kNone));  // [B]
+  torch::Tensor per_sample = fused ? RowCrossEntropyFunction::apply(logits, labels)
+                                   : F::cross_entropy(logits, labels, opts.reduction(torch::kNone));  // [B]
   return (per_sample * normalize_sample_weights(sample_weights, logits.scalar_type())).mean();
 }
 

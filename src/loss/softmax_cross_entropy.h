@@ -23,7 +23,8 @@ class SoftmaxCrossEntropy {
   // logits: [B, C] float; labels: [B] int64 class ids in [0, C) (see class_labels());
   // sample_weights: [B] or undefined.
   // Without weights: mean_b CE_b. With weights: mean_b(CE_b * w_b / mean(w)), where w / mean(w) is 0
-  // wherever the division is not finite (tzrec's div_no_nan). Returns a scalar tensor.
+  // wherever the division is not finite (tzrec's div_no_nan). Returns a scalar tensor. Float32
+  // logits without label smoothing go through one fused autograd node (same values).
   torch::Tensor operator()(const torch::Tensor& logits, const torch::Tensor& labels,
                            const torch::Tensor& sample_weights = {}) const;
 

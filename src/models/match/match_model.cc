@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "nn/sampled_similarity.h"
 #include "tzrec/protos/simi.pb.h"
 
 namespace tzrec::models {
@@ -100,16 +101,19 @@ TensorMap MatchModel::feature_p_losses() const {
 }
 
 torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
-                               const torch::Tensor& hard, bool in_batch_negative) {
-  if (in_batch_negative) return torch::mm(user_emb, item_emb.t());  // [B, B]
+                               const torch::Tensor& hard, bool in_batch_negative, double temperature) {
+  if (in_batch_negative) {
+    torch::Tensor sim = torch::mm(user_emb, item_emb.t());  // [B, B]
+    return temperature == 1.0 ? sim : sim / temperature;
+  }
   const int64_t b = user_emb.size(0);
   const int64_t n_hard = hard.defined() ? hard.size(0) : 0;
   const int64_t simple = item_emb.size(0) - n_hard;
   TORCH_CHECK(simple >= b, "match model: ", item_emb.size(0), " item embeddings for ", b, " users and ", n_hard,
               " hard negatives");
+  if (n_hard == 0) return nn::sampled_similarity(user_emb, item_emb, 1.0 / temperature);
   torch::Tensor pos = (user_emb * item_emb.narrow(0, 0, b)).sum(-1, /*keepdim=*/true);  // [B, 1]
   torch::Tensor neg = torch::mm(user_emb, item_emb.narrow(0, b, simple - b).t());         // [B, N]
-  if (n_hard == 0) return torch::cat({pos, neg}, -1);
   torch::Tensor rows = hard.select(1, 0).to(user_emb.device());
   torch::Tensor cols = hard.select(1, 1).to(user_emb.device());
   torch::Tensor hard_item = item_emb.narrow(0, simple, n_hard);                   // [H, D]
@@ -118,13 +122,14 @@ torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tenso
   auto opts = hard_sim.options();
   torch::Tensor dense = torch::zeros({b, width}, opts).index_put({rows, cols}, hard_sim);
   torch::Tensor mask = torch::zeros({b, width}, opts).index_put({rows, cols}, torch::ones({n_hard}, opts));
-  return torch::cat({pos, neg, dense - (1 - mask) * 1e32}, -1);  // pairs that do not exist never rank
+  // Pairs that do not exist never rank.
+  return torch::cat({pos, neg, dense - (1 - mask) * 1e32}, -1) / temperature;
 }
 
 torch::Tensor MatchModel::similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
                                      const sparse::Batch& batch) const {
-  return match_similarity(user_emb, item_emb, batch.hard_neg_indices, options_.in_batch_negative) /
-         options_.temperature;
+  return match_similarity(user_emb, item_emb, batch.hard_neg_indices, options_.in_batch_negative,
+                          options_.temperature);
 }
 
 }  // namespace tzrec::models

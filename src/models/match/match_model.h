@@ -34,11 +34,13 @@ struct MatchOptions {
   bool in_batch_negative = false;
 };
 
-// The similarity matrix before the temperature (TorchEasyRec's MatchModel.sim), as described
+// The similarity matrix (TorchEasyRec's MatchModel.sim) divided by `temperature`, as described
 // above: user_emb [B, D]; item_emb [B, D] (in_batch_negative) or [B + N + H, D];
-// hard_neg_indices [H, 2] int64 or undefined. Returns [B, B] or [B, 1 + N (+ W)].
+// hard_neg_indices [H, 2] int64 or undefined. Returns [B, B] or [B, 1 + N (+ W)]. Without hard
+// negatives the sampled case is one node (nn/sampled_similarity.h).
 torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
-                               const torch::Tensor& hard_neg_indices, bool in_batch_negative);
+                               const torch::Tensor& hard_neg_indices, bool in_batch_negative,
+                               double temperature = 1.0);
 
 // The towers of a match model ("user_tower", "item_tower") and the feature groups each reads (its
 // `input`, then DAT's `augment_input` / MIND's `history_input`), from the model message of
