@@ -37,10 +37,10 @@ constexpr Entry kEntries[] = {
     {"DataConfig", kHonoured,
      "batch_size dataset_type fg_encoded fg_encoded_multival_sep label_fields num_workers "
      "input_fields delimiter with_header eval_batch_size drop_remainder fg_threads "
-     "sample_weight_fields fg_mode",
+     "sample_weight_fields fg_mode force_base_data_group",
      ""},
     {"DataConfig", kRefused,
-     "sample_mask_prob negative_sample_mask_prob force_base_data_group shuffle "
+     "sample_mask_prob negative_sample_mask_prob shuffle "
      "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field "
      "tdm_sampler",
      ""},

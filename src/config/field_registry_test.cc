@@ -109,7 +109,7 @@ TEST(FieldRegistry, DefaultValuesAndHonouredFieldsAreNotReported) {
 TEST(FieldRegistry, ValidateRefusesWhatTheRegistryRefuses) {
   const auto config = parse(R"(
     train_input_path: "t" model_dir: "m"
-    data_config { batch_size: 8 label_fields: "label" force_base_data_group: true }
+    data_config { batch_size: 8 label_fields: "label" shuffle: true }
     train_config { num_steps: 1 sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
                    dense_optimizer { adam_optimizer { lr: 0.1 } constant_learning_rate {} }
                    grad_clipping { enable_global_grad_clip: true } }
@@ -117,7 +117,7 @@ TEST(FieldRegistry, ValidateRefusesWhatTheRegistryRefuses) {
     model_config { feature_groups { group_name: "all" feature_names: "a" }
                    multi_tower { towers { input: "all" mlp { hidden_units: [4] } } }
                    losses { binary_cross_entropy {} } })");
-  EXPECT_TRUE(testing::NotSupported(config, "data_config.force_base_data_group"));
+  EXPECT_TRUE(testing::NotSupported(config, "data_config.shuffle"));
   EXPECT_TRUE(testing::NotSupported(config, "train_config.grad_clipping.enable_global_grad_clip"));
 }
 

@@ -181,6 +181,10 @@ const char* sampler_kind_name(SamplerKind kind) {
   return "?";
 }
 
+std::string sampler_multival_sep(const protos::DataConfig& dc) {
+  return dc.fg_mode() == protos::FG_NONE ? dc.fg_encoded_multival_sep() : "\x1d";
+}
+
 std::optional<NegativeSamplerConfig> negative_sampler_config(const protos::DataConfig& dc) {
   NegativeSamplerConfig c;
   c.hash_ids = use_hash_node_id_from_env();

@@ -85,6 +85,11 @@ struct NegativeSamplerConfig {
 // an empty required field, NotSupportedError for tdm_sampler.
 std::optional<NegativeSamplerConfig> negative_sampler_config(const protos::DataConfig& data_config);
 
+// The separator of a multi-value attribute in the sampler tables, as of the input columns:
+// data_config.fg_encoded_multival_sep under fg_mode FG_NONE (TorchEasyRec's item tables take the
+// attributes from the same data), else "\x1d".
+std::string sampler_multival_sep(const protos::DataConfig& data_config);
+
 // Ids given to sample(): keys as NegativeSampler::key_of returns them.
 struct KeySpan {
   const int64_t* data = nullptr;

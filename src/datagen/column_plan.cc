@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "config/feature_util.h"
+#include "data/negative_sampler.h"
 #include "datagen/feature_columns.h"
 #include "datagen/feature_view.h"
 #include "datagen/label_plan.h"
@@ -150,6 +151,7 @@ SamplerInfo sampler_info(const protos::DataConfig& data) {
   info.user_id_field = string_field(m, "user_id_field");
   info.attr_fields = strings_field(m, "attr_fields");
   info.attr_delimiter = string_field(m, "attr_delimiter");
+  info.multival_sep = data::sampler_multival_sep(data);
   if (has_field(m, "field_delimiter") && !string_field(m, "field_delimiter").empty()) {
     info.field_delimiter = string_field(m, "field_delimiter");
   }

@@ -24,6 +24,7 @@ struct SamplerInfo {
   std::vector<std::string> attr_fields;
   std::string attr_delimiter = ":";
   std::string field_delimiter = "\t";  // between the fields of a table line
+  std::string multival_sep = "\x1d";   // inside a multi-value attribute (data::sampler_multival_sep)
 };
 
 struct ColumnPlan {

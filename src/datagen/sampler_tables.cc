@@ -94,7 +94,7 @@ SamplerTables write_sampler_tables(const RowGenerator& rows, const std::string& 
         std::vector<std::string> attrs;
         for (int c : attr_columns) {
           rows.item_attribute(k, c, &cell);
-          attrs.push_back(ValueGenerator::cell_text(cell, "\x1d"));
+          attrs.push_back(ValueGenerator::cell_text(cell, s.multival_sep));
         }
         items.out() << fd << join(attrs, delim);
       }

@@ -392,7 +392,7 @@ void EmbeddingGroupImpl::forward_data_group(DataGroup& dg, const sparse::Batch& 
                                             std::map<std::string, torch::Tensor>* out) {
   const sparse::KeyedJaggedTensor& kjt = dg.neg ? batch.neg_sparse_features : batch.sparse_features;
   const sparse::KeyedTensor& dense = dg.neg ? batch.neg_dense_features : batch.dense_features;
-  const int64_t batch_size = dg.neg ? batch.neg_batch_size : batch.batch_size;
+  const int64_t batch_size = dg.neg ? batch.neg_batch_size : batch.base_rows();
   sparse::KeyedTensor pooled = dg.data->ebc->forward(kjt);
   // Column offset of every bag key in pooled.values() [B, sum(dims)].
   std::unordered_map<std::string, int64_t> column;

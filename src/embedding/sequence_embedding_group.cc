@@ -137,7 +137,7 @@ int64_t SequenceEmbeddingGroupImpl::sequence_dim(const std::string& name) const 
 }
 
 std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const sparse::Batch& batch) {
-  const int64_t rows = batch.batch_size;
+  const int64_t rows = batch.base_rows();
   // T': the longest history among the sparse sequence features looked up here.
   int64_t longest = 0;
   for (const auto& [name, sequence] : is_sequence_) {

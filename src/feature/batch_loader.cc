@@ -48,7 +48,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   // Negative sampling (negative_rows.h); predict runs no sampler (TorchEasyRec ignores it there too).
   std::shared_ptr<const NegativeRows> negatives;
   if (auto sampler_config = data::negative_sampler_config(dc); sampler_config && mode != Mode::kPredict) {
-    const std::string list_sep = dc.fg_mode() == protos::FG_NONE ? dc.fg_encoded_multival_sep() : "\x1d";
+    const std::string list_sep = data::sampler_multival_sep(dc);
     negatives = std::make_shared<const NegativeRows>(
         data::NegativeSampler::create(*sampler_config, mode == Mode::kTrain), parser_->neg_input_columns(), list_sep,
         shard.rank);

@@ -44,6 +44,9 @@ struct FeatureInfo {
   // followed by the sampled negatives' (Batch::neg_*). Set by build_feature_infos (features.h);
   // a Feature's own info() leaves it false (FeatureSet::neg holds it).
   bool neg = false;
+  // Read from the negative sampler's attr_fields: `neg`, or with data_config.force_base_data_group
+  // a feature of __BASE__ whose rows are still the batch's followed by the negatives'.
+  bool sampled = false;
 };
 
 }  // namespace tzrec::feature

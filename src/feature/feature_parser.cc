@@ -184,6 +184,56 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
   if (!dense_keys.empty()) *dense_out = sparse::KeyedTensor(dense_keys, dense_dims, dense);
 }
 
+namespace {
+
+// force_base_data_group (TorchEasyRec's pad_to_max_bs): the __NEG__ features join __BASE__, whose
+// own features get zero-length bags, zero dense rows and zero sequence lengths for the negatives'
+// rows. Key-major KJTs: a key's padding rows come after its rows and hold no values.
+void merge_into_base(sparse::Batch* batch) {
+  const int64_t b = batch->batch_size, nb = batch->neg_batch_size, pad = nb - b;
+  const sparse::KeyedJaggedTensor& base = batch->sparse_features;
+  const sparse::KeyedJaggedTensor& neg = batch->neg_sparse_features;
+  std::vector<std::string> keys = base.keys();
+  keys.insert(keys.end(), neg.keys().begin(), neg.keys().end());
+  std::vector<torch::Tensor> values, lengths, weights;
+  const bool weighted = base.has_weights() || neg.has_weights();
+  if (!base.empty()) {
+    const auto k = static_cast<int64_t>(base.keys().size());
+    values.push_back(base.values());
+    lengths.push_back(torch::cat({base.lengths().view({k, b}), torch::zeros({k, pad}, torch::kInt64)}, 1).view({-1}));
+    if (weighted) weights.push_back(base.has_weights() ? base.weights() : torch::ones({base.values().size(0)}));
+  }
+  if (!neg.empty()) {
+    values.push_back(neg.values());
+    lengths.push_back(neg.lengths());
+    if (weighted) weights.push_back(neg.has_weights() ? neg.weights() : torch::ones({neg.values().size(0)}));
+  }
+  if (!keys.empty()) {
+    batch->sparse_features = sparse::KeyedJaggedTensor(keys, torch::cat(values), torch::cat(lengths),
+                                                       weighted ? torch::cat(weights) : torch::Tensor());
+  }
+  const sparse::KeyedTensor& dense = batch->dense_features;
+  const sparse::KeyedTensor& neg_dense = batch->neg_dense_features;
+  std::vector<std::string> dense_keys = dense.keys();
+  dense_keys.insert(dense_keys.end(), neg_dense.keys().begin(), neg_dense.keys().end());
+  if (!dense_keys.empty()) {
+    std::vector<int64_t> dims = dense.length_per_key();
+    dims.insert(dims.end(), neg_dense.length_per_key().begin(), neg_dense.length_per_key().end());
+    std::vector<torch::Tensor> parts;
+    if (!dense.keys().empty()) {
+      parts.push_back(torch::cat({dense.values(), torch::zeros({pad, dense.values().size(1)})}, 0));
+    }
+    if (!neg_dense.keys().empty()) parts.push_back(neg_dense.values());
+    batch->dense_features = sparse::KeyedTensor(dense_keys, dims, torch::cat(parts, 1));
+  }
+  for (auto& [name, l] : batch->sequence_lengths) l = torch::cat({l, torch::zeros({pad}, torch::kInt64)});
+  batch->neg_sparse_features = {};
+  batch->neg_dense_features = {};
+  batch->base_padded = true;
+}
+
+}  // namespace
+
 sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::RecordBatch* neg_rows) const {
   const int64_t rows = b.num_rows();
   sparse::Batch out;
@@ -193,6 +243,7 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::
     const data::RecordBatch& nb = neg_rows != nullptr ? *neg_rows : b;
     out.neg_batch_size = nb.num_rows();
     parse_group(nb, /*neg=*/true, &out.neg_sparse_features, &out.neg_dense_features, &out);
+    if (features_.force_base_data_group) merge_into_base(&out);
   }
   for (const auto& name : label_fields_) {
     out.labels[name] = parse_scalar_column(ColumnCells(b, name, "label_fields"), rows, "label");

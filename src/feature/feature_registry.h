@@ -25,6 +25,9 @@ struct FeatureSet {
   FgDag dag;  // FG_DAG: the producers and constants of feature: / const: inputs
   // Per feature: in data group __NEG__ (data_groups.h); FeatureInfo::neg of build_feature_infos.
   std::vector<bool> neg;
+  // data_config.force_base_data_group: the sampled features are parsed over the negatives' rows
+  // as above but join __BASE__ (FeatureParser pads the others; FeatureInfo::neg stays false).
+  bool force_base_data_group = false;
   bool has_neg() const { return std::find(neg.begin(), neg.end(), true) != neg.end(); }
 };
 

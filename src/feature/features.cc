@@ -35,7 +35,8 @@ std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config
       continue;
     }
     out.push_back(info);
-    out.back().neg = set.neg[i];
+    out.back().sampled = set.neg[i];
+    out.back().neg = set.neg[i] && !set.force_base_data_group;
   }
   if (stubs.empty()) return out;
   const auto& groups = config.model_config().feature_groups();

@@ -16,6 +16,7 @@
 #include "feature/data_groups.h"
 #include "feature/feature_parser.h"
 #include "feature/feature_registry.h"
+#include "feature/features.h"
 #include "feature/testing_config.h"
 #include "feature/testing_tensors.h"
 
@@ -107,6 +108,40 @@ TEST_F(NegativeRowsTest, NegativesFollowTheBatchRows) {
   // The same batch gets the same negatives (the stream is keyed by its first row).
   const data::RecordBatch again = rows.sample(batch, &hard);
   for (int64_t k = 0; k < again.num_rows(); ++k) EXPECT_EQ(again.columns[0].cell(k), neg.columns[0].cell(k));
+}
+
+// data_config.force_base_data_group (TorchEasyRec's pad_to_max_bs): every feature joins __BASE__
+// over the batch's rows followed by the negatives'; the user's bags of the negatives' rows are
+// empty.
+TEST_F(NegativeRowsTest, ForceBaseDataGroupPadsTheBatchFeatures) {
+  std::string text = config();
+  text.replace(text.find("data_config {"), 13, "data_config { force_base_data_group: true");
+  const auto cfg = parse_config(text);
+  const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
+  const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
+                          parser.neg_input_columns(), "\x1d", 0);
+  data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9", "7"}},
+                                        {"item_id", {"1", "2", "3", "4"}},
+                                        {"cate", {"10", "20", "30", "40"}},
+                                        {"clk", {"1", "0", "1", "0"}}});
+  torch::Tensor hard;
+  const data::RecordBatch neg = rows.sample(batch, &hard);
+  const sparse::Batch b = parser.parse_in_place(&batch, &neg);
+  EXPECT_EQ(b.batch_size, 4);
+  EXPECT_EQ(b.base_rows(), 7);
+  EXPECT_EQ(b.labels.at("clk").size(0), 4);
+  EXPECT_EQ(b.sparse_features.keys(), (std::vector<std::string>{"user_id", "item_id", "cate"}));
+  EXPECT_TRUE(b.neg_sparse_features.empty());
+  EXPECT_EQ(ids_of(b.sparse_features["user_id"].lengths), (Ids{1, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(ids_of(b.sparse_features["user_id"].values), (Ids{7, 8, 9, 7}));
+  const Ids items = ids_of(b.sparse_features["item_id"].values);
+  ASSERT_EQ(items.size(), 7u);
+  EXPECT_EQ(Ids(items.begin(), items.begin() + 4), (Ids{1, 2, 3, 4}));
+  // The model side sees one data group.
+  for (const FeatureInfo& f : build_feature_infos(cfg)) {
+    EXPECT_FALSE(f.neg) << f.name;
+    EXPECT_EQ(f.sampled, f.name != "user_id") << f.name;
+  }
 }
 
 TEST_F(NegativeRowsTest, LoaderAppendsNegativesToEveryTrainingBatch) {

@@ -30,6 +30,11 @@ struct Batch {
   // samplers): per hard negative (the last H negatives), the row of its user and its position in
   // that user's list; undefined otherwise.
   int64_t neg_batch_size = 0;
+  // data_config.force_base_data_group with sampled negatives: every feature is in __BASE__, over
+  // the batch's rows followed by the negatives' (the batch's own features zero-padded, as
+  // TorchEasyRec pads them); base_rows() = neg_batch_size then, while labels keep batch_size rows.
+  bool base_padded = false;
+  int64_t base_rows() const { return base_padded ? neg_batch_size : batch_size; }
   KeyedJaggedTensor neg_sparse_features;
   KeyedTensor neg_dense_features;
   torch::Tensor hard_neg_indices;

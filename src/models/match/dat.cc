@@ -56,9 +56,9 @@ TensorMap DAT::predict_similarity(const sparse::Batch& batch) {
   torch::Tensor item = item_tower_->forward(batch, &item_groups);  // [B + N (+ H), D]
   TensorMap out = {{"similarity", similarity(user, item, batch)}};
   if (is_training()) {
-    out["user_augment"] = user_groups.at(user_augment_);
+    out["user_augment"] = user_rows(user_groups.at(user_augment_), batch);
     out["item_augment"] = item_groups.at(item_augment_);
-    out["user_tower_emb"] = user.detach();
+    out["user_tower_emb"] = user_rows(user, batch).detach();
     out["item_tower_emb"] = item.detach();
   }
   return out;

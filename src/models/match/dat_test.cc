@@ -18,7 +18,7 @@ using testing::sparse_feature;
 std::vector<feature::FeatureInfo> features() {
   std::vector<feature::FeatureInfo> out = {sparse_feature("u", 5, 2), sparse_feature("a", 3, 2),
                                            sparse_feature("i", 6, 2)};
-  out[2].neg = true;
+  out[2].neg = out[2].sampled = true;
   return out;
 }
 

@@ -27,7 +27,7 @@ using testing::tables_of;
 std::vector<feature::FeatureInfo> features(bool in_batch) {
   std::vector<feature::FeatureInfo> out = {sparse_feature("u", 5, 2), sparse_feature("i", 6, 2),
                                            sparse_feature("c", 3, 2)};
-  if (!in_batch) out[1].neg = out[2].neg = true;
+  if (!in_batch) out[1].neg = out[2].neg = out[1].sampled = out[2].sampled = true;
   return out;
 }
 

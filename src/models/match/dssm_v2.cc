@@ -33,7 +33,8 @@ DSSMV2::DSSMV2(const protos::ModelConfig& model_config, const std::vector<featur
 
 TensorMap DSSMV2::predict_similarity(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = embedding_group_->forward(batch);
-  torch::Tensor user = user_tower_->forward(grouped);  // [B, D]
+  const std::string& user_group = model_config_.dssm_v2().user_tower().input();
+  torch::Tensor user = user_tower_->forward({{user_group, user_rows(grouped.at(user_group), batch)}});  // [B, D]
   torch::Tensor item = item_tower_->forward(grouped);  // [B + N (+ H), D]
   return {{"similarity", similarity(user, item, batch)}};
 }

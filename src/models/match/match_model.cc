@@ -65,7 +65,8 @@ void MatchModel::check_tower_group(const std::string& tower, const std::string& 
   const std::string model = path_.substr(path_.rfind('.') + 1);
   require_group(model, group, protos::DEEP);
   if (!has_tower(kItemTower)) return;  // a model of the user tower alone scores nothing
-  const bool sampler = std::any_of(features_.begin(), features_.end(), [](const feature::FeatureInfo& f) { return f.neg; });
+  const bool sampler =
+      std::any_of(features_.begin(), features_.end(), [](const feature::FeatureInfo& f) { return f.sampled; });
   if (!sampler) {
     if (!options_.in_batch_negative) {
       throw ConfigError(fmt::format(
@@ -84,7 +85,7 @@ void MatchModel::check_tower_group(const std::string& tower, const std::string& 
   for (const std::string& name : g->feature_names()) {
     auto it = std::find_if(features_.begin(), features_.end(),
                            [&](const feature::FeatureInfo& f) { return f.name == name; });
-    if (it != features_.end() && !it->neg) not_sampled.push_back(name);
+    if (it != features_.end() && !it->sampled) not_sampled.push_back(name);
   }
   if (!not_sampled.empty()) {
     throw ConfigError(fmt::format(
@@ -126,9 +127,13 @@ torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tenso
   return torch::cat({pos, neg, dense - (1 - mask) * 1e32}, -1) / temperature;
 }
 
+torch::Tensor MatchModel::user_rows(const torch::Tensor& t, const sparse::Batch& batch) {
+  return t.size(0) > batch.batch_size ? t.narrow(0, 0, batch.batch_size) : t;
+}
+
 torch::Tensor MatchModel::similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
                                      const sparse::Batch& batch) const {
-  return match_similarity(user_emb, item_emb, batch.hard_neg_indices, options_.in_batch_negative,
+  return match_similarity(user_rows(user_emb, batch), item_emb, batch.hard_neg_indices, options_.in_batch_negative,
                           options_.temperature);
 }
 

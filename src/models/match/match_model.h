@@ -79,7 +79,11 @@ class MatchModel : public Model {
   // Whether the model has tower `name` (all of them unless built for one).
   bool has_tower(const std::string& name) const { return tower_.empty() || tower_ == name; }
 
-  // "similarity" [B, N] / temperature from the towers' outputs (see the top of this file).
+  // The batch's own B rows of a user-side tensor: with force_base_data_group the user features
+  // also have the negatives' (padding) rows, which no user score reads.
+  static torch::Tensor user_rows(const torch::Tensor& t, const sparse::Batch& batch);
+  // "similarity" [B, N] / temperature from the towers' outputs (see the top of this file); user
+  // rows beyond the batch's are dropped (user_rows).
   torch::Tensor similarity(const torch::Tensor& user_emb, const torch::Tensor& item_emb,
                            const sparse::Batch& batch) const;
   // Checks the towers' groups: `group` (a tower's `input`, at `field`) is a DEEP group; the item

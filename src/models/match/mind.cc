@@ -51,8 +51,9 @@ MIND::MIND(const protos::ModelConfig& model_config, const std::vector<feature::F
 }
 
 TensorMap MIND::predict_similarity(const sparse::Batch& batch) {
-  auto [interests, mask] = user_tower_->forward(batch);  // [B, K, D], [B, K]
-  torch::Tensor item = item_tower_->forward(batch);      // [B + N (+ H), D]
+  auto [all_interests, all_mask] = user_tower_->forward(batch);  // [B, K, D], [B, K]
+  const torch::Tensor interests = user_rows(all_interests, batch), mask = user_rows(all_mask, batch);
+  torch::Tensor item = item_tower_->forward(batch);  // [B + N (+ H), D]
   torch::Tensor user = label_aware_attention(interests, mask, item.narrow(0, 0, interests.size(0)), simi_pow_);
   return {{"similarity", similarity(user, item, batch)}};
 }

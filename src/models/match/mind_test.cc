@@ -34,7 +34,7 @@ std::vector<feature::FeatureInfo> features() {
   seq.is_sequence = true;
   seq.value_dim = 1;
   std::vector<feature::FeatureInfo> out = {sparse_feature("u", 5, 2), seq, sparse_feature("i", 6, 2)};
-  out[2].neg = true;
+  out[2].neg = out[2].sampled = true;
   return out;
 }
 
