@@ -26,6 +26,7 @@ declare -A EXPECTED=(
   [sequence_pooled_fg_none]="item_id his__item_id=BYTE_ARRAY his__tag=BYTE_ARRAY query_seq=BYTE_ARRAY clk"
   [dssm_negative_sampler]="user_id age item_id=INT64 cate price clk"
   [dssm_v2_hard_negative]="user_id=INT64 item_id=INT64 brand clk"
+  [dssm_v2_force_base]="user_id=INT64 item_id=INT64 brand clk"
   [mind_negative_sampler]="user_id age item_id cate click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY clk"
   [dat_negative_sampler]="user_id=INT64 user_age=INT64 item_id=INT64 item_cate=INT64 item_raw=INT64 clk"
   [fg_combo_lookup_match]="cate=INT64 age=INT64 kv_cate_cnt=BYTE_ARRAY kv_cate_ctr=BYTE_ARRAY kv_cate_vec=BYTE_ARRAY kv_cate_tag=BYTE_ARRAY kkv_cate_brand=BYTE_ARRAY brand=INT64 click__cate=BYTE_ARRAY clk"
@@ -40,6 +41,7 @@ declare -A TABLES=(
   [dat_negative_sampler]="sampler_item.txt"
   [mind_negative_sampler]="sampler_item.txt"
   [dssm_v2_hard_negative]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"
+  [dssm_v2_force_base]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"
 )
 
 # The columns of the examples: label and the feature names (FG_NONE) or input names (FG_NORMAL).
