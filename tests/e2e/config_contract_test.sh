@@ -106,8 +106,8 @@ expect_same encoder_input "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    gr
 expect_same din_encoder_mlp "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    group_name: "deep"\n    sequence_groups { feature_names: "hist__cat_0" }\n    sequence_encoders { din_encoder { } }/' \
   "sequence_encoders[0].din_encoder.attn_mlp: required"
 # Fields the registry refuses (docs/architecture.md, "The config contract").
-expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  force_base_data_group: true/' \
-  "not supported yet: data_config.force_base_data_group"
+expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  shuffle: true/' \
+  "not supported yet: data_config.shuffle"
 # A field without meaning here is accepted with one warning that says why.
 sed 's/^  num_epochs: 1$/  num_epochs: 1\n  cuda_matmul_allow_tf32: true/' "$DEEPFM" > "$WORK/warned.config"
 "$TZREC" check_config --pipeline_config_path "$WORK/warned.config" > "$WORK/check.out" 2> "$WORK/check.err" \
