@@ -129,6 +129,7 @@ TEST_F(NegativeRowsTest, ForceBaseDataGroupPadsTheBatchFeatures) {
   const sparse::Batch b = parser.parse_in_place(&batch, &neg);
   EXPECT_EQ(b.batch_size, 4);
   EXPECT_EQ(b.base_rows(), 7);
+  EXPECT_EQ(b.to(torch::kCPU).base_rows(), 7);  // the flag travels with the batch
   EXPECT_EQ(b.labels.at("clk").size(0), 4);
   EXPECT_EQ(b.sparse_features.keys(), (std::vector<std::string>{"user_id", "item_id", "cate"}));
   EXPECT_TRUE(b.neg_sparse_features.empty());

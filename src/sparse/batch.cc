@@ -11,6 +11,7 @@ Batch Batch::to(const torch::Device& device) const {
   for (const auto& [k, v] : sequence_item_lengths) out.sequence_item_lengths[k] = v.to(device);
   for (const auto& [k, v] : sequence_dense_features) out.sequence_dense_features[k] = v.to(device);
   out.neg_batch_size = neg_batch_size;
+  out.base_padded = base_padded;
   out.neg_sparse_features = neg_sparse_features.empty() ? neg_sparse_features : neg_sparse_features.to(device);
   out.neg_dense_features = neg_dense_features.to(device);
   if (hard_neg_indices.defined()) out.hard_neg_indices = hard_neg_indices.to(device);
