@@ -42,18 +42,19 @@ void RecallAtK::update(const torch::Tensor& similarity, const torch::Tensor& tar
   }
 }
 
-void RecallAtK::update(const torch::Tensor& similarity, RecallTarget mode) {
+torch::Tensor recall_targets(const torch::Tensor& similarity, RecallTarget mode) {
   if (similarity.dim() != 2) {
     throw UsageError(fmt::format("recall_at_k: similarity must be [B, N], got {}", c10::str(similarity.sizes())));
   }
-  torch::Tensor target;
-  if (mode == RecallTarget::kDiagonal) {
-    target = torch::eye(similarity.size(0), similarity.size(1), torch::kBool);
-  } else {
-    target = torch::zeros(similarity.sizes(), torch::kBool);
-    if (similarity.size(1) > 0) target.select(1, 0).fill_(true);
-  }
-  update(similarity, target);
+  const auto opts = torch::TensorOptions().dtype(torch::kBool).device(similarity.device());
+  if (mode == RecallTarget::kDiagonal) return torch::eye(similarity.size(0), similarity.size(1), opts);
+  torch::Tensor target = torch::zeros(similarity.sizes(), opts);
+  if (similarity.size(1) > 0) target.select(1, 0).fill_(true);
+  return target;
+}
+
+void RecallAtK::update(const torch::Tensor& similarity, RecallTarget mode) {
+  update(similarity, recall_targets(similarity, mode));
 }
 
 void RecallAtK::merge(const RecallAtK& other) {

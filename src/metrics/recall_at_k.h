@@ -23,6 +23,10 @@ enum class RecallTarget {
   kDiagonal,     // in-batch negatives: column i of row i (torch.eye of the matrix shape)
 };
 
+// The bool targets [B, N] of `similarity` [B, N] under `mode`, on its device. Throws
+// tzrec::UsageError when similarity is not 2-D.
+torch::Tensor recall_targets(const torch::Tensor& similarity, RecallTarget mode);
+
 class RecallAtK {
  public:
   // Throws tzrec::ConfigError when top_k < 1.

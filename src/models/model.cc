@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "metrics/recall_at_k.h"
 #include "models/config_convert.h"
 #include "models/sequence_encoders.h"
 #include "nn/autocast.h"
@@ -236,11 +237,8 @@ const torch::Tensor& Model::batch_label(const sparse::Batch& batch, const std::s
 
 torch::Tensor Model::metric_label(const ModelTask& task, const torch::Tensor& pred, const sparse::Batch& batch) const {
   if (!task.match) return batch_label(batch, task.label_name);
-  const auto opts = torch::TensorOptions().dtype(torch::kBool).device(pred.device());
-  if (task.in_batch_negative) return torch::eye(pred.size(0), pred.size(1), opts);
-  torch::Tensor target = torch::zeros({pred.size(0), pred.size(1)}, opts);
-  if (pred.size(1) > 0) target.select(1, 0).fill_(true);
-  return target;
+  return metrics::recall_targets(pred, task.in_batch_negative ? metrics::RecallTarget::kDiagonal
+                                                              : metrics::RecallTarget::kFirstColumn);
 }
 
 std::vector<embedding::EmbeddingTable> Model::embedding_tables() {

@@ -195,6 +195,8 @@ class Model : public torch::nn::Module {
   // The embedding group's outputs (group → [B, group_total_dim]) after the group variational
   // dropouts; models read their inputs through this. Keeps each dropout's penalty for loss().
   std::map<std::string, torch::Tensor> build_input(const sparse::Batch& batch);
+  // The loss weights of `task` for this batch ([B]), undefined when the task has none.
+  torch::Tensor task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const;
   // output: [B, num_class] → predictions per configured loss (single-task models).
   TensorMap output_to_prediction(const torch::Tensor& output) const;
   // output: [B, tasks()[task].num_class] → that task's predictions (suffixed) into *predictions.
@@ -248,8 +250,6 @@ class Model : public torch::nn::Module {
   // bool targets [B, N] of its similarity matrix `pred` (column 0, or the diagonal with
   // in_batch_negative).
   torch::Tensor metric_label(const ModelTask& task, const torch::Tensor& pred, const sparse::Batch& batch) const;
-  // The loss weights of `task` for this batch ([B]), undefined when the task has none.
-  torch::Tensor task_loss_weight(const ModelTask& task, const sparse::Batch& batch) const;
   // model_losses.cc: losses_ and the tasks' prediction flags from their losses.
   void init_losses();
   void init_task_losses(size_t task);

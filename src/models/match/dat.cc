@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "loss/l2_loss.h"
 
 namespace tzrec::models {
 
@@ -27,10 +28,7 @@ DAT::DAT(const protos::ModelConfig& model_config, const std::vector<feature::Fea
     const std::string field = path() + "." + name;
     check_tower_group(name, t.input(), field + ".input");
     check_tower_group(name, t.augment_input(), field + ".augment_input");
-    embedding::EmbeddingGroup group = make_embedding_group({t.input(), t.augment_input()});
-    return register_tower(name, MatchTower(std::vector<std::string>{t.input(), t.augment_input()},
-                                           t.has_mlp() ? &t.mlp() : nullptr, field, group, *group, model_config_,
-                                           options()));
+    return register_own_group_tower(name, {t.input(), t.augment_input()}, t.has_mlp() ? &t.mlp() : nullptr);
   };
   if (has_tower(kUserTower)) user_tower_ = build(kUserTower, cfg.user_tower());
   if (has_tower(kItemTower)) item_tower_ = build(kItemTower, cfg.item_tower());
@@ -80,19 +78,11 @@ TensorMap DAT::extra_losses(const TensorMap& predictions, const sparse::Batch& b
                      predictions.at("item_tower_emb").narrow(0, 0, b)).square().sum(1);
   torch::Tensor i = (F::normalize(predictions.at("item_augment").narrow(0, 0, b), normalize) -
                      predictions.at("user_tower_emb")).square().sum(1);
-  const std::string& weight_name = tasks_.front().sample_weight_name;
+  // With a sample weight: mean(rows · w / mean(w)), 0 where that is not finite (tzrec div_no_nan).
+  const torch::Tensor weight = task_loss_weight(tasks_.front(), batch);
   auto reduce = [&](const torch::Tensor& rows) {
-    if (weight_name.empty()) return rows.sum();
-    auto it = batch.sample_weights.find(weight_name);
-    if (it == batch.sample_weights.end()) {
-      throw DataError(fmt::format("batch has no sample weight '{}' (data_config.sample_weight_fields); check the "
-                                  "input columns",
-                                  weight_name));
-    }
-    const torch::Tensor w = it->second.to(rows.device());
-    torch::Tensor mean_w = w.mean();
-    torch::Tensor value = (rows * w).mean() / mean_w;
-    return torch::where(mean_w == 0, torch::zeros_like(value), value);  // tzrec div_no_nan
+    if (!weight.defined()) return rows.sum();
+    return (rows * loss::normalize_sample_weights(weight.to(rows.device()), rows.scalar_type())).mean();
   };
   out["amm_loss_u"] = amm_u_weight_ * reduce(u);
   out["amm_loss_i"] = amm_i_weight_ * reduce(i);

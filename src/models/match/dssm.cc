@@ -11,12 +11,8 @@ DSSM::DSSM(const protos::ModelConfig& model_config, const std::vector<feature::F
   const protos::DSSM& cfg = model_config_.dssm();
   set_features(features);
   auto build = [&](const char* name, const protos::Tower& tower) {
-    const std::string field = path() + "." + name;
-    check_tower_group(name, tower.input(), field + ".input");
-    embedding::EmbeddingGroup group = make_embedding_group({tower.input()});
-    return register_tower(name, MatchTower(std::vector<std::string>{tower.input()},
-                                           tower.has_mlp() ? &tower.mlp() : nullptr, field, group, *group,
-                                           model_config_, options()));
+    check_tower_group(name, tower.input(), path() + "." + name + ".input");
+    return register_own_group_tower(name, {tower.input()}, tower.has_mlp() ? &tower.mlp() : nullptr);
   };
   if (has_tower(kUserTower)) user_tower_ = build(kUserTower, cfg.user_tower());
   if (has_tower(kItemTower)) item_tower_ = build(kItemTower, cfg.item_tower());

@@ -95,6 +95,13 @@ void MatchModel::check_tower_group(const std::string& tower, const std::string& 
   }
 }
 
+MatchTower MatchModel::register_own_group_tower(const std::string& name, std::vector<std::string> inputs,
+                                               const protos::MLP* mlp) {
+  embedding::EmbeddingGroup group = make_embedding_group(inputs);
+  return register_tower(name, MatchTower(std::move(inputs), mlp, path_ + "." + name, group, *group, model_config_,
+                                         options_));
+}
+
 TensorMap MatchModel::feature_p_losses() const {
   TensorMap out;
   for (const GroupVariationalDropouts* d : tower_dropouts_) out.insert(d->penalties().begin(), d->penalties().end());
@@ -113,8 +120,8 @@ torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tenso
   TORCH_CHECK(simple >= b, "match model: ", item_emb.size(0), " item embeddings for ", b, " users and ", n_hard,
               " hard negatives");
   if (n_hard == 0) return nn::sampled_similarity(user_emb, item_emb, 1.0 / temperature);
-  torch::Tensor pos = (user_emb * item_emb.narrow(0, 0, b)).sum(-1, /*keepdim=*/true);  // [B, 1]
-  torch::Tensor neg = torch::mm(user_emb, item_emb.narrow(0, b, simple - b).t());         // [B, N]
+  // [B, 1 + N]: the positives and the simple negatives, then the hard negatives' columns.
+  torch::Tensor sampled = nn::sampled_similarity(user_emb, item_emb.narrow(0, 0, simple), 1.0);
   torch::Tensor rows = hard.select(1, 0).to(user_emb.device());
   torch::Tensor cols = hard.select(1, 1).to(user_emb.device());
   torch::Tensor hard_item = item_emb.narrow(0, simple, n_hard);                   // [H, D]
@@ -124,7 +131,7 @@ torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tenso
   torch::Tensor dense = torch::zeros({b, width}, opts).index_put({rows, cols}, hard_sim);
   torch::Tensor mask = torch::zeros({b, width}, opts).index_put({rows, cols}, torch::ones({n_hard}, opts));
   // Pairs that do not exist never rank.
-  return torch::cat({pos, neg, dense - (1 - mask) * 1e32}, -1) / temperature;
+  return torch::cat({sampled, dense - (1 - mask) * 1e32}, -1) / temperature;
 }
 
 torch::Tensor MatchModel::user_rows(const torch::Tensor& t, const sparse::Batch& batch) {

@@ -21,18 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "models/match/match_options.h"
+#include "models/match/match_tower.h"
 #include "models/model.h"
 
 namespace tzrec::models {
-
-// The fields every two-tower message shares (dssm, dssm_v2): output_dim, similarity,
-// temperature, in_batch_negative.
-struct MatchOptions {
-  int64_t output_dim = 0;  // 0: the towers end with their MLP
-  bool cosine = false;     // similarity COSINE: tower outputs L2-normalised
-  double temperature = 1.0;
-  bool in_batch_negative = false;
-};
 
 // The similarity matrix (TorchEasyRec's MatchModel.sim) divided by `temperature`, as described
 // above: user_emb [B, D]; item_emb [B, D] (in_batch_negative) or [B + N + H, D];
@@ -101,6 +94,11 @@ class MatchModel : public Model {
     tower_dropouts_.push_back(&out->dropouts());
     return out;
   }
+  // A MatchTower over feature groups `inputs` with its own embedding group (DSSM, DAT, MIND's item
+  // tower), its config at "<path>.<name>", registered as `name` (register_tower). `mlp`: the
+  // tower's MLP config or nullptr (ConfigError).
+  MatchTower register_own_group_tower(const std::string& name, std::vector<std::string> inputs,
+                                      const protos::MLP* mlp);
   // The towers' group variational dropouts; their penalties are losses of the model.
   TensorMap feature_p_losses() const override;
 

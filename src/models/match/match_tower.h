@@ -17,7 +17,7 @@
 
 #include "embedding/embedding_group.h"
 #include "models/group_variational_dropouts.h"
-#include "models/match/match_model.h"
+#include "models/match/match_options.h"
 #include "nn/mlp.h"
 #include "tzrec/protos/module.pb.h"
 

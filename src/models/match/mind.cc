@@ -41,12 +41,8 @@ MIND::MIND(const protos::ModelConfig& model_config, const std::vector<feature::F
   }
   if (has_tower(kItemTower)) {
     const protos::Tower& t = cfg.item_tower();
-    const std::string field = path() + ".item_tower";
-    check_tower_group(kItemTower, t.input(), field + ".input");
-    embedding::EmbeddingGroup group = make_embedding_group({t.input()});
-    item_tower_ = register_tower(kItemTower, MatchTower(std::vector<std::string>{t.input()},
-                                                        t.has_mlp() ? &t.mlp() : nullptr, field, group, *group,
-                                                        model_config_, options()));
+    check_tower_group(kItemTower, t.input(), path() + ".item_tower.input");
+    item_tower_ = register_own_group_tower(kItemTower, {t.input()}, t.has_mlp() ? &t.mlp() : nullptr);
   }
 }
 
