@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "nn/dice.h"
 
 namespace tzrec::nn {
 namespace activation_test {
@@ -73,7 +74,7 @@ TEST(Activation, EmptyStringMeansNoActivation) {
 
 void expect_config_error(const std::string& act, const std::string& fragment) {
   try {
-    create_activation(act);
+    create_activation(act, /*hidden_size=*/4);
     ADD_FAILURE() << "no error for " << act;
   } catch (const ConfigError& e) {
     std::string msg = e.what();
@@ -98,14 +99,100 @@ TEST(Activation, BadStringsNameTheString) {
   expect_config_error("nn.ELU(alpha=1, alpha=2)", "given twice");
 }
 
-TEST(Activation, DiceIsNotSupported) {
-  try {
-    create_activation("Dice");
-    ADD_FAILURE() << "no error";
-  } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: activation Dice");
-  }
+TEST(Activation, MoreTorchClassesMatchFormulas) {
+  auto x = input();
+  expect_close(run("nn.Hardtanh", x), x.clamp(-1, 1), "Hardtanh");
+  expect_close(run("nn.Hardtanh(min_val=-2.0, max_val=0.5)", x), x.clamp(-2, 0.5), "Hardtanh args");
+  expect_close(run("nn.Hardsigmoid", x), (x / 6 + 0.5).clamp(0, 1), "Hardsigmoid");
+  expect_close(run("nn.Hardswish", x), x * (x + 3).clamp(0, 6) / 6, "Hardswish");
+  expect_close(run("nn.LogSigmoid", x), -torch::log1p(torch::exp(-x)), "LogSigmoid");
+  expect_close(run("nn.Tanhshrink", x), x - torch::tanh(x), "Tanhshrink");
+  auto shrink = [&](double l) { return torch::where(x > l, x - l, torch::where(x < -l, x + l, torch::zeros_like(x))); };
+  expect_close(run("nn.Softshrink", x), shrink(0.5), "Softshrink");
+  expect_close(run("nn.Softshrink(lambd=1.0)", x), shrink(1.0), "Softshrink 1");
+  auto hard = [&](double l) { return torch::where(x.abs() > l, x, torch::zeros_like(x)); };
+  expect_close(run("nn.Hardshrink", x), hard(0.5), "Hardshrink");
+  expect_close(run("nn.CELU(alpha=2.0)", x), torch::where(x > 0, x, 2.0 * (torch::exp(x / 2.0) - 1)), "CELU");
+  expect_close(run("nn.Threshold(threshold=0.1, value=20)", x), torch::where(x > 0.1, x, torch::full_like(x, 20)),
+               "Threshold");
+  // RReLU in eval: the fixed slope (lower + upper) / 2.
+  torch::nn::AnyModule rrelu = create_activation("nn.RReLU(lower=0.1, upper=0.3)");
+  rrelu.ptr()->eval();
+  expect_close(rrelu.forward(x), torch::where(x >= 0, x, 0.2 * x), "RReLU eval");
 }
 
+TEST(Activation, SoftmaxFamilyUsesPyTorchsImplicitDim) {
+  // PyTorch: without dim, rank 2 → dim 1, rank 3 → dim 0 (torch.nn.functional._get_softmax_dim).
+  auto x2 = torch::tensor({{1.0, 2.0, 0.5}, {-1.0, 0.0, 3.0}});
+  auto x3 = x2.view({2, 1, 3});
+  expect_close(run("nn.Softmax", x2), torch::exp(x2) / torch::exp(x2).sum(1, true), "Softmax rank 2");
+  expect_close(run("nn.Softmax", x3), torch::exp(x3) / torch::exp(x3).sum(0, true), "Softmax rank 3");
+  expect_close(run("nn.Softmax(dim=-1)", x3), torch::exp(x3) / torch::exp(x3).sum(2, true), "Softmax dim");
+  expect_close(run("nn.LogSoftmax(dim=1)", x2), x2 - torch::log(torch::exp(x2).sum(1, true)), "LogSoftmax");
+  expect_close(run("nn.Softmin", x2), torch::exp(-x2) / torch::exp(-x2).sum(1, true), "Softmin");
+}
+
+TEST(Activation, MoreBadArguments) {
+  expect_config_error("nn.Threshold(threshold=0.1)", "needs both threshold");
+  expect_config_error("nn.Hardtanh(min_val=1, max_val=0)", "max_val");
+  expect_config_error("nn.GLU", "halves the layer's width");
+  expect_config_error("nn.Dice", "unknown activation class nn.Dice");
+  expect_config_error("Dice(dim=3)", "unknown argument dim for Dice");
+  expect_config_error("nn.Softmax(dim=1.5)", "must be an integer");
+}
+
+// Dice against its definition (tzrec/modules/activation.py, class Dice) written with plain ops:
+// p = sigmoid((x − mean) / sqrt(var + 1e-5)), out = alpha (1 − p) x + p x; in training mean / var
+// are the batch's (biased var) and the running statistics move by momentum 0.1 with the unbiased
+// var; in eval the running ones are used.
+TEST(Activation, DiceMatchesItsDefinition) {
+  torch::manual_seed(3);
+  torch::nn::AnyModule m = create_activation("Dice", 3, 2);
+  auto* dice = m.ptr()->as<DiceImpl>();
+  ASSERT_NE(dice, nullptr);
+  std::vector<std::string> names;
+  for (const auto& item : m.ptr()->named_parameters()) names.push_back(item.key());
+  for (const auto& item : m.ptr()->named_buffers()) names.push_back(item.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"}));
+  EXPECT_TRUE(torch::equal(dice->alpha(), torch::zeros({3})));
+  {
+    torch::NoGradGuard g;
+    dice->alpha().copy_(torch::tensor({0.25, -0.5, 1.5}));
+  }
+  auto x = torch::tensor({{1.0, 2.0, -1.0}, {0.5, -0.3, 0.2}, {-1.0, 0.4, 0.9}, {2.0, 0.0, -0.5}});
+  auto alpha = torch::tensor({0.25, -0.5, 1.5});
+  auto mean = x.mean(0), var = x.var(0, /*unbiased=*/false);
+  auto p = torch::sigmoid((x - mean) / torch::sqrt(var + 1e-5));
+  m.ptr()->train();
+  auto out = m.forward(x);
+  expect_close(out, alpha * (1 - p) * x + p * x, "Dice train");
+  expect_close(dice->bn()->running_mean, 0.1 * mean, "running_mean");
+  expect_close(dice->bn()->running_var, 0.9 + 0.1 * x.var(0, /*unbiased=*/true), "running_var");
+  // Eval: the running statistics.
+  m.ptr()->eval();
+  auto rm = dice->bn()->running_mean, rv = dice->bn()->running_var;
+  auto pe = torch::sigmoid((x - rm) / torch::sqrt(rv + 1e-5));
+  expect_close(m.forward(x), alpha * (1 - pe) * x + pe * x, "Dice eval");
+  // Gradient of alpha: sum over the batch of (1 − p) x · upstream.
+  m.ptr()->train();
+  auto xg = x.clone().requires_grad_(true);
+  m.forward(xg).sum().backward();
+  auto p2 = torch::sigmoid((x - mean) / torch::sqrt(var + 1e-5));
+  expect_close(dice->alpha().grad(), ((1 - p2) * x).sum(0), "alpha grad");
+}
+
+TEST(Activation, DiceOfRank3NormalisesEachChannelOverAllPositions) {
+  torch::nn::AnyModule m = create_activation("Dice", 2, 3);
+  auto* dice = m.ptr()->as<DiceImpl>();
+  {
+    torch::NoGradGuard g;
+    dice->alpha().copy_(torch::tensor({0.5, -1.0}));
+  }
+  auto x = torch::tensor({{{1.0, 2.0}, {0.5, -0.3}, {-1.0, 0.4}}, {{2.0, 0.0}, {0.7, 0.1}, {-0.2, -2.0}}});  // [2, 3, 2]
+  auto flat = x.reshape({-1, 2});
+  auto p = torch::sigmoid((x - flat.mean(0)) / torch::sqrt(flat.var(0, false) + 1e-5));
+  m.ptr()->train();
+  expect_close(m.forward(x), torch::tensor({0.5, -1.0}) * (1 - p) * x + p * x, "Dice dim 3");
+}
 }  // namespace activation_test
 }  // namespace tzrec::nn

@@ -28,7 +28,7 @@ PerceptronImpl::PerceptronImpl(int64_t in_features, int64_t out_features, const 
     norm_weight_ = norm->weight;
     perceptron_->push_back(norm);
   }
-  torch::nn::AnyModule act = create_activation(activation);
+  torch::nn::AnyModule act = create_activation(activation, out_features, dim);
   fused_relu_ = !use_bn && !use_ln && !act.is_empty() && act.type_info() == typeid(torch::nn::ReLUImpl);
   if (!act.is_empty()) perceptron_->push_back(std::move(act));
   if (dropout_ratio > 0.0) perceptron_->push_back(torch::nn::Dropout(dropout_ratio));

@@ -54,6 +54,34 @@ TEST(MLP, StateDictNamesLayerNormAndPReLU) {
                                       "mlp.0.perceptron.1.bias", "mlp.0.perceptron.2.weight"}));
 }
 
+// Dice after a BatchNorm of a dim-3 layer: tzrec's Perceptron order Linear, Transpose, BatchNorm1d,
+// Transpose, Dice (tzrec/modules/mlp.py, Perceptron.__init__), Dice sized by the layer's width.
+TEST(MLP, StateDictNamesDice) {
+  MLPOptions o;
+  o.hidden_units = {4, 2};
+  o.activation = "Dice";
+  MLP mlp(3, o);
+  EXPECT_EQ(names(mlp->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.0.bias", "mlp.0.perceptron.1.alpha",
+                                      "mlp.1.perceptron.0.weight", "mlp.1.perceptron.0.bias",
+                                      "mlp.1.perceptron.1.alpha"}));
+  EXPECT_EQ(mlp->named_parameters()["mlp.0.perceptron.1.alpha"].sizes(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(names(mlp->named_buffers()),
+            (std::vector<std::string>{"mlp.0.perceptron.1.bn.running_mean", "mlp.0.perceptron.1.bn.running_var",
+                                      "mlp.0.perceptron.1.bn.num_batches_tracked",
+                                      "mlp.1.perceptron.1.bn.running_mean", "mlp.1.perceptron.1.bn.running_var",
+                                      "mlp.1.perceptron.1.bn.num_batches_tracked"}));
+  o.hidden_units = {4};
+  o.use_bn = true;
+  o.dim = 3;
+  MLP mlp3(3, o);
+  EXPECT_EQ(names(mlp3->named_parameters()),
+            (std::vector<std::string>{"mlp.0.perceptron.0.weight", "mlp.0.perceptron.2.weight",
+                                      "mlp.0.perceptron.2.bias", "mlp.0.perceptron.4.alpha"}));
+  auto y = mlp3->forward(torch::randn({2, 5, 3}));
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 5, 4}));
+}
+
 // Children of mlp.<layer>.perceptron, as type names.
 std::vector<std::string> layer_children(MLP& mlp, int layer) {
   auto seq = mlp->named_children()["mlp"]->children()[layer]->children()[0];
