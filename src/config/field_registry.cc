@@ -211,18 +211,19 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type sequence_groups sequence_encoders", ""},
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
-     "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm mmoe "
-     "dbmtl ple dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
+     "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
+     "rocket_launching mmoe dbmtl ple pepnet dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
-     "wukong simple_multi_task dc2vr dlrm_hstu pepnet ultra_hstu "
-     "hstu_match tdm rocket_launching sid_rqvae sid_rqkmeans",
+     "simple_multi_task dc2vr dlrm_hstu ultra_hstu "
+     "hstu_match tdm sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
      "kernel",
      "selects GPU kernel implementations (Triton / CUTLASS); this engine runs its own"},
-    {"RocketLaunching", kRefused, "*", ""},
+    {"RocketLaunching", kHonoured,
+     "share_mlp booster_mlp light_mlp feature_based_distillation feature_distillation_function", ""},
     {"DSSM", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
     {"DSSMV2", kHonoured, "user_tower item_tower output_dim similarity temperature in_batch_negative", ""},
     {"DAT", kHonoured,
@@ -235,7 +236,10 @@ constexpr Entry kEntries[] = {
     {"DBMTL", kHonoured, "bottom_mlp expert_mlp gate_mlp num_expert task_towers mask_net", ""},
     {"PLE", kHonoured, "extraction_networks task_towers", ""},
     {"DC2VR", kRefused, "*", ""},
-    {"PEPNet", kRefused, "*", ""},
+    {"PEPNet", kHonoured,
+     "epnet_hidden_unit epnet_gamma ppnet_hidden_units ppnet_activation ppnet_dropout_ratio ppnet_gamma "
+     "domain_input_name task_domain_num task_towers",
+     ""},
     {"DlrmHSTU", kRefused, "*", ""},
     {"UltraHSTU", kRefused, "*", ""},
     {"DLRM", kHonoured, "dense_mlp arch_with_sparse final", ""},
@@ -247,7 +251,7 @@ constexpr Entry kEntries[] = {
     {"DCNV1", kHonoured, "cross deep final", ""},
     {"DCNV2", kHonoured, "backbone cross deep final", ""},
     {"xDeepFM", kHonoured, "cin deep final wide_embedding_dim wide_init_fn", ""},
-    {"WuKong", kRefused, "*", ""},
+    {"WuKong", kHonoured, "dense_mlp wukong_layers final", ""},
     {"FaissKmeansConfig", kRefused, "*", ""},
     {"SinkhornConfig", kRefused, "*", ""},
     {"ContrastiveConfig", kRefused, "*", ""},
@@ -271,7 +275,7 @@ constexpr Entry kEntries[] = {
     {"Cross", kHonoured, "cross_num", ""},
     {"CrossV2", kHonoured, "cross_num low_rank", ""},
     {"CIN", kHonoured, "cin_layer_size", ""},
-    {"WuKongLayer", kRefused, "*", ""},
+    {"WuKongLayer", kHonoured, "lcb_feature_num fmb_feature_num compressed_feature_num feature_num_mlp", ""},
     {"GRSimpleActionEncoder", kRefused, "*", ""},
     {"GRActionEncoder", kRefused, "*", ""},
     {"GRSliceContentEncoder", kRefused, "*", ""},

@@ -27,9 +27,7 @@ TEST(Validate, BaseConfigsAreValid) {
 }
 
 TEST(Validate, UnsupportedModels) {
-  auto c = deepfm("model_config { wukong { final { hidden_units: [4] } } }");
-  EXPECT_TRUE(NotSupported(c, "model_config.wukong"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { dc2vr {} }"), "model_config.dc2vr"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { ultra_hstu {} }"), "model_config.ultra_hstu"));
   EXPECT_TRUE(NotSupported(deepfm("model_config { tdm {} }"), "model_config.tdm"));
 }
 

@@ -96,7 +96,8 @@ class Model : public torch::nn::Module {
   // "<group>_feature_p_loss" per group that has one (its penalty from the last predict()). Throws DataError naming a missing label or sample-weight column, a
   // label that is not a class id in [0, num_class) (softmax / jrc), or a missing session feature.
   // Task towers with loss weighting (ModelTask::weighted): the tower's loss with the row weights
-  // described there, × the tower weight.
+  // described there, × the tower weight. `predictions` are predict()'s; the losses read them
+  // through task_predictions() (as do the eval and train metrics below).
   TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
   // The loss that training minimises: the sum of `losses` (from loss()). With
   // model_config.use_pareto_loss_weight (multi-task models), the task losses are weighted by the
@@ -175,6 +176,14 @@ class Model : public torch::nn::Module {
   virtual TensorMap feature_p_losses() const;
   // Losses a model adds to the configured ones (DAT's AMM losses); they are not eval metrics.
   virtual TensorMap extra_losses(const TensorMap& predictions, const sparse::Batch& batch) const { return {}; }
+  // The predictions that loss(), update_metrics() and update_train_metrics() read, from those of
+  // predict() for `batch`: the same map unless a model overrides it. PEPNet with
+  // domain_input_name predicts every task once per domain ("logits_<tower>_<d>") and keeps, per
+  // row, the domain its label column names ("logits_<tower>"), as tzrec's
+  // PEPNet._select_domain_task_output. Throws DataError for a batch it cannot map.
+  virtual TensorMap task_predictions(const TensorMap& predictions, const sparse::Batch& batch) const {
+    return predictions;
+  }
   // `dim` (a model's wide_embedding_dim at `path`) when > 0; ConfigError otherwise.
   static int64_t checked_wide_embedding_dim(uint32_t dim, const std::string& path);
   //
@@ -287,7 +296,7 @@ class Model : public torch::nn::Module {
 };
 
 // Builds the model selected by config.model_config's `model` oneof (deepfm, multi_tower,
-// wide_and_deep, dcn_v1, dcn_v2, dlrm, xdeepfm, mask_net, mmoe, dbmtl, ple, dssm, dssm_v2).
+// wide_and_deep, dcn_v1, dcn_v2, dlrm, xdeepfm, mask_net, mmoe, dbmtl, ple, pepnet, dssm, dssm_v2).
 // Other models → NotSupportedError("model_config.<oneof name>"); no model → ConfigError.
 // `tower` ("user_tower" / "item_tower", match models only; UsageError otherwise): the model with
 // that tower alone, predicting "<tower>_emb" (match/match_model.h; what a tower's export holds).

@@ -166,13 +166,15 @@ torch::Tensor Model::task_loss_weight(const ModelTask& task, const sparse::Batch
   return weight;
 }
 
-TensorMap Model::loss(const TensorMap& predictions, const sparse::Batch& batch) {
+TensorMap Model::loss(const TensorMap& predicted, const sparse::Batch& batch) {
+  const TensorMap predictions = task_predictions(predicted, batch);
   std::vector<torch::Tensor> weights;
   weights.reserve(tasks_.size());
   for (const ModelTask& task : tasks_) weights.push_back(task_loss_weight(task, batch));
   TensorMap losses;
   for (const LossEntry& l : losses_) {
     const ModelTask& task = tasks_[l.task];
+    if (task.training_only && !is_training()) continue;
     auto it = predictions.find(l.input);
     TORCH_CHECK(it != predictions.end(), "loss ", l.name, ": predictions have no '", l.input, "'");
     // The loss functions normalise the row weights by their batch mean (tzrec div_no_nan).

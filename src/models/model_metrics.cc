@@ -65,6 +65,7 @@ std::string Model::metric_input(const ModelTask& task, const std::string& path, 
 void Model::init_metrics() {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const ModelTask& task = tasks_[t];
+    if (task.training_only) continue;  // not predicted in evaluation
     for (int i = 0; i < task.metrics.size(); ++i) {
       const protos::MetricConfig& cfg = task.metrics[i];
       const std::string path = fmt::format("{}.metrics[{}]", task.path, i);
@@ -73,7 +74,9 @@ void Model::init_metrics() {
       add_metric(t, cfg, path, type);
     }
   }
-  for (const LossEntry& l : losses_) loss_metrics_.emplace_back(l.name, metrics::MeanMetric());
+  for (const LossEntry& l : losses_) {
+    if (!tasks_[l.task].training_only) loss_metrics_.emplace_back(l.name, metrics::MeanMetric());
+  }
 }
 
 void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const std::string& path,
@@ -101,7 +104,8 @@ void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const
   metrics_.push_back(std::move(m));
 }
 
-void Model::update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses) {
+void Model::update_metrics(const TensorMap& predicted, const sparse::Batch& batch, const TensorMap& losses) {
+  const TensorMap predictions = metrics_.empty() ? TensorMap() : task_predictions(predicted, batch);
   for (MetricEntry& m : metrics_) {
     auto it = predictions.find(m.input);
     TORCH_CHECK(it != predictions.end(), "metric ", m.name, ": predictions have no '", m.input, "'");

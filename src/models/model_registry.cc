@@ -12,6 +12,7 @@
 #include "models/match/mind.h"
 #include "models/multi_task/dbmtl.h"
 #include "models/multi_task/mmoe.h"
+#include "models/multi_task/pepnet.h"
 #include "models/multi_task/ple.h"
 #include "models/rank/dcn_v1.h"
 #include "models/rank/dcn_v2.h"
@@ -20,7 +21,9 @@
 #include "models/rank/mask_net.h"
 #include "models/rank/multi_tower.h"
 #include "models/rank/multi_tower_din.h"
+#include "models/rank/rocket_launching.h"
 #include "models/rank/wide_and_deep.h"
+#include "models/rank/wukong.h"
 #include "models/rank/xdeepfm.h"
 
 namespace tzrec::models {
@@ -55,10 +58,13 @@ const std::map<std::string, Factory>& model_types() {
       {"dlrm", make<DLRM>},
       {"xdeepfm", make<XDeepFM>},
       {"mask_net", make<MaskNet>},
+      {"wukong", make<WuKong>},
+      {"rocket_launching", make<RocketLaunching>},
       // multi_task/
       {"dbmtl", make<DBMTL>},
       {"ple", make<PLE>},
       {"mmoe", make<MMoE>},
+      {"pepnet", make<PEPNet>},
       // match/
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},

@@ -60,7 +60,8 @@ ModelTask tower_task(const Tower& tower, const std::string& path, const std::vec
 bool is_multi_task(const protos::ModelConfig& model_config) {
   return model_config.model_case() == protos::ModelConfig::kMmoe ||
          model_config.model_case() == protos::ModelConfig::kDbmtl ||
-         model_config.model_case() == protos::ModelConfig::kPle;
+         model_config.model_case() == protos::ModelConfig::kPle ||
+         model_config.model_case() == protos::ModelConfig::kPepnet;
 }
 
 bool is_match_model(const protos::ModelConfig& model_config) {
@@ -114,6 +115,9 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
     case protos::ModelConfig::kPle:
       return tower_tasks(model_config.ple().task_towers(), "model_config.ple.task_towers", labels, sample_weights,
                          false);
+    case protos::ModelConfig::kPepnet:
+      return tower_tasks(model_config.pepnet().task_towers(), "model_config.pepnet.task_towers", labels,
+                         sample_weights, false);
     case protos::ModelConfig::kDbmtl:
       return tower_tasks(model_config.dbmtl().task_towers(), "model_config.dbmtl.task_towers", labels,
                          sample_weights, true);
@@ -146,6 +150,14 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
   task.metrics = model_config.metrics();
   task.train_metrics = model_config.train_metrics();
   if (!sample_weights.empty()) task.sample_weight_name = sample_weights[0];
+  if (model_config.model_case() == protos::ModelConfig::kRocketLaunching) {
+    // tzrec's RocketLaunching: every loss and metric for the booster and the light net.
+    ModelTask booster = task, light = std::move(task);
+    booster.suffix = "_booster";
+    booster.training_only = true;
+    light.suffix = "_light";
+    return {std::move(booster), std::move(light)};
+  }
   return {std::move(task)};
 }
 

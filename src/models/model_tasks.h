@@ -45,9 +45,13 @@ struct ModelTask {
   // recall_at_k with the same targets. The label column is not read by them.
   bool match = false;
   bool in_batch_negative = false;
+
+  // Predicted only in training (RocketLaunching's booster net, docs/tzrec-compatibility.md §7.1):
+  // its losses apply in training only, its train_metrics run, and it has no eval metrics.
+  bool training_only = false;
 };
 
-// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple).
+// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple, pepnet).
 bool is_multi_task(const protos::ModelConfig& model_config);
 // Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind).
 bool is_match_model(const protos::ModelConfig& model_config);
@@ -57,7 +61,8 @@ bool is_match_model(const protos::ModelConfig& model_config);
 // multi-task model without task towers, an empty or duplicate tower_name, a tower label_name (for
 // dbmtl's BayesTaskTower: default the label field at the tower's position) or
 // task_space_indicator_label that is not one of label_fields, a sample_weight_name that is not
-// one of sample_weight_fields, num_class 0.
+// one of sample_weight_fields, num_class 0. RocketLaunching has two tasks over the top-level fields:
+// "_booster" (training only) and "_light".
 std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,
                                    const std::vector<std::string>& sample_weights);
 

@@ -49,12 +49,12 @@ TEST(Model, CreateModelDispatchesOnOneof) {
   EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
   EXPECT_EQ(m2->label_name(), "clk");
 
-  auto wukong = parse_config(R"(model_config { wukong { final { hidden_units: [2] } } })");
+  auto tdm = parse_config(R"(model_config { tdm { } })");
   try {
-    create_model(wukong, features());
+    create_model(tdm, features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.wukong");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.tdm");
   }
   EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
   EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);

@@ -50,8 +50,9 @@ void Model::init_task_train_metrics(size_t t) {
   }
 }
 
-void Model::update_train_metrics(const TensorMap& predictions, const sparse::Batch& batch) {
+void Model::update_train_metrics(const TensorMap& predicted, const sparse::Batch& batch) {
   if (train_metrics_.empty()) return;
+  const TensorMap predictions = task_predictions(predicted, batch);
   for (TrainMetricEntry& m : train_metrics_) {
     auto it = predictions.find(m.input);
     TORCH_CHECK(it != predictions.end(), "train metric ", m.name, ": predictions have no '", m.input, "'");

@@ -107,6 +107,17 @@ MLPImpl::MLPImpl(int64_t in_features, MLPOptions options, const std::string& con
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) { return forward_layers_from(0, x); }
 
+std::vector<torch::Tensor> MLPImpl::forward_hidden(const torch::Tensor& x) {
+  std::vector<torch::Tensor> out;
+  out.reserve(mlp_->size());
+  torch::Tensor net = x;
+  for (size_t i = 0; i < mlp_->size(); ++i) {
+    net = layer(i).forward(net);
+    out.push_back(net);
+  }
+  return out;
+}
+
 torch::Tensor MLPImpl::forward_from_first_linear(const torch::Tensor& pre) {
   return forward_layers_from(1, layer(0).forward_after_linear(pre));
 }

@@ -82,6 +82,9 @@ class MLPImpl : public torch::nn::Module {
   // dim 2: x [B, in_features] → [B, hidden_units.back()]
   // dim 3: x [B, T, in_features] → [B, T, hidden_units.back()]
   torch::Tensor forward(const torch::Tensor& x);
+  // Every layer's output, in order (tzrec's return_hidden_layer_feature: "hidden_layer<i>"); the
+  // last is forward(x).
+  std::vector<torch::Tensor> forward_hidden(const torch::Tensor& x);
   // For modules that compute the first layer's Linear themselves (e.g. DINEncoder's split of its
   // first layer, nn/din_encoder.h): the MLP's output from that Linear's output `pre`
   // [..., hidden_units[0]] (layer 0's norm, activation and dropout, then the other layers), and,

@@ -1,5 +1,6 @@
 #include "models/rank/wide_and_deep.h"
 
+#include "base/error.h"
 #include "models/config_convert.h"
 #include "nn/fp16_linear.h"
 
