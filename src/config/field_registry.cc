@@ -212,11 +212,11 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
-     "rocket_launching mmoe dbmtl ple pepnet dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
+     "rocket_launching mmoe dbmtl ple pepnet dc2vr dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
      "use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
-     "simple_multi_task dc2vr dlrm_hstu ultra_hstu "
+     "simple_multi_task dlrm_hstu ultra_hstu "
      "hstu_match tdm sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
@@ -235,7 +235,7 @@ constexpr Entry kEntries[] = {
     {"MMoE", kHonoured, "expert_mlp gate_mlp num_expert task_towers", ""},
     {"DBMTL", kHonoured, "bottom_mlp expert_mlp gate_mlp num_expert task_towers mask_net", ""},
     {"PLE", kHonoured, "extraction_networks task_towers", ""},
-    {"DC2VR", kRefused, "*", ""},
+    {"DC2VR", kHonoured, "bottom_mlp expert_mlp gate_mlp num_expert task_towers", ""},
     {"PEPNet", kHonoured,
      "epnet_hidden_unit epnet_gamma ppnet_hidden_units ppnet_activation ppnet_dropout_ratio ppnet_gamma "
      "domain_input_name task_domain_num task_towers",
@@ -400,7 +400,10 @@ constexpr Entry kEntries[] = {
      "relation_mlp sample_weight_name task_space_indicator_label in_task_space_weight "
      "out_task_space_weight pareto_min_loss_weight train_metrics",
      ""},
-    {"InterventionTaskTower", kRefused, "*", ""},
+    {"InterventionTaskTower", kHonoured,
+     "tower_name label_name metrics losses num_class mlp weight intervention_tower_names low_rank_dim dropout_ratio "
+     "task_space_indicator_label in_task_space_weight out_task_space_weight pareto_min_loss_weight train_metrics",
+     ""},
     {"FusionSubTaskConfig", kRefused, "*", ""},
     {"FusionMTLTower", kRefused, "*", ""},
     {"MultiWindowDINTower", kRefused, "*", ""},

@@ -11,6 +11,7 @@
 #include "models/match/dssm_v2.h"
 #include "models/match/mind.h"
 #include "models/multi_task/dbmtl.h"
+#include "models/multi_task/dc2vr.h"
 #include "models/multi_task/mmoe.h"
 #include "models/multi_task/pepnet.h"
 #include "models/multi_task/ple.h"
@@ -65,6 +66,7 @@ const std::map<std::string, Factory>& model_types() {
       {"ple", make<PLE>},
       {"mmoe", make<MMoE>},
       {"pepnet", make<PEPNet>},
+      {"dc2vr", make<DC2VR>},
       // match/
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},

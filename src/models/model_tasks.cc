@@ -1,6 +1,7 @@
 #include "models/model_tasks.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_set>
 
 #include <c10/util/Exception.h>
@@ -15,8 +16,8 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Tower: protos::TaskTower or protos::BayesTaskTower (same field names). default_label: the label
-// of a tower without label_name ("" = required).
+// Tower: protos::TaskTower, BayesTaskTower or InterventionTaskTower (same field names; the last has
+// no sample_weight_name). default_label: the label of a tower without label_name ("" = required).
 template <class Tower>
 ModelTask tower_task(const Tower& tower, const std::string& path, const std::vector<std::string>& labels,
                      const std::vector<std::string>& sample_weights, const std::string& default_label = "") {
@@ -35,12 +36,15 @@ ModelTask tower_task(const Tower& tower, const std::string& path, const std::vec
                                   path, task.label_name, fmt::join(labels, ", ")));
   }
   if (task.num_class < 1) throw ConfigError(fmt::format("{}.num_class: must be >= 1, got 0", path));
-  task.weighted = tower.has_sample_weight_name() || tower.has_weight() || tower.has_task_space_indicator_label();
-  task.sample_weight_name = tower.sample_weight_name();
-  if (tower.has_sample_weight_name() && !contains(sample_weights, task.sample_weight_name)) {
-    throw ConfigError(fmt::format(
-        "{}.sample_weight_name: '{}' is not one of data_config.sample_weight_fields [{}]; add it there", path,
-        task.sample_weight_name, fmt::join(sample_weights, ", ")));
+  task.weighted = tower.has_weight() || tower.has_task_space_indicator_label();
+  if constexpr (!std::is_same_v<Tower, protos::InterventionTaskTower>) {
+    task.weighted = task.weighted || tower.has_sample_weight_name();
+    task.sample_weight_name = tower.sample_weight_name();
+    if (tower.has_sample_weight_name() && !contains(sample_weights, task.sample_weight_name)) {
+      throw ConfigError(fmt::format(
+          "{}.sample_weight_name: '{}' is not one of data_config.sample_weight_fields [{}]; add it there", path,
+          task.sample_weight_name, fmt::join(sample_weights, ", ")));
+    }
   }
   task.weight = tower.weight();
   task.task_space_indicator_label = tower.task_space_indicator_label();
@@ -61,7 +65,8 @@ bool is_multi_task(const protos::ModelConfig& model_config) {
   return model_config.model_case() == protos::ModelConfig::kMmoe ||
          model_config.model_case() == protos::ModelConfig::kDbmtl ||
          model_config.model_case() == protos::ModelConfig::kPle ||
-         model_config.model_case() == protos::ModelConfig::kPepnet;
+         model_config.model_case() == protos::ModelConfig::kPepnet ||
+         model_config.model_case() == protos::ModelConfig::kDc2Vr;
 }
 
 bool is_match_model(const protos::ModelConfig& model_config) {
@@ -117,6 +122,9 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
                          false);
     case protos::ModelConfig::kPepnet:
       return tower_tasks(model_config.pepnet().task_towers(), "model_config.pepnet.task_towers", labels,
+                         sample_weights, false);
+    case protos::ModelConfig::kDc2Vr:
+      return tower_tasks(model_config.dc2vr().task_towers(), "model_config.dc2vr.task_towers", labels,
                          sample_weights, false);
     case protos::ModelConfig::kDbmtl:
       return tower_tasks(model_config.dbmtl().task_towers(), "model_config.dbmtl.task_towers", labels,

@@ -51,7 +51,8 @@ struct ModelTask {
   bool training_only = false;
 };
 
-// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple, pepnet).
+// Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple, pepnet,
+// dc2vr).
 bool is_multi_task(const protos::ModelConfig& model_config);
 // Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind).
 bool is_match_model(const protos::ModelConfig& model_config);
