@@ -190,7 +190,7 @@ model_config {
   const std::string n = "model_config.ple.extraction_networks[0]";
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].share_expert_net.hidden_units": [4]})"),
                          n, "must end in the same width"));
-  EXPECT_TRUE(NotSupported(edited(base, R"({"model_config.ple.extraction_networks[0].share_num": 0})"), n + ".share_num"));
+  EXPECT_TRUE(NoProblems(edited(base, R"({"model_config.ple.extraction_networks[0].share_num": 0})")));
   EXPECT_TRUE(HasProblem(edited(base, R"({"model_config.ple.extraction_networks[0].expert_num_per_task": 0})"),
                          n + ".expert_num_per_task", "must be >= 1"));
   auto no_nets = base;

@@ -25,9 +25,7 @@ ExtractionNetImpl::ExtractionNetImpl(const std::vector<int64_t>& in_task_dims, i
   if (expert_num_per_task < 1) {
     throw ConfigError(fmt::format("{}.expert_num_per_task: must be >= 1, got {}", config_path, expert_num_per_task));
   }
-  if (share_num < 1) {
-    throw NotSupportedError(fmt::format("{}.share_num {} (PLE without shared experts)", config_path, share_num));
-  }
+  if (share_num < 0) throw ConfigError(fmt::format("{}.share_num: must be >= 0, got {}", config_path, share_num));
   if (in_task_dims.empty()) throw ConfigError(config_path + ": needs at least one task tower");
   if (share_expert_net.hidden_units.empty() || task_expert_net.hidden_units.empty() ||
       share_expert_net.hidden_units.back() != task_expert_net.hidden_units.back()) {

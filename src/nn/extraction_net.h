@@ -21,7 +21,8 @@ namespace tzrec::nn {
 class ExtractionNetImpl : public torch::nn::Module {
  public:
   // in_task_dims: the input width of each task; in_shared: the shared input width. The task and
-  // shared experts must end in the same width (their outputs are mixed by the gates). Throws
+  // shared experts must end in the same width (their outputs are mixed by the gates). share_num
+  // may be 0 (no shared experts; the shared gate, if any, mixes the task experts). Throws
   // tzrec::ConfigError naming config_path for bad sizes.
   ExtractionNetImpl(const std::vector<int64_t>& in_task_dims, int64_t in_shared, int64_t share_num,
                     int64_t expert_num_per_task, const MLPOptions& share_expert_net,

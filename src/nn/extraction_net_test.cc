@@ -57,7 +57,27 @@ TEST(ExtractionNet, NamesAndGatingMatchPlainOps) {
 TEST(ExtractionNet, RejectsBadSizes) {
   EXPECT_THROW(ExtractionNet(std::vector<int64_t>{5}, 5, 1, 2, relu_mlp({6}), relu_mlp({4}), false, "ple"), ConfigError);
   EXPECT_THROW(ExtractionNet(std::vector<int64_t>{5}, 5, 1, 0, relu_mlp({6}), relu_mlp({6}), false, "ple"), ConfigError);
-  EXPECT_THROW(ExtractionNet(std::vector<int64_t>{5}, 5, 0, 1, relu_mlp({6}), relu_mlp({6}), false, "ple"), NotSupportedError);
+}
+
+// share_num 0 (tzrec/modules/extraction_net.py with an empty _shared_layers): the task gates mix
+// the task's own experts, the shared gate all task experts.
+TEST(ExtractionNet, WithoutSharedExperts) {
+  torch::manual_seed(7);
+  ExtractionNet net(std::vector<int64_t>{5, 3}, 4, 0, 2, relu_mlp({6}), relu_mlp({6}), /*final_network=*/false, "ple");
+  auto p = net->named_parameters();
+  EXPECT_EQ(p.find("_shared_layers.0.mlp.0.perceptron.0.weight"), nullptr);
+  EXPECT_EQ(p["_shared_gate.weight"].sizes(), (std::vector<int64_t>{4, 4}));  // 2 tasks × 2
+  EXPECT_EQ(p["_task_gates.0.weight"].sizes(), (std::vector<int64_t>{2, 5}));
+  auto expert = [&](const std::string& prefix, const torch::Tensor& x) {
+    return torch::relu(x.matmul(p[prefix + ".mlp.0.perceptron.0.weight"].t()) + p[prefix + ".mlp.0.perceptron.0.bias"]);
+  };
+  auto t0 = torch::randn({7, 5}), t1 = torch::randn({7, 3}), s = torch::randn({7, 4});
+  auto [tasks, shared] = net->forward({t0, t1}, s);
+  std::vector<torch::Tensor> e0 = {expert("_task_layers.0.0", t0), expert("_task_layers.0.1", t0)};
+  std::vector<torch::Tensor> e1 = {expert("_task_layers.1.0", t1), expert("_task_layers.1.1", t1)};
+  EXPECT_TRUE(torch::allclose(tasks[0], gate(p, "_task_gates.0", t0, e0), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(tasks[1], gate(p, "_task_gates.1", t1, e1), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(shared, gate(p, "_shared_gate", s, {e0[0], e0[1], e1[0], e1[1]}), 1e-5, 1e-6));
 }
 
 }  // namespace extraction_net_test
