@@ -212,8 +212,8 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
-     "rocket_launching mmoe dbmtl ple pepnet dc2vr dssm dssm_v2 dat mind num_class losses metrics train_metrics variational_dropout "
-     "use_pareto_loss_weight",
+     "rocket_launching mmoe dbmtl ple pepnet dc2vr dssm dssm_v2 dat mind num_class losses metrics train_metrics "
+     "variational_dropout use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
      "simple_multi_task dlrm_hstu ultra_hstu "
@@ -297,10 +297,9 @@ constexpr Entry kEntries[] = {
     {"SparseOptimizer", kHonoured,
      "sgd_optimizer adagrad_optimizer adam_optimizer lars_sgd_optimizer lamb_optimizer "
      "partial_rowwise_lamb_optimizer partial_rowwise_adam_optimizer rowwise_adagrad_optimizer "
-     "constant_learning_rate exponential_decay_learning_rate manual_step_learning_rate "
-     "cosine_annealing_learning_rate cosine_annealing_warm_restarts_learning_rate",
+     "adadelta_optimizer rmsprop_optimizer constant_learning_rate exponential_decay_learning_rate "
+     "manual_step_learning_rate cosine_annealing_learning_rate cosine_annealing_warm_restarts_learning_rate",
      ""},
-    {"SparseOptimizer", kRefused, "adadelta_optimizer rmsprop_optimizer", ""},
     {"DenseOptimizer", kHonoured,
      "sgd_optimizer adagrad_optimizer adam_optimizer adamw_optimizer adadelta_optimizer "
      "rmsprop_optimizer constant_learning_rate exponential_decay_learning_rate "

@@ -182,6 +182,20 @@ struct Reference {
         torch::Tensor ratio = w0.norm(2, {1}, true) / r.norm(2, {1}, true);
         return w0 - lr * ratio * r;
       }
+      case Kind::kAdadelta: {  // torch.optim.Adadelta's step
+        torch::Tensor gg = g + wd * w0;
+        torch::Tensor sq = get(m1[t]) * o.beta1 + gg * gg * (1 - o.beta1);
+        torch::Tensor delta = (get(m2[t]) + eps).sqrt() / (sq + eps).sqrt() * gg;
+        put(m1[t], sq);
+        put(m2[t], get(m2[t]) * o.beta1 + delta * delta * (1 - o.beta1));
+        return w0 - lr * delta;
+      }
+      case Kind::kRmsprop: {  // torch.optim.RMSprop's step (momentum 0, not centered)
+        torch::Tensor gg = g + wd * w0;
+        torch::Tensor sq = get(m1[t]) * o.beta1 + gg * gg * (1 - o.beta1);
+        put(m1[t], sq);
+        return w0 - lr * gg / (sq.sqrt() + eps);
+      }
       case Kind::kLarsSgd: {
         torch::Tensor wn = w0.norm(2, {1}, true), gn = g.norm(2, {1}, true);
         torch::Tensor a = lr * o.eta * wn / (gn + wd * wn);
@@ -281,7 +295,8 @@ TEST_P(FusedOptimizerTest, MatchesReferenceWithFp16Storage) {
 INSTANTIATE_TEST_SUITE_P(AllKinds, FusedOptimizerTest,
                          ::testing::Values(Kind::kSgd, Kind::kAdagrad, Kind::kRowwiseAdagrad, Kind::kAdam,
                                            Kind::kLamb, Kind::kPartialRowwiseAdam,
-                                           Kind::kPartialRowwiseLamb, Kind::kLarsSgd),
+                                           Kind::kPartialRowwiseLamb, Kind::kLarsSgd, Kind::kAdadelta,
+                                           Kind::kRmsprop),
                          [](const auto& info) { return optimizer_name(info.param); });
 
 TEST(FusedEmbeddingBagsTest, RowwiseAdagradWeightDecayModes) {

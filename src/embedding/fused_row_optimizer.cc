@@ -170,6 +170,32 @@ void update_lars_sgd(const RowUpdateScalars& s, int64_t D, float* __restrict w,
   }
 }
 
+TZREC_SIMD_CLONES
+void update_adadelta(const RowUpdateScalars& s, int64_t D, float* __restrict w, const float* __restrict g,
+                     float* __restrict m1, float* __restrict m2) {
+  const float rho = s.beta1, eps = s.eps, wd = s.weight_decay, lr = s.lr;
+  for (int64_t d = 0; d < D; ++d) {
+    const float gd = g[d] + wd * w[d];
+    const float sq = rho * m1[d] + (1.0f - rho) * gd * gd;
+    m1[d] = sq;
+    const float delta = std::sqrt(m2[d] + eps) / std::sqrt(sq + eps) * gd;
+    m2[d] = rho * m2[d] + (1.0f - rho) * delta * delta;
+    w[d] -= lr * delta;
+  }
+}
+
+TZREC_SIMD_CLONES
+void update_rmsprop(const RowUpdateScalars& s, int64_t D, float* __restrict w, const float* __restrict g,
+                    float* __restrict m1) {
+  const float alpha = s.beta1, eps = s.eps, wd = s.weight_decay, lr = s.lr;
+  for (int64_t d = 0; d < D; ++d) {
+    const float gd = g[d] + wd * w[d];
+    const float sq = alpha * m1[d] + (1.0f - alpha) * gd * gd;
+    m1[d] = sq;
+    w[d] -= lr * gd / (std::sqrt(sq) + eps);
+  }
+}
+
 }  // namespace
 
 OptimizerStateLayout state_layout(FusedOptimizerKind kind) {
@@ -184,6 +210,8 @@ OptimizerStateLayout state_layout(FusedOptimizerKind kind) {
     case K::kPartialRowwiseAdam: return {W::kFull, W::kRow, true};
     case K::kPartialRowwiseLamb: return {W::kFull, W::kRow, true};
     case K::kLarsSgd: return {W::kFull, W::kNone, false};
+    case K::kAdadelta: return {W::kFull, W::kFull, false};
+    case K::kRmsprop: return {W::kFull, W::kNone, false};
   }
   return {};
 }
@@ -199,6 +227,8 @@ std::string optimizer_name(FusedOptimizerKind kind) {
     case K::kPartialRowwiseAdam: return "partial_rowwise_adam";
     case K::kPartialRowwiseLamb: return "partial_rowwise_lamb";
     case K::kLarsSgd: return "lars_sgd";
+    case K::kAdadelta: return "adadelta";
+    case K::kRmsprop: return "rmsprop";
   }
   return "unknown";
 }
@@ -252,6 +282,8 @@ void apply_row_update(const RowUpdateScalars& s, int64_t D, float* w, float* g, 
       apply_trust_ratio(s.lr, D, w, g);
       return;
     case K::kLarsSgd: update_lars_sgd(s, D, w, g, m1); return;
+    case K::kAdadelta: update_adadelta(s, D, w, g, m1, m2); return;
+    case K::kRmsprop: update_rmsprop(s, D, w, g, m1); return;
   }
 }
 

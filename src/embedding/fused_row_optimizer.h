@@ -23,6 +23,14 @@
 //                     r = (m1/bc1) / (sqrt(m2/bc2) + eps) + wd*w ;  w -= lr * (|w| / |r|) * r
 //   lars_sgd:         a = lr * eta * |w| / (|g| + wd*|w|) ;                           m1 [rows, D]
 //                     m1 = momentum*m1 + a*(g + wd*w) ;  w -= m1
+//   adadelta:         g' = g + wd*w ;  m1 = rho*m1 + (1-rho)*g'^2 ;                  m1, m2 [rows, D]
+//                     delta = sqrt(m2 + eps) / sqrt(m1 + eps) * g' ;  m2 = rho*m2 + (1-rho)*delta^2 ;
+//                     w -= lr * delta                                      (rho in the beta1 slot)
+//   rmsprop:          g' = g + wd*w ;  m1 = alpha*m1 + (1-alpha)*g'^2 ;                m1 [rows, D]
+//                     w -= lr * g' / (sqrt(m1) + eps)                      (alpha in the beta1 slot)
+// TorchEasyRec's sparse adadelta / rmsprop kernels are not in the public FBGEMM; these two are
+// torch.optim.Adadelta / RMSprop (momentum 0, not centered) applied element-wise to the rows a
+// batch touches, with the state per element (docs/tzrec-compatibility.md §2.7).
 // Where FBGEMM would divide 0 by 0 (a zero row in lamb / lars), the factor is taken as 0.
 // Math is float32 (FBGEMM's accumulation type); the step-dependent factors are computed in double.
 #pragma once
@@ -41,6 +49,8 @@ enum class FusedOptimizerKind {
   kPartialRowwiseAdam,
   kPartialRowwiseLamb,
   kLarsSgd,
+  kAdadelta,
+  kRmsprop,
 };
 
 // FBGEMM's WeightDecayMode, used by rowwise_adagrad only.
@@ -56,7 +66,8 @@ struct FusedOptimizerOptions {
   bool gradient_clipping = false;
   double max_gradient = 1.0;
   double initial_accumulator_value = 0.0;  // adagrad, rowwise_adagrad: initial m1
-  double beta1 = 0.9, beta2 = 0.999;       // adam, lamb, partial_rowwise_adam/lamb
+  double beta1 = 0.9, beta2 = 0.999;       // adam, lamb, partial_rowwise_adam/lamb; beta1: rho of
+                                           // adadelta, alpha of rmsprop
   double weight_decay = 0.0;               // every kind but sgd / adagrad
   WeightDecayMode weight_decay_mode = WeightDecayMode::kNone;  // rowwise_adagrad
   double eps = 1e-8;
@@ -75,7 +86,7 @@ struct OptimizerStateLayout {
 
 OptimizerStateLayout state_layout(FusedOptimizerKind kind);
 // "sgd", "adagrad", "rowwise_adagrad", "adam", "lamb", "partial_rowwise_adam",
-// "partial_rowwise_lamb", "lars_sgd".
+// "partial_rowwise_lamb", "lars_sgd", "adadelta", "rmsprop".
 std::string optimizer_name(FusedOptimizerKind kind);
 // Initial value of momentum1 (initial_accumulator_value for the adagrads, 0 otherwise); momentum2
 // always starts at 0.

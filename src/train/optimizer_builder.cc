@@ -133,6 +133,23 @@ embedding::FusedOptimizerOptions sparse_optimizer_options(const protos::SparseOp
       o.weight_decay = c.weight_decay();
       break;
     }
+    // FBGEMM's argument slots: rho (adadelta) and alpha (rmsprop) travel as beta1.
+    case protos::SparseOptimizer::kAdadeltaOptimizer: {
+      const auto& c = config.adadelta_optimizer();
+      common(c, Kind::kAdadelta);
+      o.beta1 = c.rho();
+      o.eps = c.eps();
+      o.weight_decay = c.weight_decay();
+      break;
+    }
+    case protos::SparseOptimizer::kRmspropOptimizer: {
+      const auto& c = config.rmsprop_optimizer();
+      common(c, Kind::kRmsprop);
+      o.beta1 = c.alpha();
+      o.eps = c.eps();
+      o.weight_decay = c.weight_decay();
+      break;
+    }
     case protos::SparseOptimizer::kRowwiseAdagradOptimizer: {
       const auto& c = config.rowwise_adagrad_optimizer();
       common(c, Kind::kRowwiseAdagrad);

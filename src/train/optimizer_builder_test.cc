@@ -51,15 +51,23 @@ TEST(OptimizerBuilder, SparseAdagradAndAdam) {
   EXPECT_EQ(learning_rate(parse<protos::SparseOptimizer>("adam_optimizer { lr: 0.001 }")), f32(0.001));
 }
 
-TEST(OptimizerBuilder, SparseUnsupportedAndMissing) {
-  try {
-    sparse_optimizer_options(parse<protos::SparseOptimizer>("adadelta_optimizer { lr: 0.01 }"));
-    FAIL();
-  } catch (const NotSupportedError& e) {
-    EXPECT_EQ(std::string(e.what()), "not supported yet: train_config.sparse_optimizer.adadelta_optimizer");
-  }
-  EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>("rmsprop_optimizer { lr: 0.01 }")),
-               NotSupportedError);
+// rho / alpha travel in FBGEMM's beta1 slot (TorchEasyRec's create_sparse_optimizer).
+TEST(OptimizerBuilder, SparseAdadeltaAndRmsprop) {
+  auto d = sparse_optimizer_options(parse<protos::SparseOptimizer>(
+      "adadelta_optimizer { lr: 0.5 rho: 0.8 weight_decay: 0.01 gradient_clipping: true }"));
+  EXPECT_EQ(d.kind, SparseKind::kAdadelta);
+  EXPECT_EQ(d.lr, f32(0.5));
+  EXPECT_EQ(d.beta1, f32(0.8));
+  EXPECT_EQ(d.eps, f32(1e-6));
+  EXPECT_EQ(d.weight_decay, f32(0.01));
+  EXPECT_TRUE(d.gradient_clipping);
+  auto r = sparse_optimizer_options(parse<protos::SparseOptimizer>("rmsprop_optimizer { lr: 0.01 }"));
+  EXPECT_EQ(r.kind, SparseKind::kRmsprop);
+  EXPECT_EQ(r.beta1, f32(0.99));
+  EXPECT_EQ(r.eps, f32(1e-8));
+}
+
+TEST(OptimizerBuilder, SparseMissing) {
   EXPECT_THROW(sparse_optimizer_options(parse<protos::SparseOptimizer>("constant_learning_rate {}")),
                ConfigError);
 }

@@ -53,17 +53,14 @@ std::string check_error(const protos::EasyRecConfig& config) {
 
 TEST(TrainConfigRules, Optimizers) {
   EXPECT_TRUE(Builds(base()));
-  for (const char* sparse : {"rowwise_adagrad_optimizer", "lamb_optimizer", "adam_optimizer", "adagrad_optimizer"}) {
+  for (const char* sparse : {"rowwise_adagrad_optimizer", "lamb_optimizer", "adam_optimizer", "adagrad_optimizer",
+                             "adadelta_optimizer", "rmsprop_optimizer"}) {
     EXPECT_TRUE(Builds(base(std::string("train_config { sparse_optimizer { ") + sparse + " {} } }"))) << sparse;
   }
   for (const char* dense : {"rmsprop_optimizer", "adadelta_optimizer", "adamw_optimizer", "sgd_optimizer",
                             "adagrad_optimizer"}) {
     EXPECT_TRUE(Builds(base(std::string("train_config { dense_optimizer { ") + dense + " {} } }"))) << dense;
   }
-  EXPECT_TRUE(Fails(base("train_config { sparse_optimizer { adadelta_optimizer {} } }"),
-                    "not supported yet: train_config.sparse_optimizer.adadelta_optimizer"));
-  EXPECT_TRUE(Fails(base("train_config { sparse_optimizer { rmsprop_optimizer {} } }"),
-                    "not supported yet: train_config.sparse_optimizer.rmsprop_optimizer"));
   auto no_sparse = base();
   no_sparse.mutable_train_config()->clear_sparse_optimizer();
   EXPECT_TRUE(Fails(no_sparse, "train_config.sparse_optimizer: no optimizer is set; add one of sgd_optimizer"));
