@@ -11,24 +11,20 @@
 // final_mlp, output_mlp.
 #pragma once
 
-#include "models/model.h"
+#include "models/rank/dense_sparse_model.h"
 #include "nn/interaction_arch.h"
 #include "nn/mlp.h"
 
 namespace tzrec::models {
 
-class DLRM : public Model {
+class DLRM : public DenseSparseModel {
  public:
   DLRM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
        std::vector<std::string> labels, std::vector<std::string> sample_weights);
   TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
-  std::string sparse_group_;  // "sparse", or the only feature group
-  int64_t sparse_num_ = 0;    // N
-  int64_t sparse_dim_ = 0;    // D
   bool arch_with_sparse_ = true;
-  nn::MLP dense_mlp_{nullptr};  // only with a "dense" group next to "sparse"
   nn::InteractionArch interaction_{nullptr};
   nn::MLP final_mlp_{nullptr};
   torch::nn::Linear output_mlp_{nullptr};

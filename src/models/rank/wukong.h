@@ -11,23 +11,18 @@
 
 #include <vector>
 
-#include "models/model.h"
-#include "nn/mlp.h"
+#include "models/rank/dense_sparse_model.h"
 #include "nn/wukong_layer.h"
 
 namespace tzrec::models {
 
-class WuKong : public Model {
+class WuKong : public DenseSparseModel {
  public:
   WuKong(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
          std::vector<std::string> labels, std::vector<std::string> sample_weights);
   TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
-  std::string sparse_group_;  // "sparse", or the only feature group
-  int64_t sparse_num_ = 0;    // sparse features
-  int64_t sparse_dim_ = 0;    // D
-  nn::MLP dense_mlp_{nullptr};  // only with a "dense" group next to the sparse one
   std::vector<nn::WuKongLayer> layers_;
   nn::MLP final_mlp_{nullptr};
   torch::nn::Linear output_mlp_{nullptr};
