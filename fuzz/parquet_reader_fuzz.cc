@@ -15,9 +15,9 @@
 //       -lfmt -lsnappy -lzstd -llz4 -lbrotlidec -lbrotlienc -lz -lpthread -o build-fuzz-parquet
 //   mkdir -p /tmp/parquet_fuzz_corpus
 //   ./build-fuzz-parquet -max_total_time=60 -rss_limit_mb=2048 /tmp/parquet_fuzz_corpus \
-//       tests/data/parquet-testing
+//       tests/data/parquet-testing tests/data/parquet-writers
 //
-// (The first directory collects new inputs; the second seeds the run with the public corpus. Seed
+// (The first directory collects new inputs; the others seed the run with the test corpora. Seed
 // directories are read recursively, so expected/*.json is fuzzed too; harmless, but the smoke
 // test copies only the .parquet files. To replay a crash: ./build-fuzz-parquet crash-<hash>.)
 #include <cstddef>
@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "parquet/file_reader.h"
+#include "parquet/json_rows.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tzrec::parquet;
@@ -42,7 +43,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // null rows.
     const int64_t n = reader->num_rows();
     const int64_t end = n < 4096 ? n : 4096;
-    reader->read(std::vector<std::string>{}, 0, end);
+    Table table = reader->read(std::vector<std::string>{}, 0, end);
+    // Record assembly and value conversion (nested structs / maps / lists, definition levels
+    // of null structs, FLOAT16, INT96, decimals of any width), as `tzrec parquet_cat` prints.
+    const int64_t shown = table.num_rows < 64 ? table.num_rows : 64;
+    for (int64_t r = 0; r < shown; ++r) row_to_json(table, reader->schema(), r).dump(-1, ' ', false, Json::error_handler_t::replace);
     if (end > 2) reader->read(std::vector<std::string>{}, end / 2, end);
     RowGroupStream stream(reader.get(), reader->resolve_columns({}), 0, end);
     while (stream.next()) {

@@ -2,6 +2,8 @@
 // reach for when a training job rejects their data.
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "base/text.h"
 #include "base/error.h"
 #include "cli/commands.h"
@@ -44,12 +46,19 @@ Action add_parquet_cat_command(CLI::App& app) {
     if (flags->offset >= end) return 0;
     // Row-group batches keep memory bounded on large files.
     parquet::RowGroupStream stream(reader.get(), columns, flags->offset, end);
+    int64_t stream_row = flags->offset;  // file row of the batch's first row
     while (auto table = stream.next()) {
       for (int64_t row = 0; row < table->num_rows; ++row) {
-        const auto json = parquet::row_to_json(*table, reader->schema(), row);
+        parquet::Json json;
+        try {
+          json = parquet::row_to_json(*table, reader->schema(), row);
+        } catch (const DataError& e) {
+          throw DataError(fmt::format("parquet file '{}', row {}: {}", flags->path, stream_row + row, e.what()));
+        }
         std::fputs(json.dump(-1, ' ', false, parquet::Json::error_handler_t::replace).c_str(), stdout);
         std::fputc('\n', stdout);
       }
+      stream_row += table->num_rows;
     }
     return 0;
   };

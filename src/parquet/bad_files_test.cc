@@ -157,10 +157,20 @@ TEST(BadFiles, PageSizeBeyondFileEnd) {
 }
 
 TEST(BadFiles, UnsupportedCodec) {
-  for (auto [codec, name] : {std::pair{Compression::kLzo, "LZO"}, std::pair{Compression::kLz4, "LZ4"}}) {
-    std::string msg = read_error(make_file({plain_page({1})}, 1, codec));
-    expect_mentions(msg, {"bad.parquet", "column 'x'", "unsupported codec", name});
-  }
+  std::string msg = read_error(make_file({plain_page({1})}, 1, Compression::kLzo));
+  expect_mentions(msg, {"bad.parquet", "column 'x'", "unsupported codec", "LZO"});
+}
+
+// The deprecated LZ4 codec is read (Hadoop framing, else a raw block); bytes that are neither
+// give one error naming the file, column and page.
+TEST(BadFiles, Lz4NeitherHadoopNorRawBlock) {
+  RawPage p = plain_page({1, 2, 3});
+  p.keep_sizes = true;
+  p.header.uncompressed_page_size = static_cast<int32_t>(p.body.size());
+  p.body = std::string("\x00\x00\x00\x0c\x00\x00\x00\x40garbage!", 16);
+  p.header.compressed_page_size = static_cast<int32_t>(p.body.size());
+  std::string msg = read_error(make_file({p}, 3, Compression::kLz4));
+  expect_mentions(msg, {"bad.parquet", "row group 0", "column 'x'", "page 0", "LZ4"});
 }
 
 TEST(BadFiles, ChecksumMismatch) {

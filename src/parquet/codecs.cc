@@ -55,6 +55,32 @@ void gunzip(const uint8_t* data, size_t size, uint8_t* out, size_t out_size) {
   if (out_pos != out_size) size_mismatch(Compression::kGzip, out_pos, out_size);
 }
 
+uint32_t load_be32(const uint8_t* p) {
+  return (static_cast<uint32_t>(p[0]) << 24) | (static_cast<uint32_t>(p[1]) << 16) | (static_cast<uint32_t>(p[2]) << 8) |
+         static_cast<uint32_t>(p[3]);
+}
+
+// Hadoop's framing of LZ4 (what parquet-mr wrote for the deprecated LZ4 codec): a sequence of
+// blocks, each [4-byte big-endian uncompressed size][4-byte big-endian compressed size][raw LZ4
+// block]. Returns false (without throwing) when the bytes are not in that framing or do not
+// decompress to exactly out_size bytes, so that the caller can try the raw block form.
+bool lz4_hadoop(const uint8_t* data, size_t size, uint8_t* out, size_t out_size) {
+  size_t in_pos = 0;
+  size_t out_pos = 0;
+  while (size - in_pos >= 8) {
+    const uint32_t usize = load_be32(data + in_pos);
+    const uint32_t csize = load_be32(data + in_pos + 4);
+    in_pos += 8;
+    if (csize > size - in_pos || usize > out_size - out_pos || csize > INT_MAX || usize > INT_MAX) return false;
+    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(data + in_pos), reinterpret_cast<char*>(out + out_pos),
+                                  static_cast<int>(csize), static_cast<int>(usize));
+    if (got < 0 || static_cast<uint32_t>(got) != usize) return false;
+    in_pos += csize;
+    out_pos += usize;
+  }
+  return in_pos == size && out_pos == out_size;
+}
+
 }  // namespace
 
 bool codec_supported(Compression codec) {
@@ -63,6 +89,7 @@ bool codec_supported(Compression codec) {
     case Compression::kSnappy:
     case Compression::kGzip:
     case Compression::kZstd:
+    case Compression::kLz4:
     case Compression::kLz4Raw:
     case Compression::kBrotli: return true;
     default: return false;
@@ -99,6 +126,17 @@ void decompress(Compression codec, const uint8_t* data, size_t size, uint8_t* ou
       if (static_cast<size_t>(got) != out_size) size_mismatch(codec, static_cast<size_t>(got), out_size);
       return;
     }
+    case Compression::kLz4: {
+      // The deprecated LZ4 codec id: parquet-mr wrote Hadoop-framed blocks, other writers (older
+      // parquet-cpp) a bare LZ4 block. Like other readers, try the Hadoop framing first.
+      if (lz4_hadoop(data, size, out, out_size)) return;
+      if (size > INT_MAX || out_size > INT_MAX) throw_decode_error("LZ4: page larger than 2 GiB");
+      int got = LZ4_decompress_safe(reinterpret_cast<const char*>(data), reinterpret_cast<char*>(out),
+                                    static_cast<int>(size), static_cast<int>(out_size));
+      if (got < 0) throw_decode_error("LZ4: corrupt data (neither Hadoop-framed LZ4 blocks nor a raw LZ4 block)");
+      if (static_cast<size_t>(got) != out_size) size_mismatch(codec, static_cast<size_t>(got), out_size);
+      return;
+    }
     case Compression::kBrotli: {
       size_t got = out_size;
       BrotliDecoderResult rc = BrotliDecoderDecompress(size, data, &got, out);
@@ -108,7 +146,7 @@ void decompress(Compression codec, const uint8_t* data, size_t size, uint8_t* ou
     }
     default:
       throw_decode_error(fmt::format("unsupported codec {} (supported: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW, "
-                                     "BROTLI); rewrite the file with one of these",
+                                     "LZ4, BROTLI); rewrite the file with one of these",
                                      to_string(codec)));
   }
 }

@@ -1,5 +1,5 @@
 // Page compression codecs: UNCOMPRESSED, SNAPPY, GZIP (zlib; concatenated members), ZSTD,
-// LZ4_RAW and BROTLI for reading; UNCOMPRESSED, SNAPPY, GZIP and ZSTD for writing.
+// LZ4_RAW, the deprecated LZ4 (Hadoop framing, else a raw block) and BROTLI for reading; UNCOMPRESSED, SNAPPY, GZIP and ZSTD for writing.
 #pragma once
 
 #include <cstddef>

@@ -6,6 +6,8 @@
 //             uint8 (1 present, 0 null) when that list level can be null, else empty.
 //             lists[0] has one list per row.
 //   validity  [num_values] uint8 per leaf slot when the leaf can be null, else empty.
+//   defs      (lists[k].defs, defs) definition levels, kept only where validity is ambiguous
+//             (several optional groups between two repeated levels; see ColumnDescriptor).
 //   values    fixed-width types: [num_values * width] bytes (BOOLEAN 1 byte 0/1, INT32/FLOAT 4,
 //             INT64/DOUBLE 8, INT96 12, FIXED_LEN_BYTE_ARRAY type_length); null slots hold zeros.
 //             BYTE_ARRAY: the concatenated bytes, value i = values[offsets[i], offsets[i + 1]).
@@ -81,6 +83,8 @@ class Buffer {
 struct ListLevel {
   std::vector<int64_t> offsets{0};
   std::vector<uint8_t> validity;
+  // [n] definition level of each list, only when descriptor.list_keeps_def[k] (else empty).
+  std::vector<int16_t> defs;
 
   int64_t size() const { return static_cast<int64_t>(offsets.size()) - 1; }
   bool is_null(int64_t i) const { return !validity.empty() && validity[static_cast<size_t>(i)] == 0; }
@@ -91,6 +95,9 @@ struct ColumnData {
   int64_t num_rows = 0;
   std::vector<ListLevel> lists;
   std::vector<uint8_t> validity;
+  // [num_values] definition level of each leaf slot, only when descriptor.leaf_keeps_def (else
+  // empty): tells at which optional ancestor a null slot became null.
+  std::vector<int16_t> defs;
   Buffer values;
   std::vector<int64_t> offsets;  // BYTE_ARRAY only
 

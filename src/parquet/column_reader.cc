@@ -81,7 +81,7 @@ void ColumnChunkReader::read(const std::vector<PageRange>& ranges, int64_t row_b
   row_end_ = row_end;
   if (!codec_supported(codec_)) {
     throw_data_error(context_, fmt::format("unsupported codec {} (supported: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, "
-                                           "LZ4_RAW, BROTLI); rewrite the file with one of these",
+                                           "LZ4_RAW, LZ4, BROTLI); rewrite the file with one of these",
                                            to_string(codec_)));
   }
   for (const PageRange& range : ranges) {
@@ -170,13 +170,26 @@ void ColumnChunkReader::read_data_page(const PageHeader& h, const uint8_t* body,
   if (n < 0 || n > limits_.max_page_values) {
     throw_decode_error(fmt::format("page claims {} values (limit {})", n, limits_.max_page_values));
   }
-  // Rows in this page, when the header tells without decoding: lets us skip whole pages.
+  // Rows in this page, when known without decoding the values: lets us skip whole pages.
   int64_t page_rows = -1;
-  if (v2) {
+  bool v2_rep_decoded = false;
+  if (v2 && column_.max_rep == 0) {
     page_rows = h.data_page_header_v2->num_rows;
-    if (page_rows < 0 || (column_.max_rep == 0 && page_rows != n)) {
-      throw_decode_error(fmt::format("DATA_PAGE_V2 has {} rows for {} values", page_rows, n));
+    if (page_rows != n) throw_decode_error(fmt::format("DATA_PAGE_V2 has {} rows for {} values", page_rows, n));
+  } else if (v2) {
+    // A repeated column's rows are the entries whose repetition level is 0. The header's
+    // num_rows is not trusted: some writers (e.g. parquetjs for bare `repeated` fields) store the
+    // value count there. The levels of a DATA_PAGE_V2 are stored uncompressed, so counting is cheap.
+    const DataPageHeaderV2& d = *h.data_page_header_v2;
+    if (d.repetition_levels_byte_length < 0 ||
+        static_cast<size_t>(d.repetition_levels_byte_length) > static_cast<size_t>(h.compressed_page_size)) {
+      throw_decode_error(fmt::format("DATA_PAGE_V2 repetition levels ({} bytes) exceed the page",
+                                     d.repetition_levels_byte_length));
     }
+    decode_levels_v2(column_.max_rep, body, static_cast<size_t>(d.repetition_levels_byte_length), n, &page_.rep);
+    v2_rep_decoded = true;
+    page_rows = 0;
+    for (int64_t i = 0; i < n; ++i) page_rows += page_.rep[static_cast<size_t>(i)] == 0;
   } else if (column_.max_rep == 0) {
     page_rows = n;
   }
@@ -184,7 +197,10 @@ void ColumnChunkReader::read_data_page(const PageHeader& h, const uint8_t* body,
     if (rows_started_ + page_rows > row_group_rows_) {
       throw_decode_error(fmt::format("pages hold more than the row group's {} rows", row_group_rows_));
     }
-    if (rows_started_ >= row_end_) {
+    // A page that continues the previous row (possible in v1, and from writers that split rows
+    // across v2 pages) is needed while that row is in range.
+    const bool starts_row = !v2_rep_decoded || n == 0 || page_.rep[0] == 0;
+    if (rows_started_ >= row_end_ && starts_row) {
       done_ = true;
       return;
     }
@@ -229,7 +245,7 @@ void ColumnChunkReader::read_data_page(const PageHeader& h, const uint8_t* body,
     if (rep_len + def_len > csize || rep_len + def_len > usize) {
       throw_decode_error(fmt::format("DATA_PAGE_V2 level sections ({} + {} bytes) exceed the page", rep_len, def_len));
     }
-    if (column_.max_rep > 0) decode_levels_v2(column_.max_rep, body, rep_len, n, &page_.rep);
+    if (column_.max_rep > 0 && !v2_rep_decoded) decode_levels_v2(column_.max_rep, body, rep_len, n, &page_.rep);
     if (column_.max_def > 0) decode_levels_v2(column_.max_def, body + rep_len, def_len, n, &page_.def);
     const uint8_t* section = body + rep_len + def_len;
     size_t section_size = csize - rep_len - def_len;
@@ -293,6 +309,9 @@ void ColumnChunkReader::append_flat(int64_t first_row, ColumnData* out) {
     uint8_t* v = out->validity.data() + old;
     const int16_t* def = page_.def.data() + a;
     for (int64_t i = 0; i < count; ++i) v[i] = def[i] == max_def;
+  }
+  if (column_.leaf_keeps_def) {
+    out->defs.insert(out->defs.end(), page_.def.begin() + a, page_.def.begin() + b);
   }
   if (width_ > 0) {
     uint8_t* dst = out->values.grow(static_cast<size_t>(count) * width_);
@@ -379,6 +398,7 @@ void ColumnChunkReader::append_nested(ColumnData* out) {
     for (int k = r;; ++k) {
       if (k == levels) {
         out->lists[static_cast<size_t>(levels - 1)].offsets.back() += 1;
+        if (column_.leaf_keeps_def) out->defs.push_back(d);
         append_value(vi, valid, out);
         break;
       }
@@ -388,6 +408,7 @@ void ColumnChunkReader::append_nested(ColumnData* out) {
       const int16_t rd = column_.repeated_def[static_cast<size_t>(k)];
       const bool present = d >= rd - 1;
       if (column_.list_nullable[static_cast<size_t>(k)]) level.validity.push_back(present ? 1 : 0);
+      if (column_.list_keeps_def[static_cast<size_t>(k)]) level.defs.push_back(d);
       if (d < rd) break;  // null or empty list
     }
   }

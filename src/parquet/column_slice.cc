@@ -22,6 +22,12 @@ void append_validity(const std::vector<uint8_t>& src, int64_t b, int64_t e, int6
   }
 }
 
+// Appends definition levels [b, e) of `src` (kept only for some columns; see ColumnDescriptor).
+void append_defs(const std::vector<int16_t>& src, int64_t b, int64_t e, std::vector<int16_t>* dst) {
+  if (src.empty()) return;
+  dst->insert(dst->end(), src.begin() + b, src.begin() + e);
+}
+
 // Appends offsets (b, e] of `src`, rebased so that src[b] maps to dst->back().
 void append_offsets(const std::vector<int64_t>& src, int64_t b, int64_t e, std::vector<int64_t>* dst) {
   const int64_t shift = dst->back() - src[static_cast<size_t>(b)];
@@ -52,12 +58,14 @@ void append_rows(const ColumnData& src, int64_t begin, int64_t end, ColumnData* 
     if (d.offsets.empty()) d.offsets.push_back(0);
     const int64_t dst_size = d.size();
     append_validity(s.validity, b, e, dst_size, &d.validity);
+    append_defs(s.defs, b, e, &d.defs);
     append_offsets(s.offsets, b, e, &d.offsets);
     b = s.offsets[static_cast<size_t>(b)];
     e = s.offsets[static_cast<size_t>(e)];
   }
   // Leaf slots [b, e).
   append_validity(src.validity, b, e, dst->num_values(), &dst->validity);
+  append_defs(src.defs, b, e, &dst->defs);
   if (src.type() == PhysicalType::kByteArray) {
     if (dst->offsets.empty()) dst->offsets.push_back(0);
     const int64_t vb = src.offsets[static_cast<size_t>(b)];

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "parquet/file_reader.h"
+#include "parquet/json_rows.h"
 #include "parquet/schema.h"
 #include "parquet/writer.h"
 #include "parquet/testing_util.h"
@@ -135,6 +137,28 @@ TEST(ColumnSlice, TypeMismatchIsADataError) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("column 'x' has type INT32"), std::string::npos) << e.what();
   }
+}
+
+// Slices keep the definition levels that tell a null struct from a present struct with null
+// children (DuckDB-written file; its rows are checked against hyparquet in corpus_test.cc).
+TEST(ColumnSlice, KeepsDefinitionLevelsOfNullStructs) {
+  auto reader = FileReader::open(std::string(TZREC_SOURCE_DIR) + "/tests/data/parquet-writers/duckdb_nested_decimals.parquet");
+  Table full = reader->read();
+  ASSERT_FALSE(full.column("s.a").defs.empty());
+  for (int64_t b = 0; b < full.num_rows; ++b) {
+    for (int64_t e = b; e <= full.num_rows; ++e) {
+      Table part;
+      part.num_rows = e - b;
+      for (const ColumnData& c : full.columns) part.columns.push_back(slice_rows(c, b, e));
+      for (int64_t r = b; r < e; ++r) {
+        EXPECT_EQ(row_to_json(part, reader->schema(), r - b), row_to_json(full, reader->schema(), r)) << b << " " << e;
+      }
+    }
+  }
+  Table part;
+  part.num_rows = 1;
+  for (const ColumnData& c : full.columns) part.columns.push_back(slice_rows(c, 1, 2));
+  EXPECT_EQ(row_to_json(part, reader->schema(), 0)["s"].dump(), R"({"a":null,"b":null})");
 }
 
 }  // namespace column_slice_test

@@ -1,6 +1,9 @@
-// Every file of the public parquet-testing corpus (tests/data/parquet-testing, written by
-// parquet-mr, parquet-cpp/pyarrow, Impala, ...) decodes to exactly the rows of its
-// expected/<file>.json, which an independent reader produced (see that folder's README).
+// Every file of the Parquet test corpora decodes to exactly the rows of its expected/<file>.json,
+// which an independent reader produced:
+//   tests/data/parquet-testing — the public apache/parquet-testing corpus (written by parquet-mr,
+//     parquet-cpp/pyarrow, Impala, Spark, parquet-rs, ...; see that folder's README);
+//   tests/data/parquet-writers — files written for these tests with other implementations' npm
+//     packages (@dsnp/parquetjs, DuckDB; see that folder's README and tools/).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +20,15 @@ namespace corpus_test {
 
 using json = nlohmann::ordered_json;
 
-std::string corpus_dir() { return std::string(TZREC_SOURCE_DIR) + "/tests/data/parquet-testing"; }
+std::string data_dir() { return std::string(TZREC_SOURCE_DIR) + "/tests/data"; }
+std::string corpus_dir() { return data_dir() + "/parquet-testing"; }
+const char* const kCorpora[] = {"parquet-testing", "parquet-writers"};
+
+// "corpus/file.parquet" → "corpus/expected/file.parquet.json".
+std::string expected_path(const std::string& rel) {
+  const size_t slash = rel.find('/');
+  return data_dir() + "/" + rel.substr(0, slash) + "/expected/" + rel.substr(slash + 1) + ".json";
+}
 
 // Numbers: integers exactly, floating point with relative tolerance 1e-6 (FLOAT is widened to
 // double in the expected files).
@@ -71,9 +82,12 @@ bool same(const json& got, const json& want, std::string* where, const std::stri
 // exception during test registration, which would abort the whole binary.
 std::vector<std::string> corpus_files() {
   std::vector<std::string> files;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(corpus_dir(), ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() == ".parquet") files.push_back(it->path().filename().string());
+  for (const char* corpus : kCorpora) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(data_dir() + "/" + corpus, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().extension() == ".parquet") files.push_back(std::string(corpus) + "/" + it->path().filename().string());
+    }
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -87,12 +101,12 @@ class CorpusTest : public ::testing::TestWithParam<std::string> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CorpusTest);
 
 void check_file(const std::string& name, int num_threads) {
-  std::ifstream in(corpus_dir() + "/expected/" + name + ".json");
-  ASSERT_TRUE(in) << "missing expected/" << name << ".json";
+  std::ifstream in(expected_path(name));
+  ASSERT_TRUE(in) << "missing " << expected_path(name);
   json expected = json::parse(in);
   ReaderOptions options;
   options.num_threads = num_threads;
-  auto reader = FileReader::open(corpus_dir() + "/" + name, options);
+  auto reader = FileReader::open(data_dir() + "/" + name, options);
   Table table = reader->read();
   ASSERT_EQ(table.num_rows, static_cast<int64_t>(expected.size()));
   JsonOptions jo;
@@ -110,7 +124,7 @@ TEST_P(CorpusTest, DecodesToExpectedRowsOnThreeThreads) { check_file(GetParam(),
 
 // Every row range [b, e) equals the same rows of a full read (row groups and pages skipped).
 TEST_P(CorpusTest, RowRangesMatchFullRead) {
-  auto reader = FileReader::open(corpus_dir() + "/" + GetParam());
+  auto reader = FileReader::open(data_dir() + "/" + GetParam());
   Table full = reader->read();
   const int64_t n = full.num_rows;
   JsonOptions jo;

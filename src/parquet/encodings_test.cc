@@ -5,6 +5,9 @@
 #include <lz4.h>
 
 #include <climits>
+#include <limits>
+#include <cstring>
+#include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -12,6 +15,7 @@
 #include "parquet/codecs.h"
 #include "parquet/encodings.h"
 #include "parquet/errors.h"
+#include "parquet/json_rows.h"
 #include "parquet/metadata.h"
 #include "parquet/rle.h"
 #include "parquet/thrift_compact.h"
@@ -328,6 +332,99 @@ TEST(Codecs, Lz4RawAndBrotliFromTheirReferenceEncoders) {
 TEST(Codecs, Crc32) {
   std::string s = "123456789";
   EXPECT_EQ(crc32(u8(s), s.size()), 0xCBF43926u);  // the CRC-32 check value
+}
+
+// The deprecated LZ4 codec id: Hadoop framing ([BE32 uncompressed][BE32 compressed][LZ4 block],
+// repeated) first, then a bare LZ4 block. Compressed by liblz4's reference encoder.
+TEST(Codecs, Lz4HadoopFramingThenRawBlock) {
+  std::string a, b;
+  for (int i = 0; i < 700; ++i) a += std::to_string(i % 97) + ";";
+  for (int i = 0; i < 300; ++i) b += std::to_string(i * 7 % 13) + "|";
+  auto block = [](const std::string& text) {
+    std::string out(static_cast<size_t>(LZ4_compressBound(static_cast<int>(text.size()))), '\0');
+    int n = LZ4_compress_default(text.data(), out.data(), static_cast<int>(text.size()), static_cast<int>(out.size()));
+    out.resize(static_cast<size_t>(n));
+    return out;
+  };
+  auto be32 = [](size_t v) {
+    std::string s(4, '\0');
+    for (int i = 0; i < 4; ++i) s[static_cast<size_t>(i)] = static_cast<char>((v >> (24 - 8 * i)) & 0xff);
+    return s;
+  };
+  const std::string ca = block(a), cb = block(b);
+  // Two Hadoop blocks in one page.
+  const std::string hadoop = be32(a.size()) + be32(ca.size()) + ca + be32(b.size()) + be32(cb.size()) + cb;
+  std::string back(a.size() + b.size(), '\0');
+  decompress(Compression::kLz4, u8(hadoop), hadoop.size(), reinterpret_cast<uint8_t*>(back.data()), back.size());
+  EXPECT_EQ(back, a + b);
+  // A bare block under the same codec id.
+  const std::string raw = block(a + b);
+  std::string back2(a.size() + b.size(), '\0');
+  decompress(Compression::kLz4, u8(raw), raw.size(), reinterpret_cast<uint8_t*>(back2.data()), back2.size());
+  EXPECT_EQ(back2, a + b);
+  // Neither: truncated.
+  EXPECT_THROW(decompress(Compression::kLz4, u8(hadoop), hadoop.size() - 3, reinterpret_cast<uint8_t*>(back.data()),
+                          back.size()),
+               DecodeError);
+}
+
+// FLOAT16 bit patterns; expected values from hyparquet 1.33.0's parseFloat16 (an independent
+// decoder), which agree with the IEEE 754 binary16 definition.
+TEST(Values, Float16) {
+  struct Case {
+    uint16_t bits;
+    double value;
+  };
+  const Case cases[] = {{0x0000, 0.0},          {0x0001, 5.960464477539063e-8}, {0x8001, -5.960464477539063e-8},
+                        {0x03ff, 0.00006097555160522461}, {0x0400, 0.00006103515625}, {0x3c00, 1.0},
+                        {0xc000, -2.0},         {0x7bff, 65504.0},              {0xfbff, -65504.0},
+                        {0x3555, 0.333251953125}};
+  for (const Case& c : cases) EXPECT_EQ(static_cast<double>(float16_to_float(c.bits)), c.value) << std::hex << c.bits;
+  EXPECT_TRUE(std::signbit(float16_to_float(0x8000)));  // -0 keeps its sign
+  EXPECT_EQ(float16_to_float(0x8000), 0.0f);
+  EXPECT_FALSE(std::signbit(float16_to_float(0x0000)));
+  EXPECT_EQ(float16_to_float(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(float16_to_float(0xfc00), -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(float16_to_float(0x7e00)));
+  EXPECT_TRUE(std::isnan(float16_to_float(0x7c01)));
+}
+
+// INT96 as Spark / parquet-mr convert it (64-bit microseconds, wrapping). The values are those
+// of tests/data/parquet-testing/int96_from_spark.md, written by Spark 3.4.3; the stored
+// (nanos, julian day) pairs are the file's.
+TEST(Values, Int96LikeSpark) {
+  auto int96 = [](int64_t nanos, int32_t julian) {
+    std::string s(12, '\0');
+    std::memcpy(s.data(), &nanos, 8);
+    std::memcpy(s.data() + 8, &julian, 4);
+    return s;
+  };
+  EXPECT_EQ(int96_to_micros(u8(int96(74096123456000, 2460311))), 1704141296123456);
+  EXPECT_EQ(int96_to_micros(u8(int96(10800000000000, 5373484))), 253402225200000000);
+  // Spark overflowed writing 290000-12-31T01:00:00+02:00 and stored negative nanoseconds; its
+  // reader wraps back to the original value.
+  EXPECT_EQ(int96_to_micros(u8(int96(-32509551616000, -105862232))), 9089380393200000000);
+  EXPECT_EQ(iso8601_millis(9089380393200000), "+290000-12-30T23:00:00.000Z");
+  EXPECT_EQ(iso8601_millis(-62198755200000), "-000001-01-01T00:00:00.000Z");  // 2 BC (year -1)
+  EXPECT_EQ(iso8601_millis(253402300799999), "9999-12-31T23:59:59.999Z");
+}
+
+// Decimals of any width print exactly; expected digits from Python's integers
+// (int.from_bytes(b, 'big', signed=True), then the point placed by the scale).
+TEST(Values, DecimalsWiderThan128Bits) {
+  auto hex = [](const std::string& h) {
+    std::string out;
+    for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return out;
+  };
+  EXPECT_EQ(decimal_from_be_bytes(hex("ff0000000000000000000000000027e41b3246bec9b16e398115"), 7),
+            "-160693804425899027554196209234115025684330175921490271.1844587");
+  EXPECT_EQ(decimal_from_be_bytes(hex("008000000000000000000000000000000007"), 40),
+            "4.3556142965880123323311949751266331066375");
+  EXPECT_EQ(decimal_from_be_bytes(hex("ffffffffffffffffffffffffffffffffffff"), 2), "-0.01");
+  EXPECT_EQ(decimal_from_be_bytes(hex("000000000000000000000000000000000000"), 3), "0.000");
+  EXPECT_EQ(decimal_from_be_bytes(hex("ff6a"), 2), "-1.50");
+  EXPECT_EQ(decimal_from_be_bytes("", 0), "0");
 }
 
 }  // namespace encodings_test

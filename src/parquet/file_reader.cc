@@ -215,7 +215,7 @@ void FileReader::read_chunk(int row_group, int column, int64_t lo, int64_t hi, C
       throw_data_error(ctx, fmt::format("corrupt offset index: {}", e.what()));
     }
     const auto& locs = index.page_locations;
-    bool valid = !locs.empty() && locs.front().first_row_index == 0;
+    bool valid = !locs.empty() && locs.front().first_row_index == 0 && locs.back().first_row_index < rg.num_rows;
     for (size_t i = 0; valid && i < locs.size(); ++i) {
       valid = locs[i].offset >= start && locs[i].compressed_page_size > 0 &&
               locs[i].offset + locs[i].compressed_page_size <= start + length &&

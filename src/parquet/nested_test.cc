@@ -118,7 +118,7 @@ std::string nested_file() {
 
 const char* kExpectedRows[] = {
     R"({"m":{"a":1,"b":null},"l":[1,2],"r":[7],"s":{"a":5,"b":"x"}})",
-    R"({"m":null,"l":null,"r":[],"s":{"a":null,"b":null}})",
+    R"({"m":null,"l":null,"r":[],"s":null})",  // both leaves of s have definition level 0: s itself is null
     R"({"m":{},"l":[],"r":[8,9],"s":{"a":6,"b":null}})",
     R"({"m":{"c":3},"l":[3],"r":[],"s":{"a":7,"b":"y"}})",
 };

@@ -85,6 +85,11 @@ bool ColumnDescriptor::is_string() const {
          converted_type == ConvertedType::kJson;
 }
 
+bool ColumnDescriptor::is_float16() const {
+  return type == PhysicalType::kFixedLenByteArray && type_length == 2 &&
+         logical_type.kind == LogicalType::Kind::kFloat16;
+}
+
 Schema Schema::build(const std::vector<SchemaElement>& elements) {
   if (elements.empty()) throw_decode_error("schema is empty");
   Schema s;
@@ -122,9 +127,11 @@ Schema Schema::build(const std::vector<SchemaElement>& elements) {
     int16_t prev = 0;
     for (int16_t d : c.repeated_def) {
       c.list_nullable.push_back(d - 1 > prev);
+      c.list_keeps_def.push_back(d - 1 > prev + 1);
       prev = d;
     }
     c.leaf_nullable = c.max_def > prev;
+    c.leaf_keeps_def = c.max_def > prev + 1;
     s.columns_.push_back(std::move(c));
   }
   return s;

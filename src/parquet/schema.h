@@ -63,8 +63,15 @@ struct ColumnDescriptor {
   // Whether each list level can be null (size max_rep), and whether the leaf value can be null.
   std::vector<bool> list_nullable;
   bool leaf_nullable = false;
+  // Whether the reader keeps the definition level of each list (size max_rep) / leaf slot: when
+  // more than one optional node lies between that level and the repeated node above it (or the
+  // root), e.g. `optional group s { optional int32 x }`, validity alone cannot tell a null `s`
+  // from a present `s` whose `x` is null.
+  std::vector<bool> list_keeps_def;
+  bool leaf_keeps_def = false;
 
   bool is_string() const;  // BYTE_ARRAY annotated STRING/UTF8/ENUM/JSON
+  bool is_float16() const;  // FIXED_LEN_BYTE_ARRAY(2) annotated FLOAT16 (see float16_to_float)
 };
 
 class Schema {

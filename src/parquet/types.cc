@@ -1,5 +1,8 @@
 #include "parquet/types.h"
 
+#include <cmath>
+#include <limits>
+
 #include <fmt/format.h>
 
 namespace tzrec::parquet {
@@ -142,6 +145,21 @@ int fixed_width(PhysicalType t) {
     case PhysicalType::kFixedLenByteArray: return 0;
   }
   return 0;
+}
+
+float float16_to_float(uint16_t bits) {
+  const bool negative = (bits & 0x8000) != 0;
+  const int exponent = (bits >> 10) & 0x1f;
+  const int fraction = bits & 0x3ff;
+  float v;
+  if (exponent == 0) {
+    v = std::ldexp(static_cast<float>(fraction), -24);  // zero and subnormals: fraction * 2^-24
+  } else if (exponent == 31) {
+    v = fraction == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  } else {
+    v = std::ldexp(static_cast<float>(fraction + 1024), exponent - 25);  // (1 + f/1024) * 2^(e-15)
+  }
+  return negative ? -v : v;
 }
 
 }  // namespace tzrec::parquet

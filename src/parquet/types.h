@@ -39,7 +39,7 @@ enum class Compression : int8_t {
   kGzip = 2,
   kLzo = 3,
   kBrotli = 4,
-  kLz4 = 5,  // the deprecated Hadoop-framed LZ4; not supported (LZ4_RAW is)
+  kLz4 = 5,  // deprecated: Hadoop-framed LZ4 blocks (parquet-mr) or a bare LZ4 block; read only
   kZstd = 6,
   kLz4Raw = 7,
 };
@@ -118,5 +118,10 @@ std::string to_string(const LogicalType& t);
 // Bytes per value of a fixed-width physical type (BOOLEAN: 1 in memory), 0 for BYTE_ARRAY and
 // FIXED_LEN_BYTE_ARRAY (whose width comes from the schema).
 int fixed_width(PhysicalType t);
+
+// The value of an IEEE 754 half-precision number (the FLOAT16 logical type: a
+// FIXED_LEN_BYTE_ARRAY(2) holding the 16 bits little-endian), exactly, including ±0, subnormals,
+// ±infinity and NaN.
+float float16_to_float(uint16_t bits);
 
 }  // namespace tzrec::parquet

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Short libFuzzer run of the Parquet reader (fuzz/parquet_reader_fuzz.cc) under ASan + UBSan,
-# seeded with the *.parquet files of the Parquet test corpus (tests/data/parquet-testing). Fails when the fuzzer reports a
+# seeded with the *.parquet files of the Parquet test corpora (tests/data/parquet-testing and
+# tests/data/parquet-writers). Fails when the fuzzer reports a
 # crash, leak, timeout or out-of-memory input (the input is kept and its path printed), or when
 # clang / the libFuzzer runtime is missing. The tzrec binary argument is not used.
 #
@@ -45,6 +46,7 @@ echo "built the fuzz target in ${SECONDS}s"
 # corpus also holds README/LICENSE files and expected/*.json).
 mkdir -p "$WORK/seeds" "$WORK/corpus" "$WORK/artifacts"
 cp "$CORPUS"/*.parquet "$WORK/seeds/" || fail "no .parquet files in $CORPUS"
+cp "$ROOT"/tests/data/parquet-writers/*.parquet "$WORK/seeds/" || fail "no .parquet files in tests/data/parquet-writers"
 START=$SECONDS
 "$WORK/fuzz" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$WORK/artifacts/" "$WORK/corpus" "$WORK/seeds" > "$WORK/log" 2>&1
