@@ -21,6 +21,7 @@ Action add_parquet_cat_command(CLI::App& app);
 Action add_launch_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
 Action add_hitrate_command(CLI::App& app);
+Action add_tdm_init_tree_command(CLI::App& app);
 Action add_create_fg_json_command(CLI::App& app);
 
 }  // namespace tzrec::cli

@@ -41,13 +41,14 @@ constexpr Entry kEntries[] = {
      ""},
     {"DataConfig", kRefused,
      "sample_mask_prob negative_sample_mask_prob shuffle "
-     "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field "
-     "tdm_sampler",
+     "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field",
      ""},
     // Negative samplers run in process (data/negative_sampler.h, feature/negative_rows.h); only
     // match models read their rows (models/model_registry.cc).
     {"DataConfig", kHonoured, "negative_sampler negative_sampler_v2 hard_negative_sampler hard_negative_sampler_v2",
      ""},
+    // tdm_sampler expands each batch with tree samples (tdm/tdm_sampler.h, feature/tdm_rows.h).
+    {"DataConfig", kHonoured, "tdm_sampler", ""},
     {"DataConfig", kWarned, "pin_memory", "pins host memory for CUDA copies; no effect in this CPU engine"},
     {"DataConfig", kWarned,
      "is_orderby_partition odps_data_quota_name odps_data_compression",
@@ -212,12 +213,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
-     "rocket_launching mmoe dbmtl ple pepnet dc2vr dssm dssm_v2 dat mind num_class losses metrics train_metrics "
+     "rocket_launching mmoe dbmtl ple pepnet dc2vr dssm dssm_v2 dat mind tdm num_class losses metrics train_metrics "
      "variational_dropout use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
      "simple_multi_task dlrm_hstu ultra_hstu "
-     "hstu_match tdm sid_rqvae sid_rqkmeans",
+     "hstu_match sid_rqvae sid_rqkmeans",
      ""},
     {"ModelConfig", kWarned,
      "kernel",
@@ -230,7 +231,7 @@ constexpr Entry kEntries[] = {
      "user_tower item_tower output_dim similarity temperature in_batch_negative amm_i_weight amm_u_weight", ""},
     {"MIND", kHonoured, "user_tower item_tower simi_pow similarity in_batch_negative temperature output_dim", ""},
     {"HSTUMatch", kRefused, "*", ""},
-    {"TDM", kRefused, "*", ""},
+    {"TDM", kHonoured, "multiwindow_din final", ""},
     {"SimpleMultiTask", kRefused, "*", ""},
     {"MMoE", kHonoured, "expert_mlp gate_mlp num_expert task_towers", ""},
     {"DBMTL", kHonoured, "bottom_mlp expert_mlp gate_mlp num_expert task_towers mask_net", ""},
@@ -374,7 +375,13 @@ constexpr Entry kEntries[] = {
      "user_input_path item_input_path pos_edge_input_path hard_neg_edge_input_path num_sample num_hard_sample "
      "attr_fields item_id_field user_id_field attr_delimiter num_eval_sample field_delimiter",
      ""},
-    {"TDMSampler", kRefused, "*", ""},
+    {"TDMSampler", kHonoured,
+     "item_input_path edge_input_path attr_fields item_id_field layer_num_sample attr_delimiter field_delimiter "
+     "remain_ratio probability_type",
+     ""},
+    {"TDMSampler", kWarned, "predict_edge_input_path",
+     "read by TDM retrieval (beam search over the tree), which is not built yet; training does not read it"},
+    {"TDMSampler", kRefused, "num_eval_sample", ""},
     {"DINEncoder", kHonoured, "input attn_mlp max_seq_length", ""},
     {"SimpleAttention", kHonoured, "input max_seq_length", ""},
     {"PoolingEncoder", kHonoured, "input pooling_type max_seq_length", ""},
@@ -405,7 +412,7 @@ constexpr Entry kEntries[] = {
      ""},
     {"FusionSubTaskConfig", kRefused, "*", ""},
     {"FusionMTLTower", kRefused, "*", ""},
-    {"MultiWindowDINTower", kRefused, "*", ""},
+    {"MultiWindowDINTower", kHonoured, "windows_len attn_mlp", ""},
     {"DATTower", kHonoured, "input augment_input mlp", ""},
     {"MINDUserTower", kHonoured, "input history_input user_mlp hist_seq_mlp capsule_config concat_mlp", ""},
     {"MINDUserTower", kWarned, "user_seq_combine", "TorchEasyRec's MIND does not read it"},

@@ -86,11 +86,11 @@ TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
     train_config { cudnn_allow_tf32: false }
     feature_configs { id_feature { feature_name: "a" num_buckets: 10 zch { zch_size: 100 } } }
     feature_configs { overlap_feature { feature_name: "b" use_mask: true } }
-    model_config { tdm { } kernel: TRITON })"));
+    model_config { hstu_match { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
             (V{"data_config.shuffle", "feature_configs[0].id_feature.zch", "feature_configs[1].overlap_feature.use_mask",
-               "model_config.tdm"}));
+               "model_config.hstu_match"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",
                "model_config.kernel"}));

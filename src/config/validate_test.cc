@@ -28,7 +28,7 @@ TEST(Validate, BaseConfigsAreValid) {
 
 TEST(Validate, UnsupportedModels) {
   EXPECT_TRUE(NotSupported(deepfm("model_config { ultra_hstu {} }"), "model_config.ultra_hstu"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { tdm {} }"), "model_config.tdm"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { dlrm_hstu {} }"), "model_config.dlrm_hstu"));
 }
 
 TEST(Validate, UnsupportedFeatureFields) {
@@ -51,9 +51,12 @@ TEST(Validate, DataConfigSubset) {
   // model is built (models/model_registry.cc; train/training_session tests).
   EXPECT_TRUE(NoProblems(
       deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }")));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { tdm_sampler { item_input_path: 'x' edge_input_path: 'y' "
+                                "attr_fields: 'a' item_id_field: 'i' layer_num_sample: [0, 1] } }")));
   EXPECT_TRUE(NotSupported(deepfm("data_config { tdm_sampler { item_input_path: 'x' edge_input_path: 'y' "
-                                  "predict_edge_input_path: 'z' attr_fields: 'a' item_id_field: 'i' } }"),
-                           "data_config.tdm_sampler"));
+                                  "predict_edge_input_path: 'z' attr_fields: 'a' item_id_field: 'i' "
+                                  "num_eval_sample: 5 } }"),
+                           "data_config.tdm_sampler.num_eval_sample"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { shuffle: true }"), "data_config.shuffle"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));

@@ -238,7 +238,7 @@ std::optional<NegativeSamplerConfig> negative_sampler_config(const protos::DataC
       c.user_id_field = m.user_id_field();
       break;
     }
-    case protos::DataConfig::kTdmSampler: throw NotSupportedError("data_config.tdm_sampler (TDM tree sampling)");
+    // tdm_sampler expands the batch instead (tdm/tdm_sampler.h); it has no __NEG__ rows.
     default: return std::nullopt;
   }
   c.config_path = std::string("data_config.") + sampler_kind_name(c.kind);

@@ -82,7 +82,7 @@ struct NegativeSamplerConfig {
 
 // The sampler of data_config's `sampler` oneof, or nullopt when none is set. hash_ids comes from
 // env USE_HASH_NODE_ID. Throws ConfigError naming the field (data_config.<sampler>.<field>) for
-// an empty required field, NotSupportedError for tdm_sampler.
+// an empty required field; nullopt for tdm_sampler (tdm/tdm_sampler.h).
 std::optional<NegativeSamplerConfig> negative_sampler_config(const protos::DataConfig& data_config);
 
 // The separator of a multi-value attribute in the sampler tables, as of the input columns:

@@ -155,6 +155,8 @@ class EdgeTable {
   const int64_t* dst_data() const { return dst_.data(); }
   float weight(int64_t edge) const { return weights_[static_cast<size_t>(edge)]; }
   const std::vector<int64_t>& dst_keys() const { return dst_; }
+  // Source keys in order of first appearance (one per source row).
+  const std::vector<int64_t>& src_keys() const { return src_keys_; }
   // Distinct destination keys in order of first appearance in the files (graphlearn's
   // GetAllDstIds, what negative_sampler_v2 draws from).
   const std::vector<int64_t>& distinct_dst() const { return distinct_dst_; }

@@ -145,11 +145,18 @@ SamplerInfo sampler_info(const protos::DataConfig& data) {
   if (fd == nullptr) return info;
   info.type = fd->name();
   info.path = "data_config." + info.type;
-  if (info.type == "tdm_sampler") throw NotSupportedError("gen_data for tdm_sampler");
   const pb::Message& m = data.GetReflection()->GetMessage(data, fd);
   info.item_id_field = string_field(m, "item_id_field");
   info.user_id_field = string_field(m, "user_id_field");
   info.attr_fields = strings_field(m, "attr_fields");
+  if (info.type == "tdm_sampler") {
+    // The tree's own attributes (tree_level, the item id) are not item columns to generate.
+    std::vector<std::string> attrs;
+    for (const auto& a : info.attr_fields) {
+      if (a != "tree_level" && a != info.item_id_field) attrs.push_back(a);
+    }
+    info.attr_fields = std::move(attrs);
+  }
   info.attr_delimiter = string_field(m, "attr_delimiter");
   info.multival_sep = data::sampler_multival_sep(data);
   if (has_field(m, "field_delimiter") && !string_field(m, "field_delimiter").empty()) {
@@ -158,7 +165,7 @@ SamplerInfo sampler_info(const protos::DataConfig& data) {
   if (info.item_id_field.empty()) {
     throw ConfigError(info.path + ".item_id_field: is not set; it names the item id column");
   }
-  if (info.type != "negative_sampler" && info.user_id_field.empty()) {
+  if (info.type != "negative_sampler" && info.type != "tdm_sampler" && info.user_id_field.empty()) {
     throw ConfigError(info.path + ".user_id_field: is not set; it names the user id column");
   }
   return info;

@@ -5,7 +5,8 @@
 // Negative samplers (negative_sampler, negative_sampler_v2, hard_negative_sampler,
 // hard_negative_sampler_v2): the columns named by attr_fields are item attributes and
 // item_id_field holds integer item ids, so that the rows and the item table agree; the *_v2 and
-// hard samplers also read integer user ids from user_id_field. tdm_sampler is not supported.
+// hard samplers also read integer user ids from user_id_field. tdm_sampler: the attr_fields but
+// "tree_level" and item_id_field are item columns (the tree is built from the items, sampler_tables.h).
 #pragma once
 
 #include <string>
@@ -38,7 +39,7 @@ struct ColumnPlan {
 
 // Builds the plan from a parsed (not validated) config. Throws ConfigError naming the field
 // path when a column's type cannot be inferred or two readers disagree, NotSupportedError for
-// fg_mode FG_BUCKETIZE and tdm_sampler.
+// fg_mode FG_BUCKETIZE.
 ColumnPlan plan_columns(const protos::EasyRecConfig& config);
 
 }  // namespace tzrec::datagen

@@ -203,12 +203,17 @@ TEST(ColumnPlan, Errors) {
                 feature_configs { custom_feature { feature_name: "x" operator_name: "Mine" operator_lib_file: "a.so" expression: "user:a" } })");
             }).find("feature_configs[0].custom_feature.operator_name: cannot infer"),
             std::string::npos);
-  EXPECT_EQ(error_of<NotSupportedError>([] {
-              plan_of(R"(
-                data_config { tdm_sampler { item_input_path: "a" edge_input_path: "b" predict_edge_input_path: "c" item_id_field: "i" } }
-                feature_configs { id_feature { feature_name: "i" num_buckets: 3 embedding_dim: 4 } })");
-            }),
-            "not supported yet: gen_data for tdm_sampler");
+  {
+    // tdm_sampler: "tree_level" and the item id are the tree's own attributes, not item columns.
+    const ColumnPlan plan = plan_of(R"(
+                data_config { tdm_sampler { item_input_path: "a" edge_input_path: "b" predict_edge_input_path: "c"
+                                            item_id_field: "i" attr_fields: ["tree_level", "i", "c"] } }
+                feature_configs { id_feature { feature_name: "i" num_buckets: 3 embedding_dim: 4 } }
+                feature_configs { id_feature { feature_name: "c" num_buckets: 3 embedding_dim: 4 } })");
+    EXPECT_EQ(plan.sampler.attr_fields, (std::vector<std::string>{"c"}));
+    EXPECT_TRUE(plan.find("c")->item_attr);
+    EXPECT_TRUE(plan.find("i")->item_id);
+  }
   EXPECT_NE(error_of<ConfigError>([] {
               plan_of(R"(
                 data_config { negative_sampler { input_path: "a" num_sample: 2 item_id_field: "i" attr_fields: "zz" } }

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "datagen/feature_view.h"
 #include "datagen/random.h"
+#include "tdm/tree_io.h"
 
 namespace tzrec::datagen {
 
@@ -61,7 +62,8 @@ void set_string(pb::Message* m, const std::string& field, const std::string& val
 
 std::vector<std::string> SamplerTables::paths() const {
   std::vector<std::string> out;
-  for (const auto* p : {&item_path, &user_path, &pos_edge_path, &hard_neg_edge_path}) {
+  for (const auto* p : {&tdm_item_table_path, &item_path, &edge_path, &predict_edge_path, &user_path, &pos_edge_path,
+                        &hard_neg_edge_path}) {
     if (!p->empty()) out.push_back(*p);
   }
   return out;
@@ -79,6 +81,42 @@ SamplerTables write_sampler_tables(const RowGenerator& rows, const std::string& 
   const std::string delim = s.attr_delimiter.empty() ? ":" : s.attr_delimiter;
   auto path_of = [&](const std::string& name) { return (dir + "/") + name; };
 
+  if (s.type == "tdm_sampler") {
+    // The item table, then the tree built from it as tzrec tdm_init_tree builds it.
+    tables.tdm_item_table_path = path_of("tdm_items.csv");
+    std::vector<int> attr_columns;
+    for (const auto& name : s.attr_fields) attr_columns.push_back(plan.index_of(name));
+    {
+      std::ofstream out(tables.tdm_item_table_path, std::ios::trunc);
+      out << join(std::vector<std::string>{s.item_id_field}, ",");
+      for (const auto& name : s.attr_fields) out << ',' << name;
+      out << '\n';
+      Cell cell;
+      for (int64_t k = 0; k < rows.num_items(); ++k) {
+        out << k;
+        for (int c : attr_columns) {
+          rows.item_attribute(k, c, &cell);
+          out << ',' << ValueGenerator::cell_text(cell, s.multival_sep);
+        }
+        out << '\n';
+      }
+      out.close();
+      if (!out) throw IoError(fmt::format("gen_data: cannot write {}", tables.tdm_item_table_path));
+    }
+    tdm::InitTreeOptions o;
+    o.item_input_path = tables.tdm_item_table_path;
+    o.item_id_field = s.item_id_field;
+    o.cate_id_field = s.attr_fields.empty() ? s.item_id_field : s.attr_fields.front();
+    o.attr_fields = join(s.attr_fields, ",");
+    o.attr_delimiter = s.attr_delimiter.empty() ? ":" : s.attr_delimiter;
+    o.node_edge_output_file = path_of("tdm_tree");
+    const tdm::Tree tree = tdm::init_tree(o);
+    tables.item_path = path_of("tdm_tree/node_table.txt");
+    tables.edge_path = path_of("tdm_tree/edge_table.txt");
+    tables.predict_edge_path = path_of("tdm_tree/predict_edge_table.txt");
+    tables.tdm_levels = tree.num_levels();
+    return tables;
+  }
   // Items.
   tables.item_path = path_of("sampler_item.txt");
   {
@@ -143,6 +181,20 @@ void point_sampler_at(const SamplerTables& tables, protos::EasyRecConfig* config
     return;
   }
   set_string(m, "item_input_path", tables.item_path);
+  if (m->GetDescriptor()->name() == "TDMSampler") {
+    auto* t = static_cast<protos::TDMSampler*>(m);
+    t->set_edge_input_path(tables.edge_path);
+    t->set_predict_edge_input_path(tables.predict_edge_path);
+    if (tables.tdm_levels > 0 && t->layer_num_sample_size() != tables.tdm_levels) {
+      std::vector<uint32_t> n(t->layer_num_sample().begin(), t->layer_num_sample().end());
+      const uint32_t last = n.empty() ? 1 : n.back();
+      n.resize(static_cast<size_t>(tables.tdm_levels), last);
+      n[0] = 0;
+      t->clear_layer_num_sample();
+      for (uint32_t x : n) t->add_layer_num_sample(x);
+    }
+    return;
+  }
   set_string(m, "user_input_path", tables.user_path);
   set_string(m, "pos_edge_input_path", tables.pos_edge_path);
   set_string(m, "hard_neg_edge_input_path", tables.hard_neg_edge_path);

@@ -8,6 +8,10 @@
 //          item) pairs of the training rows; hard-negative edges 2 items per user drawn from
 //          a separate stream
 // Items and users are the entities of RowGenerator, so ids and attributes agree with the rows.
+// tdm_sampler: the items go to tdm_items.csv (item_id_field, then the attr_fields columns) and
+// `tzrec tdm_init_tree`'s builder (tdm/tree_io.h; n_cluster 2, category = the first attr column,
+// every attr an attr_fields column, attr_delimiter the sampler's) writes tdm_tree/node_table.txt,
+// edge_table.txt and predict_edge_table.txt from it.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,12 @@ struct SamplerTables {
   std::string user_path;           // *_v2 and hard samplers
   std::string pos_edge_path;       // negative_sampler_v2, hard_negative_sampler_v2
   std::string hard_neg_edge_path;  // hard samplers
+  // tdm_sampler: item_path is the tree's node table; the item table it was built from, the
+  // edge and predict edge tables, and the number of tree levels.
+  std::string tdm_item_table_path;
+  std::string edge_path;
+  std::string predict_edge_path;
+  int tdm_levels = 0;
   std::vector<std::string> paths() const;
 };
 
@@ -35,7 +45,8 @@ SamplerTables write_sampler_tables(const RowGenerator& rows, const std::string& 
                                    const std::vector<std::pair<int64_t, int64_t>>& train_pairs,
                                    uint64_t seed);
 
-// Points the input path fields of the config's sampler at `tables`.
+// Points the input path fields of the config's sampler at `tables`; for tdm_sampler also fits
+// layer_num_sample to the tree's levels (root 0; cut, or extended with its last entry).
 void point_sampler_at(const SamplerTables& tables, protos::EasyRecConfig* config);
 
 }  // namespace tzrec::datagen

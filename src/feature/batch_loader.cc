@@ -9,6 +9,7 @@
 #include "data/parallel_loader.h"
 #include "data/reserved_columns.h"
 #include "feature/negative_rows.h"
+#include "feature/tdm_rows.h"
 
 namespace tzrec::feature {
 
@@ -56,6 +57,14 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
       if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }
   }
+  // TDM sampling (tdm_rows.h): the batch grows by each row's ancestors and per-level negatives.
+  std::shared_ptr<const TdmRows> tdm;
+  if (auto tdm_config = tdm::tdm_sampler_config(dc); tdm_config && mode != Mode::kPredict) {
+    tdm = std::make_shared<const TdmRows>(
+        tdm::TdmSampler::create(*tdm_config), std::vector<std::string>(dc.label_fields().begin(), dc.label_fields().end()),
+        data::sampler_multival_sep(dc), shard.rank, mode == Mode::kTrain);
+    if (std::find(columns.begin(), columns.end(), tdm->id_column()) == columns.end()) columns.push_back(tdm->id_column());
+  }
   if (!reserved_columns.empty()) {
     reserved_columns_ = data::resolve_reserved_columns(
         dc, data::expand_input_path(input_path), reserved_columns, columns);
@@ -72,9 +81,12 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   auto reserved = reserved_columns_;
   loader_ = std::make_unique<data::ParallelLoader<ParsedBatch>>(
       std::move(sources.sources),
-      [parser, reserved, negatives](data::RecordBatch& b) {
+      [parser, reserved, negatives, tdm](data::RecordBatch& b) {
         ParsedBatch out;
-        if (negatives) {
+        if (tdm) {
+          data::RecordBatch expanded = tdm->expand(b);
+          out.batch = parser->parse_in_place(&expanded);
+        } else if (negatives) {
           torch::Tensor hard_neg_indices;
           const data::RecordBatch neg_rows = negatives->sample(b, &hard_neg_indices);
           out.batch = parser->parse_in_place(&b, &neg_rows);

@@ -171,4 +171,24 @@ std::string display(const CellValue& v) {
   return out;
 }
 
+void append_cell_text(const ColumnCells& cells, int64_t r, const std::string& list_sep, std::string* buf,
+                      data::StringColumn* out) {
+  if (cells.empty(r)) {
+    out->append("");
+    return;
+  }
+  if (cells.is_scalar()) {
+    out->append(as_text(cells.scalar(r), buf));
+    return;
+  }
+  std::string joined, value;
+  bool first = true;
+  cells.for_each(r, list_sep, [&](const CellValue& v) {
+    if (!first) joined += list_sep;
+    first = false;
+    joined += as_text(v, &value);
+  });
+  out->append(joined);
+}
+
 }  // namespace tzrec::feature

@@ -259,5 +259,10 @@ bool as_double(const CellValue& v, double* out);
 std::string_view as_text(const CellValue& v, std::string* buf);
 // The value as written, for messages ("12", "abc", "0.5").
 std::string display(const CellValue& v);
+// Row `r` of `cells` appended to *out as one text cell: empty cells as "", scalars as as_text,
+// list elements as_text joined by `list_sep` (the text form of typed cells that sampled rows are
+// appended to). *buf is scratch.
+void append_cell_text(const ColumnCells& cells, int64_t r, const std::string& list_sep, std::string* buf,
+                      data::StringColumn* out);
 
 }  // namespace tzrec::feature

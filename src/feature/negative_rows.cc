@@ -9,30 +9,6 @@
 #include "feature/column_cells.h"
 
 namespace tzrec::feature {
-namespace {
-
-// One cell of `cells` as text (see the header).
-void append_text(const ColumnCells& cells, int64_t r, const std::string& list_sep, std::string* buf,
-                 data::StringColumn* out) {
-  if (cells.empty(r)) {
-    out->append("");
-    return;
-  }
-  if (cells.is_scalar()) {
-    out->append(as_text(cells.scalar(r), buf));
-    return;
-  }
-  std::string joined, value;
-  bool first = true;
-  cells.for_each(r, list_sep, [&](const CellValue& v) {
-    if (!first) joined += list_sep;
-    first = false;
-    joined += as_text(v, &value);
-  });
-  out->append(joined);
-}
-
-}  // namespace
 
 NegativeRows::NegativeRows(std::shared_ptr<const data::NegativeSampler> sampler, std::vector<std::string> columns,
                            std::string list_sep, int32_t rank)
@@ -105,7 +81,7 @@ data::RecordBatch NegativeRows::sample(const data::RecordBatch& batch, torch::Te
       throw NotSupportedError(fmt::format("{}.attr_fields column {} as a {}", config.config_path, name,
                                           cells.describe_type()));
     }
-    for (int64_t r = 0; r < batch.num_rows(); ++r) append_text(cells, r, list_sep_, &buf, &column);
+    for (int64_t r = 0; r < batch.num_rows(); ++r) append_cell_text(cells, r, list_sep_, &buf, &column);
     const auto attr = std::find(config.attr_fields.begin(), config.attr_fields.end(), name);
     const data::StringColumn& sampled = negatives.attrs.at(static_cast<size_t>(attr - config.attr_fields.begin()));
     for (int64_t k = 0; k < sampled.size(); ++k) column.append(sampled.cell(k));

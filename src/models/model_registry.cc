@@ -23,6 +23,7 @@
 #include "models/rank/multi_tower.h"
 #include "models/rank/multi_tower_din.h"
 #include "models/rank/rocket_launching.h"
+#include "models/rank/tdm.h"
 #include "models/rank/wide_and_deep.h"
 #include "models/rank/wukong.h"
 #include "models/rank/xdeepfm.h"
@@ -61,6 +62,7 @@ const std::map<std::string, Factory>& model_types() {
       {"mask_net", make<MaskNet>},
       {"wukong", make<WuKong>},
       {"rocket_launching", make<RocketLaunching>},
+      {"tdm", make<TDM>},
       // multi_task/
       {"dbmtl", make<DBMTL>},
       {"ple", make<PLE>},
@@ -96,7 +98,14 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
   // would read the sampled rows as nothing.
   const auto* sampler =
       dc.GetReflection()->GetOneofFieldDescriptor(dc, protos::DataConfig::descriptor()->FindOneofByName("sampler"));
-  if (sampler != nullptr && !is_match_model(mc)) {
+  // tdm_sampler feeds the tdm model (rows expanded before parsing, feature/tdm_rows.h).
+  const bool tdm = field->name() == "tdm";
+  if (sampler != nullptr && (sampler->name() == "tdm_sampler") != tdm) {
+    throw ConfigError(fmt::format("data_config.{}: {}", sampler != nullptr ? sampler->name() : "tdm_sampler",
+                                  tdm ? "the tdm model trains on the rows of data_config.tdm_sampler; use it instead"
+                                      : "tdm_sampler feeds the tdm model only; use model_config.tdm"));
+  }
+  if (sampler != nullptr && !tdm && !is_match_model(mc)) {
     throw ConfigError(fmt::format("data_config.{}: negative samplers feed match models (dssm, dssm_v2, dat, mind); "
                                   "{} is a rank model — remove the sampler or use a match model",
                                   sampler->name(), field->name()));

@@ -49,12 +49,12 @@ TEST(Model, CreateModelDispatchesOnOneof) {
   EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
   EXPECT_EQ(m2->label_name(), "clk");
 
-  auto tdm = parse_config(R"(model_config { tdm { } })");
+  auto hstu = parse_config(R"(model_config { dlrm_hstu { } })");
   try {
-    create_model(tdm, features());
+    create_model(hstu, features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.tdm");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.dlrm_hstu");
   }
   EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
   EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);

@@ -33,6 +33,7 @@ declare -A EXPECTED=(
   [fg_expr]="cate=INT64 u_age=FLOAT i_age=FLOAT u_lng=FLOAT u_lat=FLOAT i_lng=FLOAT i_lat=FLOAT clicks=FLOAT views=FLOAT hist_price=BYTE_ARRAY i_price=FLOAT click__cate=BYTE_ARRAY click__price=BYTE_ARRAY clk"
   [dense_embedding]="uid age price=FLOAT ctr pic_emb.list.element=FLOAT sales kv_cate_ctr=BYTE_ARRAY u_age i_age iid cate clk"
   [fg_bucketize]="user_id gender=BYTE_ARRAY age=FLOAT price=FLOAT age_x_cate cate_cnt=FLOAT cate_brand_hit clk"
+  [tdm]="user_id=INT64 age item_id=INT64 cate brand click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY clk"
   [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events=BYTE_ARRAY clk"
 )
 # Sampler tables each test config must get.
@@ -42,6 +43,7 @@ declare -A TABLES=(
   [mind_negative_sampler]="sampler_item.txt"
   [dssm_v2_hard_negative]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"
   [dssm_v2_force_base]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"
+  [tdm]="tdm_items.csv tdm_tree/node_table.txt tdm_tree/edge_table.txt tdm_tree/predict_edge_table.txt tdm_tree/node_feature/part-0.parquet"
 )
 
 # The columns of the examples: label and the feature names (FG_NONE) or input names (FG_NORMAL).

@@ -1,0 +1,137 @@
+#include "feature/tdm_rows.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "data/alias_table.h"
+#include "feature/column_cells.h"
+#include "parquet/column_slice.h"
+
+namespace tzrec::feature {
+
+TdmRows::TdmRows(std::shared_ptr<const tdm::TdmSampler> sampler, std::vector<std::string> label_fields,
+                 std::string list_sep, int32_t rank, bool is_training)
+    : sampler_(std::move(sampler)),
+      label_fields_(std::move(label_fields)),
+      list_sep_(std::move(list_sep)),
+      rank_(rank),
+      is_training_(is_training) {}
+
+data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
+  const auto& config = sampler_->config();
+  const int64_t rows = batch.num_rows();
+  // Item ids as keys (integers; an empty cell is 0 as TorchEasyRec's fill_null(0)).
+  std::vector<int64_t> keys(static_cast<size_t>(rows));
+  {
+    const ColumnCells cells(batch, config.item_id_field, config.config_path + ".item_id_field");
+    if (!cells.is_scalar()) {
+      throw DataError(fmt::format("column {} is a {}; the TDM sampler reads one item id per row from it", cells.name(),
+                                  cells.describe_type()));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t id = 0;
+      if (!cells.empty(r) && !as_int64(cells.scalar(r), &id)) {
+        throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids",
+                                    cells.where(r), display(cells.scalar(r))));
+      }
+      keys[static_cast<size_t>(r)] = id;
+    }
+  }
+  uint64_t seed = data::sampler_mix64(0x74646d5f73616d70ULL ^ (is_training_ ? 1u : 2u));  // "tdm_samp"
+  seed = data::sampler_mix64(seed ^ static_cast<uint64_t>(static_cast<uint32_t>(rank_)));
+  if (rows > 0) {
+    const data::RowOrigin& o = batch.origins.front();
+    seed = data::sampler_mix64(seed ^ std::hash<std::string>()(batch.files.at(static_cast<size_t>(o.file_index))) ^
+                               (static_cast<uint64_t>(o.line) * 0x9E3779B97F4A7C15ull));
+  }
+  tdm::TdmSamples samples;
+  sampler_->sample(
+      keys, seed,
+      [&](int64_t r) { return fmt::format("{} column {}", batch.describe_row(r), config.item_id_field); }, &samples);
+
+  const int64_t num_pos = rows * samples.pos_per_row;
+  const int64_t num_neg = rows * samples.neg_per_row;
+  // The batch row each sample was drawn for, and its node.
+  std::vector<int64_t> owner;
+  std::vector<int64_t> node;
+  owner.reserve(static_cast<size_t>(num_pos + num_neg));
+  node.reserve(static_cast<size_t>(num_pos + num_neg));
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t k = 0; k < samples.pos_per_row; ++k) {
+      owner.push_back(j);
+      node.push_back(samples.pos_nodes[static_cast<size_t>(j * samples.pos_per_row + k)]);
+    }
+  }
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t k = 0; k < samples.neg_per_row; ++k) {
+      owner.push_back(j);
+      node.push_back(samples.neg_nodes[static_cast<size_t>(j * samples.neg_per_row + k)]);
+    }
+  }
+
+  data::RecordBatch out;
+  out.files = batch.files;
+  out.origin_unit = batch.origin_unit;
+  out.origins = batch.origins;
+  for (int64_t o : owner) out.origins.push_back(batch.origins[static_cast<size_t>(o)]);
+
+  auto attr_index = [&](const std::string& name) -> int {
+    for (size_t k = 1; k < config.attr_fields.size(); ++k) {
+      if (config.attr_fields[k] == name) return static_cast<int>(k);
+    }
+    return -1;
+  };
+  auto is_label = [&](const std::string& name) {
+    return std::find(label_fields_.begin(), label_fields_.end(), name) != label_fields_.end();
+  };
+  std::string buf;
+  // Item and label columns become text: the input cells, then the sampled ones.
+  auto text_column = [&](const std::string& name) {
+    data::StringColumn column;
+    column.name = name;
+    const ColumnCells cells(batch, name, config.config_path);
+    if (cells.is_map()) {
+      throw NotSupportedError(fmt::format("{}.attr_fields column {} as a {}", config.config_path, name,
+                                          cells.describe_type()));
+    }
+    for (int64_t r = 0; r < rows; ++r) append_cell_text(cells, r, list_sep_, &buf, &column);
+    const int k = attr_index(name);
+    if (k >= 0) {
+      for (int64_t s : node) column.append(sampler_->attr(s, static_cast<size_t>(k)));
+    } else {
+      for (int64_t i = 0; i < num_pos; ++i) column.append("1");
+      for (int64_t i = 0; i < num_neg; ++i) column.append("0");
+    }
+    return column;
+  };
+  for (const data::StringColumn& c : batch.columns) {
+    if (attr_index(c.name) >= 0 || is_label(c.name)) {
+      out.columns.push_back(text_column(c.name));
+      continue;
+    }
+    data::StringColumn column = c;
+    for (int64_t o : owner) column.append(c.cell(o));
+    out.columns.push_back(std::move(column));
+  }
+  for (const data::TypedColumn& c : batch.typed_columns) {
+    if (attr_index(c.name) >= 0 || is_label(c.name)) {
+      out.columns.push_back(text_column(c.name));
+      continue;
+    }
+    data::TypedColumn column;
+    column.name = c.name;
+    column.values = parquet::slice_rows(c.values, 0, rows);
+    if (c.map_values) column.map_values = parquet::slice_rows(*c.map_values, 0, rows);
+    for (int64_t o : owner) {
+      parquet::append_rows(c.values, o, o + 1, &column.values);
+      if (c.map_values) parquet::append_rows(*c.map_values, o, o + 1, &*column.map_values);
+    }
+    out.typed_columns.push_back(std::move(column));
+  }
+  return out;
+}
+
+}  // namespace tzrec::feature

@@ -1,0 +1,87 @@
+// TDM expansion of batches (feature/tdm_rows.h; TorchEasyRec's expand_tdm_sample): on a
+// hand-built 3-level tree (root 100; 10 over leaves 1, 2; 11 over leaves 3, 4) with
+// layer_num_sample [0, 1, 1], each of B rows gets 1 positive (its level-1 ancestor) and 2
+// negatives (one per level), so the batch becomes B + B + 2B rows: input rows, positives, negatives.
+#include "feature/tdm_rows.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "data/testing_util.h"
+
+namespace tzrec::feature {
+namespace tdm_rows_test {
+
+std::shared_ptr<const tdm::TdmSampler> sampler(const data::testing::TempDir& dir) {
+  tdm::TdmSamplerConfig c;
+  c.item_input_path = dir.write("node_table.txt",
+                                "id:int64\tweight:float\tfeature:string\n-1\t1.0\t-1,100,r\n100\t1.0\t0,100,r\n"
+                                "10\t1.0\t1,10,c10\n11\t1.0\t1,11,c11\n1\t1.0\t2,1,a\n2\t1.0\t2,2,b\n"
+                                "3\t1.0\t2,3,c\n4\t1.0\t2,4,d\n");
+  c.edge_input_path = dir.write("edge_table.txt",
+                                "src_id:int64\tdst_id:int64\tweight:float\n1\t10\t1.0\n2\t10\t1.0\n3\t11\t1.0\n"
+                                "4\t11\t1.0\n");
+  c.attr_fields = {"tree_level", "item_id", "cat"};
+  c.item_id_field = "item_id";
+  c.attr_delimiter = ",";
+  c.layer_num_sample = {0, 1, 1};
+  c.load_threads = 1;
+  return tdm::TdmSampler::create(c);
+}
+
+data::StringColumn text(const std::string& name, const std::vector<std::string>& cells) {
+  data::StringColumn c;
+  c.name = name;
+  for (const auto& s : cells) c.append(s);
+  return c;
+}
+
+std::vector<std::string> cells(const data::StringColumn& c) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < c.size(); ++i) out.emplace_back(c.cell(i));
+  return out;
+}
+
+TEST(TdmRows, TextBatchLayout) {
+  data::testing::TempDir dir;
+  TdmRows rows(sampler(dir), {"clk"}, "\x1d", 0, true);
+  data::RecordBatch b;
+  b.files = {"in.csv"};
+  b.origins = {{0, 2}, {0, 3}};
+  b.columns = {text("user", {"u1", "u2"}), text("item_id", {"1", "3"}), text("cat", {"a", "c"}),
+               text("clk", {"1", "1"})};
+  const data::RecordBatch out = rows.expand(b);
+  ASSERT_EQ(out.num_rows(), 8);
+  EXPECT_EQ(cells(out.columns[0]), (std::vector<std::string>{"u1", "u2", "u1", "u2", "u1", "u1", "u2", "u2"}));
+  const std::vector<std::string> items = cells(out.columns[1]);
+  EXPECT_EQ(std::vector<std::string>(items.begin(), items.begin() + 4), (std::vector<std::string>{"1", "3", "10", "11"}));
+  EXPECT_EQ(items[4], "11");  // row 0's level-1 negative: the other level-1 node
+  EXPECT_EQ(cells(out.columns[3]), (std::vector<std::string>{"1", "1", "1", "1", "0", "0", "0", "0"}));
+  const std::vector<std::string> cats = cells(out.columns[2]);
+  EXPECT_EQ(cats[2], "c10");
+  EXPECT_EQ(cats[3], "c11");
+  EXPECT_EQ(out.describe_row(6), "in.csv line 3");  // row 1's first negative names row 1
+}
+
+TEST(TdmRows, LeafAndUnknownItems) {
+  data::testing::TempDir dir;
+  TdmRows rows(sampler(dir), {"clk"}, "\x1d", 0, true);
+  data::RecordBatch b;
+  b.files = {"in.parquet"};
+  b.origin_unit = "row";
+  b.origins = {{0, 0}};
+  b.columns = {text("item_id", {"4"}), text("clk", {"1"})};
+  const data::RecordBatch out = rows.expand(b);
+  ASSERT_EQ(out.num_rows(), 4);
+  EXPECT_EQ(cells(out.columns[0])[1], "11");
+  EXPECT_THROW(
+      {
+        data::RecordBatch bad = b;
+        bad.columns[0] = text("item_id", {"77"});
+        rows.expand(bad);
+      },
+      DataError);
+}
+
+}  // namespace tdm_rows_test
+}  // namespace tzrec::feature

@@ -1,0 +1,180 @@
+// The TDM tree and tdm_init_tree's files: TorchEasyRec's own tree_builder_test vector (10 items)
+// and a 4-item table whose files are worked out by hand in the comments.
+#include "tdm/tree.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "data/testing_util.h"
+#include "parquet/file_reader.h"
+#include "tdm/tree_io.h"
+
+namespace tzrec::tdm {
+namespace tree_test {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PythonFloatRepr, AsPython) {
+  EXPECT_EQ(python_float_repr(1.0), "1.0");
+  EXPECT_EQ(python_float_repr(0.5), "0.5");
+  EXPECT_EQ(python_float_repr(0.1 * 3), "0.30000000000000004");
+  EXPECT_EQ(python_float_repr(1e-05), "1e-05");
+  EXPECT_EQ(python_float_repr(0.0001), "0.0001");
+  EXPECT_EQ(python_float_repr(1e16), "1e+16");
+  EXPECT_EQ(python_float_repr(1234567890123456.0), "1234567890123456.0");
+  EXPECT_EQ(python_float_repr(-2.5), "-2.5");
+  EXPECT_EQ(python_float_repr(static_cast<float>(0.1)), "0.10000000149011612");
+  EXPECT_EQ(python_float_repr(0.0), "0.0");
+}
+
+// tzrec/tools/tdm/gen_tree/tree_builder_test.py: items 0..9 with category str(i); level order
+// ids are the 15 non-leaf nodes 10..24, then the leaves 9, 8, ..., 0 on level 4.
+TEST(BuildTree, TorchEasyRecBuilderVector) {
+  std::vector<TreeItem> items;
+  for (int i = 0; i < 10; ++i) {
+    TreeItem item;
+    item.id = i;
+    item.cate = std::to_string(i);
+    item.attrs = {AttrValue::of_int(i)};
+    item.raw_attrs = {AttrValue::of_double(0.1 * i)};
+    items.push_back(item);
+  }
+  const Tree tree =
+      build_tree(items, {{"a", AttrType::kInt64}}, {{"r", AttrType::kDouble}}, 2);
+  std::vector<int64_t> ids, levels;
+  for (const TreeNode& n : tree.nodes) {
+    ids.push_back(n.id);
+    levels.push_back(n.level);
+  }
+  std::vector<int64_t> want_ids, want_levels = {0, 1, 1, 2, 2, 2, 2};
+  for (int i = 10; i <= 24; ++i) want_ids.push_back(i);
+  for (int i = 9; i >= 0; --i) want_ids.push_back(i);
+  for (int i = 0; i < 8; ++i) want_levels.push_back(3);
+  for (int i = 0; i < 10; ++i) want_levels.push_back(4);
+  EXPECT_EQ(ids, want_ids);
+  EXPECT_EQ(levels, want_levels);
+  ASSERT_EQ(tree.num_levels(), 5);
+  for (size_t k = 15; k < 25; ++k) {
+    const TreeNode& n = tree.nodes[k];
+    EXPECT_TRUE(n.is_leaf);
+    EXPECT_EQ(n.attrs[0].i, n.id);
+    EXPECT_EQ(n.raw_attrs[0].d, 0.1 * static_cast<double>(n.id));
+  }
+  // The root's children: codes 1 and 2, ids 11 and 12.
+  EXPECT_EQ(tree.nodes[0].children, (std::vector<int64_t>{1, 2}));
+}
+
+// Items 1..4, categories a a b b; sorted (a,1) (a,2) (b,3) (b,4). gen(0, 4, 0): [0, 2) gets code
+// 2, [2, 4) code 1; then item 1 -> 6, 2 -> 5, 3 -> 4, 4 -> 3. min_code = 2^2 - 1 = 3: no leaf
+// moves. Non-leaf ids = 4 + code + 1: root 5, code 1 -> 6 (items 4, 3), code 2 -> 7 (items 2, 1).
+// Modes of s (string; item 4's cell is ""): node 7: x 1, y 1 -> first seen x; node 6: y 1, "" 1
+// -> y; root: y 2. Means of r (int; item 4 null): node 7 (1 + 2) / 2 = 1.5 -> 2 (half to even);
+// node 6: 4; root: 7 / 3 -> 2. Means of f (double): 0.375, 1.5, 0.9375.
+const char* kItems =
+    "item_id,cate,s,r,f\n"
+    "3,b,y,4,1.0\n"
+    "1,a,x,1,0.5\n"
+    "4,b,,,2.0\n"
+    "2,a,y,2,0.25\n";
+
+TEST(InitTree, FilesAsTorchEasyRecWritesThem) {
+  data::testing::TempDir dir;
+  InitTreeOptions o;
+  o.item_input_path = dir.write("items.csv", kItems);
+  o.item_id_field = "item_id";
+  o.cate_id_field = "cate";
+  o.attr_fields = "s";
+  o.raw_attr_fields = " r, f";
+  o.node_edge_output_file = dir.file("tree");
+  o.tree_output_dir = dir.file("serving");
+  const Tree tree = init_tree(o);
+  EXPECT_EQ(tree.num_levels(), 3);
+  EXPECT_EQ(read_text(dir.file("tree/node_table.txt")),
+            "id:int64\tweight:float\tfeature:string\n"
+            "-1\t1.0\t-1,5,y,2,0.9375\n"
+            "5\t1.0\t0,5,y,2,0.9375\n"
+            "6\t1.0\t1,6,y,4,1.5\n"
+            "7\t1.0\t1,7,x,2,0.375\n"
+            "4\t1.0\t2,4,,0,2.0\n"
+            "3\t1.0\t2,3,y,4,1.0\n"
+            "2\t1.0\t2,2,y,2,0.25\n"
+            "1\t1.0\t2,1,x,1,0.5\n");
+  EXPECT_EQ(read_text(dir.file("tree/edge_table.txt")),
+            "src_id:int64\tdst_id:int64\tweight:float\n"
+            "4\t6\t1.0\n3\t6\t1.0\n2\t7\t1.0\n1\t7\t1.0\n");
+  EXPECT_EQ(read_text(dir.file("tree/predict_edge_table.txt")),
+            "src_id:int64\tdst_id:int64\tweight:float\n"
+            "-1\t5\t1.0\n5\t6\t1.0\n5\t7\t1.0\n6\t4\t1.0\n6\t3\t1.0\n7\t2\t1.0\n7\t1\t1.0\n");
+  EXPECT_EQ(read_text(dir.file("serving/serving_tree")), "3 2\n0 5\n1 6\n2 7\n3 4\n4 3\n5 2\n6 1\n");
+  const auto reader = parquet::FileReader::open(dir.file("tree/node_feature/part-0.parquet"));
+  EXPECT_EQ(reader->num_rows(), 7);
+}
+
+TEST(InitTree, BadInputNamesFileRowAndColumn) {
+  data::testing::TempDir dir;
+  InitTreeOptions o;
+  o.item_id_field = "item_id";
+  o.cate_id_field = "cate";
+  o.node_edge_output_file = dir.file("tree");
+  o.item_input_path = dir.write("dup.csv", "item_id,cate\n1,a\n2,a\n1,b\n");
+  EXPECT_EQ(error_of<DataError>([&] { init_tree(o); }),
+            o.item_input_path + " line 4 column item_id: item id 1 repeats the id of " + o.item_input_path +
+                " line 2 column item_id; item ids must be unique");
+  o.item_input_path = dir.write("noid.csv", "item_id,cate\n1,a\n,a\n");
+  EXPECT_EQ(error_of<DataError>([&] { init_tree(o); }),
+            o.item_input_path + " line 3 column item_id: the item id is empty; every item needs an integer id");
+  o.item_input_path = dir.write("ok.csv", "item_id,cate\n1,a\n2,b\n");
+  o.attr_fields = "nope";
+  EXPECT_NE(error_of<DataError>([&] { init_tree(o); }).find("nope"), std::string::npos);
+  o.attr_fields = "item_id";
+  EXPECT_NE(error_of<UsageError>([&] { init_tree(o); }).find("--attr_fields lists the item id field"),
+            std::string::npos);
+  o.attr_fields = "";
+  o.raw_attr_fields = "cate";
+  EXPECT_NE(error_of<DataError>([&] { init_tree(o); }).find("raw_attr_fields are averaged"), std::string::npos);
+  o.raw_attr_fields = "";
+  o.item_input_path = "odps://project/tables/items";
+  EXPECT_EQ(error_of<NotSupportedError>([&] { init_tree(o); }),
+            "not supported yet: tdm_init_tree --item_input_path odps:// (MaxCompute tables)");
+}
+
+// n_cluster 3 with 9 items: TorchEasyRec pulls the leaves with codes 4..7 (below min_code 8) one
+// level down (13, 16, 19, 22) and leaves 8..12 where they are.
+TEST(BuildTree, WiderTreeKeepsTorchEasyRecCodes) {
+  std::vector<TreeItem> items;
+  for (int i = 0; i < 9; ++i) {
+    TreeItem item;
+    item.id = i + 1;
+    item.cate = "c";
+    items.push_back(item);
+  }
+  const Tree tree = build_tree(items, {}, {}, 3);
+  ASSERT_EQ(tree.num_levels(), 4);
+  std::vector<int64_t> last;
+  for (int64_t i : tree.levels.back()) last.push_back(tree.nodes[static_cast<size_t>(i)].code);
+  EXPECT_EQ(last, (std::vector<int64_t>{13, 16, 19, 22}));
+  std::vector<int64_t> level2;
+  for (int64_t i : tree.levels[2]) level2.push_back(tree.nodes[static_cast<size_t>(i)].code);
+  EXPECT_EQ(level2, (std::vector<int64_t>{4, 5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
+}  // namespace tree_test
+}  // namespace tzrec::tdm
