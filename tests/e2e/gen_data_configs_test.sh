@@ -29,6 +29,7 @@ declare -A EXPECTED=(
   [dssm_v2_force_base]="user_id=INT64 item_id=INT64 brand clk"
   [mind_negative_sampler]="user_id age item_id cate click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY clk"
   [dat_negative_sampler]="user_id=INT64 user_age=INT64 item_id=INT64 item_cate=INT64 item_raw=INT64 clk"
+  [rocket_launching]="user_id=INT64 item_id=INT64 cate=INT64 tags.list.element=INT64 price=FLOAT clk=INT64"
   [fg_combo_lookup_match]="cate=INT64 age=INT64 kv_cate_cnt=BYTE_ARRAY kv_cate_ctr=BYTE_ARRAY kv_cate_vec=BYTE_ARRAY kv_cate_tag=BYTE_ARRAY kkv_cate_brand=BYTE_ARRAY brand=INT64 click__cate=BYTE_ARRAY clk"
   [fg_expr]="cate=INT64 u_age=FLOAT i_age=FLOAT u_lng=FLOAT u_lat=FLOAT i_lng=FLOAT i_lat=FLOAT clicks=FLOAT views=FLOAT hist_price=BYTE_ARRAY i_price=FLOAT click__cate=BYTE_ARRAY click__price=BYTE_ARRAY clk"
   [dense_embedding]="uid age price=FLOAT ctr pic_emb.list.element=FLOAT sales kv_cate_ctr=BYTE_ARRAY u_age i_age iid cate clk"
@@ -96,6 +97,8 @@ for config in "$ROOT"/examples/*.config "$ROOT"/tests/configs/gen_data/*.config;
     # Match models export one package per tower (export/user, export/item).
     packages="."
     [[ -d "$W/export/user" ]] && packages="user item"
+    # TDM exports export/model (the scorer) and export/embedding (the nodes' item_emb).
+    [[ -d "$W/export/embedding" ]] && packages="model embedding"
     for p in $packages; do
       [[ -s "$W/export/$p/model.safetensors" ]] || fail "$name: no exported model in export/$p"
       "$TZREC" predict --scripted_model_path "$W/export/$p" --predict_input_path "$W/eval.parquet" \
