@@ -35,7 +35,8 @@ int run(int argc, char** argv) {
                                  add_list_checkpoint_params_command(app),
                                  add_parquet_meta_command(app), add_parquet_cat_command(app),
                                  add_launch_command(app), add_plan_command(app), add_hitrate_command(app),
-                                 add_tdm_init_tree_command(app),
+                                 add_tdm_init_tree_command(app), add_tdm_cluster_tree_command(app),
+                                 add_tdm_retrieval_command(app),
                                  add_create_fg_json_command(app)};
   const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
   // Unknown arguments are reported by check_flags, with a suggestion. `launch` passes everything

@@ -22,6 +22,8 @@ Action add_launch_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
 Action add_hitrate_command(CLI::App& app);
 Action add_tdm_init_tree_command(CLI::App& app);
+Action add_tdm_cluster_tree_command(CLI::App& app);
+Action add_tdm_retrieval_command(CLI::App& app);
 Action add_create_fg_json_command(CLI::App& app);
 
 }  // namespace tzrec::cli

@@ -379,8 +379,8 @@ constexpr Entry kEntries[] = {
      "item_input_path edge_input_path attr_fields item_id_field layer_num_sample attr_delimiter field_delimiter "
      "remain_ratio probability_type",
      ""},
-    {"TDMSampler", kWarned, "predict_edge_input_path",
-     "read by TDM retrieval (beam search over the tree), which is not built yet; training does not read it"},
+    // Read by tzrec tdm_retrieval (tdm/beam_search.h); training does not read it.
+    {"TDMSampler", kHonoured, "predict_edge_input_path", ""},
     {"TDMSampler", kRefused, "num_eval_sample", ""},
     {"DINEncoder", kHonoured, "input attn_mlp max_seq_length", ""},
     {"SimpleAttention", kHonoured, "input max_seq_length", ""},

@@ -22,6 +22,9 @@
 #include "feature/feature_subset.h"
 #include "feature/fg_json.h"
 #include "models/match/match_model.h"
+#include "models/rank/tdm.h"
+#include "embedding/embedding_group.h"
+#include "feature/features.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
 #include "train/run_config.h"
@@ -148,6 +151,37 @@ protos::EasyRecConfig tower_package_config(const protos::EasyRecConfig& config, 
   return feature::keep_features(out, names);
 }
 
+// The config of TDM's embedding package (TorchEasyRec's TDMEmbedding, models/rank/tdm.h): the
+// first SEQUENCE group's query (non-sequence) features as one DEEP group of that name, and only
+// those features.
+protos::EasyRecConfig tdm_embedding_config(const protos::EasyRecConfig& config) {
+  std::map<std::string, bool> is_sequence;
+  for (const feature::FeatureInfo& f : feature::build_feature_infos(config)) is_sequence[f.name] = f.is_sequence;
+  protos::EasyRecConfig out = config;
+  protos::ModelConfig* mc = out.mutable_model_config();
+  mc->clear_feature_groups();
+  std::set<std::string> names;
+  for (const protos::FeatureGroupConfig& g : config.model_config().feature_groups()) {
+    if (g.group_type() != protos::SEQUENCE) continue;
+    protos::FeatureGroupConfig* q = mc->add_feature_groups();
+    q->set_group_name(g.group_name());
+    q->set_group_type(protos::DEEP);
+    for (const std::string& f : g.feature_names()) {
+      auto it = is_sequence.find(f);
+      if (it != is_sequence.end() && it->second) continue;
+      q->add_feature_names(f);
+      names.insert(f);
+    }
+    if (names.empty()) {
+      throw ConfigError(fmt::format("model_config.feature_groups: SEQUENCE group '{}' has no query features; TDM's "
+                                    "embedding package embeds the tree nodes by them",
+                                    g.group_name()));
+    }
+    break;
+  }
+  return feature::keep_features(out, names);
+}
+
 }  // namespace
 
 bool use_dense_ema_for_export(const protos::EasyRecConfig& config) {
@@ -210,6 +244,7 @@ std::string export_model(const ExportOptions& options) {
   nlohmann::ordered_json acc;
   acc["SPARSE_INT64"] = "1";
   acc["QUANT_EMB"] = quant_name(quant);
+  const nlohmann::ordered_json base_acc = acc;  // TorchEasyRec's TDM packages get no additional_export_config
   if (!options.additional_export_config.empty()) {
     nlohmann::ordered_json extra;
     try {
@@ -239,7 +274,49 @@ std::string export_model(const ExportOptions& options) {
   fs::remove_all(staging);
   fs::create_directories(staging);
   try {
-    if (!models::is_match_model(config.model_config())) {
+    if (config.model_config().model_case() == protos::ModelConfig::kTdm) {
+      // TorchEasyRec's TDM export: export_dir/embedding (the nodes' item embeddings, without the
+      // asset files) and export_dir/model (the scorer).
+      const protos::EasyRecConfig emb_config = tdm_embedding_config(config);
+      auto emb_session_ptr = [&] {
+        embedding::DeferTableAllocation defer;  // the package names its tables; the values are the trained ones
+        return std::make_unique<train::TrainingSession>(emb_config, /*with_optimizers=*/false, nullptr, std::nullopt,
+                                                        models::TDM::kEmbeddingTower);
+      }();
+      train::TrainingSession& emb_session = *emb_session_ptr;
+      std::map<std::string, torch::Tensor> trained;
+      for (auto& [name, tensor] : session.model_tensors()) trained.emplace(name, tensor);
+      const embedding::EmbeddingGroupSet& full_tables = session.model().embeddings();
+      const embedding::EmbeddingGroupSet& emb_tables = emb_session.model().embeddings();
+      std::vector<std::pair<std::string, torch::Tensor>> tensors;
+      for (const std::string& table : emb_tables.table_names()) {
+        // The package's table is the scorer's SEQUENCE-group table of the same name.
+        const std::string from =
+            full_tables.parameter_name_of(std::string(embedding::EmbeddingGroupImpl::kSequenceTablePrefix) + table);
+        auto it = trained.find(from);
+        TORCH_CHECK(it != trained.end(), "the tdm model has no table ", from);
+        tensors.emplace_back(emb_tables.parameter_name_of(table), it->second);
+      }
+      for (auto& [name, tensor] : emb_session.model_tensors()) {
+        bool is_table = false;
+        for (const auto& [n, t] : tensors) is_table = is_table || n == name;
+        if (is_table) continue;
+        throw NotSupportedError(fmt::format("TDM embedding package with the parameter {} (dense embeddings of query "
+                                            "features)", name));
+      }
+      const std::vector<std::pair<fs::path, std::string>> no_assets;
+      PackageInfo emb_info = info;
+      emb_info.assets = &no_assets;
+      emb_info.acc = &base_acc;
+      PackageInfo model_info = info;
+      model_info.acc = &base_acc;
+      fs::create_directories(staging / "embedding");
+      write_package(emb_config, emb_session.model(), tensors, models::TDM::kEmbeddingTower, emb_info,
+                    staging / "embedding", fs::absolute(final_dir / "embedding").lexically_normal());
+      fs::create_directories(staging / "model");
+      write_package(config, session.model(), session.model_tensors(), "", model_info, staging / "model",
+                    fs::absolute(final_dir / "model").lexically_normal());
+    } else if (!models::is_match_model(config.model_config())) {
       write_package(config, session.model(), session.model_tensors(), "", info, staging,
                     fs::absolute(final_dir).lexically_normal());
     } else {

@@ -40,7 +40,7 @@ template <class M>
 std::shared_ptr<Model> make(const protos::ModelConfig& mc, const std::vector<feature::FeatureInfo>& features,
                             std::vector<std::string> labels, std::vector<std::string> weights,
                             const std::string& tower) {
-  if constexpr (std::is_base_of_v<MatchModel, M>) {
+  if constexpr (std::is_base_of_v<MatchModel, M> || std::is_same_v<M, TDM>) {
     return std::make_shared<M>(mc, features, std::move(labels), std::move(weights), tower);
   } else {
     TORCH_CHECK(tower.empty(), "model without towers built as tower ", tower);
@@ -110,7 +110,7 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                   "{} is a rank model — remove the sampler or use a match model",
                                   sampler->name(), field->name()));
   }
-  if (!tower.empty() && !is_match_model(mc)) {
+  if (!tower.empty() && !is_match_model(mc) && !(tdm && tower == TDM::kEmbeddingTower)) {
     throw UsageError(fmt::format("model_config.{} has no towers to build '{}' alone; only match models (dssm, "
                                  "dssm_v2, ...) export towers",
                                  field->name(), tower));

@@ -107,47 +107,19 @@ std::shared_ptr<const TdmSampler> TdmSampler::create(const TdmSamplerConfig& con
       seen.push_back(f);
     }
   }
-  data::SamplerTableOptions opts;
-  opts.field_delimiter = config.field_delimiter;
-  opts.attr_delimiter = config.attr_delimiter;
-  opts.num_attrs = config.attr_fields.size();
-  opts.num_threads = config.load_threads;
-  opts.config_field = path + ".item_input_path";
-  s->nodes_ = data::NodeTable::load(config.item_input_path, data::NodeTable::Kind::kItem, opts);
-  opts.num_attrs = 0;
-  opts.config_field = path + ".edge_input_path";
+  s->tree_ = TreeNodes::load(config);
+  const data::SamplerTableOptions opts = table_options(config, path + ".edge_input_path", 0);
   s->edges_ = data::EdgeTable::load(config.edge_input_path, data::EdgeTable::Order::kFileOrder, opts);
-
-  const data::NodeTable& nodes = *s->nodes_;
+  const data::NodeTable& nodes = s->tree_.table();
   const int64_t n = nodes.size();
-  s->levels_.resize(static_cast<size_t>(n));
-  int max_level = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t level = 0;
-    const std::string_view text = s->attr(i, 0);
-    if (!parse_int(text, &level) || level < -1 || level > 4096) {
-      throw DataError(fmt::format("{} ({}): node {}: tree_level '{}' (the first attr) is not a level (an integer from "
-                                  "-1 up)",
-                                  config.item_input_path, opts.config_field, nodes.key(i), text));
-    }
-    s->levels_[static_cast<size_t>(i)] = static_cast<int>(level);
-    max_level = std::max(max_level, static_cast<int>(level));
-  }
-  const int num_levels = max_level + 1;
-  s->num_levels_ = num_levels;
+  const int num_levels = s->tree_.num_levels();
   if (num_levels < 2) {
     throw DataError(fmt::format("{}: the tree has {} level(s); TDM needs a root and leaves", config.item_input_path,
                                 num_levels));
   }
-  if (static_cast<int>(config.layer_num_sample.size()) != num_levels) {
-    throw ConfigError(fmt::format("{}.layer_num_sample: {} entries, but the tree in {} has {} levels (0 .. {}); give "
-                                  "one entry per level, root first",
-                                  path, config.layer_num_sample.size(), config.item_input_path, num_levels,
-                                  num_levels - 1));
-  }
   s->by_level_.assign(static_cast<size_t>(num_levels), {});
   for (int64_t i = 0; i < n; ++i) {
-    const int l = s->levels_[static_cast<size_t>(i)];
+    const int l = s->tree_.level_of(i);
     if (l >= 0) s->by_level_[static_cast<size_t>(l)].push_back(i);
   }
   const std::vector<float>& w = nodes.weights();
@@ -183,17 +155,17 @@ std::shared_ptr<const TdmSampler> TdmSampler::create(const TdmSamplerConfig& con
     };
     const int64_t src = nodes.find(src_key);
     if (src < 0) fail(edges.dst(r.begin), fmt::format("node {} is not in the node table {}", src_key, config.item_input_path));
-    if (s->levels_[static_cast<size_t>(src)] != num_levels - 1) {
+    if (s->tree_.level_of(src) != num_levels - 1) {
       fail(edges.dst(r.begin), fmt::format("node {} is on level {}, not on the leaf level {}; the edge table lists "
                                            "each leaf's ancestors",
-                                           src_key, s->levels_[static_cast<size_t>(src)], num_levels - 1));
+                                           src_key, s->tree_.level_of(src), num_levels - 1));
     }
     std::vector<int64_t> by_level(static_cast<size_t>(middle), -1);
     for (int64_t e = r.begin; e < r.end; ++e) {
       const int64_t dst_key = edges.dst(e);
       const int64_t dst = nodes.find(dst_key);
       if (dst < 0) fail(dst_key, fmt::format("node {} is not in the node table {}", dst_key, config.item_input_path));
-      const int l = s->levels_[static_cast<size_t>(dst)];
+      const int l = s->tree_.level_of(dst);
       if (l < 1 || l > middle) {
         fail(dst_key, fmt::format("ancestor {} is on level {}; a leaf's ancestors lie strictly between the root (0) "
                                   "and the leaves ({}) — the edge would make a cycle or skip the tree",
@@ -241,23 +213,11 @@ std::shared_ptr<const TdmSampler> TdmSampler::create(const TdmSamplerConfig& con
   return s;
 }
 
-std::string_view TdmSampler::attr(int64_t node, size_t k) const {
-  std::string_view text = nodes_->attrs(node);
-  const std::string& d = config_.attr_delimiter;
-  for (size_t i = 0; i < k; ++i) {
-    const size_t p = text.find_first_of(d);
-    if (p == std::string_view::npos) return {};
-    text.remove_prefix(p + 1);
-  }
-  const size_t p = text.find_first_of(d);
-  return p == std::string_view::npos ? text : text.substr(0, p);
-}
-
 const int64_t* TdmSampler::ancestors_of(int64_t node) const {
   if (node < 0) return nullptr;
   const int64_t slot = leaf_slot_[static_cast<size_t>(node)];
   if (slot < 0) return nullptr;
-  return ancestors_.data() + slot * (num_levels_ - 2);
+  return ancestors_.data() + slot * (tree_.num_levels() - 2);
 }
 
 void TdmSampler::leaf_error(int64_t key, int64_t node, const std::string& where) const {
@@ -266,14 +226,14 @@ void TdmSampler::leaf_error(int64_t key, int64_t node, const std::string& where)
                                 "tree with every item of the data",
                                 where, key, config_.item_input_path, config_.config_path));
   }
-  const int level = levels_[static_cast<size_t>(node)];
+  const int level = tree_.level_of(node);
   throw DataError(fmt::format("{}: item id {} is a node on level {} of the tree without ancestors in {} "
                               "({}.edge_input_path); training items must be leaves on the last level ({})",
-                              where, key, level, config_.edge_input_path, config_.config_path, num_levels_ - 1));
+                              where, key, level, config_.edge_input_path, config_.config_path, tree_.num_levels() - 1));
 }
 
 std::vector<int> TdmSampler::choose_levels(data::SamplerRng* rng) const {
-  const int middle = num_levels_ - 2;
+  const int middle = tree_.num_levels() - 2;
   std::vector<int> out;
   if (config_.remain_ratio >= 1.0f) {
     for (int l = 1; l <= middle; ++l) out.push_back(l);
@@ -307,7 +267,7 @@ void TdmSampler::sample_leaves(const std::vector<int64_t>& leaves, uint64_t seed
   out->remain_levels = choose_levels(&rng);
   out->pos_per_row = static_cast<int64_t>(out->remain_levels.size());
   std::vector<int> neg_levels = out->remain_levels;
-  neg_levels.push_back(num_levels_ - 1);
+  neg_levels.push_back(tree_.num_levels() - 1);
   out->neg_per_row = 0;
   for (int l : neg_levels) out->neg_per_row += config_.layer_num_sample[static_cast<size_t>(l)];
 
@@ -330,12 +290,12 @@ void TdmSampler::sample_leaves(const std::vector<int64_t>& leaves, uint64_t seed
     indices.resize(static_cast<size_t>(num));
     for (int64_t j = 0; j < batch; ++j) {
       const int64_t leaf = leaves[static_cast<size_t>(j)];
-      const int64_t pos = l == num_levels_ - 1 ? leaf : ancestors_of(leaf)[l - 1];
+      const int64_t pos = l == tree_.num_levels() - 1 ? leaf : ancestors_of(leaf)[l - 1];
       exclude.insert(pos);
       int64_t* dst = out->neg_nodes.data() + j * out->neg_per_row + level_offset;
       int64_t count = 0;
       // The positive's level (graphlearn's condition on the tree_level attr).
-      const int cond = levels_[static_cast<size_t>(pos)];
+      const int cond = tree_.level_of(pos);
       const data::AliasTable& am = level_alias_[static_cast<size_t>(cond)];
       const std::vector<int64_t>& group = by_level_[static_cast<size_t>(cond)];
       if (am.size() > 0) {

@@ -46,6 +46,7 @@
 
 #include "data/alias_table.h"
 #include "data/sampler_table.h"
+#include "tdm/tree_nodes.h"
 
 namespace tzrec::protos {
 class DataConfig;
@@ -86,11 +87,11 @@ class TdmSampler {
   static std::shared_ptr<const TdmSampler> create(const TdmSamplerConfig& config);
 
   const TdmSamplerConfig& config() const { return config_; }
-  int num_levels() const { return num_levels_; }
-  const data::NodeTable& nodes() const { return *nodes_; }
-  int level_of(int64_t node) const { return levels_[static_cast<size_t>(node)]; }
+  int num_levels() const { return tree_.num_levels(); }
+  const data::NodeTable& nodes() const { return tree_.table(); }
+  int level_of(int64_t node) const { return tree_.level_of(node); }
   // Attribute `k` (index into config().attr_fields) of node `node`.
-  std::string_view attr(int64_t node, size_t k) const;
+  std::string_view attr(int64_t node, size_t k) const { return tree_.attr(node, k); }
 
   // Samples for the leaves `item_keys`; `where(i)` describes row i for messages. Throws
   // DataError for an id missing from the node table or not a leaf with ancestors.
@@ -98,7 +99,7 @@ class TdmSampler {
   void sample(const std::vector<int64_t>& item_keys, uint64_t seed, const Where& where, TdmSamples* out) const {
     std::vector<int64_t> leaves(item_keys.size());
     for (size_t i = 0; i < item_keys.size(); ++i) {
-      const int64_t node = nodes_->find(item_keys[i]);
+      const int64_t node = tree_.table().find(item_keys[i]);
       if (node < 0 || ancestors_of(node) == nullptr) leaf_error(item_keys[i], node, where(static_cast<int64_t>(i)));
       leaves[i] = node;
     }
@@ -116,10 +117,8 @@ class TdmSampler {
   std::vector<int> choose_levels(data::SamplerRng* rng) const;
 
   TdmSamplerConfig config_;
-  int num_levels_ = 0;
-  std::shared_ptr<const data::NodeTable> nodes_;
+  TreeNodes tree_;
   std::shared_ptr<const data::EdgeTable> edges_;
-  std::vector<int> levels_;                  // per node
   std::vector<std::vector<int64_t>> by_level_;  // node indices per level (table order)
   std::vector<data::AliasTable> level_alias_;   // per level, by node weight
   data::AliasTable all_alias_;                  // every node, by weight

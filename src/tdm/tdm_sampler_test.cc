@@ -206,7 +206,8 @@ TEST(TdmSamplerErrors, TablesAndConfig) {
     f.config.layer_num_sample = {0, 1, 1, 1};
     EXPECT_EQ(error_of<ConfigError>([&] { TdmSampler::create(f.config); }),
               "data_config.tdm_sampler.layer_num_sample: 4 entries, but the tree in " + f.config.item_input_path +
-                  " has 3 levels (0 .. 2); give one entry per level, root first");
+                  " has 3 levels (0 .. 2); give one entry per level, root first (the config and the tree files do "
+                  "not match)");
     f.config.layer_num_sample = {1, 1, 1};
     EXPECT_EQ(error_of<ConfigError>([&] { TdmSampler::create(f.config); }),
               "data_config.tdm_sampler.layer_num_sample: the first entry (the root level) must be 0");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -204,6 +205,20 @@ Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_column
     }
   }
 
+  return build_tree_from_codes(std::move(items), std::move(codes), std::move(attr_columns),
+                               std::move(raw_attr_columns), n);
+}
+
+Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> codes, std::vector<AttrColumn> attr_columns,
+                           std::vector<AttrColumn> raw_attr_columns, int n_cluster) {
+  if (n_cluster < 2) throw ConfigError(fmt::format("n_cluster: {} is below 2; a tree node needs 2 or more children", n_cluster));
+  if (items.empty()) throw DataError("tdm tree: the item table has no rows");
+  if (codes.size() != items.size()) throw std::logic_error("build_tree_from_codes: one code per item");
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i] < 0) throw DataError(fmt::format("tdm tree: item {} has no tree code", items[i].id));
+  }
+  const int n = n_cluster;
+  const auto num_items = static_cast<int64_t>(items.size());
   // 3. pull the leaves down to the last level.
   const int depth = static_cast<int>(std::ceil(std::log(static_cast<double>(num_items)) / std::log(static_cast<double>(n))));
   int64_t min_code = 1;

@@ -113,4 +113,10 @@ struct Tree {
 Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_columns,
                 std::vector<AttrColumn> raw_attr_columns, int n_cluster);
 
+// Steps 3 - 5 above for leaf codes given by the caller (TorchEasyRec's TreeBuilder.build, as
+// tdm_cluster_tree uses it): `codes[i]` is item i's code (distinct, >= 0), items keep their order
+// (modes break ties by it). DataError for two items with one code (after pulling down).
+Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> codes, std::vector<AttrColumn> attr_columns,
+                           std::vector<AttrColumn> raw_attr_columns, int n_cluster);
+
 }  // namespace tzrec::tdm

@@ -200,7 +200,29 @@ std::vector<std::string> split_field_list(const std::string& list) {
   return out;
 }
 
-ItemTable read_item_table(const InitTreeOptions& o) {
+namespace {
+
+// An embedding cell as text: numbers separated by ',' (or blanks), optionally in [ ] (TorchEasyRec
+// eval()s a string column of Python lists).
+bool parse_embedding_text(std::string_view s, std::vector<float>* out) {
+  out->clear();
+  while (!s.empty() && (s.front() == ' ' || s.front() == '[')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == ']')) s.remove_suffix(1);
+  while (!s.empty()) {
+    size_t end = s.find_first_of(", ");
+    std::string_view tok = s.substr(0, end);
+    s = end == std::string_view::npos ? std::string_view() : s.substr(end + 1);
+    if (tok.empty()) continue;
+    double v = 0;
+    if (!parse_cell_double(tok, &v)) return false;
+    out->push_back(static_cast<float>(v));
+  }
+  return !out->empty();
+}
+
+}  // namespace
+
+ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding_field) {
   if (o.item_input_path.rfind("odps://", 0) == 0) {
     throw NotSupportedError("tdm_init_tree --item_input_path odps:// (MaxCompute tables)");
   }
@@ -212,7 +234,7 @@ ItemTable read_item_table(const InitTreeOptions& o) {
                                  o.item_input_path));
   }
   if (o.item_id_field.empty()) throw UsageError("--item_id_field is required");
-  if (o.cate_id_field.empty()) throw UsageError("--cate_id_field is required");
+  if (o.cate_id_field.empty() && embedding_field.empty()) throw UsageError("--cate_id_field is required");
   const std::vector<std::string> attrs = split_field_list(o.attr_fields);
   const std::vector<std::string> raws = split_field_list(o.raw_attr_fields);
   if (std::find(attrs.begin(), attrs.end(), o.item_id_field) != attrs.end()) {
@@ -225,7 +247,8 @@ ItemTable read_item_table(const InitTreeOptions& o) {
     if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
   };
   add(o.item_id_field);
-  add(o.cate_id_field);
+  if (!o.cate_id_field.empty()) add(o.cate_id_field);
+  if (!embedding_field.empty()) add(embedding_field);
   for (const auto& c : attrs) add(c);
   for (const auto& c : raws) add(c);
 
@@ -246,6 +269,15 @@ ItemTable read_item_table(const InitTreeOptions& o) {
   std::unordered_map<std::string, int32_t> file_index;
   for (size_t c = 0; c < columns.size(); ++c) gathered[c].name = columns[c];
   bool typed_known = false;
+  // The embedding column (cluster_tree): one vector per row, checked below.
+  std::vector<std::vector<float>> embeddings;
+  std::vector<std::string> embedding_errors;  // per row: "" or why it is not a vector
+  auto add_embedding_text = [&](std::string_view cell) {
+    std::vector<float> v;
+    embedding_errors.push_back(parse_embedding_text(cell, &v) ? ""
+                                                              : fmt::format("'{}' is not a list of numbers", cell));
+    embeddings.push_back(std::move(v));
+  };
   while (auto b = sources.sources.at(0)->next()) {
     const data::RecordBatch& rb = b->records;
     std::vector<int32_t> local(rb.files.size());
@@ -258,6 +290,38 @@ ItemTable read_item_table(const InitTreeOptions& o) {
       where.push_back({local[static_cast<size_t>(rb.origins[r].file_index)], rb.origins[r].line});
     }
     for (size_t c = 0; c < columns.size(); ++c) {
+      if (!embedding_field.empty() && columns[c] == embedding_field) {
+        if (csv) {
+          const data::StringColumn& col = rb.columns.at(static_cast<size_t>(rb.column_index(columns[c])));
+          for (int64_t r = 0; r < rb.num_rows(); ++r) add_embedding_text(col.cell(r));
+          continue;
+        }
+        const data::TypedColumn* col = rb.typed_column(columns[c]);
+        const parquet::ColumnData& v = col->values;
+        if (col->list_depth() == 0 && v.type() == parquet::PhysicalType::kByteArray) {
+          for (int64_t r = 0; r < rb.num_rows(); ++r) add_embedding_text(v.is_null(r) ? "" : v.bytes(r));
+          continue;
+        }
+        if (col->list_depth() != 1 ||
+            (v.type() != parquet::PhysicalType::kFloat && v.type() != parquet::PhysicalType::kDouble)) {
+          throw DataError(fmt::format("{} column {}: the embedding must be a list<float> / list<double> column (as "
+                                      "predict writes item_emb) or text of numbers; check --embedding_field",
+                                      rb.num_rows() > 0 ? rb.describe_row(0) : o.item_input_path, columns[c]));
+        }
+        for (int64_t r = 0; r < rb.num_rows(); ++r) {
+          const auto [begin, end] = v.row_slots(r);
+          std::vector<float> e;
+          std::string err = begin == end ? "the embedding is empty" : "";
+          for (int64_t k = begin; k < end; ++k) {
+            if (v.is_null(k)) err = "the embedding has a null value";
+            e.push_back(v.type() == parquet::PhysicalType::kFloat ? v.data<float>()[k]
+                                                                   : static_cast<float>(v.data<double>()[k]));
+          }
+          embedding_errors.push_back(err);
+          embeddings.push_back(std::move(e));
+        }
+        continue;
+      }
       if (csv) {
         const int ci = rb.column_index(columns[c]);
         const data::StringColumn& col = rb.columns.at(static_cast<size_t>(ci));
@@ -282,7 +346,9 @@ ItemTable read_item_table(const InitTreeOptions& o) {
     typed_known = true;
   }
   if (csv) {
-    for (size_t c = 0; c < columns.size(); ++c) infer_csv_column(text[c], &gathered[c]);
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (embedding_field.empty() || columns[c] != embedding_field) infer_csv_column(text[c], &gathered[c]);
+    }
   }
   auto describe = [&](size_t row, const std::string& column) {
     const RowWhere& w = where[row];
@@ -296,7 +362,7 @@ ItemTable read_item_table(const InitTreeOptions& o) {
   for (const auto& c : attrs) out.attr_columns.push_back({c, column_of(c).type});
   for (const auto& c : raws) out.raw_attr_columns.push_back({c, column_of(c).type});
   const Gathered& ids = column_of(o.item_id_field);
-  const Gathered& cates = column_of(o.cate_id_field);
+  const Gathered* cates = o.cate_id_field.empty() ? nullptr : &column_of(o.cate_id_field);
   std::unordered_map<int64_t, size_t> seen;
   out.items.reserve(where.size());
   for (size_t r = 0; r < where.size(); ++r) {
@@ -325,7 +391,17 @@ ItemTable read_item_table(const InitTreeOptions& o) {
       throw DataError(fmt::format("{}: item id {} repeats the id of {}; item ids must be unique",
                                   describe(r, o.item_id_field), item.id, describe(it->second, o.item_id_field)));
     }
-    item.cate = cate_text(cates.values[r], cates.type);
+    if (cates != nullptr) item.cate = cate_text(cates->values[r], cates->type);
+    if (!embedding_field.empty()) {
+      if (!embedding_errors[r].empty()) throw DataError(fmt::format("{}: {}", describe(r, embedding_field), embedding_errors[r]));
+      std::vector<float>& e = embeddings[r];
+      if (out.embedding_dim == 0) out.embedding_dim = static_cast<int64_t>(e.size());
+      if (static_cast<int64_t>(e.size()) != out.embedding_dim) {
+        throw DataError(fmt::format("{}: the embedding has {} values, earlier rows {}; every item needs one width",
+                                    describe(r, embedding_field), e.size(), out.embedding_dim));
+      }
+      out.embeddings.insert(out.embeddings.end(), e.begin(), e.end());
+    }
     for (const auto& c : attrs) item.attrs.push_back(column_of(c).values[r]);
     for (const auto& c : raws) item.raw_attrs.push_back(column_of(c).values[r]);
     out.items.push_back(std::move(item));

@@ -55,12 +55,17 @@ std::vector<std::string> split_field_list(const std::string& list);
 // The item table as tree items and the attr / raw attr columns with their types. Throws
 // DataError naming file, row / line and column (missing column, null or non-integer id,
 // duplicate id, unsupported type), NotSupportedError for odps:// or another suffix.
+// With `embedding_field` (tdm_cluster_tree): also that column, a list<float> / list<double> or text
+// of numbers ("[0.1, 0.2]", "0.1,0.2") per row, all of one width (DataError naming the row
+// otherwise), into `embeddings` [items x embedding_dim] row-major; cate_id_field may be empty.
 struct ItemTable {
   std::vector<TreeItem> items;
   std::vector<AttrColumn> attr_columns;
   std::vector<AttrColumn> raw_attr_columns;
+  std::vector<float> embeddings;
+  int64_t embedding_dim = 0;
 };
-ItemTable read_item_table(const InitTreeOptions& options);
+ItemTable read_item_table(const InitTreeOptions& options, const std::string& embedding_field = "");
 
 // Writes node_table.txt, edge_table.txt, predict_edge_table.txt and node_feature/ under `dir`.
 void write_tree_tables(const Tree& tree, const std::string& dir, const std::string& item_id_field,

@@ -9,10 +9,20 @@
 namespace tzrec::models {
 
 TDM::TDM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
-         std::vector<std::string> labels, std::vector<std::string> sample_weights)
+         std::vector<std::string> labels, std::vector<std::string> sample_weights, const std::string& tower)
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
   const protos::TDM& cfg = model_config_.tdm();
   const std::string path = "model_config.tdm";
+  if (!tower.empty()) {
+    if (tower != kEmbeddingTower || model_config_.feature_groups_size() != 1) {
+      throw UsageError(fmt::format("tdm builds the scorer or its embedding package ('{}'), not '{}'",
+                                   kEmbeddingTower, tower));
+    }
+    embedding_only_ = true;
+    seq_group_ = model_config_.feature_groups(0).group_name();
+    init_input(features);
+    return;
+  }
   for (const auto& g : model_config_.feature_groups()) {
     if (g.group_type() == protos::SEQUENCE) seq_group_ = g.group_name();
   }
@@ -49,6 +59,7 @@ TDM::TDM(const protos::ModelConfig& model_config, const std::vector<feature::Fea
 
 TensorMap TDM::predict_impl(const sparse::Batch& batch) {
   std::map<std::string, torch::Tensor> grouped = build_input(batch);
+  if (embedding_only_) return {{"item_emb", grouped.at(seq_group_)}};  // [B, Dq]
   std::vector<torch::Tensor> inputs{multiwindow_din_->forward(grouped)};  // [B, D·(L+1)]
   for (const std::string& g : non_seq_groups_) inputs.push_back(grouped.at(g));
   torch::Tensor y = deep_mlp_->forward(torch::cat(inputs, 1));

@@ -7,6 +7,12 @@
 //   logits = output_mlp(deep_mlp(x))
 // With several SEQUENCE groups the last one is used (TorchEasyRec keeps the last it sees).
 // Submodules (state-dict prefixes): embedding_group, multiwindow_din, deep_mlp, output_mlp.
+//
+// The embedding package (TorchEasyRec's TDMEmbedding; tower kEmbeddingTower, what
+// export_dir/embedding holds, export/exporter.cc): a config whose only feature group is the first
+// SEQUENCE group's query features as a DEEP group of the same name; it predicts
+// "item_emb" [B, Dq], the group's pooled features in order — the "<group>.query" the scorer
+// feeds its encoder. Only embedding_group is built.
 #pragma once
 
 #include <string>
@@ -22,11 +28,15 @@ class TDM : public Model {
  public:
   // ConfigError (with the field path) for a config without a SEQUENCE group, without
   // multiwindow_din / final, or with bad encoder / MLP settings.
+  static constexpr const char* kEmbeddingTower = "embedding";
+
+  // `tower`: "" (the scorer) or kEmbeddingTower (see above; UsageError for another name).
   TDM(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
-      std::vector<std::string> labels, std::vector<std::string> sample_weights);
+      std::vector<std::string> labels, std::vector<std::string> sample_weights, const std::string& tower = "");
   TensorMap predict_impl(const sparse::Batch& batch) override;
 
  private:
+  bool embedding_only_ = false;
   std::string seq_group_;
   std::vector<std::string> non_seq_groups_;
   nn::MultiWindowDINEncoder multiwindow_din_{nullptr};

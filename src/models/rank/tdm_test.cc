@@ -73,6 +73,40 @@ TEST(TDM, PredictionByHand) {
   EXPECT_TRUE(torch::allclose(pred["logits"], y, 1e-5, 1e-5)) << pred["logits"] << "\n" << y;
 }
 
+// The embedding package (TorchEasyRec's TDMEmbedding): the query feature u as a DEEP group named
+// "seq" predicts item_emb = u's row; with the scorer's SEQUENCE table copied in (as export does)
+// it equals the query the scorer's encoder reads.
+TEST(TDM, EmbeddingPackagePredictsTheQuery) {
+  auto config = parse_config(R"pb(
+    data_config { label_fields: "clk" }
+    model_config {
+      feature_groups { group_name: "seq" feature_names: ["u"] group_type: DEEP }
+      tdm {
+        multiwindow_din { windows_len: [1, 2] attn_mlp { hidden_units: [4] } }
+        final { hidden_units: [3] }
+      }
+      num_class: 2
+      losses { softmax_cross_entropy {} }
+    })pb");
+  TDM embedding(config.model_config(), features(), {"clk"}, {}, TDM::kEmbeddingTower);
+  EXPECT_TRUE(embedding.dense_parameters().empty());
+  EXPECT_EQ(embedding.embeddings().parameter_name_of("u_emb"),
+            "embedding_group.emb_impls.__BASE__.ebc.embedding_bags.u_emb.weight");
+  auto scorer_config = parse_config(kConfig);
+  TDM scorer(scorer_config.model_config(), features(), {"clk"}, {});
+  torch::NoGradGuard no_grad;
+  testing::tables_of(embedding)["u_emb"].copy_(testing::tables_of(scorer)["sequence.u_emb"]);
+  embedding.eval();
+  auto pred = embedding.predict(testing::history_batch());
+  ASSERT_EQ(pred.size(), 1u);
+  ASSERT_EQ(pred.count("item_emb"), 1u);
+  const torch::Tensor q = testing::tables_of(scorer)["sequence.u_emb"];
+  EXPECT_TRUE(torch::equal(pred["item_emb"], torch::stack({q[1], q[3]})));
+  EXPECT_NE(testing::error_of([&] { TDM bad(config.model_config(), features(), {"clk"}, {}, "user_tower"); })
+                .find("not 'user_tower'"),
+            std::string::npos);
+}
+
 TEST(TDM, ConfigErrors) {
   auto err = [](const std::string& groups, const std::string& body) {
     auto config = parse_config(R"(model_config { )" + groups + R"( tdm { )" + body + R"( }

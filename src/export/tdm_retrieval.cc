@@ -1,0 +1,253 @@
+#include "export/tdm_retrieval.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/text.h"
+#include "data/prediction_writer.h"
+#include "data/sampler_table.h"
+#include "dist/process_group.h"
+#include "export/exported_model.h"
+#include "feature/batch_loader.h"
+#include "feature/column_cells.h"
+#include "feature/feature_parser.h"
+#include "models/rank/tdm.h"
+#include "parquet/column_slice.h"
+#include "parquet/metadata.h"
+#include "parquet/schema.h"
+#include "parquet/writer.h"
+#include "tdm/beam_search.h"
+#include "train/run_config.h"
+
+namespace fs = std::filesystem;
+
+namespace tzrec::exporting {
+namespace {
+
+constexpr const char* kRecallIdsColumn = "recall_ids";
+
+// "recall_ids": list<int64> (a nullable list of required elements), one list per row.
+data::TypedColumn recall_ids_column(const std::vector<std::vector<int64_t>>& ids) {
+  std::vector<parquet::SchemaElement> elements(4);
+  elements[0].name = "schema";
+  elements[0].num_children = 1;
+  elements[1].name = kRecallIdsColumn;
+  elements[1].repetition = parquet::Repetition::kOptional;
+  elements[1].num_children = 1;
+  elements[1].converted_type = parquet::ConvertedType::kList;
+  elements[1].logical_type.kind = parquet::LogicalType::Kind::kList;
+  elements[2].name = "list";
+  elements[2].repetition = parquet::Repetition::kRepeated;
+  elements[2].num_children = 1;
+  elements[3].name = "element";
+  elements[3].repetition = parquet::Repetition::kRequired;
+  elements[3].type = parquet::PhysicalType::kInt64;
+  const parquet::Schema schema = parquet::Schema::build(elements);
+  parquet::ColumnBuilder builder(schema.column(0));
+  for (const auto& row : ids) {
+    builder.begin_list();
+    for (int64_t id : row) builder.append(id);
+    builder.end_list();
+  }
+  data::TypedColumn out;
+  out.name = kRecallIdsColumn;
+  out.values = builder.finish();
+  return out;
+}
+
+// The rows to score: for candidate j, the user row owner[j] with the item columns set to node
+// node[j]'s attributes (see the header). `attr_of` maps a column name to its attr index or -1.
+data::RecordBatch candidate_rows(const data::RecordBatch& users, const std::vector<int64_t>& owner,
+                                 const std::vector<int64_t>& node, const tdm::PredictTree& tree) {
+  const auto& attrs = tree.config().attr_fields;
+  auto attr_index = [&](const std::string& name) -> int {
+    for (size_t k = 1; k < attrs.size(); ++k) {
+      if (attrs[k] == name) return static_cast<int>(k);
+    }
+    return -1;
+  };
+  data::RecordBatch out;
+  out.files = users.files;
+  out.origin_unit = users.origin_unit;
+  for (int64_t o : owner) out.origins.push_back(users.origins[static_cast<size_t>(o)]);
+  auto item_column = [&](const std::string& name, int k) {
+    data::StringColumn column;
+    column.name = name;
+    for (int64_t s : node) column.append(tree.attr(s, static_cast<size_t>(k)));
+    return column;
+  };
+  for (const data::StringColumn& c : users.columns) {
+    if (const int k = attr_index(c.name); k >= 0) {
+      out.columns.push_back(item_column(c.name, k));
+      continue;
+    }
+    data::StringColumn column;
+    column.name = c.name;
+    for (int64_t o : owner) column.append(c.cell(o));
+    out.columns.push_back(std::move(column));
+  }
+  for (const data::TypedColumn& c : users.typed_columns) {
+    if (const int k = attr_index(c.name); k >= 0) {
+      out.columns.push_back(item_column(c.name, k));
+      continue;
+    }
+    data::TypedColumn column;
+    column.name = c.name;
+    column.values = parquet::slice_rows(c.values, 0, 0);
+    if (c.map_values) column.map_values = parquet::slice_rows(*c.map_values, 0, 0);
+    for (int64_t o : owner) {
+      parquet::append_rows(c.values, o, o + 1, &column.values);
+      if (c.map_values) parquet::append_rows(*c.map_values, o, o + 1, &*column.map_values);
+    }
+    out.typed_columns.push_back(std::move(column));
+  }
+  return out;
+}
+
+// The user-requested reserved columns of a batch (by name, in order).
+data::RecordBatch select_columns(const data::RecordBatch& batch, const std::vector<std::string>& names) {
+  data::RecordBatch out;
+  out.files = batch.files;
+  out.origin_unit = batch.origin_unit;
+  out.origins = batch.origins;
+  for (const std::string& name : names) {
+    const int i = batch.column_index(name);
+    if (i >= 0) {
+      out.columns.push_back(batch.columns[static_cast<size_t>(i)]);
+    } else if (const data::TypedColumn* t = batch.typed_column(name)) {
+      out.typed_columns.push_back(*t);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
+  if (options.scripted_model_path.empty()) {
+    throw UsageError("--scripted_model_path is required: the scorer package of a tdm export (export_dir/model)");
+  }
+  if (options.predict_input_path.empty()) throw UsageError("--predict_input_path is required");
+  if (options.predict_output_path.empty()) throw UsageError("--predict_output_path is required");
+  if (options.recall_num < 1) throw UsageError(fmt::format("--recall_num: {} is below 1", options.recall_num));
+  if (options.n_cluster < 2) throw UsageError(fmt::format("--n_cluster: {} is below 2", options.n_cluster));
+  if (options.debug_level > 0) throw NotSupportedError("--debug_level > 0 (the __features__ column of parsed inputs)");
+  const fs::path dir(options.scripted_model_path);
+  if (!fs::exists(dir / "model.safetensors") && fs::exists(dir / "model" / "model.safetensors")) {
+    throw UsageError(fmt::format("--scripted_model_path {}: a tdm export holds the scorer in {}; pass that",
+                                 options.scripted_model_path, (dir / "model").string()));
+  }
+  train::ConfigOverrides overrides;
+  overrides.edit_config_json = options.edit_config_json;
+  ExportedModel exported = load_exported_model(options.scripted_model_path, overrides);
+  if (exported.config.model_config().model_case() != protos::ModelConfig::kTdm || !exported.tower.empty()) {
+    throw UsageError(fmt::format("--scripted_model_path {}: not the scorer of a tdm model (it is {}); pass "
+                                 "export_dir/model of a tdm export",
+                                 options.scripted_model_path,
+                                 exported.tower.empty() ? "another model" : "the package '" + exported.tower + "'"));
+  }
+  protos::EasyRecConfig config = exported.config;
+  auto* dc = config.mutable_data_config();
+  dc->clear_label_fields();
+  dc->set_drop_remainder(false);
+  if (options.batch_size > 0) {
+    dc->set_batch_size(static_cast<uint32_t>(options.batch_size));
+    dc->set_eval_batch_size(static_cast<uint32_t>(options.batch_size));
+  } else if (options.batch_size < 0) {
+    throw UsageError(fmt::format("--batch_size {} must be positive", options.batch_size));
+  }
+  if (!options.dataset_type.empty()) {
+    protos::DatasetType type;
+    if (!protos::DatasetType_Parse(options.dataset_type, &type)) {
+      throw UsageError(fmt::format("--dataset_type {} is not a dataset type; use ParquetDataset or CsvDataset",
+                                   options.dataset_type));
+    }
+    dc->set_dataset_type(type);
+  }
+  const auto sampler = tdm::tdm_sampler_config(*dc);
+  if (!sampler) throw UsageError("the tdm model's config has no data_config.tdm_sampler; export it again");
+  const auto tree = tdm::PredictTree::load(*sampler);
+  const std::string& id_field = sampler->item_id_field;
+  if (options.num_worker_per_level != 1) {
+    log::info("--num_worker_per_level {}: levels are expanded on the calling thread here", options.num_worker_per_level);
+  }
+
+  const auto env = dist::dist_env_from_environment();
+  const std::string writer_type =
+      options.writer_type.empty() ? data::default_writer_type(protos::DatasetType_Name(dc->dataset_type()))
+                                  : options.writer_type;
+  auto writer = data::make_prediction_writer(writer_type, options.predict_output_path, env.rank);
+  train::setup_runtime();
+  const std::vector<std::string> user_reserved = split_comma_list(options.reserved_columns);
+  std::vector<std::string> reserved = {"ALL_EFFECTIVE_COLUMNS", id_field};
+  for (const auto& c : user_reserved) reserved.push_back(c);
+  feature::BatchLoader loader(config, options.predict_input_path, feature::Mode::kPredict, nullptr,
+                              {env.rank, env.world_size}, reserved);
+  const feature::FeatureParser parser(config, /*read_labels=*/false);
+  auto& net = exported.session->model();
+  const std::string prob_name = net.num_class() == 2 ? "probs1" : "probs";
+  torch::NoGradGuard no_grad;
+  const int first = tdm::first_recall_level(options.n_cluster, options.recall_num, tree->num_levels());
+  log::info("tdm_retrieval: tree of {} levels from {}, scoring levels {}..{}, recall_num {}", tree->num_levels(),
+            sampler->item_input_path, first, tree->num_levels() - 1, options.recall_num);
+
+  TdmRetrievalSummary summary;
+  while (auto loaded = loader.next()) {
+    const data::RecordBatch& users = loaded->reserved;
+    const int64_t rows = users.num_rows();
+    std::vector<int64_t> truth(static_cast<size_t>(rows), 0);
+    {
+      const feature::ColumnCells cells(users, id_field, sampler->config_path + ".item_id_field");
+      for (int64_t r = 0; r < rows; ++r) {
+        if (!cells.empty(r) && !feature::as_int64(cells.scalar(r), &truth[static_cast<size_t>(r)])) {
+          throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids",
+                                      cells.where(r), feature::display(cells.scalar(r))));
+        }
+      }
+    }
+    auto score = [&](int, const std::vector<std::vector<int64_t>>& candidates) {
+      std::vector<int64_t> owner, node;
+      for (size_t b = 0; b < candidates.size(); ++b) {
+        for (int64_t c : candidates[b]) {
+          owner.push_back(static_cast<int64_t>(b));
+          node.push_back(c);
+        }
+      }
+      std::vector<std::vector<float>> out(candidates.size());
+      if (node.empty()) return out;
+      const sparse::Batch batch = parser.parse(candidate_rows(users, owner, node, *tree));
+      const auto predictions = net.predict(batch);
+      auto it = predictions.find(prob_name);
+      TORCH_CHECK(it != predictions.end(), "the tdm model predicts no ", prob_name);
+      const torch::Tensor p = it->second.detach().to(torch::kCPU, torch::kFloat32).reshape({-1}).contiguous();
+      TORCH_CHECK(p.numel() == static_cast<int64_t>(node.size()), "one score per candidate");
+      const float* v = p.data_ptr<float>();
+      for (size_t j = 0; j < node.size(); ++j) out[static_cast<size_t>(owner[j])].push_back(v[j]);
+      return out;
+    };
+    const auto found = tdm::beam_search(*tree, rows, options.n_cluster, options.recall_num, score);
+    std::vector<std::vector<int64_t>> ids(found.size());
+    for (size_t b = 0; b < found.size(); ++b) {
+      for (int64_t n : found[b]) ids[b].push_back(tree->key(n));
+      if (std::find(ids[b].begin(), ids[b].end(), truth[b]) != ids[b].end()) ++summary.hits;
+    }
+    data::RecordBatch out = select_columns(users, user_reserved);
+    out.typed_columns.push_back(recall_ids_column(ids));
+    writer->write({}, out);
+    summary.rows += rows;
+  }
+  writer->close();
+  if (summary.rows > 0) summary.output_file = writer->path();
+  summary.recall = summary.rows > 0 ? static_cast<double>(summary.hits) / static_cast<double>(summary.rows) : 0.0;
+  log::info("retrieved for {} rows into {}", summary.rows, summary.output_file);
+  log::info("Retrieval Finished. Recall:{}", summary.recall);
+  return summary;
+}
+
+}  // namespace tzrec::exporting
