@@ -141,7 +141,8 @@ TEST(Activation, MoreBadArguments) {
   expect_config_error("nn.Softmax(dim=1.5)", "must be an integer");
 }
 
-// Dice against its definition (tzrec/modules/activation.py, class Dice) written with plain ops:
+// Dice against its definition (tzrec/modules/activation.py, class Dice line 22, forward line 50)
+// written with plain ops:
 // p = sigmoid((x − mean) / sqrt(var + 1e-5)), out = alpha (1 − p) x + p x; in training mean / var
 // are the batch's (biased var) and the running statistics move by momentum 0.1 with the unbiased
 // var; in eval the running ones are used.

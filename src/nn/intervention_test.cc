@@ -1,6 +1,7 @@
 // Intervention and RotateLayer against tests/python/intervention_reference.py, which runs
-// TorchEasyRec's Intervention.forward (tzrec/modules/intervention.py) with the layers wrapped by
-// PyTorch's own torch.nn.utils.parametrizations.orthogonal; state-dict names and the initial state.
+// TorchEasyRec's Intervention.forward (tzrec/modules/intervention.py line 68; RotateLayer line
+// 16) with the layers wrapped by PyTorch's own torch.nn.utils.parametrizations.orthogonal;
+// state-dict names and the initial state.
 #include "nn/intervention.h"
 
 #include <gtest/gtest.h>

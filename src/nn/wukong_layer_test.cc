@@ -1,6 +1,6 @@
 // WuKongLayer against tests/python/wukong_reference.py (the layer written out in plain PyTorch
-// ops from tzrec/modules/interaction.py: LinearCompressBlock.forward, FactorizationMachineBlock.
-// forward, WuKongLayer.forward), state-dict names and the Kaiming init of the compress weights.
+// ops from tzrec/modules/interaction.py: LinearCompressBlock line 236, FactorizationMachineBlock
+// line 267, WuKongLayer line 324), state-dict names and the Kaiming init of the compress weights.
 #include "nn/wukong_layer.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// DC2VR (tzrec/models/dc2vr.py): the wiring (bottom MLP, optional MMoE, tower MLPs, each
+// DC2VR (tzrec/models/dc2vr.py, DC2VR line 28, predict line 116): the wiring (bottom MLP, optional MMoE, tower MLPs, each
 // intervention reading the earlier towers' representations, output Linears) against the same
 // steps with plain ops and the model's own submodules (nn::Intervention itself is checked against
 // PyTorch's orthogonal parametrization in nn/intervention_test.cc); state-dict names; gradients;

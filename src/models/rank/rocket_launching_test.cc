@@ -1,5 +1,5 @@
-// RocketLaunching against tzrec/models/rocket_launching.py (predict, _distillation_loss,
-// feature_based_sim, loss): predictions of the light net with plain libtorch ops, the booster
+// RocketLaunching against tzrec/models/rocket_launching.py (_get_distillation_mlp_index line 77,
+// predict line 88, feature_based_sim line 125, _distillation_loss line 182, loss line 206): predictions of the light net with plain libtorch ops, the booster
 // only in training, the losses (both nets' configured losses, hint_l2_loss, similarity_<i>_<j>)
 // against hand computations from the predictions, the light net kept from the shared bottom's
 // gradient, eval metrics of the light net only, names and config errors.

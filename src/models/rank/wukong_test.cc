@@ -1,4 +1,4 @@
-// WuKong: the model's wiring (dense_mlp output as the first feature, the sparse embeddings as
+// WuKong (tzrec/models/wukong.py, WuKong line 26, predict line 102): the model's wiring (dense_mlp output as the first feature, the sparse embeddings as
 // [B, N, D], the stacked layers, flatten, final and output MLPs) against the same steps written
 // with plain libtorch ops and stand-alone layers (the layer math itself is checked against a
 // PyTorch reference in nn/wukong_layer_test.cc); state-dict names as tzrec/models/wukong.py builds
