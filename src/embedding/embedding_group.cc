@@ -123,8 +123,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   std::vector<SequenceGroupConfig> sequence_groups;
   for (FeatureGroupConfig& g : all_groups) {
     resolve_nested_sequence_groups(g, sequence_names);
-    if (g.type == GroupType::kSequence) {
-      sequence_groups.push_back({g.group_name, g.feature_names, g.path});
+    if (g.type == GroupType::kSequence || g.type == GroupType::kJaggedSequence) {
+      sequence_groups.push_back({g.group_name, g.feature_names, g.path, g.type == GroupType::kJaggedSequence});
     } else {
       sequence_groups.insert(sequence_groups.end(), g.sequence_groups.begin(), g.sequence_groups.end());
       groups.push_back(std::move(g));

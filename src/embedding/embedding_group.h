@@ -19,7 +19,7 @@
 
 namespace tzrec::embedding {
 
-enum class GroupType { kDeep, kWide, kSequence };
+enum class GroupType { kDeep, kWide, kSequence, kJaggedSequence };
 
 // One entry of a DEEP group's sequence_encoders: the sequence group it reads.
 struct SequenceEncoderConfig {

@@ -42,6 +42,7 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
                 "SequenceEmbeddingGroup: group names must be set and unique (EmbeddingGroup checks them)");
     Group group;
     group.name = g.group_name;
+    group.jagged = g.jagged;
     for (size_t j = 0; j < g.feature_names.size(); ++j) {
       const std::string& name = g.feature_names[j];
       const std::string field = fmt::format("{}.feature_names[{}]", g.path, j);
@@ -125,15 +126,15 @@ std::string SequenceEmbeddingGroupImpl::parameter_name_of(const std::string& tab
   return fmt::format("ec_dict.{}.embeddings.{}.weight", table_dim_.at(table), table);
 }
 
-const SequenceEmbeddingGroupImpl::Group& SequenceEmbeddingGroupImpl::group(const std::string& name) const {
+const SequenceEmbeddingGroupImpl::Group& SequenceEmbeddingGroupImpl::group_of(const std::string& name) const {
   auto it = index_.find(name);
   if (it == index_.end()) throw ConfigError(fmt::format("sequence group '{}' does not exist", name));
   return groups_[it->second];
 }
 
-int64_t SequenceEmbeddingGroupImpl::query_dim(const std::string& name) const { return group(name).query_dim; }
+int64_t SequenceEmbeddingGroupImpl::query_dim(const std::string& name) const { return group_of(name).query_dim; }
 int64_t SequenceEmbeddingGroupImpl::sequence_dim(const std::string& name) const {
-  return group(name).sequence_dim;
+  return group_of(name).sequence_dim;
 }
 
 std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const sparse::Batch& batch) {
@@ -203,7 +204,13 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
                                   group_steps));
       }
     }
-    out[g.name + ".sequence"] = torch::cat(parts, 2);
+    torch::Tensor sequence = torch::cat(parts, 2);  // [B, T, Ds]
+    if (g.jagged) {
+      // The valid items only, rows in order: item t of row b at b·T + t.
+      auto [row, t] = item_positions(length);
+      sequence = sequence.reshape({rows * group_steps, -1}).index_select(0, row * group_steps + t);
+    }
+    out[g.name + ".sequence"] = sequence;
     out[g.name + ".sequence_length"] = length;
   }
   return out;

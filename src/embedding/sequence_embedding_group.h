@@ -11,6 +11,9 @@
 //                          to T = the batch's longest history of the group's first sequence
 //                          feature (longer histories of later features are cut to T)
 //   "<g>.sequence_length"  [B] int64: the first sequence feature's items per row
+// A JAGGED_SEQUENCE group (TorchEasyRec's jagged sequence groups, read by its generative models)
+// has the same outputs except "<g>.sequence" [Σ_b L_b, Ds]: only each row's valid items, rows in
+// order (L_b = "<g>.sequence_length"[b]), no padding.
 // Tables: every sparse feature of a SEQUENCE group looks up its own table, named embedding_name or
 // "{feature}_emb" (features naming the same table share it, rows and dims must agree); they are
 // not the tables DEEP / WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
@@ -39,6 +42,7 @@ struct SequenceGroupConfig {
   std::string group_name;
   std::vector<std::string> feature_names;
   std::string path;  // "model_config.feature_groups[2]", for errors
+  bool jagged = false;  // a JAGGED_SEQUENCE group: "<g>.sequence" holds the valid items only
 };
 
 class SequenceEmbeddingGroupImpl : public torch::nn::Module {
@@ -55,6 +59,7 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   int64_t query_dim(const std::string& group) const;
   int64_t sequence_dim(const std::string& group) const;
   bool has_group(const std::string& group) const { return index_.count(group) > 0; }
+  bool is_jagged(const std::string& group) const { return group_of(group).jagged; }
 
   // One collection per embedding dim, in increasing dim order.
   std::vector<EmbeddingBagCollection> collections() const;
@@ -74,8 +79,9 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
     std::vector<Slot> sequence;
     int64_t query_dim = 0;
     int64_t sequence_dim = 0;
+    bool jagged = false;
   };
-  const Group& group(const std::string& name) const;
+  const Group& group_of(const std::string& name) const;
 
   std::vector<Group> groups_;
   std::map<std::string, size_t> index_;

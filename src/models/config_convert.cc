@@ -57,6 +57,9 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
       case protos::SEQUENCE:
         out.type = embedding::GroupType::kSequence;
         break;
+      case protos::JAGGED_SEQUENCE:
+        out.type = embedding::GroupType::kJaggedSequence;
+        break;
       default:
         throw NotSupportedError(
             fmt::format("{}.group_type {} (group '{}')", path, protos::FeatureGroupType_Name(g.group_type()),

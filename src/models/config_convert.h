@@ -17,9 +17,8 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info);
 std::vector<embedding::FeatureSpec> to_feature_specs(const std::vector<feature::FeatureInfo>& infos);
 
 // model_config.feature_groups → embedding groups, with their nested sequence_groups and the input
-// of each sequence_encoders entry (empty when unset). JAGGED_SEQUENCE groups and
-// embedding_name_suffix throw tzrec::NotSupportedError naming the field
-// ("model_config.feature_groups[1].group_type JAGGED_SEQUENCE").
+// of each sequence_encoders entry (empty when unset). embedding_name_suffix throws
+// tzrec::NotSupportedError naming the field.
 std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelConfig& model_config);
 
 nn::MLPOptions to_mlp_options(const protos::MLP& mlp);

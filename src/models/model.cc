@@ -68,6 +68,15 @@ embedding::EmbeddingGroup Model::make_embedding_group(const std::vector<std::str
                                                       int64_t wide_embedding_dim,
                                                       const std::string& wide_init_fn) const {
   std::vector<embedding::FeatureGroupConfig> configs = to_group_configs(model_config_);
+  if (!reads_jagged_sequences_) {
+    for (const embedding::FeatureGroupConfig& g : configs) {
+      if (g.type != embedding::GroupType::kJaggedSequence) continue;
+      throw ConfigError(fmt::format("{}.group_type: group '{}' is JAGGED_SEQUENCE, which only TorchEasyRec's "
+                                    "generative models (dlrm_hstu, ultra_hstu, hstu_match) read; this model attends "
+                                    "over padded histories: use group_type: SEQUENCE",
+                                    g.path, g.group_name));
+    }
+  }
   if (!groups.empty()) {
     std::vector<embedding::FeatureGroupConfig> picked;
     for (const std::string& name : groups) {

@@ -212,6 +212,9 @@ class Model : public torch::nn::Module {
   void task_output_to_prediction(size_t task, const torch::Tensor& output, TensorMap* predictions) const;
 
   protos::ModelConfig model_config_;
+  // Whether the model reads JAGGED_SEQUENCE groups (their "<g>.sequence" holds only the valid items,
+  // embedding/sequence_embedding_group.h); make_embedding_group() refuses them otherwise.
+  bool reads_jagged_sequences_ = false;
   std::vector<ModelTask> tasks_;
   int64_t num_class_ = 1;  // tasks_[0].num_class
   embedding::EmbeddingGroup embedding_group_{nullptr};

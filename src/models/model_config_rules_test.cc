@@ -54,7 +54,8 @@ TEST(ModelConfigRules, FeatureGroups) {
   EXPECT_TRUE(HasProblem(seq, "model_config.feature_groups[3].feature_names",
                          "sequence group 's' has no sequence feature"));
   auto jagged = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: JAGGED_SEQUENCE } }");
-  EXPECT_TRUE(NotSupported(jagged, "model_config.feature_groups[3].group_type"));
+  EXPECT_TRUE(HasProblem(jagged, "model_config.feature_groups[3].group_type",
+                         "group 's' is JAGGED_SEQUENCE, which only TorchEasyRec's generative models"));
   auto seq_groups = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' } } }");
   EXPECT_TRUE(HasProblem(seq_groups, "model_config.feature_groups[3].sequence_encoders",
                          "group 's' has sequence_groups but no sequence_encoders"));

@@ -243,7 +243,7 @@ TEST(DeepFM, ConfigErrors) {
       feature_groups { group_name: "seq" feature_names: ["a"] group_type: JAGGED_SEQUENCE }
       deepfm { deep { hidden_units: [3] } }
       losses { binary_cross_entropy {} } })",
-                    "model_config.feature_groups[1].group_type JAGGED_SEQUENCE", true);
+                    "model_config.feature_groups[1].group_type: group 'seq' is JAGGED_SEQUENCE");
 }
 
 }  // namespace deepfm_test
