@@ -123,6 +123,39 @@ TEST(SequenceEmbeddingGroup, PadsToTheGroupsLongestHistoryAndBackpropagates) {
   }
 }
 
+// JAGGED_SEQUENCE (TorchEasyRec's EmbeddingGroup takes jt.values() of each sequence feature for
+// such groups, tzrec/modules/embedding.py): the same items as the padded layout above, without the
+// padding — row 0's two items, then row 2's one — and the same query and lengths.
+TEST(SequenceEmbeddingGroup, JaggedGroupKeepsOnlyTheValidItems) {
+  Fixture fx;
+  const std::vector<std::string> names = {"q", "s__a", "d", "s__b", "s__p"};
+  SequenceEmbeddingGroup padded(fx.features, Groups{{"seq", names, "p[0]"}});
+  SequenceEmbeddingGroup jagged(fx.features, Groups{{"seq", names, "p[0]", /*jagged=*/true}});
+  EXPECT_FALSE(padded->is_jagged("seq"));
+  EXPECT_TRUE(jagged->is_jagged("seq"));
+  {
+    torch::NoGradGuard g;
+    auto from = padded->tables();
+    auto to = jagged->tables();
+    for (size_t i = 0; i < from.size(); ++i) to[i].weight.copy_(from[i].weight);
+  }
+  auto p = padded->forward(fx.batch);
+  auto j = jagged->forward(fx.batch);
+  const torch::Tensor& s = p.at("seq.sequence");  // [3, 2, 7]
+  torch::Tensor want = torch::stack({s[0][0], s[0][1], s[2][0]});
+  EXPECT_EQ(j.at("seq.sequence").sizes(), (std::vector<int64_t>{3, 7}));
+  EXPECT_TRUE(torch::allclose(j.at("seq.sequence"), want)) << j.at("seq.sequence") << "\n" << want;
+  EXPECT_TRUE(torch::allclose(j.at("seq.query"), p.at("seq.query")));
+  EXPECT_TRUE(torch::equal(j.at("seq.sequence_length"), i64({2, 0, 1})));
+  // Gradients reach the rows of the valid items only.
+  j.at("seq.sequence").sum().backward();
+  for (const auto& t : jagged->tables()) {
+    if (t.name != "s__a_emb") continue;
+    torch::Tensor grad = t.weight.grad().to_dense();
+    EXPECT_TRUE(torch::equal(grad.abs().sum(1).nonzero().flatten(), i64({7, 8, 9})));
+  }
+}
+
 TEST(SequenceEmbeddingGroup, ConfigErrors) {
   Fixture fx;
   auto err = [&](std::vector<SequenceGroupConfig> groups) {
