@@ -67,24 +67,6 @@ LoadedModel load_model(const PredictOptions& options) {
   return out;
 }
 
-void apply_data_flags(const PredictOptions& options, protos::EasyRecConfig& config) {
-  auto* dc = config.mutable_data_config();
-  if (options.batch_size > 0) {
-    dc->set_batch_size(static_cast<uint32_t>(options.batch_size));
-    dc->set_eval_batch_size(static_cast<uint32_t>(options.batch_size));
-  } else if (options.batch_size < 0) {
-    throw UsageError(fmt::format("--batch_size {} must be positive", options.batch_size));
-  }
-  if (!options.dataset_type.empty()) {
-    protos::DatasetType type;
-    if (!protos::DatasetType_Parse(options.dataset_type, &type)) {
-      throw UsageError(fmt::format("--dataset_type {} is not a dataset type; use ParquetDataset or CsvDataset",
-                                   options.dataset_type));
-    }
-    dc->set_dataset_type(type);
-  }
-}
-
 // Output name → selected, in the order they are written.
 std::vector<std::string> select_outputs(const PredictOptions& options, const std::map<std::string, torch::Tensor>& first) {
   std::vector<std::string> available;
@@ -124,6 +106,24 @@ std::vector<data::OutputColumn> output_columns(const std::vector<std::string>& n
 
 }  // namespace
 
+void apply_data_flags(int64_t batch_size, const std::string& dataset_type, protos::EasyRecConfig& config) {
+  auto* dc = config.mutable_data_config();
+  if (batch_size > 0) {
+    dc->set_batch_size(static_cast<uint32_t>(batch_size));
+    dc->set_eval_batch_size(static_cast<uint32_t>(batch_size));
+  } else if (batch_size < 0) {
+    throw UsageError(fmt::format("--batch_size {} must be positive", batch_size));
+  }
+  if (!dataset_type.empty()) {
+    protos::DatasetType type;
+    if (!protos::DatasetType_Parse(dataset_type, &type)) {
+      throw UsageError(fmt::format("--dataset_type {} is not a dataset type; use ParquetDataset or CsvDataset",
+                                   dataset_type));
+    }
+    dc->set_dataset_type(type);
+  }
+}
+
 PredictSummary predict(const PredictOptions& options) {
   if (options.predict_input_path.empty()) throw UsageError("--predict_input_path is required");
   if (options.predict_output_path.empty()) throw UsageError("--predict_output_path is required");
@@ -135,7 +135,7 @@ PredictSummary predict(const PredictOptions& options) {
   if (options.predict_steps < 0) throw UsageError("--predict_steps must be positive");
   const auto env = dist::dist_env_from_environment();
   auto model = load_model(options);
-  apply_data_flags(options, model.config);
+  apply_data_flags(options.batch_size, options.dataset_type, model.config);
   const std::string writer_type =
       options.writer_type.empty()
           ? data::default_writer_type(protos::DatasetType_Name(model.config.data_config().dataset_type()))

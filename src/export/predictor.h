@@ -48,4 +48,9 @@ struct PredictSummary {
 // train/checkpoint.h; NotSupportedError for --debug_level > 0 and writers other than Parquet / CSV.
 PredictSummary predict(const PredictOptions& options);
 
+// --batch_size (> 0: data_config.batch_size and eval_batch_size; < 0: UsageError) and
+// --dataset_type (a DatasetType name, empty: keep) applied to `config`; shared by predict and
+// tdm_retrieval.
+void apply_data_flags(int64_t batch_size, const std::string& dataset_type, protos::EasyRecConfig& config);
+
 }  // namespace tzrec::exporting

@@ -14,6 +14,7 @@
 #include "data/sampler_table.h"
 #include "dist/process_group.h"
 #include "export/exported_model.h"
+#include "export/predictor.h"
 #include "feature/batch_loader.h"
 #include "feature/column_cells.h"
 #include "feature/feature_parser.h"
@@ -156,20 +157,7 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
   auto* dc = config.mutable_data_config();
   dc->clear_label_fields();
   dc->set_drop_remainder(false);
-  if (options.batch_size > 0) {
-    dc->set_batch_size(static_cast<uint32_t>(options.batch_size));
-    dc->set_eval_batch_size(static_cast<uint32_t>(options.batch_size));
-  } else if (options.batch_size < 0) {
-    throw UsageError(fmt::format("--batch_size {} must be positive", options.batch_size));
-  }
-  if (!options.dataset_type.empty()) {
-    protos::DatasetType type;
-    if (!protos::DatasetType_Parse(options.dataset_type, &type)) {
-      throw UsageError(fmt::format("--dataset_type {} is not a dataset type; use ParquetDataset or CsvDataset",
-                                   options.dataset_type));
-    }
-    dc->set_dataset_type(type);
-  }
+  apply_data_flags(options.batch_size, options.dataset_type, config);
   const auto sampler = tdm::tdm_sampler_config(*dc);
   if (!sampler) throw UsageError("the tdm model's config has no data_config.tdm_sampler; export it again");
   const auto tree = tdm::PredictTree::load(*sampler);
