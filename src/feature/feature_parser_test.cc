@@ -359,6 +359,24 @@ TEST(FeatureParserFg, RawDenseNormalizersAndValueDim) {
       << msg;
 }
 
+// method=expression (TorchEasyRec feature.md: any expr_feature expression of the variable x),
+// values computed by hand: log(x+3), sign(x), and min(x, 2) with a comma inside the expression.
+TEST(FeatureParserFg, ExpressionNormalizer) {
+  auto p = parser(R"cfg(
+    feature_configs { raw_feature { feature_name: "lg" expression: "user:x" normalizer: "method=expression,expr=log(x+3)" } }
+    feature_configs { raw_feature { feature_name: "sg" expression: "user:x" normalizer: "method=expression,expr=sign(x)" } }
+    feature_configs { raw_feature { feature_name: "mn" expression: "user:x" normalizer: "method=expression,expr=min(x,2)" boundaries: [0, 1.5] embedding_dim: 4 } }
+  )cfg",
+                  kFgData);
+  auto b = p.parse(make_batch({{"x", {"1", "-2", "5", ""}}}));
+  EXPECT_EQ(floats_of(b.dense_features["lg"]),
+            (Floats{static_cast<float>(std::log(4.0)), 0, static_cast<float>(std::log(8.0)),
+                    static_cast<float>(std::log(3.0))}));
+  EXPECT_EQ(floats_of(b.dense_features["sg"]), (Floats{1, -1, 1, 0}));
+  // min(x, 2) then boundaries [0, 1.5]: 1 -> 1; -2 -> 0; 5 -> 2 -> 2; "" -> 0 -> 1 (on a boundary: upper).
+  EXPECT_EQ(bag(b, "mn"), (std::pair<Ids, Ids>{{1, 0, 2, 1}, {1, 1, 1, 1}}));
+}
+
 TEST(FeatureParserFg, NormalizerConfigErrors) {
   auto with = [](const std::string& normalizer) {
     return [normalizer] {
@@ -371,9 +389,15 @@ TEST(FeatureParserFg, NormalizerConfigErrors) {
   EXPECT_EQ(
       error_of<ConfigError>(with("method=sqrt")),
       "feature_configs[0].raw_feature.normalizer: unknown normalizer method 'sqrt'; use log10, "
-      "zscore or minmax");
-  EXPECT_EQ(error_of<NotSupportedError>(with("method=expression,expr=sign(x)")),
-            "not supported yet: feature_configs[0].raw_feature.normalizer method=expression");
+      "zscore, minmax or expression");
+  EXPECT_NE(error_of<ConfigError>(with("method=expression")).find("needs expr=<expression of x>"),
+            std::string::npos);
+  EXPECT_NE(error_of<ConfigError>(with("method=expression,expr=log(x+")).find("normalizer expression"),
+            std::string::npos);
+  EXPECT_NE(error_of<ConfigError>(with("method=expression,expr=y+1")).find("normalizer expression"),
+            std::string::npos);
+  EXPECT_NE(error_of<ConfigError>(with("method=log10,expr=x")).find("expr= goes with method=expression"),
+            std::string::npos);
   EXPECT_NE(error_of<ConfigError>(with("method=minmax,min=1")).find("needs max=<number>"),
             std::string::npos);
   EXPECT_NE(error_of<ConfigError>(with("method=zscore,mean=x")).find("mean=x is not a number"),

@@ -6,13 +6,30 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "feature/expr_program.h"
 
 namespace tzrec::feature {
-namespace {
-
-}  // namespace
 
 Normalizer Normalizer::parse(const std::string& text, const std::string& field_path) {
+  // method=expression: the expression runs to the end of the text (it may hold commas).
+  if (const size_t at = text.find("expr="); at != std::string::npos) {
+    const std::string head = trim(text.substr(0, at));
+    if (head != "method=expression," && head != "method=expression ,") {
+      throw ConfigError(fmt::format("{}: normalizer '{}': expr= goes with method=expression, written as "
+                                    "\"method=expression,expr=<expression of x>\"",
+                                    field_path, text));
+    }
+    const std::string expr = trim(text.substr(at + 5));
+    Normalizer n;
+    n.method_ = Method::kExpression;
+    try {
+      n.expression_ = std::make_shared<const ExprProgram>(expr, std::vector<std::string>{"x"});
+    } catch (const ExprSyntaxError& e) {
+      throw ConfigError(fmt::format("{}: normalizer expression {} at character {} of \"{}\"{}", field_path, e.what(),
+                                    e.position() + 1, expr, e.hint().empty() ? "" : "; " + e.hint()));
+    }
+    return n;
+  }
   std::map<std::string, std::string> kv;
   size_t start = 0;
   while (start <= text.size()) {
@@ -77,9 +94,11 @@ Normalizer Normalizer::parse(const std::string& text, const std::string& field_p
     n.a_ = lo;
     n.b_ = hi - lo;
   } else if (method == "expression") {
-    throw NotSupportedError(field_path + " method=expression");
+    throw ConfigError(fmt::format("{}: normalizer '{}' needs expr=<expression of x>, e.g. "
+                                  "\"method=expression,expr=log(x+3)\"",
+                                  field_path, text));
   } else {
-    throw ConfigError(fmt::format("{}: unknown normalizer method '{}'; use log10, zscore or minmax",
+    throw ConfigError(fmt::format("{}: unknown normalizer method '{}'; use log10, zscore, minmax or expression",
                                   field_path, method));
   }
   if (!kv.empty()) {
@@ -99,6 +118,14 @@ double Normalizer::apply(double x) const {
       return (x - a_) / b_;
     case Method::kMinMax:
       return (x - a_) / b_;
+    case Method::kExpression: {
+      // One scratch per loader thread: features parse batches on several threads at once.
+      thread_local ExprProgram::Scratch scratch;
+      thread_local std::vector<double> out;
+      const ExprArg arg{&x, 1};
+      expression_->evaluate(&arg, &scratch, &out);
+      return out.empty() ? x : out[0];
+    }
   }
   return x;
 }

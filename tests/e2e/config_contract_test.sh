@@ -59,8 +59,8 @@ expect_same clipping_type "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  grad
   "clipping_type: must be norm, value or none"
 expect_same weight_decay "$DEEPFM" 's/    adam_optimizer {/    adam_optimizer { weight_decay: -1/' "invalid weight_decay -1"
 expect_same normalizer_expression "$FG" \
-  '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=expression,expr=x+1"/' \
-  "not supported yet: feature_configs[1].raw_feature.normalizer method=expression"
+  '0,/normalizer: "method=minmax,min=0,max=100"/s//normalizer: "method=expression,expr=log(y+1)"/' \
+  "feature_configs[1].raw_feature.normalizer: normalizer expression"
 expect_same manual_step "$DEEPFM" \
   '0,/    constant_learning_rate {/s//    manual_step_learning_rate { schedule_sizes: [10, 5] learning_rates: [0.1, 0.01]/' \
   "schedule_sizes must be non-decreasing, got 5 after 10"
