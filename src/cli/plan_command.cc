@@ -41,7 +41,9 @@ Action add_plan_command(CLI::App& app) {
     if (local > options->world_size || options->world_size % local != 0) {
       throw UsageError(fmt::format("--local_world_size {} must divide --world_size {}", local, options->world_size));
     }
-    const auto config = train::load_run_config(options->pipeline_config_path, train::ConfigOverrides{});
+    train::ConfigOverrides overrides;
+    overrides.require_model_dir = false;  // the plan is printed, nothing is written
+    const auto config = train::load_run_config(options->pipeline_config_path, overrides);
     const train::JobPlan job = train::plan_job(config, options->world_size, local, options->measure);
     const auto& [tables, topology, plan] = job;
     const std::string text = options->json ? plan.to_json().dump(2) : dist::format_plan(plan, tables, topology);

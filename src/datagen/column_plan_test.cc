@@ -142,6 +142,25 @@ TEST(ColumnPlan, LabelsFollowTheLosses) {
   EXPECT_EQ(plan.find("w2")->role, Role::kSampleWeight);
 }
 
+// A label that a feature also reads (TorchEasyRec's pepnet_taobao.config: the domain label
+// `occupation` is an id feature with num_buckets 3 and PEPNet's task_domain_num 2): one input
+// column of ids both accept, [0, 2).
+TEST(ColumnPlan, LabelThatIsAlsoAFeatureInput) {
+  const auto plan = plan_of(R"(
+    data_config { fg_mode: FG_DAG label_fields: ["clk", "occupation"] }
+    feature_configs { id_feature { feature_name: "occupation" expression: "user:occupation" num_buckets: 3 embedding_dim: 4 } }
+    model_config {
+      num_class: 2
+      losses { softmax_cross_entropy {} }
+    }
+  )");
+  const auto* col = plan.find("occupation");
+  ASSERT_NE(col, nullptr);
+  EXPECT_EQ(col->role, Role::kInput);
+  EXPECT_EQ(col->domain.kind, Domain::Kind::kIds);
+  EXPECT_EQ(col->domain.size, 2);
+}
+
 TEST(ColumnPlan, SingleTaskSoftmaxAndJrc) {
   auto plan = plan_of(R"(
     data_config { label_fields: "y" }

@@ -171,9 +171,19 @@ void merge_column(ColumnSpec* have, const ColumnSpec& add) {
         have->sources.empty() ? std::string("another field") : have->sources.front(),
         describe(*have)));
   };
-  if (have->role != add.role) throw conflict();
+  // A label that is also a feature input (TorchEasyRec's PEPNet example: the domain label column
+  // `occupation` is an id feature too): written as an input whose ids both readers accept — the
+  // label then is not drawn from the hidden model.
+  const bool label_and_input =
+      (have->role == Role::kLabel && add.role == Role::kInput) || (have->role == Role::kInput && add.role == Role::kLabel);
+  if (have->role != add.role && !label_and_input) throw conflict();
+  if (label_and_input && !(have->domain.kind == Domain::Kind::kIds && add.domain.kind == Domain::Kind::kIds &&
+                           !have->sequence && !add.sequence)) {
+    throw conflict();
+  }
   if (have->sequence != add.sequence) throw conflict();
   ColumnSpec merged = *have;
+  if (label_and_input) merged.role = Role::kInput;
   if (!merge_domain(have->domain, add.domain, &merged.domain)) throw conflict();
   const bool have_plain = have->layout == Layout::kScalar || have->layout == Layout::kList;
   const bool add_plain = add.layout == Layout::kScalar || add.layout == Layout::kList;

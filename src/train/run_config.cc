@@ -25,7 +25,7 @@ protos::EasyRecConfig load_run_config(const std::string& pipeline_config_path,
     config.mutable_train_config()->set_fine_tune_checkpoint(overrides.fine_tune_checkpoint);
   }
   config::check_valid(config);
-  if (config.model_dir().empty()) {
+  if (overrides.require_model_dir && config.model_dir().empty()) {
     throw ConfigError("model_dir: is empty; set it in the config or pass --model_dir");
   }
   return config;

@@ -15,6 +15,7 @@ struct ConfigOverrides {
   std::string eval_input_path;       // --eval_input_path
   std::string fine_tune_checkpoint;  // --fine_tune_checkpoint
   std::string edit_config_json;      // --edit_config_json
+  bool require_model_dir = true;     // false for commands that write nothing there (plan)
 };
 
 // Throws ConfigError (every validation problem, one per line) or NotSupportedError.

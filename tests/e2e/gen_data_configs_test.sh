@@ -10,6 +10,7 @@ ROOT=$2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+source "$ROOT/tests/e2e/lib/config_run.sh"
 
 # Columns (and, after '=', Parquet leaf types) each test config must get.
 declare -A EXPECTED=(
@@ -85,41 +86,8 @@ for config in "$ROOT"/examples/*.config "$ROOT"/tests/configs/gen_data/*.config;
   grep -q "dataset_type: ParquetDataset" "$W/pipeline.config" || fail "$name: dataset_type not ParquetDataset"
   if grep -q "odps://" "$W/pipeline.config"; then fail "$name: odps:// path left in pipeline.config"; fi
 
-  if "$TZREC" check_config --pipeline_config_path "$W/pipeline.config" > "$W.check" 2>&1; then
-    accepted=$((accepted + 1))
-    sed 's/num_epochs: [0-9]*/num_steps: 20/' "$W/pipeline.config" > "$W/run.config"
-    "$TZREC" train_eval --pipeline_config_path "$W/run.config" --model_dir "$W/model" \
-      --edit_config_json '{"data_config.batch_size":64,"train_config.num_steps":20}' 2> "$W.train.log" \
-      || { tail -5 "$W.train.log"; fail "$name: train_eval"; }
-    [[ -s "$W/model/train_eval_result_v2.txt" ]] || fail "$name: no train_eval_result_v2.txt"
-    "$TZREC" export --pipeline_config_path "$W/model/pipeline.config" --export_dir "$W/export" 2> "$W.export.log" \
-      || { tail -5 "$W.export.log"; fail "$name: export"; }
-    # Match models export one package per tower (export/user, export/item).
-    packages="."
-    [[ -d "$W/export/user" ]] && packages="user item"
-    # TDM exports export/model (the scorer) and export/embedding (the nodes' item_emb).
-    [[ -d "$W/export/embedding" ]] && packages="model embedding"
-    for p in $packages; do
-      [[ -s "$W/export/$p/model.safetensors" ]] || fail "$name: no exported model in export/$p"
-      "$TZREC" predict --scripted_model_path "$W/export/$p" --predict_input_path "$W/eval.parquet" \
-        --predict_output_path "$W/pred_$p" 2> "$W.predict.log" || { tail -5 "$W.predict.log"; fail "$name: predict"; }
-      [[ -s "$W/pred_$p/part-0.parquet" ]] || fail "$name: no predictions of export/$p"
-    done
-    echo "$name: trained, exported and predicted"
-  else
-    refused=$((refused + 1))
-    # Refused only for what this build does not implement: a `not supported yet:` problem, and
-    # training fails on the config before reading any data.
-    grep -q "not supported yet:" "$W.check" || { cat "$W.check"; fail "$name: refused for another reason"; }
-    if "$TZREC" train_eval --pipeline_config_path "$W/pipeline.config" --model_dir "$W/model" > "$W.train.log" 2>&1; then
-      fail "$name: check_config refuses the config but train_eval ran"
-    fi
-    grep -q "not supported yet:" "$W.train.log" || { tail -5 "$W.train.log"; fail "$name: train_eval failed for another reason"; }
-    if grep -qiE "DataError|column .* (missing|not found)|parquet" "$W.train.log"; then
-      tail -5 "$W.train.log"; fail "$name: train_eval failed on the data"
-    fi
-    echo "$name: refused ($(grep -c 'not supported yet:' "$W.check") not supported yet)"
-  fi
+  run_generated_config "$name" "$W"
+  if [[ $RUN_RESULT == accepted ]]; then accepted=$((accepted + 1)); else refused=$((refused + 1)); fi
 done
 echo "accepted $accepted, refused $refused"
 
