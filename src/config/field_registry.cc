@@ -62,9 +62,10 @@ constexpr Entry kEntries[] = {
      "cudnn_allow_tf32 cuda_matmul_allow_tf32",
      "CUDA only: no effect in this CPU engine"},
     {"ParameterConstraints", kHonoured, "sharding_types compute_kernels", ""},
-    {"LRU_EvictionPolicy", kRefused, "*", ""},
-    {"DistanceLFU_EvictionPolicy", kRefused, "*", ""},
-    {"ZeroCollisionHash", kRefused, "*", ""},
+    // Zero-collision hashing (embedding/zch_embedding_bag_collection.h; id_feature only).
+    {"LRU_EvictionPolicy", kHonoured, "decay_exponent", ""},
+    {"DistanceLFU_EvictionPolicy", kHonoured, "decay_exponent", ""},
+    {"ZeroCollisionHash", kHonoured, "zch_size eviction_interval lfu lru distance_lfu threshold_filtering_func", ""},
     {"AutoDisEmbedding", kHonoured, "num_channels temperature keep_prob", ""},
     {"DynamicEmbInitializerArgs", kRefused, "*", ""},
     {"DynamicEmbFrequencyAdmissionStrategy", kRefused, "*", ""},
@@ -77,7 +78,8 @@ constexpr Entry kEntries[] = {
      ""},
     {"IdFeature", kHonoured, "vocab_file asset_dir", ""},
     {"IdFeature", kHonoured, "stub_type", ""},
-    {"IdFeature", kRefused, "zch dynamicemb use_mask sequence_fields", ""},
+    {"IdFeature", kHonoured, "zch", ""},
+    {"IdFeature", kRefused, "dynamicemb use_mask sequence_fields", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "

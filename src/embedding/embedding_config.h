@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "embedding/zch_module.h"
 
 namespace tzrec::embedding {
 
@@ -65,6 +68,10 @@ struct FeatureSpec {
   bool trainable = true;
   std::string init_fn;
   torch::ScalarType dtype = torch::kFloat32;  // table storage: data_type FP32 / FP16
+  // Zero-collision hashing (docs/tzrec-compatibility.md §5.12): the feature's ids are raw 64-bit
+  // ids, remapped to rows by the table's ZchModule (zch->zch_size = num_embeddings; field_path the
+  // config path of the feature's `zch`). DEEP / WIDE groups only.
+  std::optional<ZchOptions> zch;
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
   // Dense features only: with a dense embedding, a DEEP group gets the feature's embedding_dim-wide

@@ -12,9 +12,11 @@
 
 namespace tzrec::embedding {
 
-EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module, DenseEmbeddingCollection dense)
+EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module, DenseEmbeddingCollection dense,
+                                               ZchEmbeddingBagCollection mc)
     : ebc(register_module("ebc", std::move(ebc_module))) {
   if (dense) dense_ec = register_module("dense_ec", std::move(dense));
+  if (mc) mc_ebc = register_module("mc_ebc", std::move(mc));
 }
 
 namespace {
@@ -30,6 +32,7 @@ struct TableRequest {
   TableConfig config;
   std::string pooling;
   std::string feature;  // first feature that requested the table
+  std::optional<ZchOptions> zch;
 };
 
 // TorchEasyRec's rules for the sequence groups nested in DEEP groups (§5.9): fills in the names
@@ -147,6 +150,16 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
   }
 
+  // Zero-collision hashing is wired for the pooled lookups of DEEP / WIDE groups only.
+  for (const SequenceGroupConfig& sg : sequence_groups) {
+    for (const std::string& n : sg.feature_names) {
+      auto it = by_name.find(n);
+      if (it == by_name.end() || !it->second->zch) continue;
+      throw NotSupportedError(fmt::format("{} of feature '{}' in a sequence group ({})", it->second->zch->field_path, n,
+                                          sg.path.empty() ? "sequence group '" + sg.group_name + "'" : sg.path));
+    }
+  }
+
   auto lookup = [&](const FeatureGroupConfig& g, size_t j) -> const FeatureSpec& {
     const std::string& name = g.feature_names[j];
     auto it = by_name.find(name);
@@ -192,11 +205,11 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
     const bool neg = !negs.empty();
     auto it = std::find_if(data_groups_.begin(), data_groups_.end(), [&](const DataGroup& d) { return d.neg == neg; });
-    if (it == data_groups_.end()) it = data_groups_.insert(data_groups_.end(), DataGroup{neg, nullptr, {}});
+    if (it == data_groups_.end()) it = data_groups_.insert(data_groups_.end(), DataGroup{neg, nullptr, {}, {}});
     it->groups.push_back(gi);
     data_group_of[gi] = static_cast<size_t>(it - data_groups_.begin());
   }
-  if (data_groups_.empty()) data_groups_.push_back(DataGroup{false, nullptr, {}});  // only SEQUENCE groups
+  if (data_groups_.empty()) data_groups_.push_back(DataGroup{false, nullptr, {}, {}});  // only SEQUENCE groups
 
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     if (groups[gi].feature_names.empty() && groups[gi].sequence_groups.empty()) {
@@ -223,6 +236,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     std::vector<DenseEmbeddingConfig> dense_embeddings;  // one per use, merged by the collection
     std::map<std::string, TableRequest> table_requests;
     std::vector<BagConfig> bags;
+    std::vector<ZchTableConfig> zch_tables;  // tables of zero-collision hashed features
+    std::vector<BagConfig> zch_bags;
     std::set<std::string> bag_keys;
     for (size_t gi : dg.groups) {
       const FeatureGroupConfig& g = groups[gi];
@@ -268,10 +283,29 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
           t.dtype = f.dtype;
           auto it = table_requests.find(t.name);
           if (it == table_requests.end()) {
-            table_requests.emplace(t.name, TableRequest{t, f.pooling, name});
-            tables.push_back(t);
+            table_requests.emplace(t.name, TableRequest{t, f.pooling, name, f.zch});
+            if (f.zch) {
+              zch_tables.push_back(ZchTableConfig{t, *f.zch});
+              dg.zch_tables.insert(t.name);
+            } else {
+              tables.push_back(t);
+            }
           } else {
             const TableRequest& prev = it->second;
+            // TorchEasyRec's _add_mc_module: one module per table, so the settings must agree.
+            const bool zch_differs =
+                prev.zch.has_value() != f.zch.has_value() ||
+                (f.zch && (prev.zch->zch_size != f.zch->zch_size ||
+                           prev.zch->eviction_interval != f.zch->eviction_interval ||
+                           prev.zch->eviction != f.zch->eviction || prev.zch->decay_exponent != f.zch->decay_exponent ||
+                           prev.zch->threshold_filtering_func != f.zch->threshold_filtering_func));
+            if (zch_differs) {
+              throw ConfigError(fmt::format(
+                  "features '{}' and '{}' share embedding table '{}' but disagree on its zch settings (zch or not, "
+                  "zch_size, eviction_interval, eviction policy, threshold_filtering_func); give them the same zch or "
+                  "different embedding_name",
+                  prev.feature, name, t.name));
+            }
             if (prev.config.num_embeddings != t.num_embeddings || prev.config.embedding_dim != t.embedding_dim ||
                 prev.config.init_fn != t.init_fn || prev.config.trainable != t.trainable ||
                 prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
@@ -294,7 +328,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
             bag.pooling = f.pooling;
             bag.output_key = key == name ? "" : key;
             bag.weighted = f.weighted;
-            bags.push_back(bag);
+            (f.zch ? zch_bags : bags).push_back(bag);
           }
           slot = Slot{true, key, t.embedding_dim};
         }
@@ -305,7 +339,9 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
     dg.data = EmbeddingGroupData(EmbeddingBagCollection(std::move(tables), std::move(bags)),
                                  dense_embeddings.empty() ? DenseEmbeddingCollection(nullptr)
-                                                          : DenseEmbeddingCollection(dense_embeddings));
+                                                          : DenseEmbeddingCollection(dense_embeddings),
+                                 zch_tables.empty() ? ZchEmbeddingBagCollection(nullptr)
+                                                    : ZchEmbeddingBagCollection(std::move(zch_tables), std::move(zch_bags)));
     // "emb_impls.<data group>.ebc.embedding_bags.<table>.weight" as in TorchEasyRec.
     impls.emplace_back(dg.neg ? "__NEG__" : "__BASE__", dg.data.ptr());
   }
@@ -360,7 +396,10 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
 
 std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() const {
   std::vector<Collection> out;
-  for (const DataGroup& dg : data_groups_) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
+  for (const DataGroup& dg : data_groups_) {
+    out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
+    if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module()});
+  }
   if (sequence_) {
     for (const EmbeddingBagCollection& ebc : sequence_->collections()) out.push_back({kSequenceTablePrefix, ebc});
   }
@@ -382,10 +421,23 @@ std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) cons
   if (table.rfind(kSequenceTablePrefix, 0) == 0) {
     return "seq_emb_impls.__BASE__." + sequence_->parameter_name_of(table.substr(std::strlen(kSequenceTablePrefix)));
   }
-  if (table.rfind(kNegTablePrefix, 0) == 0) {
-    return "emb_impls.__NEG__.ebc.embedding_bags." + table.substr(std::strlen(kNegTablePrefix)) + ".weight";
+  const bool neg = table.rfind(kNegTablePrefix, 0) == 0;
+  const std::string name = neg ? table.substr(std::strlen(kNegTablePrefix)) : table;
+  const std::string impl = neg ? "emb_impls.__NEG__." : "emb_impls.__BASE__.";
+  for (const DataGroup& dg : data_groups_) {
+    if (dg.neg == neg && dg.zch_tables.count(name) > 0) {
+      return impl + "mc_ebc._embedding_module.embedding_bags." + name + ".weight";
+    }
   }
-  return "emb_impls.__BASE__.ebc.embedding_bags." + table + ".weight";
+  return impl + "ebc.embedding_bags." + name + ".weight";
+}
+
+std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> EmbeddingGroupImpl::zch_collections() const {
+  std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> out;
+  for (const DataGroup& dg : data_groups_) {
+    if (dg.data->mc_ebc) out.emplace_back(dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc);
+  }
+  return out;
 }
 
 void EmbeddingGroupImpl::forward_data_group(DataGroup& dg, const sparse::Batch& batch,
@@ -394,6 +446,19 @@ void EmbeddingGroupImpl::forward_data_group(DataGroup& dg, const sparse::Batch& 
   const sparse::KeyedTensor& dense = dg.neg ? batch.neg_dense_features : batch.dense_features;
   const int64_t batch_size = dg.neg ? batch.neg_batch_size : batch.base_rows();
   sparse::KeyedTensor pooled = dg.data->ebc->forward(kjt);
+  if (dg.data->mc_ebc) {
+    // The zero-collision hashed bags after the plain ones (groups find their columns by key).
+    sparse::KeyedTensor zch = dg.data->mc_ebc->forward(kjt);
+    if (pooled.keys().empty()) {
+      pooled = std::move(zch);
+    } else if (!zch.keys().empty()) {
+      std::vector<std::string> keys = pooled.keys();
+      keys.insert(keys.end(), zch.keys().begin(), zch.keys().end());
+      std::vector<int64_t> dims = pooled.length_per_key();
+      dims.insert(dims.end(), zch.length_per_key().begin(), zch.length_per_key().end());
+      pooled = sparse::KeyedTensor(std::move(keys), std::move(dims), torch::cat({pooled.values(), zch.values()}, 1));
+    }
+  }
   // Column offset of every bag key in pooled.values() [B, sum(dims)].
   std::unordered_map<std::string, int64_t> column;
   int64_t total = 0;

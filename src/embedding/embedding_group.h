@@ -15,6 +15,7 @@
 #include "embedding/embedding_config.h"
 #include "embedding/sequence_embedding_group.h"
 #include "embedding/sequence_encoder.h"
+#include "embedding/zch_embedding_bag_collection.h"
 #include "sparse/batch.h"
 
 namespace tzrec::embedding {
@@ -42,15 +43,20 @@ struct FeatureGroupConfig {
 };
 
 // Holds one data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys
-// "ebc.embedding_bags.<table>.weight" below "emb_impls.<data group>") and, when a DEEP group of
+// "ebc.embedding_bags.<table>.weight" below "emb_impls.<data group>"), its zero-collision hashed
+// tables (docs/tzrec-compatibility.md §5.12), if any, as "mc_ebc" (TorchEasyRec's
+// ManagedCollisionEmbeddingBagCollection: "mc_ebc._embedding_module.embedding_bags.<table>.weight",
+// "mc_ebc._managed_collision_collection._managed_collision_modules.<table>.<buffer>") and, when a DEEP group of
 // that data group has a dense feature with a dense embedding, its DenseEmbeddingCollection as
 // "dense_ec" ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...).
 class EmbeddingGroupDataImpl : public torch::nn::Module {
  public:
-  // `dense_ec` may be nullptr (then no submodule "dense_ec").
-  EmbeddingGroupDataImpl(EmbeddingBagCollection ebc, DenseEmbeddingCollection dense_ec);
+  // `dense_ec` and `mc_ebc` may be nullptr (then no such submodule).
+  EmbeddingGroupDataImpl(EmbeddingBagCollection ebc, DenseEmbeddingCollection dense_ec,
+                         ZchEmbeddingBagCollection mc_ebc = nullptr);
   EmbeddingBagCollection ebc;
   DenseEmbeddingCollection dense_ec{nullptr};
+  ZchEmbeddingBagCollection mc_ebc{nullptr};
 };
 TORCH_MODULE(EmbeddingGroupData);
 
@@ -92,6 +98,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   std::vector<int64_t> group_feature_dims(const std::string& group) const;
   std::vector<std::string> group_names() const;  // DEEP / WIDE groups, in config order
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
+  // The zero-collision hashed collections (one per data group with zch tables), with the prefix
+  // of their tables in tables() ("" or "neg.").
+  std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> zch_collections() const;
   // The SEQUENCE groups' and nested sequence groups' embeddings; nullptr without any.
   SequenceEmbeddingGroup sequence_groups() const { return sequence_; }
 
@@ -102,12 +111,14 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   static constexpr const char* kSequenceTablePrefix = "sequence.";
   static constexpr const char* kNegTablePrefix = "neg.";
   // State-dict name below this module of a table of tables():
-  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" ("emb_impls.__NEG__..." for "neg.<t>");
+  // "emb_impls.__BASE__.ebc.embedding_bags.<table>.weight" ("emb_impls.__NEG__..." for "neg.<t>";
+  // a zero-collision hashed table "emb_impls.<data group>.mc_ebc._embedding_module.embedding_bags.<table>.weight");
   // SEQUENCE tables are "seq_emb_impls.__BASE__.ec_dict.<dim>.embeddings.<table>.weight" as in
   // TorchEasyRec.
   std::string parameter_name_of(const std::string& table) const;
   // Every collection with the prefix its tables carry in tables(): the DEEP / WIDE groups' (""
-  // for data group __BASE__, "neg." for __NEG__) first, then the sequence groups' (one per
+  // for data group __BASE__, "neg." for __NEG__; the zero-collision hashed tables' inner collection
+  // after the plain one of the same data group) first, then the sequence groups' (one per
   // embedding dim, "sequence."). What fused and sharded runs drive.
   struct Collection {
     std::string prefix;
@@ -133,6 +144,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
     bool neg = false;  // __NEG__: reads the batch's neg_* features
     EmbeddingGroupData data{nullptr};
     std::vector<size_t> groups;  // indices into groups_
+    std::set<std::string> zch_tables;  // tables of data->mc_ebc
   };
   const Group& group(const std::string& name) const;
   // Outputs of the DEEP / WIDE groups of `dg` (before sequence encoders) into *out.

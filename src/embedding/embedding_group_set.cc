@@ -52,6 +52,12 @@ std::string EmbeddingGroupSet::parameter_name_of(const std::string& table) const
   return best->module_path + "." + best->group->parameter_name_of(table.substr(best->table_prefix.size()));
 }
 
+void EmbeddingGroupSet::reload_zch_state() {
+  for (Member& m : members_) {
+    for (auto& [prefix, mc] : m.group->zch_collections()) mc->reload_zch_state();
+  }
+}
+
 FusedOptimizerGroup& EmbeddingGroupSet::enable_fused_optimizer(const FusedOptimizerOptions& options) {
   TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
   std::vector<FusedEmbeddingBags*> members;

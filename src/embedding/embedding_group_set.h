@@ -42,6 +42,9 @@ class EmbeddingGroupSet {
   // Fused mode for every collection with one optimizer configuration; the group of their fused
   // operators is owned here (state keys "<collection prefix><table>.<state>").
   FusedOptimizerGroup& enable_fused_optimizer(const FusedOptimizerOptions& options);
+  // ZchEmbeddingBagCollection::reload_zch_state of every zero-collision hashed collection (after
+  // the model's buffers were restored in place).
+  void reload_zch_state();
 
  private:
   std::vector<Member> members_;

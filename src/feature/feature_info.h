@@ -20,6 +20,15 @@ struct FeatureInfo {
   bool trainable = true;
   std::string init_fn;          // e.g. "nn.init.uniform_,a=-0.01,b=0.01"; empty = default
   std::string data_type = "FP32";
+  // Zero-collision hashing (`zch`, docs/tzrec-compatibility.md §5.12): the ids are raw 64-bit ids
+  // (strings and numbers hashed as with hash_bucket_size 2^63 - 1, FG_NONE columns taken as they
+  // are), remapped to num_embeddings = zch_size rows by the table's managed-collision module.
+  // zch_path: the config path of the feature's `zch` message; "" without zch.
+  std::string zch_path;
+  int64_t zch_eviction_interval = 5;
+  std::string zch_eviction;  // "lfu" | "lru" | "distance_lfu"
+  double zch_decay_exponent = 1.0;
+  std::string zch_threshold_filtering_func;
   // Dense features: width of the feature's block in Batch::dense_features (of each item for a
   // dense sequence). Sparse sequences: 1 = one id per item; otherwise several (0: any number,
   // n: raw_feature boundaries of n values per item).

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "base/error.h"
+#include "feature/features.h"
 #include "feature/testing_config.h"
 #include "feature/testing_tensors.h"
 
@@ -261,6 +263,36 @@ TEST(FeatureParserFg, HashBucketsMatchReferenceAndHashTextAsIs) {
                                      "3",
                                      "00012"}}}));
   EXPECT_EQ(bag(fb, "h"), (std::pair<Ids, Ids>{{49, 59, 21, 15}, {1, 2, 1}}));
+}
+
+// zch (docs/tzrec-compatibility.md §5.12): raw ids — FG modes hash every value over the whole
+// int64 range (TorchEasyRec's hash_bucket_size 2^63 - 1), FG_NONE takes any int64 as it is; the
+// table has zch_size rows.
+TEST(FeatureParserFg, ZchFeaturesGiveRawIds) {
+  const char* features = R"(
+    feature_configs { id_feature { feature_name: "z" expression: "user:c" embedding_dim: 4 zch { zch_size: 10 lfu {} } } }
+  )";
+  auto p = parser(features, kFgData);
+  auto b = p.parse(make_batch({{"c", {"abc", "7"}}}));
+  std::hash<std::string> libstdcxx;
+  const uint64_t range = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(bag(b, "z"), (std::pair<Ids, Ids>{{static_cast<int64_t>(libstdcxx("abc") % range),
+                                               static_cast<int64_t>(libstdcxx("7") % range)},
+                                              {1, 1}}));
+  const auto infos = build_feature_infos(parse_config(std::string("data_config { ") + kFgData + " } " + features));
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_EQ(infos[0].num_embeddings, 10);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].id_feature.zch");
+  EXPECT_EQ(infos[0].zch_eviction, "lfu");
+
+  auto none = parser(R"(feature_configs { id_feature { feature_name: "z" embedding_dim: 4 zch { zch_size: 10 lru { decay_exponent: 2 } } } })");
+  auto nb = none.parse(make_batch({{"z", {"123456789012345", "-5"}}}));
+  EXPECT_EQ(bag(nb, "z"), (std::pair<Ids, Ids>{{123456789012345, -5}, {1, 1}}));
+
+  EXPECT_NE(error_of<ConfigError>([] {
+              parser(R"(feature_configs { id_feature { feature_name: "z" embedding_dim: 4 zch { zch_size: 10 } } })");
+            }).find("feature_configs[0].id_feature.zch: set an eviction policy"),
+            std::string::npos);
 }
 
 TEST(FeatureParserFg, NumBucketsAndWeightedIds) {

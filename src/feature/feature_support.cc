@@ -137,6 +137,7 @@ EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_pa
   spec.default_value = default_value ? &*default_value : nullptr;
   spec.table_size_source = table_size_source;
   spec.table_size_field = table_size_field;
+  spec.raw_ids = !info->zch_path.empty();
   return spec;
 }
 
@@ -153,6 +154,7 @@ int64_t encoded_id(const EncodedIds& spec, const CellValue& v, HashKind hash_kin
         "the separator and data_config.fg_mode",
         where, display(v), info.name, info.is_sequence ? " (items by the sequence_delim)" : ""));
   }
+  if (spec.raw_ids) return id;
   if (id < 0 || id >= info.num_embeddings) {
     throw DataError(fmt::format("{}: id {} out of range [0, {}) for feature {} ({}); {}", cells.where(r), id,
                                 info.num_embeddings, info.name, spec.table_size_source,

@@ -138,6 +138,8 @@ struct EncodedIds {
   const std::string* default_value = nullptr;  // fg_encoded_default_value; nullptr: none
   std::string table_size_source;  // "num_buckets 500", "hash_bucket_size 100", ...
   std::string table_size_field;   // "num_buckets", ... (range_hint)
+  // Zero-collision hashed feature (info->zch_path set): FG_NONE ids are raw 64-bit ids, any value.
+  bool raw_ids = false;
   // FG_BUCKETIZE: the column holds values before bucketization and this maps each one (a text, or
   // a number for boundaries) to its id, throwing DataError at cells.where(r). Empty: FG_NONE ids.
   std::function<int64_t(const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r)> bucketize;

@@ -16,9 +16,8 @@ namespace tzrec::feature {
 //   embedding_name: embedding_name or "{feature_name}_emb".
 // stub_type features are left out (they do not reach the model); a feature group naming one is a
 // ConfigError at its feature_names entry.
-// Throws NotSupportedError("feature_configs[i].<type>") for other feature types and for
-// unsupported options (zch, dynamicemb, vocab_file, autodis, mlp, ...), ConfigError for invalid
-// settings.
+// Throws NotSupportedError naming the field for options this build does not implement (dynamicemb,
+// zch outside id features, ...), ConfigError for invalid settings.
 std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config);
 
 }  // namespace tzrec::feature

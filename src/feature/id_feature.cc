@@ -1,6 +1,7 @@
 #include "feature/id_feature.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "feature/feature_support.h"
@@ -8,13 +9,50 @@
 #include "config/vocab_file.h"
 
 namespace tzrec::feature {
+namespace {
+
+// TorchEasyRec's MAX_HASH_BUCKET_SIZE: the fg hash range of zch features.
+constexpr uint64_t kZchHashBucketSize = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// A feature's `zch` (docs/tzrec-compatibility.md §5.12) into info (the remaining checks — interval,
+// threshold filter — are the ZchModule's, when the model is built).
+void fill_zch_info(const protos::ZeroCollisionHash& z, const std::string& path, FeatureInfo* info) {
+  if (z.zch_size() == 0 || z.zch_size() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    throw ConfigError(fmt::format("{}.zch_size: {} must be in [1, 2^63 - 1]", path, z.zch_size()));
+  }
+  info->zch_path = path;
+  info->num_embeddings = static_cast<int64_t>(z.zch_size());
+  info->zch_eviction_interval = z.eviction_interval();
+  info->zch_threshold_filtering_func = z.threshold_filtering_func();
+  switch (z.eviction_policy_case()) {
+    case protos::ZeroCollisionHash::kLfu:
+      info->zch_eviction = "lfu";
+      break;
+    case protos::ZeroCollisionHash::kLru:
+      info->zch_eviction = "lru";
+      info->zch_decay_exponent = z.lru().decay_exponent();
+      break;
+    case protos::ZeroCollisionHash::kDistanceLfu:
+      info->zch_eviction = "distance_lfu";
+      info->zch_decay_exponent = z.distance_lfu().decay_exponent();
+      break;
+    default:
+      throw ConfigError(fmt::format("{}: set an eviction policy: lfu {{}}, lru {{}} or distance_lfu {{}}", path));
+  }
+}
+
+}  // namespace
 
 IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type,
                      const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
-  // zch, dynamicemb: refused when the config is loaded (config/field_registry.cc).
+  // dynamicemb: refused when the config is loaded (config/field_registry.cc).
+  const bool zch = c.has_zch();
+  if (zch && sequence) {
+    throw NotSupportedError(path + ".zch in a sequence feature (zero-collision hashing of sequence ids)");
+  }
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }
@@ -48,13 +86,17 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   if (!vocab_dict.empty() && !c.has_default_bucketize_value()) vocab_dict[default_value] = 0;
 
   std::optional<config::VocabFile> vocab_file;
-  if (!c.has_hash_bucket_size() && vocab_list.empty() && vocab_dict.empty() && c.has_vocab_file()) {
+  if (!zch && !c.has_hash_bucket_size() && vocab_list.empty() && vocab_dict.empty() && c.has_vocab_file()) {
     vocab_file = config::load_feature_vocab_file(config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir()), path,
                                          c.has_default_bucketize_value());
   }
 
-  // num_embeddings precedence: hash_bucket_size > num_buckets > vocab_list > vocab_dict > vocab_file.
-  if (c.has_hash_bucket_size()) {
+  // num_embeddings precedence: zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
+  // vocab_file.
+  if (zch) {
+    fill_zch_info(c.zch(), path + ".zch", &info_);
+    table_size_field_ = "zch.zch_size";
+  } else if (c.has_hash_bucket_size()) {
     if (c.hash_bucket_size() == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     info_.num_embeddings = static_cast<int64_t>(c.hash_bucket_size());
     table_size_field_ = "hash_bucket_size";
@@ -92,9 +134,12 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     separator_ = c.separator();
     if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
   }
-  // Bucketizer precedence of TorchEasyRec's fg_json: hash > vocab_list > vocab_dict > vocab_file >
-  // num_buckets.
-  if (c.has_hash_bucket_size()) {
+  // Bucketizer precedence of TorchEasyRec's fg_json: zch (a hash over the whole int64 range: raw
+  // ids) > hash > vocab_list > vocab_dict > vocab_file > num_buckets.
+  if (zch) {
+    bucketizer_ = Bucketizer::kHash;
+    hash_bucket_size_ = kZchHashBucketSize;
+  } else if (c.has_hash_bucket_size()) {
     bucketizer_ = Bucketizer::kHash;
     hash_bucket_size_ = c.hash_bucket_size();
   } else if (!vocab_list.empty() || !vocab_dict.empty() || vocab_file) {
@@ -251,9 +296,10 @@ void IdFeature::parse_fg_sequence(const ColumnCells& cells, const ParseOutput& o
   }
 }
 
-// TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). zch, dynamicemb and
-// vocab_file are refused when the config is loaded, so the bucketizer is one of these four, in
-// TorchEasyRec's order: hash_bucket_size > vocab_list > vocab_dict > num_buckets.
+// TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). dynamicemb is refused
+// when the config is loaded, so the bucketizer is one of these, in TorchEasyRec's order: zch
+// (hash_bucket_size 2^63 - 1) > hash_bucket_size > vocab_list > vocab_dict > vocab_file >
+// num_buckets.
 std::vector<nlohmann::ordered_json> IdFeature::fg_json_entries() const {
   const protos::IdFeature& c = config_;
   const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
@@ -265,7 +311,9 @@ std::vector<nlohmann::ordered_json> IdFeature::fg_json_entries() const {
   e["value_type"] = "string";
   e["need_prefix"] = false;
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
-  if (c.has_hash_bucket_size()) {
+  if (c.has_zch()) {
+    e["hash_bucket_size"] = kZchHashBucketSize;
+  } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();
   } else if (!add_fg_vocab(c, default_value, &e) && c.has_num_buckets()) {
     e["num_buckets"] = c.num_buckets();

@@ -29,6 +29,18 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
   }
   spec.is_sequence = info.is_sequence;
   spec.neg = info.neg;
+  if (!info.zch_path.empty()) {
+    embedding::ZchOptions z;
+    z.zch_size = info.num_embeddings;
+    z.eviction_interval = info.zch_eviction_interval;
+    z.eviction = info.zch_eviction == "lru"            ? embedding::ZchEvictionKind::kLru
+                 : info.zch_eviction == "distance_lfu" ? embedding::ZchEvictionKind::kDistanceLfu
+                                                       : embedding::ZchEvictionKind::kLfu;
+    z.decay_exponent = info.zch_decay_exponent;
+    z.threshold_filtering_func = info.zch_threshold_filtering_func;
+    z.field_path = info.zch_path;
+    spec.zch = std::move(z);
+  }
   return spec;
 }
 

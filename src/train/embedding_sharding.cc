@@ -302,8 +302,20 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
   return std::make_unique<ShardedTables>(plan, std::move(members));
 }
 
+void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size) {
+  if (world_size <= 1) return;
+  for (const feature::FeatureInfo& f : features) {
+    if (!f.zch_path.empty()) {
+      throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: zero-collision hashed tables "
+                                          "are not sharded; train on one process)",
+                                          f.zch_path, world_size));
+    }
+  }
+}
+
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
   const auto features = feature::build_feature_infos(config);
+  refuse_zch_with_ranks(features, world_size);
   std::shared_ptr<models::Model> model;
   {
     embedding::DeferTableAllocation defer;  // the plan needs table shapes only

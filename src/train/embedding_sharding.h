@@ -13,6 +13,7 @@
 #include "dist/process_group.h"
 #include "dist/sharded_embedding_bags.h"
 #include "embedding/embedding_group_set.h"
+#include "feature/feature_info.h"
 #include "models/model.h"
 #include "train/sharded_tables.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -55,6 +56,11 @@ struct JobPlan {
   dist::PlannerTopology topology;
   dist::ShardingPlan plan;
 };
+// Zero-collision hashed tables (docs/tzrec-compatibility.md §5.12) are not sharded: with
+// world_size > 1 and a feature with `zch`, NotSupportedError "<its zch path> with more than one
+// rank". Called by plan_job and by distributed sessions.
+void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size);
+
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
 
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated

@@ -94,6 +94,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
+  if (distributed) refuse_zch_with_ranks(features_, process_group_->world_size());
   if (distributed || tables_deferred_for_check) {
     // No full table is ever allocated: the collection gets this rank's shards below.
     embedding::DeferTableAllocation defer;
@@ -362,6 +363,7 @@ void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, b
     restore_shards(checkpoint.dir, restore_optimizer);
   } else {
     checkpointing::restore_tensors(checkpoint.model, model_tensors(), "model");
+    model_->embeddings().reload_zch_state();  // zero-collision hashing: step count from the restored buffers
   }
   if (restore_optimizer && has_optimizers()) {
     if (sparse_optimizer_ != nullptr) {

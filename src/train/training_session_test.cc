@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <map>
 
 #include <gtest/gtest.h>
 
 #include "config/pipeline_config.h"
 #include "data/synthetic_criteo.h"
 #include "feature/batch_loader.h"
+#include "base/error.h"
 #include "checkpoint/checkpoint.h"
+#include "train/embedding_sharding.h"
 
 namespace tzrec::train {
 namespace training_session_test {
@@ -108,6 +112,71 @@ TEST_F(TrainingSessionTest, RestoredOptimizerContinuesIdentically) {
   auto sb = b.optimizer_state();
   ASSERT_EQ(sa.size(), sb.size());
   for (const auto& [name, tensor] : sa) EXPECT_TRUE(torch::equal(tensor, sb.at(name))) << name;
+}
+
+// Zero-collision hashed features (docs/tzrec-compatibility.md §5.12): cat_0 and cat_2 get zch
+// tables (evictions every 2 steps). A session restored from the checkpoint of step 1 (after the
+// eviction of step 2) continues exactly as the uninterrupted one: remapping buffers, weights (the
+// rows reset at the eviction of step 4 included) and optimizer state.
+TEST_F(TrainingSessionTest, ZchTablesRestoreAndContinueIdentically) {
+  for (auto& fc : *config_.mutable_feature_configs()) {
+    if (!fc.has_id_feature()) continue;
+    auto* id = fc.mutable_id_feature();
+    if (id->feature_name() != "cat_0" && id->feature_name() != "cat_2") continue;
+    id->clear_num_buckets();
+    id->mutable_zch()->set_zch_size(id->feature_name() == "cat_0" ? 64 : 256);
+    id->mutable_zch()->set_eviction_interval(2);
+    id->mutable_zch()->mutable_lfu();
+    if (id->feature_name() == "cat_2") id->mutable_zch()->set_threshold_filtering_func("lambda x: (x > 1, 1)");
+  }
+  auto data = batches();
+  torch::manual_seed(1);
+  TrainingSession a(config_, true);
+  for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
+  checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
+
+  torch::manual_seed(3);
+  TrainingSession b(config_, true);
+  b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
+  b.set_schedule_position(2, 0);
+  for (int i = 2; i < 4; ++i) {
+    train_on(a, data[i], i);
+    train_on(b, data[i], i);
+  }
+  const std::string mc = "embedding_group.emb_impls.__BASE__.mc_ebc.";
+  std::map<std::string, torch::Tensor> tb;
+  for (auto& [name, tensor] : b.model_tensors()) tb.emplace(name, tensor);
+  int zch_tensors = 0;
+  for (auto& [name, tensor] : a.model_tensors()) {
+    ASSERT_EQ(tb.count(name), 1u) << name;
+    EXPECT_TRUE(torch::equal(tensor, tb.at(name))) << name;
+    if (name.rfind(mc, 0) == 0) ++zch_tensors;
+  }
+  // cat_0_emb, cat_2_emb and their WIDE twins: per table the weight and five buffers (lfu).
+  EXPECT_EQ(zch_tensors, 4 * (1 + 5));
+  const std::string buffers = mc + "_managed_collision_collection._managed_collision_modules.cat_0_emb.";
+  EXPECT_EQ(tb.at(buffers + "_current_iter_tensor").item<int64_t>(), 4);
+  EXPECT_GT((tb.at(buffers + "_mch_sorted_raw_ids") != std::numeric_limits<int64_t>::max()).sum().item<int64_t>(), 0);
+  EXPECT_EQ(tb.at(mc + "_embedding_module.embedding_bags.cat_0_emb.weight").size(0), 64);
+  auto sa = a.optimizer_state();
+  auto sb = b.optimizer_state();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (const auto& [name, tensor] : sa) EXPECT_TRUE(torch::equal(tensor, sb.at(name))) << name;
+}
+
+TEST(ZchRanks, MoreThanOneRankIsRefused) {
+  feature::FeatureInfo plain, zch;
+  zch.zch_path = "feature_configs[3].id_feature.zch";
+  EXPECT_NO_THROW(refuse_zch_with_ranks({plain, zch}, 1));
+  EXPECT_NO_THROW(refuse_zch_with_ranks({plain}, 4));
+  try {
+    refuse_zch_with_ranks({plain, zch}, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const NotSupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("not supported yet: feature_configs[3].id_feature.zch with more than one rank"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(TrainingSessionTest, IgnoringOptimizerStateDiverges) {

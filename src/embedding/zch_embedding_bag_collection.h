@@ -1,0 +1,89 @@
+// ZchEmbeddingBagCollection: an EmbeddingBagCollection over zero-collision hashed tables
+// (docs/tzrec-compatibility.md §5.12), TorchRec's ManagedCollisionEmbeddingBagCollection as
+// TorchEasyRec builds it for features with `zch`.
+//
+// Every table has a ZchModule (zch_module.h) with zch_size = the table's rows. The input
+// KeyedJaggedTensor carries raw 64-bit ids; forward():
+//   1. per table, the raw ids of all bags on it (bag order) are concatenated and passed through
+//      its ZchModule: profiled (training mode only: is_training()) then remapped to rows;
+//   2. the rows that the module's evictions freed since the last forward (ZchModule::evict()) are
+//      reset before they are read: the embedding rows are drawn again from the table's
+//      initializer (init_table_weight) — with torch's default CPU generator seeded from the table
+//      name and the module's step, its state put back afterwards, so that a run resumed from a
+//      checkpoint draws the same values as the uninterrupted run — and, in fused mode, their optimizer state goes back to its
+//      initial value (momentum1: initial_accumulator_value for the adagrads, else 0; momentum2: 0;
+//      the per-table step counters are left alone);
+//   3. the remapped ids are looked up by the inner EmbeddingBagCollection (plain or fused).
+// Evaluation (eval mode) only remaps: no step is counted, nothing is recorded or evicted.
+//
+// State-dict layout (TorchRec's):
+//   _embedding_module.embedding_bags.<table>.weight
+//   _managed_collision_collection._managed_collision_modules.<table>.<buffer>
+// with the buffers of ZchModule::state(); they are the modules' own storage, so restoring them in
+// place (checkpoints, exports) restores the remapping; call reload_zch_state() afterwards so the
+// step count and history follow the restored buffers.
+//
+// Single process only: a collection built under DeferTableAllocation (no local tables: the
+// config checks and export naming build it so) has its names and buffers, but its forward()
+// throws NotSupportedError ("<zch field path> with more than one rank").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/embedding_bag_collection.h"
+#include "embedding/embedding_config.h"
+#include "embedding/zch_module.h"
+#include "sparse/keyed_jagged_tensor.h"
+#include "sparse/keyed_tensor.h"
+
+namespace tzrec::embedding {
+
+struct ZchTableConfig {
+  TableConfig table;
+  ZchOptions zch;  // zch.zch_size must equal table.num_embeddings
+};
+
+class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
+ public:
+  // ConfigError as EmbeddingBagCollection, and for a zch_size different from the table's rows.
+  ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables, std::vector<BagConfig> bags);
+
+  // Output as EmbeddingBagCollection::forward (keys = bag keys in bag order). Raw ids may be any
+  // int64 value.
+  sparse::KeyedTensor forward(const sparse::KeyedJaggedTensor& kjt);
+
+  // Step 1 alone: the remapped ids, one key per bag (the bag's key()), in bag order. `training`
+  // profiles. Does not reset rows.
+  sparse::KeyedJaggedTensor remap(const sparse::KeyedJaggedTensor& kjt, bool training);
+  // Step 2 alone: collects every module's evicted rows and resets them; returns them per table
+  // (tables without an eviction since the last call are absent).
+  std::map<std::string, torch::Tensor> evict_and_reset();
+  // Resets `rows` [K] int64 of `table` as step 2 does.
+  void reset_rows(const std::string& table, const torch::Tensor& rows);
+
+  // The inner collection (tables, fused optimizer).
+  EmbeddingBagCollection embedding_module() const { return embedding_module_; }
+  const std::vector<ZchTableConfig>& zch_table_configs() const { return tables_; }
+  const std::vector<BagConfig>& bag_configs() const { return bags_; }
+  // ConfigError for an unknown table.
+  ZchModule& zch_module(const std::string& table);
+  // After the buffers were overwritten in place (checkpoint restore): ZchModule::load_state from
+  // its own buffers (re-sorts, clears the history, continues the step count).
+  void reload_zch_state();
+
+ private:
+  std::vector<ZchTableConfig> tables_;
+  std::vector<BagConfig> bags_;  // as given
+  std::vector<std::vector<size_t>> table_bags_;  // table index → indices of its bags, in bag order
+  std::vector<std::shared_ptr<ZchModule>> modules_;  // per table
+  EmbeddingBagCollection embedding_module_{nullptr};
+  std::shared_ptr<torch::nn::Module> mc_collection_;
+};
+TORCH_MODULE(ZchEmbeddingBagCollection);
+
+}  // namespace tzrec::embedding
