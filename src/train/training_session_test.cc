@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -24,6 +25,31 @@ namespace training_session_test {
 class TrainingSessionTest : public SyntheticDeepFmTest {
  protected:
   TrainingSessionTest() : SyntheticDeepFmTest(512) {}
+
+  // Session a trains on batches 0 and 1 and is checkpointed; session b (another seed) restores
+  // that checkpoint; both train on batches 2 and 3, then `check` compares them. Their optimizer
+  // states must be equal.
+  void restore_and_continue(const std::function<void(TrainingSession& a, TrainingSession& b)>& check) {
+    auto data = batches();
+    torch::manual_seed(1);
+    TrainingSession a(config_, true);
+    for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
+    checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
+
+    torch::manual_seed(3);
+    TrainingSession b(config_, true);
+    b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
+    b.set_schedule_position(2, 0);
+    for (int i = 2; i < 4; ++i) {
+      train_on(a, data[i], i);
+      train_on(b, data[i], i);
+    }
+    check(a, b);
+    auto sa = a.optimizer_state();
+    auto sb = b.optimizer_state();
+    ASSERT_EQ(sa.size(), sb.size());
+    for (const auto& [name, tensor] : sa) EXPECT_TRUE(torch::equal(tensor, sb.at(name))) << name;
+  }
 };
 
 TEST_F(TrainingSessionTest, RestoredModelPredictsIdentically) {
@@ -88,30 +114,14 @@ TEST_F(TrainingSessionTest, Fp16TablesTrainSaveAndRestore) {
 }
 
 TEST_F(TrainingSessionTest, RestoredOptimizerContinuesIdentically) {
-  auto data = batches();
-  torch::manual_seed(1);
-  TrainingSession a(config_, true);
-  for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
-  checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
-
-  torch::manual_seed(3);
-  TrainingSession b(config_, true);
-  b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
-  b.set_schedule_position(2, 0);
-  for (int i = 2; i < 4; ++i) {
-    train_on(a, data[i], i);
-    train_on(b, data[i], i);
-  }
-  auto ta = a.model_tensors();
-  auto tb = b.model_tensors();
-  ASSERT_EQ(ta.size(), tb.size());
-  for (size_t i = 0; i < ta.size(); ++i) {
-    EXPECT_TRUE(torch::equal(ta[i].second, tb[i].second)) << ta[i].first;
-  }
-  auto sa = a.optimizer_state();
-  auto sb = b.optimizer_state();
-  ASSERT_EQ(sa.size(), sb.size());
-  for (const auto& [name, tensor] : sa) EXPECT_TRUE(torch::equal(tensor, sb.at(name))) << name;
+  restore_and_continue([](TrainingSession& a, TrainingSession& b) {
+    auto ta = a.model_tensors();
+    auto tb = b.model_tensors();
+    ASSERT_EQ(ta.size(), tb.size());
+    for (size_t i = 0; i < ta.size(); ++i) {
+      EXPECT_TRUE(torch::equal(ta[i].second, tb[i].second)) << ta[i].first;
+    }
+  });
 }
 
 // Zero-collision hashed features (docs/tzrec-compatibility.md §5.12): cat_0 and cat_2 get zch
@@ -129,39 +139,23 @@ TEST_F(TrainingSessionTest, ZchTablesRestoreAndContinueIdentically) {
     id->mutable_zch()->mutable_lfu();
     if (id->feature_name() == "cat_2") id->mutable_zch()->set_threshold_filtering_func("lambda x: (x > 1, 1)");
   }
-  auto data = batches();
-  torch::manual_seed(1);
-  TrainingSession a(config_, true);
-  for (int i = 0; i < 2; ++i) train_on(a, data[i], i);
-  checkpointing::save_checkpoint(config_.model_dir(), snapshot(a, 1));
-
-  torch::manual_seed(3);
-  TrainingSession b(config_, true);
-  b.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(config_.model_dir(), 1)), true);
-  b.set_schedule_position(2, 0);
-  for (int i = 2; i < 4; ++i) {
-    train_on(a, data[i], i);
-    train_on(b, data[i], i);
-  }
-  const std::string mc = "embedding_group.emb_impls.__BASE__.mc_ebc.";
-  std::map<std::string, torch::Tensor> tb;
-  for (auto& [name, tensor] : b.model_tensors()) tb.emplace(name, tensor);
-  int zch_tensors = 0;
-  for (auto& [name, tensor] : a.model_tensors()) {
-    ASSERT_EQ(tb.count(name), 1u) << name;
-    EXPECT_TRUE(torch::equal(tensor, tb.at(name))) << name;
-    if (name.rfind(mc, 0) == 0) ++zch_tensors;
-  }
-  // cat_0_emb, cat_2_emb and their WIDE twins: per table the weight and five buffers (lfu).
-  EXPECT_EQ(zch_tensors, 4 * (1 + 5));
-  const std::string buffers = mc + "_managed_collision_collection._managed_collision_modules.cat_0_emb.";
-  EXPECT_EQ(tb.at(buffers + "_current_iter_tensor").item<int64_t>(), 4);
-  EXPECT_GT((tb.at(buffers + "_mch_sorted_raw_ids") != std::numeric_limits<int64_t>::max()).sum().item<int64_t>(), 0);
-  EXPECT_EQ(tb.at(mc + "_embedding_module.embedding_bags.cat_0_emb.weight").size(0), 64);
-  auto sa = a.optimizer_state();
-  auto sb = b.optimizer_state();
-  ASSERT_EQ(sa.size(), sb.size());
-  for (const auto& [name, tensor] : sa) EXPECT_TRUE(torch::equal(tensor, sb.at(name))) << name;
+  restore_and_continue([](TrainingSession& a, TrainingSession& b) {
+    const std::string mc = "embedding_group.emb_impls.__BASE__.mc_ebc.";
+    std::map<std::string, torch::Tensor> tb;
+    for (auto& [name, tensor] : b.model_tensors()) tb.emplace(name, tensor);
+    int zch_tensors = 0;
+    for (auto& [name, tensor] : a.model_tensors()) {
+      ASSERT_EQ(tb.count(name), 1u) << name;
+      EXPECT_TRUE(torch::equal(tensor, tb.at(name))) << name;
+      if (name.rfind(mc, 0) == 0) ++zch_tensors;
+    }
+    // cat_0_emb, cat_2_emb and their WIDE twins: per table the weight and five buffers (lfu).
+    EXPECT_EQ(zch_tensors, 4 * (1 + 5));
+    const std::string buffers = mc + "_managed_collision_collection._managed_collision_modules.cat_0_emb.";
+    EXPECT_EQ(tb.at(buffers + "_current_iter_tensor").item<int64_t>(), 4);
+    EXPECT_GT((tb.at(buffers + "_mch_sorted_raw_ids") != std::numeric_limits<int64_t>::max()).sum().item<int64_t>(), 0);
+    EXPECT_EQ(tb.at(mc + "_embedding_module.embedding_bags.cat_0_emb.weight").size(0), 64);
+  });
 }
 
 TEST(ZchRanks, MoreThanOneRankIsRefused) {
