@@ -34,12 +34,12 @@ RocketLaunching::RocketLaunching(const protos::ModelConfig& model_config,
   light_mlp_ = register_module("light_mlp", nn::MLP(in, to_mlp_options(cfg.light_mlp()), path + ".light_mlp"));
   light_linear_ = register_module("light_linear", torch::nn::Linear(light_mlp_->output_dim(), num_class_));
 
-  feature_based_distillation_ = cfg.feature_based_distillation();
   cosine_ = cfg.feature_distillation_function() == protos::COSINE;
-  // Each light layer is distilled from the first booster layer of its width.
+  // With feature_based_distillation, each light layer is distilled from the first booster layer
+  // of its width.
   const auto& light = cfg.light_mlp().hidden_units();
   const auto& booster = cfg.booster_mlp().hidden_units();
-  for (int i = 0; i < light.size(); ++i) {
+  for (int i = 0; cfg.feature_based_distillation() && i < light.size(); ++i) {
     for (int j = 0; j < booster.size(); ++j) {
       if (light[i] == booster[j]) {
         distilled_layers_.emplace_back(static_cast<size_t>(i), static_cast<size_t>(j));
@@ -62,11 +62,9 @@ TensorMap RocketLaunching::predict_impl(const sparse::Batch& batch) {
   std::vector<torch::Tensor> booster = booster_mlp_->forward_hidden(share);
   task_output_to_prediction(
       kBooster, nn::linear_forward(booster.back(), booster_linear_->weight, booster_linear_->bias), &predictions);
-  if (feature_based_distillation_) {
-    for (const auto& [i, j] : distilled_layers_) {
-      predictions[fmt::format("light_{}", i)] = light[i];
-      predictions[fmt::format("booster_{}", j)] = booster[j];
-    }
+  for (const auto& [i, j] : distilled_layers_) {
+    predictions[fmt::format("light_{}", i)] = light[i];
+    predictions[fmt::format("booster_{}", j)] = booster[j];
   }
   return predictions;
 }
@@ -90,7 +88,6 @@ TensorMap RocketLaunching::extra_losses(const TensorMap& predictions, const spar
   out[kHintLoss] = weighted((light - booster).square()).mean();
   namespace F = torch::nn::functional;
   for (const auto& [i, j] : distilled_layers_) {
-    if (!feature_based_distillation_) break;
     const torch::Tensor l = predictions.at(fmt::format("light_{}", i)).to(torch::kFloat32);
     const torch::Tensor b = predictions.at(fmt::format("booster_{}", j)).detach().to(torch::kFloat32);
     torch::Tensor value;

@@ -33,9 +33,9 @@ class RocketLaunching : public Model {
 
  private:
   std::string group_;
-  bool feature_based_distillation_ = false;
   bool cosine_ = true;  // feature_distillation_function COSINE; otherwise the Euclidean distance
-  std::vector<std::pair<size_t, size_t>> distilled_layers_;  // (light layer, booster layer) of equal width
+  // (light layer, booster layer) of equal width; empty without feature_based_distillation.
+  std::vector<std::pair<size_t, size_t>> distilled_layers_;
   nn::MLP share_mlp_{nullptr};
   nn::MLP booster_mlp_{nullptr};
   torch::nn::Linear booster_linear_{nullptr};
