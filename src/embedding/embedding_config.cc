@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "base/error.h"
 #include "base/text.h"
 
@@ -215,6 +217,21 @@ void init_table_weight(const TableConfig& table, torch::Tensor& weight) {
     } else {
       weight.normal_(0.0, std);
     }
+  }
+}
+
+void check_shared_zch(const std::string& first, const std::optional<ZchOptions>& a, const std::string& second,
+                      const std::optional<ZchOptions>& b, const std::string& table, const std::string& where) {
+  const bool differ = a.has_value() != b.has_value() ||
+                      (a && (a->zch_size != b->zch_size || a->eviction_interval != b->eviction_interval ||
+                             a->eviction != b->eviction || a->decay_exponent != b->decay_exponent ||
+                             a->threshold_filtering_func != b->threshold_filtering_func));
+  if (differ) {
+    throw ConfigError(fmt::format(
+        "{}features '{}' and '{}' share embedding table '{}' but disagree on its zch settings (zch or not, zch_size, "
+        "eviction_interval, eviction policy, threshold_filtering_func); give them the same zch or different "
+        "embedding_name",
+        where.empty() ? "" : where + ": ", first, second, table));
   }
 }
 

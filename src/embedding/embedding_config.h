@@ -70,7 +70,7 @@ struct FeatureSpec {
   torch::ScalarType dtype = torch::kFloat32;  // table storage: data_type FP32 / FP16
   // Zero-collision hashing (docs/tzrec-compatibility.md §5.12): the feature's ids are raw 64-bit
   // ids, remapped to rows by the table's ZchModule (zch->zch_size = num_embeddings; field_path the
-  // config path of the feature's `zch`). DEEP / WIDE groups only.
+  // config path of the feature's `zch`).
   std::optional<ZchOptions> zch;
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
@@ -106,5 +106,13 @@ void init_table_weight(const TableConfig& table, torch::Tensor& weight);
 
 // "FP32" / "FP16" (feature_configs' data_type) of a table dtype.
 std::string data_type_name(torch::ScalarType dtype);
+
+// Features `first` and `second` share embedding table `table` (TorchEasyRec's _add_mc_module: one
+// managed-collision module per table): ConfigError unless both have no zch or the same zch
+// settings (zch_size, eviction_interval, eviction policy, decay_exponent, threshold_filtering_func).
+// `where`: the config path the message starts with ("" for none).
+void check_shared_zch(const std::string& first, const std::optional<ZchOptions>& first_zch, const std::string& second,
+                      const std::optional<ZchOptions>& second_zch, const std::string& table,
+                      const std::string& where = "");
 
 }  // namespace tzrec::embedding

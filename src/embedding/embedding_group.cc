@@ -150,16 +150,6 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
   }
 
-  // Zero-collision hashing is wired for the pooled lookups of DEEP / WIDE groups only.
-  for (const SequenceGroupConfig& sg : sequence_groups) {
-    for (const std::string& n : sg.feature_names) {
-      auto it = by_name.find(n);
-      if (it == by_name.end() || !it->second->zch) continue;
-      throw NotSupportedError(fmt::format("{} of feature '{}' in a sequence group ({})", it->second->zch->field_path, n,
-                                          sg.path.empty() ? "sequence group '" + sg.group_name + "'" : sg.path));
-    }
-  }
-
   auto lookup = [&](const FeatureGroupConfig& g, size_t j) -> const FeatureSpec& {
     const std::string& name = g.feature_names[j];
     auto it = by_name.find(name);
@@ -292,20 +282,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
             }
           } else {
             const TableRequest& prev = it->second;
-            // TorchEasyRec's _add_mc_module: one module per table, so the settings must agree.
-            const bool zch_differs =
-                prev.zch.has_value() != f.zch.has_value() ||
-                (f.zch && (prev.zch->zch_size != f.zch->zch_size ||
-                           prev.zch->eviction_interval != f.zch->eviction_interval ||
-                           prev.zch->eviction != f.zch->eviction || prev.zch->decay_exponent != f.zch->decay_exponent ||
-                           prev.zch->threshold_filtering_func != f.zch->threshold_filtering_func));
-            if (zch_differs) {
-              throw ConfigError(fmt::format(
-                  "features '{}' and '{}' share embedding table '{}' but disagree on its zch settings (zch or not, "
-                  "zch_size, eviction_interval, eviction policy, threshold_filtering_func); give them the same zch or "
-                  "different embedding_name",
-                  prev.feature, name, t.name));
-            }
+            check_shared_zch(prev.feature, prev.zch, name, f.zch, t.name);
             if (prev.config.num_embeddings != t.num_embeddings || prev.config.embedding_dim != t.embedding_dim ||
                 prev.config.init_fn != t.init_fn || prev.config.trainable != t.trainable ||
                 prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
@@ -436,6 +413,9 @@ std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> EmbeddingGroupImp
   std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> out;
   for (const DataGroup& dg : data_groups_) {
     if (dg.data->mc_ebc) out.emplace_back(dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc);
+  }
+  if (sequence_) {
+    for (const ZchEmbeddingBagCollection& mc : sequence_->zch_collections()) out.emplace_back(kSequenceTablePrefix, mc);
   }
   return out;
 }

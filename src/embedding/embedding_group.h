@@ -98,8 +98,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   std::vector<int64_t> group_feature_dims(const std::string& group) const;
   std::vector<std::string> group_names() const;  // DEEP / WIDE groups, in config order
   bool has_group(const std::string& group) const { return group_index_.count(group) > 0; }
-  // The zero-collision hashed collections (one per data group with zch tables), with the prefix
-  // of their tables in tables() ("" or "neg.").
+  // The zero-collision hashed collections (one per data group with zch tables, then the sequence
+  // groups' per embedding dim), with the prefix of their tables in tables() ("", "neg." or
+  // "sequence.").
   std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> zch_collections() const;
   // The SEQUENCE groups' and nested sequence groups' embeddings; nullptr without any.
   SequenceEmbeddingGroup sequence_groups() const { return sequence_; }

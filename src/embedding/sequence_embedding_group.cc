@@ -35,8 +35,15 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
   std::map<std::string, const FeatureSpec*> by_name;
   for (const FeatureSpec& f : features) by_name[f.name] = &f;
   std::map<int64_t, std::vector<TableConfig>> tables;  // per dim, first-seen order
-  std::map<std::string, std::pair<TableConfig, std::string>> table_of;  // name → (config, first feature)
+  std::map<int64_t, std::vector<ZchTableConfig>> zch_tables;  // zero-collision hashed ones
+  struct FirstUse {
+    TableConfig config;
+    std::string feature;
+    std::optional<ZchOptions> zch;
+  };
+  std::map<std::string, FirstUse> table_of;
   std::map<int64_t, std::vector<BagConfig>> bags;
+  std::map<int64_t, std::vector<BagConfig>> zch_bags;
   for (const SequenceGroupConfig& g : groups) {
     TORCH_CHECK(!g.group_name.empty() && index_.count(g.group_name) == 0,
                 "SequenceEmbeddingGroup: group names must be set and unique (EmbeddingGroup checks them)");
@@ -61,25 +68,33 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
         t.init_fn = f.init_fn;
         t.trainable = f.trainable;
         t.dtype = f.dtype;
-        auto [tit, inserted] = table_of.emplace(t.name, std::make_pair(t, name));
+        auto [tit, inserted] = table_of.emplace(t.name, FirstUse{t, name, f.zch});
         if (inserted) {
-          tables[t.embedding_dim].push_back(t);
+          if (f.zch) {
+            zch_tables[t.embedding_dim].push_back(ZchTableConfig{t, *f.zch});
+            zch_table_names_.insert(t.name);
+          } else {
+            tables[t.embedding_dim].push_back(t);
+          }
           table_dim_[t.name] = t.embedding_dim;
-        } else if (tit->second.first.num_embeddings != t.num_embeddings ||
-                   tit->second.first.embedding_dim != t.embedding_dim) {
-          throw ConfigError(fmt::format(
-              "{}: features '{}' and '{}' share embedding table '{}' but have {} x {} and {} x {} rows x dim; give "
-              "them the same size or different embedding_name",
-              field, tit->second.second, name, t.name, tit->second.first.num_embeddings,
-              tit->second.first.embedding_dim, t.num_embeddings, t.embedding_dim));
+        } else {
+          const FirstUse& first = tit->second;
+          if (first.config.num_embeddings != t.num_embeddings || first.config.embedding_dim != t.embedding_dim) {
+            throw ConfigError(fmt::format(
+                "{}: features '{}' and '{}' share embedding table '{}' but have {} x {} and {} x {} rows x dim; give "
+                "them the same size or different embedding_name",
+                field, first.feature, name, t.name, first.config.num_embeddings, first.config.embedding_dim,
+                t.num_embeddings, t.embedding_dim));
+          }
+          check_shared_zch(first.feature, first.zch, name, f.zch, t.name, field);
         }
         BagConfig bag;
         bag.feature_name = name;
         bag.table_name = t.name;
         bag.pooling = f.pooling;
         bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
-        bags[t.embedding_dim].push_back(bag);
-        keys_by_dim_[t.embedding_dim].push_back(name);
+        (f.zch ? zch_bags : bags)[t.embedding_dim].push_back(bag);
+        (f.zch ? zch_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(name);
         is_sequence_[name] = f.is_sequence;
         if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
       }
@@ -99,30 +114,49 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
     index_[group.name] = groups_.size();
     groups_.push_back(std::move(group));
   }
+  using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
   auto ec_dict = register_module("ec_dict", torch::nn::ModuleDict());
   for (auto& [dim, dim_tables] : tables) {
     EmbeddingBagCollection ebc(std::move(dim_tables), std::move(bags[dim]), "embeddings");
-    using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
     ec_dict->update(std::vector<Entry>{{std::to_string(dim), ebc.ptr()}});
     ebcs_.emplace(dim, ebc);
+  }
+  // TorchEasyRec's mc_ec_dict: ManagedCollisionEmbeddingCollections of the zch tables, per dim.
+  if (!zch_tables.empty()) {
+    auto mc_ec_dict = register_module("mc_ec_dict", torch::nn::ModuleDict());
+    for (auto& [dim, dim_tables] : zch_tables) {
+      ZchEmbeddingBagCollection mc(std::move(dim_tables), std::move(zch_bags[dim]), "embeddings");
+      mc_ec_dict->update(std::vector<Entry>{{std::to_string(dim), mc.ptr()}});
+      mc_ebcs_.emplace(dim, mc);
+    }
   }
 }
 
 std::vector<EmbeddingBagCollection> SequenceEmbeddingGroupImpl::collections() const {
   std::vector<EmbeddingBagCollection> out;
   for (const auto& [dim, ebc] : ebcs_) out.push_back(ebc);
+  for (const auto& [dim, mc] : mc_ebcs_) out.push_back(mc->embedding_module());
+  return out;
+}
+
+std::vector<ZchEmbeddingBagCollection> SequenceEmbeddingGroupImpl::zch_collections() const {
+  std::vector<ZchEmbeddingBagCollection> out;
+  for (const auto& [dim, mc] : mc_ebcs_) out.push_back(mc);
   return out;
 }
 
 std::vector<EmbeddingTable> SequenceEmbeddingGroupImpl::tables() {
   std::vector<EmbeddingTable> out;
-  for (auto& [dim, ebc] : ebcs_) {
+  for (EmbeddingBagCollection& ebc : collections()) {
     for (EmbeddingTable& t : ebc->tables()) out.push_back(std::move(t));
   }
   return out;
 }
 
 std::string SequenceEmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
+  if (zch_table_names_.count(table) > 0) {
+    return fmt::format("mc_ec_dict.{}._embedding_module.embeddings.{}.weight", table_dim_.at(table), table);
+  }
   return fmt::format("ec_dict.{}.embeddings.{}.weight", table_dim_.at(table), table);
 }
 
@@ -150,7 +184,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   const auto long_opts = torch::TensorOptions().dtype(torch::kInt64);
   // Item-level bags: B·T' per feature (see the header), one lookup per dim.
   std::map<std::string, torch::Tensor> looked_up;  // feature → [B·T', dim]
-  for (auto& [dim, keys] : keys_by_dim_) {
+  auto lookup = [&](const std::vector<std::string>& keys, auto& collection) {
     std::vector<sparse::JaggedTensor> jagged;
     for (const std::string& name : keys) {
       const sparse::JaggedTensor in = batch.sparse_features[name];
@@ -167,7 +201,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
       }
       jagged.push_back(sparse::JaggedTensor{in.values, bag_lengths, {}});
     }
-    sparse::KeyedTensor pooled = ebcs_.at(dim)->forward(sparse::KeyedJaggedTensor::from_jagged(keys, jagged));
+    sparse::KeyedTensor pooled = collection->forward(sparse::KeyedJaggedTensor::from_jagged(keys, jagged));
     // One cut of the [B·T', Σ dims] output into per-feature blocks (views). A slice per feature
     // would, in backward, zero-fill and then add one full-width gradient per feature (six
     // [B·T', 96] tensors per step for a 3 + 3 feature group); the cut writes the blocks' gradients
@@ -179,7 +213,9 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
       std::vector<torch::Tensor> blocks = pooled.values().split_with_sizes(pooled.length_per_key(), 1);
       for (size_t i = 0; i < pooled_keys.size(); ++i) looked_up[pooled_keys[i]] = blocks[i];
     }
-  }
+  };
+  for (auto& [dim, keys] : keys_by_dim_) lookup(keys, ebcs_.at(dim));
+  for (auto& [dim, keys] : zch_keys_by_dim_) lookup(keys, mc_ebcs_.at(dim));
   std::map<std::string, torch::Tensor> out;
   for (const Group& g : groups_) {
     const std::string& first = g.sequence.front().name;

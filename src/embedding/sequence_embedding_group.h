@@ -23,10 +23,16 @@
 // sequence features, every sparse feature gets B·T' bags — item t of row b is bag b·T' + t, a
 // query feature's row is bag b·T' — so that plain, fused (the sparse optimizer in backward) and
 // sharded collections serve sequences unchanged. As TorchEasyRec's EmbeddingCollections, there is
-// one per embedding dim: "ec_dict.<dim>.embeddings.<table>.weight".
+// one per embedding dim: "ec_dict.<dim>.embeddings.<table>.weight". Zero-collision hashed tables
+// (features with `zch`, docs/tzrec-compatibility.md §5.12) are in ZchEmbeddingBagCollections, one
+// per embedding dim, as TorchEasyRec's ManagedCollisionEmbeddingCollections:
+// "mc_ec_dict.<dim>._embedding_module.embeddings.<table>.weight" and
+// "mc_ec_dict.<dim>._managed_collision_collection._managed_collision_modules.<table>.<buffer>"; their
+// raw ids (every item's, and a query feature's) are remapped per table before the lookup.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +40,7 @@
 
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
+#include "embedding/zch_embedding_bag_collection.h"
 #include "sparse/batch.h"
 
 namespace tzrec::embedding {
@@ -48,7 +55,7 @@ struct SequenceGroupConfig {
 class SequenceEmbeddingGroupImpl : public torch::nn::Module {
  public:
   // ConfigError (naming the group's path) for unknown features, a group without sequence
-  // features, tables shared with different sizes. Group names are checked by EmbeddingGroup.
+  // features, tables shared with different sizes or zch settings. Group names are checked by EmbeddingGroup.
   SequenceEmbeddingGroupImpl(const std::vector<FeatureSpec>& features, std::vector<SequenceGroupConfig> groups);
 
   // See above: "<g>.query", "<g>.sequence", "<g>.sequence_length" for every group.
@@ -61,10 +68,14 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   bool has_group(const std::string& group) const { return index_.count(group) > 0; }
   bool is_jagged(const std::string& group) const { return group_of(group).jagged; }
 
-  // One collection per embedding dim, in increasing dim order.
+  // One collection per embedding dim, in increasing dim order, then the zero-collision hashed
+  // collections' inner ones (one per dim, in increasing dim order).
   std::vector<EmbeddingBagCollection> collections() const;
+  // The zero-collision hashed collections, in increasing dim order.
+  std::vector<ZchEmbeddingBagCollection> zch_collections() const;
   std::vector<EmbeddingTable> tables();
-  // "ec_dict.<dim>.embeddings.<table>.weight" of one of tables().
+  // "ec_dict.<dim>.embeddings.<table>.weight" of one of tables() (zch tables: "mc_ec_dict.<dim>.
+  // _embedding_module.embeddings.<table>.weight").
   std::string parameter_name_of(const std::string& table) const;
 
  private:
@@ -86,10 +97,13 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   std::vector<Group> groups_;
   std::map<std::string, size_t> index_;
   std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag features per dim, in bag order
+  std::map<int64_t, std::vector<std::string>> zch_keys_by_dim_;  // the same for the zch tables
+  std::set<std::string> zch_table_names_;
   std::map<std::string, bool> one_id_per_item_;              // sparse sequence features: value_dim 1
   std::map<std::string, bool> is_sequence_;                  // every sparse bag feature
   std::map<std::string, int64_t> table_dim_;
   std::map<int64_t, EmbeddingBagCollection> ebcs_;           // registered as "ec_dict.<dim>"
+  std::map<int64_t, ZchEmbeddingBagCollection> mc_ebcs_;     // registered as "mc_ec_dict.<dim>"
 };
 TORCH_MODULE(SequenceEmbeddingGroup);
 

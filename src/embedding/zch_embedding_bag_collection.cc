@@ -30,7 +30,8 @@ uint64_t reset_seed(const std::string& table, int64_t iter) {
 }  // namespace
 
 ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables,
-                                                             std::vector<BagConfig> bags)
+                                                             std::vector<BagConfig> bags,
+                                                             const std::string& tables_module)
     : tables_(std::move(tables)), bags_(std::move(bags)) {
   std::vector<TableConfig> plain_tables;
   for (const ZchTableConfig& t : tables_) {
@@ -49,7 +50,7 @@ ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTabl
     c.output_key.clear();
     inner.push_back(std::move(c));
   }
-  embedding_module_ = register_module("_embedding_module", EmbeddingBagCollection(std::move(plain_tables), std::move(inner)));
+  embedding_module_ = register_module("_embedding_module", EmbeddingBagCollection(std::move(plain_tables), std::move(inner), tables_module));
 
   std::unordered_map<std::string, size_t> index;
   for (size_t t = 0; t < tables_.size(); ++t) index.emplace(tables_[t].table.name, t);

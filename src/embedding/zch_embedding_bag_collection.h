@@ -51,7 +51,11 @@ struct ZchTableConfig {
 class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
  public:
   // ConfigError as EmbeddingBagCollection, and for a zch_size different from the table's rows.
-  ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables, std::vector<BagConfig> bags);
+  // tables_module: as EmbeddingBagCollection's ("embeddings" for the item-level collections of
+  // sequence groups: TorchRec's ManagedCollisionEmbeddingCollection,
+  // "_embedding_module.embeddings.<table>.weight").
+  ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables, std::vector<BagConfig> bags,
+                                const std::string& tables_module = "embedding_bags");
 
   // Output as EmbeddingBagCollection::forward (keys = bag keys in bag order). Raw ids may be any
   // int64 value.

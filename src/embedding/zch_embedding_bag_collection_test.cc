@@ -247,22 +247,102 @@ TEST(ZchEmbeddingGroup, ZchTablesLiveInMcEbcAndShareOneModulePerTable) {
   EXPECT_EQ(zch[0].second->zch_module("user_emb_wide").current_iter(), 1);
 }
 
-TEST(ZchEmbeddingGroup, RefusesZchInSequenceGroupsAndMixedSharedTables) {
+TEST(ZchEmbeddingGroup, RefusesMixedSharedTables) {
   FeatureSpec plain;
   plain.name = "p";
   plain.num_embeddings = 4;
   plain.embedding_dim = 2;
   plain.embedding_name = "user_emb";
-  EXPECT_THROW(EmbeddingGroup(std::vector<FeatureSpec>{zch_feature("u", "user_emb", 4), plain},
-                              std::vector<FeatureGroupConfig>{{"deep", GroupType::kDeep, {"u", "p"}}}, 4),
-               ConfigError);
-  FeatureSpec seq = zch_feature("s", "", 4);
+  const std::string want =
+      "features 'u' and 'p' share embedding table 'user_emb' but disagree on its zch settings (zch or not, zch_size, "
+      "eviction_interval, eviction policy, threshold_filtering_func); give them the same zch or different "
+      "embedding_name";
+  auto error = [](auto build) {
+    try {
+      build();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error([&] {
+              EmbeddingGroup(std::vector<FeatureSpec>{zch_feature("u", "user_emb", 4), plain},
+                             std::vector<FeatureGroupConfig>{{"deep", GroupType::kDeep, {"u", "p"}}}, 4);
+            }),
+            want);
+  // The same rule in sequence groups (one managed-collision module per table).
+  FeatureSpec seq = zch_feature("u", "user_emb", 4);
   seq.is_sequence = true;
-  EXPECT_THROW(EmbeddingGroup(std::vector<FeatureSpec>{seq, plain},
-                              std::vector<FeatureGroupConfig>{{"deep", GroupType::kDeep, {"p"}},
-                                                              {"seq", GroupType::kSequence, {"s"}}},
-                              4),
-               NotSupportedError);
+  plain.is_sequence = true;
+  EXPECT_EQ(error([&] {
+              EmbeddingGroup(std::vector<FeatureSpec>{seq, plain},
+                             std::vector<FeatureGroupConfig>{
+                                 {"seq", GroupType::kSequence, {"u", "p"}, "model_config.feature_groups[1]"}},
+                             4);
+            }),
+            "model_config.feature_groups[1].feature_names[1]: " + want);
+}
+
+// Sequence groups (TorchEasyRec's SequenceEmbeddingGroupImpl.mc_ec_dict, tzrec/modules/
+// embedding.py): the query feature "q" and the sequence feature "s__i" share the zch table
+// "item_emb" (one module); "s__c" has a plain table. Each item's embedding is the row its raw id
+// is remapped to, the query's too; the module counts one step per forward.
+TEST(ZchEmbeddingGroup, SequenceGroupsRemapItemsAndQueries) {
+  FeatureSpec q = zch_feature("q", "item_emb", 8);
+  FeatureSpec items = zch_feature("s__i", "item_emb", 8);
+  items.is_sequence = true;
+  items.value_dim = 1;
+  FeatureSpec cat;
+  cat.name = "s__c";
+  cat.num_embeddings = 5;
+  cat.embedding_dim = 2;
+  cat.is_sequence = true;
+  cat.value_dim = 1;
+  EmbeddingGroup group(std::vector<FeatureSpec>{q, items, cat},
+                       std::vector<FeatureGroupConfig>{{"seq", GroupType::kSequence, {"q", "s__i", "s__c"}}}, 4);
+  EXPECT_EQ(group->parameter_name_of("sequence.item_emb"),
+            "seq_emb_impls.__BASE__.mc_ec_dict.2._embedding_module.embeddings.item_emb.weight");
+  EXPECT_EQ(group->parameter_name_of("sequence.s__c_emb"), "seq_emb_impls.__BASE__.ec_dict.2.embeddings.s__c_emb.weight");
+  EXPECT_TRUE(group->named_parameters().contains(
+      "seq_emb_impls.__BASE__.mc_ec_dict.2._embedding_module.embeddings.item_emb.weight"));
+  EXPECT_TRUE(group->named_buffers().contains("seq_emb_impls.__BASE__.mc_ec_dict.2._managed_collision_collection."
+                                              "_managed_collision_modules.item_emb._mch_sorted_raw_ids"));
+  std::vector<std::string> names;
+  for (const EmbeddingTable& t : group->tables()) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sequence.s__c_emb", "sequence.item_emb"}));
+
+  // B = 2: q = [[10], [20]]; s__i items: row 0 {20, 30}, row 1 {-7}; s__c items 1, 2 | 3.
+  sparse::Batch b;
+  b.batch_size = 2;
+  b.sparse_features = KeyedJaggedTensor::from_jagged(
+      {"q", "s__i", "s__c"}, {JaggedTensor{i64({10, 20}), i64({1, 1}), {}}, JaggedTensor{i64({20, 30, -7}), i64({2, 1}), {}},
+                              JaggedTensor{i64({1, 2, 3}), i64({2, 1}), {}}});
+  b.sequence_lengths = {{"s__i", i64({2, 1})}, {"s__c", i64({2, 1})}};
+  {
+    torch::NoGradGuard no_grad;
+    for (EmbeddingTable& t : group->tables()) t.weight.copy_(torch::randn(t.weight.sizes()));
+  }
+  group->train();
+  auto out = group->forward(b);
+  auto zch = group->zch_collections();
+  ASSERT_EQ(zch.size(), 1u);
+  EXPECT_EQ(zch[0].first, "sequence.");
+  ZchModule& module = zch[0].second->zch_module("item_emb");
+  EXPECT_EQ(module.current_iter(), 1);
+  const std::vector<int64_t> rows = vec(module.remap(i64({10, 20, 30, -7})));
+  EXPECT_EQ(std::set<int64_t>(rows.begin(), rows.end()).size(), 4u);  // 7 usable rows: every id has its own
+  torch::Tensor w_item, w_cat;
+  for (EmbeddingTable& t : group->tables()) (t.name == "sequence.item_emb" ? w_item : w_cat) = t.weight.detach();
+  EXPECT_TRUE(torch::equal(out.at("seq.query"), torch::stack({w_item[rows[0]], w_item[rows[1]]})));
+  torch::Tensor want = torch::zeros({2, 2, 4});
+  want[0][0] = torch::cat({w_item[rows[1]], w_cat[1]});
+  want[0][1] = torch::cat({w_item[rows[2]], w_cat[2]});
+  want[1][0] = torch::cat({w_item[rows[3]], w_cat[3]});
+  EXPECT_TRUE(torch::equal(out.at("seq.sequence"), want)) << out.at("seq.sequence") << "\n" << want;
+  // Evaluation remaps without counting a step.
+  group->eval();
+  group->forward(b);
+  EXPECT_EQ(module.current_iter(), 1);
 }
 
 }  // namespace zch_embedding_bag_collection_test

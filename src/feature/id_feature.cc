@@ -50,9 +50,6 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   info_.weighted = c.weighted();
   // dynamicemb: refused when the config is loaded (config/field_registry.cc).
   const bool zch = c.has_zch();
-  if (zch && sequence) {
-    throw NotSupportedError(path + ".zch in a sequence feature (zero-collision hashing of sequence ids)");
-  }
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }

@@ -5,6 +5,10 @@
 // "1;2", "", "3", "4\x035;6" -> values 1..6, ids per item 1,1,1,2,1, items per row 2,0,1,2;
 // raw_feature_test.py "0.1\x031.1;0.2\x031.2" with value_dim 2 -> two items of 2 values), the rest
 // worked out by hand from the rules in feature/id_feature.h and feature/raw_feature.h.
+#include <functional>
+#include <limits>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -211,6 +215,41 @@ TEST(SequenceFeatures, FgNormalDefaultsTruncationAndValueDim) {
   // value_dim 1 keeps an item's first value.
   auto first = p.parse(make_batch({{"click__iid", {"5\x1d" "6|7"}}, {"click__tag", {"1|2"}}, {"click__ts", {"1|2"}}}));
   EXPECT_EQ(ids_of(first.sparse_features["click__iid"].values), (Ids{5, 7}));
+}
+
+// zch on sequence ids (docs/tzrec-compatibility.md §5.12; TorchEasyRec's
+// multi_tower_din_zch_fg_mock.config): as for a plain id feature, FG_NORMAL hashes every item over
+// the whole int64 range (hash_bucket_size 2^63 - 1, the empty history's default "0" too) and
+// FG_NONE takes any int64 as it is; the table has zch_size rows.
+TEST(SequenceFeatures, ZchSequenceIdsAreRawIds) {
+  const char* features = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "click" sequence_length: 3 sequence_delim: "|"
+      features { id_feature { feature_name: "iid" expression: "item:iid" embedding_dim: 4
+                              zch { zch_size: 10 eviction_interval: 2 lru {} } } } } }
+    feature_configs { sequence_id_feature { feature_name: "buy" expression: "item:buy" sequence_length: 3
+                                            sequence_delim: "|" embedding_dim: 4 zch { zch_size: 20 lfu {} } } })";
+  auto p = parser(features, "fg_mode: FG_NORMAL");
+  auto b = p.parse(make_batch({{"click__iid", {"a|7", ""}}, {"buy", {"5", "x|y"}}}));
+  std::hash<std::string> libstdcxx;
+  const uint64_t range = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  auto h = [&](const char* s) { return static_cast<int64_t>(libstdcxx(s) % range); };
+  EXPECT_EQ(ids_of(b.sparse_features["click__iid"].values), (Ids{h("a"), h("7"), h("0")}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("click__iid")), (Ids{2, 1}));
+  EXPECT_EQ(ids_of(b.sparse_features["buy"].values), (Ids{h("5"), h("x"), h("y")}));
+  const auto infos = build_feature_infos(parse_config(features));
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0].num_embeddings, 10);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].sequence_feature.features[0].id_feature.zch");
+  EXPECT_EQ(infos[1].num_embeddings, 20);
+  EXPECT_EQ(infos[1].zch_eviction, "lfu");
+
+  auto none = parser(R"(
+    feature_configs { sequence_id_feature { feature_name: "buy" sequence_length: 3 sequence_delim: "|"
+                                            embedding_dim: 4 zch { zch_size: 20 lfu {} } } })");
+  auto nb = none.parse(make_batch({{"buy", {"123456789012345|-5", ""}}}));
+  EXPECT_EQ(ids_of(nb.sparse_features["buy"].values), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(nb.sequence_lengths.at("buy")), (Ids{2, 0}));  // FG_NONE: an empty cell is an empty history
 }
 
 TEST(SequenceFeatures, SubFeaturesOfAHistoryHaveAsManyItems) {
