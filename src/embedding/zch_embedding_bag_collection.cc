@@ -4,30 +4,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "embedding/fused_embedding_bags.h"
-#include "embedding/fused_row_optimizer.h"
+#include "embedding/row_reset.h"
 #include "sparse/jagged_tensor.h"
 
 namespace tzrec::embedding {
-namespace {
-
-// Seed of the rows re-drawn for `table` at step `iter`: FNV-1a of the name, mixed with the step
-// (splitmix64 finaliser). The same in every process, so a run resumed from a checkpoint re-draws
-// the values the uninterrupted run drew.
-uint64_t reset_seed(const std::string& table, int64_t iter) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : table) h = (h ^ c) * 1099511628211ull;
-  uint64_t z = h + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(iter + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables,
                                                              std::vector<BagConfig> bags,
@@ -115,27 +98,10 @@ void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const t
   size_t t = 0;
   while (t < tables_.size() && tables_[t].table.name != table) ++t;
   if (t == tables_.size()) throw ConfigError(fmt::format("no zero-collision hashed embedding table '{}'", table));
-  torch::NoGradGuard no_grad;
-  const torch::Tensor rows = rows_in.to(torch::kInt64);
-  torch::Tensor weight = embedding_module_->tables().at(t).weight;
-  torch::Tensor fresh = torch::empty({rows.size(0), weight.size(1)}, weight.options().requires_grad(false));
-  {
-    // Drawn from a stream of their own (the default generator's state is put back): resumed runs
-    // re-draw the same rows, and the resets take nothing from the default generator.
-    at::Generator gen = at::detail::getDefaultCPUGenerator();
-    const torch::Tensor saved = gen.get_state();
-    gen.set_current_seed(reset_seed(table, modules_[t]->current_iter()));
-    init_table_weight(tables_[t].table, fresh);
-    gen.set_state(saved);
-  }
-  weight.index_copy_(0, rows, fresh);
-  if (FusedEmbeddingBags* fused = embedding_module_->fused()) {
-    const std::map<std::string, torch::Tensor> state = fused->state_dict();
-    if (auto it = state.find(table + ".momentum1"); it != state.end()) {
-      it->second.index_fill_(0, rows, initial_momentum1(fused->options()));
-    }
-    if (auto it = state.find(table + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
-  }
+  // Drawn from a stream of their own: resumed runs re-draw the same rows (row_reset.h).
+  const TableConfig& config = tables_[t].table;
+  reset_table_rows(embedding_module_, t, rows_in, table_step_seed(table, modules_[t]->current_iter()),
+                   [&config](torch::Tensor& fresh) { init_table_weight(config, fresh); });
 }
 
 std::map<std::string, torch::Tensor> ZchEmbeddingBagCollectionImpl::evict_and_reset() {

@@ -1,0 +1,46 @@
+#include "embedding/row_reset.h"
+
+#include <map>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "embedding/fused_embedding_bags.h"
+#include "embedding/fused_row_optimizer.h"
+
+namespace tzrec::embedding {
+
+uint64_t table_step_seed(const std::string& table, int64_t step) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : table) h = (h ^ c) * 1099511628211ull;
+  uint64_t z = h + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(step + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows_in, uint64_t seed,
+                      const std::function<void(torch::Tensor&)>& draw) {
+  if (rows_in.numel() == 0) return;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor rows = rows_in.to(torch::kInt64);
+  torch::Tensor weight = ebc->tables().at(table).weight;
+  torch::Tensor fresh = torch::empty({rows.size(0), weight.size(1)}, weight.options().requires_grad(false));
+  {
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    const torch::Tensor saved = gen.get_state();
+    gen.set_current_seed(seed);
+    draw(fresh);
+    gen.set_state(saved);
+  }
+  weight.index_copy_(0, rows, fresh);
+  if (FusedEmbeddingBags* fused = ebc->fused()) {
+    const std::string& name = ebc->table_configs().at(table).name;
+    const std::map<std::string, torch::Tensor> state = fused->state_dict();
+    if (auto it = state.find(name + ".momentum1"); it != state.end()) {
+      it->second.index_fill_(0, rows, initial_momentum1(fused->options()));
+    }
+    if (auto it = state.find(name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
+  }
+}
+
+}  // namespace tzrec::embedding
