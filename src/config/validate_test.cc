@@ -116,8 +116,11 @@ TEST(Validate, TrainConfigSemantics) {
 
 TEST(Validate, IdFeatureRules) {
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
-                                  "expression: 'user:b' zch { zch_size: 10 } } }"),
-                           "feature_configs[4].combo_feature.zch"));
+                                  "expression: 'user:b' dynamicemb { max_capacity: 10 } } }"),
+                           "feature_configs[4].combo_feature.dynamicemb"));
+  // zch is honoured on combo features too (feature/combo_feature_test.cc).
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
+                                "expression: 'user:b' zch { zch_size: 10 lfu {} } } }")));
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 } } }"),
                            "feature_configs[4].id_feature.dynamicemb"));
   // stub_type is honoured (feature/features_test.cc: FG modes and feature groups).

@@ -4,6 +4,7 @@
 
 #include "feature/fg_json_entry.h"
 #include "feature/text_values.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 namespace {
@@ -54,12 +55,12 @@ struct BoolMaskFeature::Scratch {
 BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::string& path, const std::string& type,
                                  const BuildContext& ctx, bool sequence)
     : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
+  // dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
   const Bucketizer::Fields f = Bucketizer::text_fields_of(c);
   const bool vocab = !f.vocab_list.empty() || !f.vocab_dict.empty() || !f.vocab_file.empty();
-  if (!c.has_hash_bucket_size() && c.has_num_buckets() && vocab) {
+  if (!c.has_zch() && !c.has_hash_bucket_size() && c.has_num_buckets() && vocab) {
     throw ConfigError(fmt::format(
         "{}.num_buckets: set either num_buckets or a vocabulary (vocab_list, vocab_dict, vocab_file) for feature {}, "
         "not both",
@@ -74,6 +75,7 @@ BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::st
   info_.is_sparse = true;
   fill_table_info(c, path, &info_);
   info_.num_embeddings = bucketizer_.num_embeddings();
+  fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
   if (!sequence) {
     info_.value_dim = 0;  // the row's ids are pooled
     max_ids_ = c.value_dim();
@@ -191,9 +193,11 @@ std::vector<nlohmann::ordered_json> BoolMaskFeature::fg_json() const {
   for (const std::string& x : c.expression()) expression.push_back(x);
   e["expression"] = std::move(expression);
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
-  // TorchEasyRec's order (as IdFeature): hash_bucket_size > vocabularies > num_buckets (zch and
-  // dynamicemb are refused when the config is loaded).
-  if (c.has_hash_bucket_size()) {
+  // TorchEasyRec's order (as IdFeature): zch (hash_bucket_size 2^63 - 1, no value_type) >
+  // hash_bucket_size > vocabularies > num_buckets (dynamicemb is refused when the config is loaded).
+  if (c.has_zch()) {
+    e["hash_bucket_size"] = kZchHashBucketSize;
+  } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();
   } else if (!add_fg_vocab(c, default_value_, &e) && c.has_num_buckets()) {
     e["num_buckets"] = c.num_buckets();

@@ -3,9 +3,10 @@
 // kept where a second input, a list of booleans, is true (as tf.boolean_mask), then bucketized as
 // an id_feature. Always sparse.
 //
-// Bucketizers (bucketizer.h): hash_bucket_size > num_buckets > vocab_list > vocab_dict > vocab_file;
-// one is required, and num_buckets with a vocabulary is a ConfigError (TorchEasyRec would size the
-// table by one and bucketize by the other).
+// Bucketizers (bucketizer.h): zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
+// vocab_file; one is required, and num_buckets with a vocabulary (and neither zch nor
+// hash_bucket_size) is a ConfigError (TorchEasyRec would size the table by one and bucketize by the
+// other). zch: raw ids (zch_settings.h).
 // FG_NONE (the column named after the feature holds FG output): ids as an id_feature's column.
 // FG_NORMAL / FG_DAG (inputs: `expression` = [values, mask]; in a sequence the item-side inputs —
 // or those in sequence_fields — are per item, multi_input.h):

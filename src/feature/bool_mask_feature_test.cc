@@ -133,6 +133,53 @@ TEST(BoolMaskFeature, FgJsonAsTorchEasyRec) {
   ]})").dump());
 }
 
+// zch (docs/tzrec-compatibility.md §5.12; BoolMaskFeature derives IdFeature's table size, zch.zch_size
+// first, and its fg_json writes hash_bucket_size MAX_HASH_BUCKET_SIZE, without value_type): the kept
+// values become raw ids, hashed over [0, 2^63 - 1) (expected values: testing::zch_raw_id,
+// libstdc++'s std::hash of the text mod 2^63 - 1), also in a grouped sequence (a masked-out item:
+// the default "0"); num_buckets with a vocabulary is no conflict under zch; FG_NONE takes any int64
+// as it is.
+TEST(BoolMaskFeature, ZchGivesRawIds) {
+  using testing::zch_raw_id;
+  const std::string options = R"(num_buckets: 3 vocab_list: ["a"] zch { zch_size: 15 lru {} })";
+  auto p = parser(bool_mask(options), kFgNormal);
+  auto b = p.parse(make_batch({{"itemid", {"123,456,90", "7"}}, {"mask", {"true,false,true", "false"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{zch_raw_id("123"), zch_raw_id("90")}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 0}));
+  const auto info = build_feature_infos(parse_config(bool_mask(options))).at(0);
+  EXPECT_EQ(info.num_embeddings, 15);
+  EXPECT_EQ(info.zch_path, "feature_configs[0].bool_mask_feature.zch");
+  EXPECT_EQ(info.zch_eviction, "lru");
+
+  auto seq = parser(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 10
+      sequence_delim: ";" features { bool_mask_feature { feature_name: "bm" expression: ["item:v", "item:m"]
+      separator: "," embedding_dim: 4 zch { zch_size: 15 lfu {} } } } } })",
+                    kFgNormal);
+  b = seq.parse(make_batch({{"s__v", {"1,2;3;4"}}, {"s__m", {"true,true;false;1"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__bm"].values), (Ids{zch_raw_id("1"), zch_raw_id("0"), zch_raw_id("4")}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__bm")), (Ids{3}));
+
+  auto none = parser(bool_mask(options));
+  b = none.parse(make_batch({{"bool_mask_feat",
+                              {"123456789012345\x03"
+                               "-5",
+                               ""}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 0}));
+
+  const auto doc = create_fg_json(parse_config(
+      R"(feature_configs { bool_mask_feature { feature_name: "a" expression: ["user:v", "item:m"]
+         embedding_dim: 4 hash_bucket_size: 10 zch { zch_size: 15 lfu {} } } }
+         feature_configs { sequence_bool_mask_feature { feature_name: "b" expression: ["item:v", "item:m"]
+         embedding_dim: 4 vocab_list: ["x"] zch { zch_size: 15 lfu {} } sequence_delim: "|" sequence_length: 5 } })"));
+  EXPECT_EQ(doc.dump(), nlohmann::ordered_json::parse(R"({"features": [
+    {"feature_type": "bool_mask_feature", "feature_name": "a", "default_value": "", "expression": ["user:v", "item:m"],
+     "hash_bucket_size": 9223372036854775807, "value_dim": 0},
+    {"feature_type": "bool_mask_feature", "feature_name": "b", "default_value": "0", "expression": ["item:v", "item:m"],
+     "hash_bucket_size": 9223372036854775807, "value_dim": 0, "sequence_delim": "|", "sequence_length": 5}
+  ]})").dump());
+}
+
 TEST(BoolMaskFeature, ConfigErrorsNameTheField) {
   auto build = [](const std::string& config) {
     build_feature_infos(parse_config("data_config { fg_mode: FG_NORMAL } " + config));

@@ -9,13 +9,22 @@
 #include "base/error.h"
 #include "feature/feature_support.h"
 #include "feature/text_values.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 
 Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const std::string& path,
                        const std::string& feature_name, int64_t vocab_list_extra_rows)
     : feature_name_(feature_name) {
-  if (f.has_hash_bucket_size) {
+  if (f.has_zch) {
+    // docs/tzrec-compatibility.md §5.12: zch takes precedence over every other size; the values are
+    // hashed over the whole int64 range (TorchEasyRec's fg.json hash_bucket_size 2^63 - 1).
+    kind_ = Kind::kHash;
+    raw_ids_ = true;
+    hash_bucket_size_ = kZchHashBucketSize;
+    num_embeddings_ = zch_table_size(f.zch_size, path + ".zch");
+    table_size_field_ = "zch.zch_size";
+  } else if (f.has_hash_bucket_size) {
     if (f.hash_bucket_size == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     kind_ = Kind::kHash;
     hash_bucket_size_ = f.hash_bucket_size;

@@ -1,7 +1,9 @@
-// The bucketizer of a sparse combo_feature, lookup_feature or match_feature in FG modes
-// (docs/tzrec-compatibility.md §5.4): how the feature-generation output of a row (text or a
-// number) becomes an embedding row.
+// The bucketizer of a sparse combo_feature, lookup_feature, match_feature, custom_feature or
+// bool_mask_feature in FG modes (docs/tzrec-compatibility.md §5.4): how the feature-generation
+// output of a row (text or a number) becomes an embedding row.
 //
+//   zch                raw ids (§5.12): hash(text) % 2^63 - 1 (kZchHashBucketSize, zch_settings.h),
+//                      remapped to zch.zch_size rows by the table's managed-collision module
 //   hash_bucket_size   hash(text) % hash_bucket_size (hash.h: std::hash or farmhash)
 //   num_buckets        the text as an integer in [0, num_buckets) (out of range: DataError)
 //   vocab_list         effective list [default_value, "<OOV>", ...vocab_list] (as is with
@@ -15,10 +17,10 @@
 //   boundaries         a number -> the number of boundaries <= it, compared in float32 (a value
 //                      equal to a boundary goes to the upper bucket, as raw_feature)
 //
-// The first one set is used, in TorchEasyRec's order for these types: hash_bucket_size >
+// The first one set is used, in TorchEasyRec's order for these types: zch > hash_bucket_size >
 // num_buckets > vocab_list > vocab_dict > vocab_file > boundaries; the table size follows the
-// same order (hash_bucket_size, num_buckets, len(effective vocab_list) + vocab_list_extra_rows,
-// max(vocab_dict) + 1, the vocab file's rows, len(boundaries) + 1).
+// same order (zch_size, hash_bucket_size, num_buckets, len(effective vocab_list) +
+// vocab_list_extra_rows, max(vocab_dict) + 1, the vocab file's rows, len(boundaries) + 1).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,8 @@ class Bucketizer {
 
   // The bucketizer fields a message sets (combo_feature has no num_buckets and no boundaries).
   struct Fields {
+    bool has_zch = false;   // zch set: raw ids, zch_size rows (the rest of zch: zch_settings.h)
+    uint64_t zch_size = 0;
     bool has_hash_bucket_size = false;
     uint64_t hash_bucket_size = 0;
     bool has_num_buckets = false;
@@ -63,10 +67,13 @@ class Bucketizer {
              const std::string& feature_name, int64_t vocab_list_extra_rows = 0);
 
   Kind kind() const { return kind_; }
-  // A bucketizer of text values (hash, num_buckets, vocabulary): the feature's output is discrete.
+  // zch: the ids are raw 64-bit ids (a hash over [0, 2^63 - 1)), not rows of the table.
+  bool raw_ids() const { return raw_ids_; }
+  // A bucketizer of text values (zch, hash, num_buckets, vocabulary): the feature's output is discrete.
   bool is_text() const { return kind_ == Kind::kHash || kind_ == Kind::kNumBuckets || kind_ == Kind::kVocab; }
   int64_t num_embeddings() const { return num_embeddings_; }
-  // "hash_bucket_size 1000", "vocab_list of 5 entries", ... and the field, for messages.
+  // "zch.zch_size 1000", "hash_bucket_size 1000", "vocab_list -> 5 rows", ... and the field, for
+  // messages.
   const std::string& table_size_source() const { return table_size_source_; }
   const std::string& table_size_field() const { return table_size_field_; }
 
@@ -80,8 +87,8 @@ class Bucketizer {
   // at cells.where(r) for a value that is not a number (boundaries) or not an id (num_buckets).
   int64_t value_id(const CellValue& v, HashKind hash_kind, const ColumnCells& cells, int64_t r) const;
 
-  // The bucketizer fields of a feature message with hash_bucket_size, num_buckets, vocab_list,
-  // vocab_dict, vocab_file / asset_dir, default_bucketize_value and boundaries.
+  // The bucketizer fields of a feature message with zch, hash_bucket_size, num_buckets,
+  // vocab_list, vocab_dict, vocab_file / asset_dir, default_bucketize_value and boundaries.
   template <typename Msg>
   static Fields fields_of(const Msg& c) {
     Fields f = text_fields_of(c);
@@ -91,11 +98,19 @@ class Bucketizer {
   // The same without boundaries (messages that have none: bool_mask_feature).
   template <typename Msg>
   static Fields text_fields_of(const Msg& c) {
-    Fields f;
-    f.has_hash_bucket_size = c.has_hash_bucket_size();
-    f.hash_bucket_size = c.hash_bucket_size();
+    Fields f = hash_vocab_fields_of(c);
     f.has_num_buckets = c.has_num_buckets();
     f.num_buckets = c.num_buckets();
+    return f;
+  }
+  // The same without num_buckets (combo_feature).
+  template <typename Msg>
+  static Fields hash_vocab_fields_of(const Msg& c) {
+    Fields f;
+    f.has_zch = c.has_zch();
+    f.zch_size = c.zch().zch_size();
+    f.has_hash_bucket_size = c.has_hash_bucket_size();
+    f.hash_bucket_size = c.hash_bucket_size();
     f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
     f.vocab_dict.assign(c.vocab_dict().begin(), c.vocab_dict().end());
     if (c.has_vocab_file()) f.vocab_file = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
@@ -106,6 +121,7 @@ class Bucketizer {
 
  private:
   Kind kind_ = Kind::kNone;
+  bool raw_ids_ = false;
   int64_t num_embeddings_ = 0;
   std::string table_size_source_;
   std::string table_size_field_;

@@ -1,6 +1,7 @@
 #include "feature/combo_feature.h"
 
 #include "feature/fg_json_entry.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 
@@ -13,7 +14,7 @@ struct ComboFeature::Scratch {
 ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, stub_type, use_mask: refused when the config is loaded (config/field_registry.cc).
+  // dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   info_.is_sparse = true;
   fill_table_info(c, path, &info_);
   // TorchEasyRec's IdFeature.value_dim (ComboFeature derives from it): the configured value, else
@@ -31,20 +32,14 @@ ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& pat
     info_.value_dim = value_dim_;
   }
   default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
-  Bucketizer::Fields f;
-  f.has_hash_bucket_size = c.has_hash_bucket_size();
-  f.hash_bucket_size = c.hash_bucket_size();
-  f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());
-  f.vocab_dict.assign(c.vocab_dict().begin(), c.vocab_dict().end());
-  if (c.has_vocab_file()) f.vocab_file = config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir());
-  f.has_default_bucketize_value = c.has_default_bucketize_value();
-  f.default_bucketize_value = c.default_bucketize_value();
-  bucketizer_ = Bucketizer(f, default_value_, path, info_.name);
+  bucketizer_ = Bucketizer(Bucketizer::hash_vocab_fields_of(c), default_value_, path, info_.name);
   if (bucketizer_.kind() == Bucketizer::Kind::kNone) {
-    throw ConfigError(
-        fmt::format("{}: set one of hash_bucket_size, vocab_list, vocab_dict or vocab_file for feature {}", path, info_.name));
+    throw ConfigError(fmt::format(
+        "{}: set one of hash_bucket_size, vocab_list, vocab_dict or vocab_file for feature {}", path,
+        info_.name));
   }
   info_.num_embeddings = bucketizer_.num_embeddings();
+  fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
   if (!sequence && c.sequence_fields_size() > 0) {
     throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
   }
@@ -146,8 +141,9 @@ void ComboFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& o
 }
 
 // TorchEasyRec's ComboFeature._fg_json (docs/tzrec-compatibility.md §5.3): value_dim is the
-// configured field (0 unless set, also in sequences); bucketizer hash_bucket_size > vocab_list >
-// vocab_dict > vocab_file (zch and dynamicemb are refused when the config is loaded).
+// configured field (0 unless set, also in sequences); bucketizer zch (hash_bucket_size 2^63 - 1) >
+// hash_bucket_size > vocab_list > vocab_dict > vocab_file (dynamicemb is refused when the config is
+// loaded).
 std::vector<nlohmann::ordered_json> ComboFeature::fg_json_entries() const {
   const protos::ComboFeature& c = config_;
   const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
@@ -162,7 +158,9 @@ std::vector<nlohmann::ordered_json> ComboFeature::fg_json_entries() const {
   e["need_prefix"] = false;
   e["value_dim"] = c.value_dim();
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
-  if (c.has_hash_bucket_size()) {
+  if (c.has_zch()) {
+    e["hash_bucket_size"] = kZchHashBucketSize;
+  } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();
   } else {
     add_fg_vocab(c, default_value, &e);

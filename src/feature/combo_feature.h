@@ -1,7 +1,8 @@
 // combo_feature, sequence_combo_feature and the combo_feature sub-features of a grouped
 // sequence_feature (docs/tzrec-compatibility.md §5.10): the cartesian product of two
-// or more inputs, one id per combination. Always sparse; the table: hash_bucket_size >
-// len(effective vocab_list) > max(vocab_dict) + 1 (no num_buckets, as TorchEasyRec).
+// or more inputs, one id per combination. Always sparse; the table: zch.zch_size > hash_bucket_size >
+// len(effective vocab_list) > max(vocab_dict) + 1 (no num_buckets, as TorchEasyRec). With zch the
+// ids are raw 64-bit ids (zch_settings.h): the texts hashed over [0, 2^63 - 1), FG_NONE ids any int64.
 //
 // FG_NONE (the column named after the feature holds FG output): as id_feature (ids split by
 // fg_encoded_multival_sep, fg_encoded_default_value for empty cells).
@@ -10,7 +11,7 @@
 //   each input's values split by `separator` (list columns: their elements; empty tokens are no
 //   value); the combinations in order (the first input varies slowest), each the values' texts
 //   (integers in decimal) joined by "_" — pyfg's combo output, TorchEasyRec's test vectors
-//   "ua_ia" etc. — then hash_bucket_size (hash of that text) or the vocabulary. An input without
+//   "ua_ia" etc. — then zch / hash_bucket_size (hash of that text) or the vocabulary. An input without
 //   values makes the whole row (item) default_value: one id of its text, or none when it is "".
 //   value_dim n > 0 keeps the first n ids of a row (pyfg's value_dim truncation); 0 keeps all.
 //   Sequences: one combination set per item (inputs that are not per item take part in every

@@ -297,6 +297,58 @@ TEST(ComboFeature, GroupedSequenceFgNone) {
   EXPECT_EQ(msg.rfind("t.csv line 2 column s__c: item 0 of sequence feature s__c has 2 ids; with value_dim 1", 0), 0u)
       << msg;
 }
+// zch (docs/tzrec-compatibility.md §5.12; TorchEasyRec's ComboFeature.num_embeddings puts
+// zch.zch_size before hash_bucket_size, its _fg_json writes hash_bucket_size MAX_HASH_BUCKET_SIZE):
+// the crossed texts become raw ids, hashed over [0, 2^63 - 1) (expected values: testing::zch_raw_id,
+// libstdc++'s std::hash of the text mod 2^63 - 1), also in a grouped sequence (value_dim 1: an
+// item's first combination; the empty default is "0") and under FG_BUCKETIZE; FG_NONE takes any
+// int64 as it is. The table has zch_size rows even with hash_bucket_size set. fg.json:
+// fg_json_test.cc (FgJson.ZchFeatures).
+TEST(ComboFeature, ZchGivesRawIds) {
+  using testing::zch_raw_id;
+  const std::string features = R"(
+    feature_configs { combo_feature { feature_name: "c" expression: ["user:a", "item:b"] embedding_dim: 4
+        hash_bucket_size: 100 zch { zch_size: 50 eviction_interval: 3 lru { decay_exponent: 0.5 } } } }
+    feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5 sequence_delim: ";"
+      features { combo_feature { feature_name: "sc" expression: ["user:a", "item:b"] embedding_dim: 4
+                                 zch { zch_size: 60 lfu {} } } } } })";
+  auto p = parser(features, kFgNormal);
+  auto b = p.parse(make_batch({{"a", {"ua\x1dub", ""}}, {"b", {"ia", "ib"}}, {"s__b", {"x;y", "z"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features["c"].values), (Ids{zch_raw_id("ua_ia"), zch_raw_id("ub_ia")}));
+  EXPECT_EQ(ids_of(b.sparse_features["c"].lengths), (Ids{2, 0}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__sc"].values), (Ids{zch_raw_id("ua_x"), zch_raw_id("ua_y"), zch_raw_id("0")}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__sc")), (Ids{2, 1}));
+  const auto infos = build_feature_infos(parse_config("data_config { " + kFgNormal + " } " + features));
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_EQ(infos[0].num_embeddings, 50);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].combo_feature.zch");
+  EXPECT_EQ(infos[0].zch_eviction, "lru");
+  EXPECT_EQ(infos[0].zch_decay_exponent, 0.5);
+  EXPECT_EQ(infos[0].zch_eviction_interval, 3);
+  EXPECT_EQ(infos[1].num_embeddings, 60);
+  EXPECT_EQ(infos[1].zch_path, "feature_configs[1].sequence_feature.features[0].combo_feature.zch");
+  EXPECT_EQ(infos[1].zch_eviction, "lfu");
+
+  const std::string plain = R"(feature_configs { combo_feature { feature_name: "c" embedding_dim: 4
+                                                                 zch { zch_size: 50 lfu {} } } })";
+  auto none = parser(plain).parse(make_batch({{"c", {"123456789012345\x03-5", ""}}}));
+  EXPECT_EQ(ids_of(none.sparse_features.values()), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(none.sparse_features.lengths()), (Ids{2, 0}));
+  auto bucketize = parser(plain, "fg_mode: FG_BUCKETIZE").parse(make_batch({{"c", {"ua_ia"}}}));
+  EXPECT_EQ(ids_of(bucketize.sparse_features.values()), (Ids{zch_raw_id("ua_ia")}));
+
+  EXPECT_NE(error_of<ConfigError>([] {
+              build_feature_infos(parse_config(R"(feature_configs { combo_feature { feature_name: "c"
+                  embedding_dim: 4 zch { zch_size: 50 } } })"));
+            }).find("feature_configs[0].combo_feature.zch: set an eviction policy"),
+            std::string::npos);
+  EXPECT_NE(error_of<ConfigError>([] {
+              build_feature_infos(parse_config(R"(feature_configs { combo_feature { feature_name: "c"
+                  embedding_dim: 4 zch { zch_size: 0 lfu {} } } })"));
+            }).find("feature_configs[0].combo_feature.zch.zch_size: 0 must be in [1, 2^63 - 1]"),
+            std::string::npos);
+}
+
 
 TEST(ComboFeature, ConfigErrorsNameTheField) {
   auto config_error = [](const std::string& features, const std::string& data = kFgNormal) {

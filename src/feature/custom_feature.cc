@@ -4,6 +4,7 @@
 
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 namespace {
@@ -24,8 +25,7 @@ std::string params_json(const protos::CustomFeature& c, const std::string& path)
 CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
     : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, stub_type, use_mask: refused when the config is loaded
-  // (config/field_registry.cc).
+  // dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   operator_lib_file_ = c.operator_lib_file();
@@ -39,6 +39,7 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
   if (info_.is_sparse) {
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
+    fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
     // A row's ids are pooled; a sequence item keeps its first id (value_dim 1) or all (0).
     info_.value_dim = !sequence ? 0 : value_dim;
     if (sequence && value_dim > 1) {
@@ -136,8 +137,9 @@ void CustomFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& 
 
 // TorchEasyRec's CustomFeature.fg_json (docs/tzrec-compatibility.md §5.3), which replaces
 // BaseFeature.fg_json: operator_params merged into the entry (as MessageToDict), the bucketizer
-// making the values "string" (hash, vocab) or "int64" (num_buckets), value_dim always, and for
-// sequences feature_type kept, is_sequence, and (stand-alone) sequence_delim / sequence_length.
+// making the values "string" (zch with hash_bucket_size 2^63 - 1, hash, vocab) or "int64"
+// (num_buckets), value_dim always, and for sequences feature_type kept, is_sequence, and
+// (stand-alone) sequence_delim / sequence_length.
 std::vector<nlohmann::ordered_json> CustomFeature::fg_json() const {
   const protos::CustomFeature& c = config_;
   nlohmann::ordered_json e;
@@ -158,7 +160,10 @@ std::vector<nlohmann::ordered_json> CustomFeature::fg_json() const {
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
   if (c.has_normalizer()) e["normalizer"] = c.normalizer();
   const std::string default_value = e["default_value"];
-  if (c.has_hash_bucket_size()) {
+  if (c.has_zch()) {
+    e["hash_bucket_size"] = kZchHashBucketSize;
+    e["value_type"] = "string";
+  } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();
     e["value_type"] = "string";
   } else if (c.has_num_buckets()) {

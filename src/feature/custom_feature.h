@@ -2,8 +2,9 @@
 // sequence_feature (docs/tzrec-compatibility.md §5.10, docs/custom_operators.md): values computed
 // by an operator loaded from operator_lib_file (custom_operator.h).
 //
-// Sparse iff a bucketizer is set (hash_bucket_size > num_buckets > vocab_list > vocab_dict >
-// vocab_file > boundaries, table size in the same order, as TorchEasyRec's CustomFeature); dense
+// Sparse iff a bucketizer is set (zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
+// vocab_file > boundaries, table size in the same order, as TorchEasyRec's CustomFeature; zch: raw
+// ids, zch_settings.h); dense
 // otherwise, value_dim floats per row (per item of a sequence; value_dim defaults to 1).
 //
 // FG_NONE: as lookup_feature (the column named after the feature holds ids or numbers).

@@ -88,6 +88,50 @@ TEST(CustomFeature, SequenceItems) {
   EXPECT_EQ(ids_of(b.sequence_lengths["s__d"]), (Ids{3, 1}));
 }
 
+// zch (docs/tzrec-compatibility.md §5.12; TorchEasyRec's CustomFeature: zch makes the feature
+// sparse with zch.zch_size rows, before every other size; fg.json below): the operator's values
+// become raw ids, their texts hashed over [0, 2^63 - 1) (expected values: testing::zch_raw_id,
+// libstdc++'s std::hash of the text mod 2^63 - 1); no pair gives default_value "0"; a stand-alone
+// sequence's FG_NONE column takes any int64 as it is.
+TEST(CustomFeature, ZchGivesRawIds) {
+  using testing::zch_raw_id;
+  const std::string features =
+      "feature_configs { custom_feature { feature_name: \"pairs\" operator_name: \"TokenPairs\" "
+      "operator_lib_file: \"" + kExampleLib + "\" expression: [\"user:a\", \"item:b\"] "
+      "hash_bucket_size: 10 embedding_dim: 4 zch { zch_size: 25 eviction_interval: 4 lfu {} } } }";
+  auto p = parser(features, "fg_mode: FG_DAG");
+  auto b = p.parse(make_batch({{"a", {"x\x1dzz", "", "x"}}, {"b", {"y", "y", ""}}}));
+  EXPECT_EQ(bag(b, "pairs"),
+            (std::pair<Ids, Ids>{{zch_raw_id("x_y"), zch_raw_id("zz_y"), zch_raw_id("0"), zch_raw_id("0")}, {2, 1, 1}}));
+  const auto infos = build_feature_infos(parse_config("data_config { fg_mode: FG_DAG } " + features));
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_TRUE(infos[0].is_sparse);
+  EXPECT_EQ(infos[0].num_embeddings, 25);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].custom_feature.zch");
+  EXPECT_EQ(infos[0].zch_eviction_interval, 4);
+
+  auto none = parser(R"(feature_configs { sequence_custom_feature { feature_name: "d" operator_name: "EditDistance"
+      operator_lib_file: "pyfg/lib/libedit_distance.so" expression: ["user:query", "item:title"]
+      sequence_length: 5 sequence_delim: "|" embedding_dim: 4 zch { zch_size: 25 lru {} } } })");
+  b = none.parse(make_batch({{"d", {"123456789012345|-5", ""}}}));
+  EXPECT_EQ(ids_of(b.sparse_features["d"].values), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("d")), (Ids{2, 0}));
+}
+
+// CustomFeature.fg_json with zch: hash_bucket_size MAX_HASH_BUCKET_SIZE (2^63 - 1) and value_type
+// "string", whatever other bucketizer is set.
+TEST(CustomFeature, ZchFgJsonAsTorchEasyRec) {
+  const auto doc = create_fg_json(parse_config(
+      "data_config { fg_mode: FG_DAG } " +
+      edit_distance("custom_1", "", "num_buckets: 10 embedding_dim: 16 zch { zch_size: 25 lfu {} }")));
+  EXPECT_EQ(doc.dump(), nlohmann::ordered_json::parse(R"({"features": [
+    {"feature_type": "custom_feature", "feature_name": "custom_1", "default_value": "0",
+     "operator_name": "EditDistance", "operator_lib_file": "pyfg/lib/libedit_distance.so",
+     "is_op_thread_safe": false, "expression": ["user:query", "item:title"], "value_type": "string",
+     "hash_bucket_size": 9223372036854775807, "value_dim": 1}
+  ]})").dump());
+}
+
 std::string error_of(const std::string& features) {
   try {
     build_features(parse_config("data_config { fg_mode: FG_NORMAL } " + features));

@@ -13,8 +13,9 @@
 #include <google/protobuf/repeated_field.h>
 #include <nlohmann/json.hpp>
 
-#include "feature/feature_info.h"
 #include "config/vocab_file.h"
+#include "feature/feature_info.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 
@@ -73,15 +74,18 @@ bool add_fg_vocab(const Msg& c, const std::string& default_value, nlohmann::orde
 }
 
 // The bucketizer of a lookup_feature / match_feature entry (Msg: LookupFeature or MatchFeature),
-// the first set in TorchEasyRec's order: hash_bucket_size > num_buckets > vocab_list (+
-// default_bucketize_value) > vocab_dict > vocab_file (each + default_bucketize_value) > boundaries
-// (zch and dynamicemb are refused when the config is loaded). Returns true for a text bucketizer (all
-// but boundaries), whose values TorchEasyRec's entry then types "string".
+// the first set in TorchEasyRec's order: zch (hash_bucket_size 2^63 - 1, zch_settings.h) >
+// hash_bucket_size > num_buckets > vocab_list (+ default_bucketize_value) > vocab_dict > vocab_file
+// (each + default_bucketize_value) > boundaries (dynamicemb is refused when the config is loaded).
+// Returns true for a text bucketizer (all but boundaries), whose values TorchEasyRec's entry then
+// types "string".
 template <typename Msg>
 bool add_fg_map_bucketizer(const Msg& c, const std::string& default_value, const std::string& field_path,
                            nlohmann::ordered_json* entry) {
   nlohmann::ordered_json& e = *entry;
-  if (c.has_hash_bucket_size()) {
+  if (c.has_zch()) {
+    e["hash_bucket_size"] = kZchHashBucketSize;
+  } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();
   } else if (c.has_num_buckets()) {
     e["num_buckets"] = c.num_buckets();

@@ -337,6 +337,44 @@ TEST(FgJson, MatchFeature) {
   ]})");
 }
 
+// zch (docs/tzrec-compatibility.md §5.12): id_feature.py, combo_feature.py, lookup_feature.py and
+// match_feature.py write hash_bucket_size MAX_HASH_BUCKET_SIZE (2^63 - 1) in place of every other
+// bucketizer; a lookup's value_type becomes "string", which makes it needDiscrete with combiner ""
+// and value_dim (need_discrete not set); a match's value_type "string" and needDiscrete true.
+// (custom_feature and bool_mask_feature: their own tests, custom_feature_test.cc and
+// bool_mask_feature_test.cc.)
+TEST(FgJson, ZchFeatures) {
+  expect_json(fg_json_of(R"(
+    data_config { fg_mode: FG_NORMAL }
+    feature_configs { id_feature { feature_name: "i" expression: "user:i" num_buckets: 10 embedding_dim: 4
+                                   zch { zch_size: 100 lfu {} } } }
+    feature_configs { combo_feature { feature_name: "c" expression: ["user:a", "item:b"] hash_bucket_size: 10
+                                      embedding_dim: 4 zch { zch_size: 100 lfu {} } } }
+    feature_configs { sequence_combo_feature { feature_name: "sc" expression: ["user:a", "item:b"] vocab_list: ["x"]
+                                               embedding_dim: 4 sequence_length: 5 sequence_delim: ";"
+                                               zch { zch_size: 100 lru {} } } }
+    feature_configs { lookup_feature { feature_name: "l" map: "user:m" key: "item:k" boundaries: [0.5]
+                                       embedding_dim: 4 zch { zch_size: 100 lfu {} } } }
+    feature_configs { match_feature { feature_name: "m" nested_map: "user:nm" pkey: "item:p" skey: "item:s"
+                                      embedding_dim: 4 zch { zch_size: 100 lfu {} } } }
+  )"),
+              R"({"features": [
+    {"feature_type": "id_feature", "feature_name": "i", "default_value": "", "expression": "user:i",
+     "value_type": "string", "need_prefix": false, "hash_bucket_size": 9223372036854775807, "value_dim": 0},
+    {"feature_type": "combo_feature", "feature_name": "c", "default_value": "", "expression": ["user:a", "item:b"],
+     "value_type": "string", "need_prefix": false, "value_dim": 0, "hash_bucket_size": 9223372036854775807},
+    {"feature_type": "sequence_combo_feature", "feature_name": "sc", "default_value": "0",
+     "expression": ["user:a", "item:b"], "value_type": "string", "need_prefix": false, "value_dim": 0,
+     "hash_bucket_size": 9223372036854775807, "sequence_delim": ";", "sequence_length": 5},
+    {"feature_type": "lookup_feature", "feature_name": "l", "map": "user:m", "key": "item:k", "default_value": "0",
+     "value_type": "string", "needDiscrete": true, "needKey": false, "combiner": "",
+     "hash_bucket_size": 9223372036854775807, "value_dim": 1},
+    {"feature_type": "match_feature", "feature_name": "m", "user": "user:nm", "category": "item:p", "item": "item:s",
+     "matchType": "hit", "default_value": "0", "value_type": "string", "needDiscrete": true,
+     "show_category": false, "show_item": false, "hash_bucket_size": 9223372036854775807, "value_dim": 1}
+  ]})");
+}
+
 // create_fg_json: a group's entry sits where its sequence_name first appears (sequence_pk
 // defaulting to "user:<name>"); a later group of the same name joins it; grouped sub-features keep
 // sequence_fields, without the sequence keys of sequence_* features.

@@ -1,47 +1,14 @@
 #include "feature/id_feature.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
+#include "config/vocab_file.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
-#include "config/vocab_file.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
-namespace {
-
-// TorchEasyRec's MAX_HASH_BUCKET_SIZE: the fg hash range of zch features.
-constexpr uint64_t kZchHashBucketSize = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-
-// A feature's `zch` (docs/tzrec-compatibility.md §5.12) into info (the remaining checks — interval,
-// threshold filter — are the ZchModule's, when the model is built).
-void fill_zch_info(const protos::ZeroCollisionHash& z, const std::string& path, FeatureInfo* info) {
-  if (z.zch_size() == 0 || z.zch_size() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    throw ConfigError(fmt::format("{}.zch_size: {} must be in [1, 2^63 - 1]", path, z.zch_size()));
-  }
-  info->zch_path = path;
-  info->num_embeddings = static_cast<int64_t>(z.zch_size());
-  info->zch_eviction_interval = z.eviction_interval();
-  info->zch_threshold_filtering_func = z.threshold_filtering_func();
-  switch (z.eviction_policy_case()) {
-    case protos::ZeroCollisionHash::kLfu:
-      info->zch_eviction = "lfu";
-      break;
-    case protos::ZeroCollisionHash::kLru:
-      info->zch_eviction = "lru";
-      info->zch_decay_exponent = z.lru().decay_exponent();
-      break;
-    case protos::ZeroCollisionHash::kDistanceLfu:
-      info->zch_eviction = "distance_lfu";
-      info->zch_decay_exponent = z.distance_lfu().decay_exponent();
-      break;
-    default:
-      throw ConfigError(fmt::format("{}: set an eviction policy: lfu {{}}, lru {{}} or distance_lfu {{}}", path));
-  }
-}
-
-}  // namespace
 
 IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const std::string& type,
                      const BuildContext& ctx, bool sequence)

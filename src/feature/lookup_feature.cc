@@ -6,14 +6,14 @@
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 #include "feature/kv_map.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 
 LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                              const BuildContext& ctx, bool sequence)
     : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, stub_type, use_mask: refused when the
-  // config is loaded (config/field_registry.cc).
+  // dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   // TorchEasyRec: sequences have no empty default value ("0" instead).
@@ -34,6 +34,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
   if (info_.is_sparse) {
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
+    fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
     if (!sequence) {
       info_.value_dim = 0;  // the row's ids are pooled
     } else if (multi_dim) {

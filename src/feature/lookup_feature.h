@@ -2,9 +2,10 @@
 // sequence_feature (docs/tzrec-compatibility.md §5.10): the values a map input
 // holds for the values of a key input.
 //
-// Sparse iff a bucketizer is set (hash_bucket_size > num_buckets > vocab_list > vocab_dict >
+// Sparse iff a bucketizer is set (zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
 // boundaries, table size in the same order, bucketizer.h); dense otherwise, max(value_dim, 1)
-// floats per row (per item of a sequence).
+// floats per row (per item of a sequence). zch: raw ids (zch_settings.h), the values hashed as
+// text over [0, 2^63 - 1) and always discrete (TorchEasyRec's value_type "string").
 //
 // FG_NONE (the column named after the feature holds FG output): sparse as id_feature (ids split
 // by fg_encoded_multival_sep, fg_encoded_default_value for empty cells); dense as raw_feature.
@@ -13,7 +14,7 @@
 //   key values split by `separator` (empty tokens are no key; value_dim > 1 always uses "\x1d",
 //   as TorchEasyRec's fg.json of that form carries no separator); each key hits the map entry with
 //   the same text (the last one when the map repeats a key); keys without an entry hit nothing.
-//   Discrete values (hash_bucket_size, num_buckets, vocab_list / vocab_dict bucketizers; also
+//   Discrete values (zch, hash_bucket_size, num_buckets, vocab_list / vocab_dict bucketizers; also
 //   need_discrete): each hit is one value, "<key>_<value>" with need_key. Numeric values
 //   (boundaries, dense): combiner (sum, mean / avg, min, max, count; "" or need_discrete: each hit
 //   is a value) then normalizer then boundaries. value_dim > 1: each hit is a vector of value_dim

@@ -485,6 +485,65 @@ TEST(LookupFeature, GroupedSequenceTypedKeysAndFgNone) {
             "click_50_seq__lookup_feat (boundaries -> 5 rows); fix the data or the boundaries");
 }
 
+// ---- zch ----------------------------------------------------------------------------------------
+
+// zch (docs/tzrec-compatibility.md §5.12; TorchEasyRec's LookupFeature: zch makes the feature sparse
+// with zch.zch_size rows, before every other size, and its fg.json entry hash_bucket_size
+// MAX_HASH_BUCKET_SIZE with value_type "string", hence needDiscrete true and combiner "" even
+// without need_discrete): each hit's text (numbers too, "<key>_<value>" with need_key) becomes a raw
+// id, hashed over [0, 2^63 - 1) — expected values testing::zch_raw_id, libstdc++'s std::hash of the
+// text mod 2^63 - 1 —, rows without a hit take default_value "0"; also in a grouped sequence;
+// FG_NONE takes any int64 as it is. fg.json: fg_json_test.cc (FgJson.ZchFeatures).
+TEST(LookupFeature, ZchGivesRawIds) {
+  using testing::zch_raw_id;
+  const int64_t h0 = zch_raw_id("0"), h1 = zch_raw_id("1"), h2 = zch_raw_id("2");
+  const std::string zch = R"(embedding_dim: 4 zch { zch_size: 30 lfu {} })";
+  auto p = parser(lookup(zch + R"( combiner: "mean" hash_bucket_size: 100)"), kFgNormal);
+  auto b = p.parse(kv_batch());
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{h1, h2, h1, h1, h0, h0, h0, h0}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 1, 1, 1, 1, 1, 1}));
+  auto key = parser(lookup(zch + " need_key: true"), kFgNormal);
+  b = key.parse(kv_batch());
+  EXPECT_EQ(ids_of(b.sparse_features.values())[0], zch_raw_id("ca_1"));
+  EXPECT_EQ(ids_of(b.sparse_features.values())[1], zch_raw_id("cb_2"));
+  const auto infos = build_feature_infos(parse_config("data_config { fg_mode: FG_NORMAL } " +
+                                                      lookup(zch + " hash_bucket_size: 100")));
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_TRUE(infos[0].is_sparse);
+  EXPECT_EQ(infos[0].num_embeddings, 30);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].lookup_feature.zch");
+  EXPECT_EQ(infos[0].zch_eviction, "lfu");
+
+  auto seq = parser(grouped(R"(value_dim: 0 embedding_dim: 4 zch { zch_size: 40 lru {} })"), kFgNormal);
+  const std::vector<std::string> maps(std::begin(kSeqMaps), std::begin(kSeqMaps) + 3);
+  b = seq.parse(make_batch({{"kv_cate", maps},
+                            {"click_50_seq__cate",
+                             {"ca\x1d"
+                              "cb;ca",
+                              "cd", ""}}}));
+  const std::string name = "click_50_seq__lookup_feat";
+  EXPECT_EQ(ids_of(b.sparse_features[name].values), (Ids{h1, h2, h1, h0, h0}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at(name)), (Ids{2, 1, 1}));
+  EXPECT_EQ(ids_of(b.sequence_item_lengths.at(name)), (Ids{2, 1, 1, 1}));
+  const auto seq_infos = build_feature_infos(parse_config(grouped(R"(embedding_dim: 4 zch { zch_size: 40 lru {} })")));
+  EXPECT_EQ(seq_infos.at(0).num_embeddings, 40);
+  EXPECT_EQ(seq_infos.at(0).zch_path, "feature_configs[0].sequence_feature.features[0].lookup_feature.zch");
+
+  auto none = parser(lookup(zch));
+  b = none.parse(make_batch({{"lookup_feat",
+                              {"123456789012345\x03"
+                               "-5",
+                               ""}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 0}));
+
+  // A hit read as value_dim numbers cannot be hashed (as with hash_bucket_size).
+  EXPECT_NE(error_of<ConfigError>([&] {
+              build_feature_infos(parse_config("data_config { fg_mode: FG_NORMAL } " + lookup(zch + " value_dim: 2")));
+            }).find("feature_configs[0].lookup_feature.value_dim: 2"),
+            std::string::npos);
+}
+
 // ---- errors -------------------------------------------------------------------------------------
 
 TEST(LookupFeature, ConfigErrorsNameTheField) {

@@ -4,6 +4,7 @@
 
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
+#include "feature/zch_settings.h"
 
 namespace tzrec::feature {
 namespace {
@@ -21,8 +22,7 @@ struct MatchFeature::Scratch {
 MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type,
                            const BuildContext& ctx, bool sequence)
     : MultiInputFeature(c.feature_name(), path, type, ctx), config_(c) {
-  // zch, dynamicemb, stub_type, use_mask: refused when the
-  // config is loaded (config/field_registry.cc).
+  // dynamicemb, use_mask: refused when the config is loaded (config/field_registry.cc).
   const int64_t value_dim = c.has_value_dim() ? c.value_dim() : 1;
   sequence_delim_ = item_delimiter(c, ctx, sequence, path, &info_);
   const std::string default_value = sequence && c.default_value().empty() ? "0" : c.default_value();
@@ -40,6 +40,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   if (info_.is_sparse) {
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
+    fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
     info_.value_dim = !sequence ? 0 : each_hit ? value_dim : 1;
   } else {
     info_.embedding_dim = c.embedding_dim();
@@ -63,8 +64,9 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   if (reads_encoded_column(fg_mode_)) {
     if (fg_mode_ == FgMode::kBucketize && bucketizer.kind() == Bucketizer::Kind::kHash) {
       // FG_NORMAL hashes "<feature_name>_<value>"; whether the FG output before bucketization
-      // carries that prefix is not documented by TorchEasyRec.
-      throw NotSupportedError(path + ".hash_bucket_size under data_config.fg_mode FG_BUCKETIZE");
+      // carries that prefix is not documented by TorchEasyRec (zch hashes the same way).
+      throw NotSupportedError(path + (bucketizer.raw_ids() ? ".zch" : ".hash_bucket_size") +
+                              " under data_config.fg_mode FG_BUCKETIZE");
     }
     if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
     own_encoded_.init(c, bucketizer, 1, path, type, ctx, sequence, sequence_delim_, &info_);
@@ -94,7 +96,8 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
   // match_feature has no combiner field (TorchEasyRec comments it out): several numeric hits
   // (wildcards, multi-value keys) are summed.
   values_.combiner = each_hit ? Combiner::kNone : Combiner::kSum;
-  // The feature-name prefix is part of the hashed text only: num_buckets reads the value itself
+  // The feature-name prefix is part of the hashed text only (hash_bucket_size and zch, which is
+  // pyfg's hash with hash_bucket_size 2^63 - 1): num_buckets reads the value itself
   // (TorchEasyRec's test: value "1" -> id 1 of 10), and vocabularies are looked up without it.
   if (bucketizer.kind() == Bucketizer::Kind::kHash) hash_prefix_ = c.feature_name() + "_";
   values_.bucketizer = bucketizer;

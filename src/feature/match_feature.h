@@ -2,8 +2,8 @@
 // sequence_feature (docs/tzrec-compatibility.md §5.10): the values a nested map
 // holds under a primary key (pkey) and a secondary key (skey).
 //
-// Sparse iff a bucketizer is set (hash_bucket_size > num_buckets > vocab_list > vocab_dict >
-// boundaries; table size in the same order, with one row more than the effective vocab_list, as
+// Sparse iff a bucketizer is set (zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
+// boundaries; zch: raw ids, zch_settings.h; table size in the same order, with one row more than the effective vocab_list, as
 // TorchEasyRec's MatchFeature); dense otherwise, one float per row (per item of a sequence).
 //
 // FG_NONE: as lookup_feature (the column named after the feature holds ids or a number).
@@ -14,10 +14,11 @@
 //   value "ALL" when either is configured "ALL" (pyfg's multihit mode). Each (pkey value, skey
 //   value) pair hits the entry of the last outer entry with that primary key and, in it, the last
 //   inner entry with that secondary key (a wildcard: every entry, in map order).
-//   Discrete values (hash_bucket_size, num_buckets, vocab bucketizers): each hit is one value,
+//   Discrete values (zch, hash_bucket_size, num_buckets, vocab bucketizers): each hit is one value,
 //   "<pkey>_" with show_pkey, then "<skey>_" with show_skey, then the map value; the hashed text
-//   is prefixed with "<feature_name>_" (the config's feature_name: pyfg's match_feature hashes
-//   its output with the feature name, TorchEasyRec's test vector "match_feat_1" -> 71 of 100).
+//   (hash_bucket_size and zch) is prefixed with "<feature_name>_" (the config's feature_name:
+//   pyfg's match_feature hashes its output with the feature name, TorchEasyRec's test vector
+//   "match_feat_1" -> 71 of 100).
 //   Numeric values (boundaries, dense): the hits are summed (need_discrete: each hit is a value),
 //   then normalizer, then boundaries. No hit: default_value (lookup_values.h).
 //   Sequences as lookup_feature.
@@ -62,7 +63,7 @@ class MatchFeature : public MultiInputFeature {
   bool multihit_ = false;  // pkey or skey is "ALL": input values "ALL" are wildcards too
   bool show_pkey_ = false;
   bool show_skey_ = false;
-  std::string hash_prefix_;  // "<feature_name>_" with hash_bucket_size
+  std::string hash_prefix_;  // "<feature_name>_" with hash_bucket_size or zch
   LookupValuesSpec values_;
   // FG_NONE
 };

@@ -164,6 +164,54 @@ TEST(MatchFeature, GroupedSequence) {
   EXPECT_EQ(ids_of(b.sequence_lengths.at("s__m")), (Ids{3, 1}));
 }
 
+// zch (docs/tzrec-compatibility.md §5.12; TorchEasyRec's MatchFeature: zch makes the feature sparse
+// with zch.zch_size rows, before every other size; its fg.json entry has hash_bucket_size
+// MAX_HASH_BUCKET_SIZE, value_type "string" and needDiscrete true): the hits' texts become raw ids,
+// hashed as with hash_bucket_size — "<feature_name>_<value>", defaults unprefixed — over
+// [0, 2^63 - 1) (expected values: testing::zch_raw_id, libstdc++'s std::hash of the text mod
+// 2^63 - 1); also in a grouped sequence; FG_NONE takes any int64 as it is. fg.json:
+// fg_json_test.cc (FgJson.ZchFeatures).
+TEST(MatchFeature, ZchGivesRawIds) {
+  using testing::zch_raw_id;
+  const std::string zch = R"(embedding_dim: 4 zch { zch_size: 30 distance_lfu { decay_exponent: 2 } } )";
+  auto b = parser(match(zch + R"(hash_bucket_size: 100 default_value: "z")"), kFgNormal).parse(nested_batch());
+  const int64_t hz = zch_raw_id("z");
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{zch_raw_id("match_feat_1"), hz, hz, hz, hz}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{1, 1, 1, 1, 1}));
+  b = parser(match(zch + "show_pkey: true show_skey: true"), kFgNormal).parse(nested_batch());
+  EXPECT_EQ(ids_of(b.sparse_features.values())[0], zch_raw_id("match_feat_ca_ba_1"));
+  const auto infos = build_feature_infos(parse_config("data_config { fg_mode: FG_NORMAL } " + match(zch)));
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_TRUE(infos[0].is_sparse);
+  EXPECT_EQ(infos[0].num_embeddings, 30);
+  EXPECT_EQ(infos[0].zch_path, "feature_configs[0].match_feature.zch");
+  EXPECT_EQ(infos[0].zch_eviction, "distance_lfu");
+  EXPECT_EQ(infos[0].zch_decay_exponent, 2.0);
+
+  auto seq = parser(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 10 sequence_delim: ";"
+      features { match_feature { feature_name: "m" nested_map: "user:kkv" pkey: "item:cate" skey: "item:brand"
+                                 embedding_dim: 4 zch { zch_size: 20 lfu {} } } } } })",
+                    kFgNormal);
+  b = seq.parse(make_batch({{"kkv", {kMap, ""}}, {"s__cate", {"ca;cb;ca", "ca"}}, {"s__brand", {"ba;bb;bx", "ba"}}}));
+  // 1 and 4 hit (prefixed "m_", the sub-feature's configured name); a miss and the empty map: "0".
+  const int64_t h0 = zch_raw_id("0");
+  EXPECT_EQ(ids_of(b.sparse_features["s__m"].values), (Ids{zch_raw_id("m_1"), zch_raw_id("m_4"), h0, h0}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__m")), (Ids{3, 1}));
+
+  auto none = parser(match(zch));
+  b = none.parse(make_batch({{"match_feat",
+                              {"123456789012345\x03"
+                               "-5",
+                               ""}}}));
+  EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{123456789012345, -5}));
+  EXPECT_EQ(ids_of(b.sparse_features.lengths()), (Ids{2, 0}));
+  // FG_BUCKETIZE: as with hash_bucket_size, whether the FG output carries the prefix is unknown.
+  EXPECT_EQ(error_of<NotSupportedError>([&] {
+              build_feature_infos(parse_config("data_config { fg_mode: FG_BUCKETIZE } " + match(zch)));
+            }),
+            "not supported yet: feature_configs[0].match_feature.zch under data_config.fg_mode FG_BUCKETIZE");
+}
+
 TEST(MatchFeature, ConfigErrorsNameTheField) {
   auto build = [](const std::string& options) {
     build_feature_infos(parse_config("data_config { fg_mode: FG_NORMAL } " + match(options)));

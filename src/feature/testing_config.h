@@ -3,6 +3,9 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,6 +32,15 @@ inline protos::EasyRecConfig parse_config(const std::string& text) {
 // std::hash string hashing; `read_labels`: the label columns are parsed too.
 inline FeatureParser parser(const std::string& features, const std::string& data = "", bool read_labels = false) {
   return FeatureParser(parse_config("data_config { " + data + " } " + features), read_labels, HashKind::kStdHash);
+}
+
+// The raw id of a zero-collision hashed feature's value in FG modes (docs/tzrec-compatibility.md
+// §5.12): libstdc++'s std::hash of its text (the std::hash feature generation uses, §5.4) mod
+// 2^63 - 1, TorchEasyRec's MAX_HASH_BUCKET_SIZE — computed here with the standard library, not
+// with hash.h, as feature_parser_test.cc's ZchFeaturesGiveRawIds does.
+inline int64_t zch_raw_id(const std::string& text) {
+  return static_cast<int64_t>(std::hash<std::string>{}(text) %
+                              static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
 }
 
 // A batch read from "t.csv" whose rows start on lines 2, 3, ... (line 1 = header).
