@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -31,8 +32,8 @@ Action add_check_config_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check_config",
       "Load and validate a pipeline config, then build what train_eval builds before reading data "
-      "(features, model, losses, metrics, optimizers, learning-rate schedules; the sharding plan "
-      "with --world_size); print every problem");
+      "(features, model, losses, metrics, optimizers, learning-rate schedules; whether the embedding "
+      "tables fit one process, or the sharding plan with --world_size); print every problem");
   struct Flags {
     std::string path;
     std::string edit;
@@ -50,7 +51,8 @@ Action add_check_config_command(CLI::App& app) {
     auto problems = config::validate(config);
     if (problems.empty()) {
       try {
-        train::TrainingSession::check_construction(config);
+        // One process (no --world_size): its tables must fit this machine, as train_eval checks.
+        train::TrainingSession::check_construction(config, std::max(1, flags->world_size));
         if (flags->world_size > 0) {
           const int local = flags->local_world_size > 0 ? flags->local_world_size : flags->world_size;
           if (local > flags->world_size || flags->world_size % local != 0) {

@@ -68,9 +68,18 @@ constexpr Entry kEntries[] = {
     {"DistanceLFU_EvictionPolicy", kHonoured, "decay_exponent", ""},
     {"ZeroCollisionHash", kHonoured, "zch_size eviction_interval lfu lru distance_lfu threshold_filtering_func", ""},
     {"AutoDisEmbedding", kHonoured, "num_channels temperature keep_prob", ""},
-    {"DynamicEmbInitializerArgs", kRefused, "*", ""},
-    {"DynamicEmbFrequencyAdmissionStrategy", kRefused, "*", ""},
-    {"DynamicEmbedding", kRefused, "*", ""},
+    // Dynamic embeddings (embedding/dynamic_embedding_bag_collection.h; id features,
+    // feature/dynamicemb_settings.h).
+    {"DynamicEmbInitializerArgs", kHonoured, "mode mean std_dev lower upper value", ""},
+    {"DynamicEmbFrequencyAdmissionStrategy", kHonoured, "threshold initializer_args counter_capacity counter_bucket_capacity",
+     ""},
+    {"DynamicEmbedding", kHonoured,
+     "initializer_args eval_initializer_args score_strategy max_capacity init_capacity_per_rank bucket_capacity "
+     "frequency_admission_strategy",
+     ""},
+    {"DynamicEmbedding", kWarned, "cache_load_factor",
+     "share of a table cached in GPU memory; no effect in this CPU engine (tables live in host memory)"},
+    {"DynamicEmbedding", kRefused, "init_table", ""},
     {"IdFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets "
      "vocab_list vocab_dict value_dim pooling default_value separator weighted init_fn "
@@ -79,8 +88,8 @@ constexpr Entry kEntries[] = {
      ""},
     {"IdFeature", kHonoured, "vocab_file asset_dir", ""},
     {"IdFeature", kHonoured, "stub_type", ""},
-    {"IdFeature", kHonoured, "zch", ""},
-    {"IdFeature", kRefused, "dynamicemb use_mask sequence_fields", ""},
+    {"IdFeature", kHonoured, "zch dynamicemb", ""},
+    {"IdFeature", kRefused, "use_mask sequence_fields", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "

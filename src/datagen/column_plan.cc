@@ -171,8 +171,33 @@ SamplerInfo sampler_info(const protos::DataConfig& data) {
   return info;
 }
 
+// item_id_field is the sequence column plan->columns[i]: each element is an item id, and the
+// attr_fields name sub-features of the same grouped sequence (TorchEasyRec's dataset.py prefixes
+// them with "<sequence_name>__" and flattens the candidates before sampling).
+void mark_sequence_item_ids(ColumnPlan* plan, int i) {
+  SamplerInfo& s = plan->sampler;
+  ColumnSpec& spec = plan->columns[static_cast<size_t>(i)];
+  const std::string prefix = spec.sequence_group + "__";
+  if (spec.role != Role::kInput || spec.domain.kind != Domain::Kind::kIds || s.type == "tdm_sampler") {
+    throw ConfigError(fmt::format("{}.item_id_field: column '{}' holds {}, but the sampler tables need "
+                                  "integer ids (id:int64)",
+                                  s.path, spec.name, describe(spec)));
+  }
+  if (spec.name.rfind(prefix, 0) != 0) {
+    throw ConfigError(fmt::format("{}.item_id_field: column '{}' is the input of a sequence feature that "
+                                  "is not a grouped sequence_feature; only sub-features of a grouped "
+                                  "sequence_feature can be the item id (as in TorchEasyRec)",
+                                  s.path, spec.name));
+  }
+  spec.layout = Layout::kScalar;  // one item id per element
+  spec.min_values = spec.max_values = 1;
+  spec.item_id = true;
+  s.sequence_prefix = prefix;
+  for (auto& name : s.attr_fields) name = prefix + name;
+}
+
 void mark_sampler_columns(ColumnPlan* plan) {
-  const SamplerInfo& s = plan->sampler;
+  SamplerInfo& s = plan->sampler;
   if (s.type.empty()) return;
   auto require_ids = [&](const std::string& name, const std::string& field) -> ColumnSpec& {
     const int i = plan->index_of(name);
@@ -195,8 +220,15 @@ void mark_sampler_columns(ColumnPlan* plan) {
     spec.min_values = spec.max_values = 1;
     return spec;
   };
-  require_ids(s.item_id_field, "item_id_field").item_id = true;
+  const int item_column = plan->index_of(s.item_id_field);
+  if (item_column >= 0 && plan->columns[static_cast<size_t>(item_column)].sequence) {
+    mark_sequence_item_ids(plan, item_column);
+  } else {
+    require_ids(s.item_id_field, "item_id_field").item_id = true;
+  }
   if (!s.user_id_field.empty()) require_ids(s.user_id_field, "user_id_field").user_id = true;
+  const std::string item_group =
+      s.sequence_prefix.empty() ? std::string() : plan->find(s.item_id_field)->sequence_group;
   for (size_t k = 0; k < s.attr_fields.size(); ++k) {
     const std::string& name = s.attr_fields[k];
     const int i = plan->index_of(name);
@@ -206,16 +238,25 @@ void mark_sampler_columns(ColumnPlan* plan) {
                                     s.path, k, name));
     }
     ColumnSpec& spec = plan->columns[i];
-    if (spec.role != Role::kInput || spec.sequence) {
+    if (item_group.empty() ? (spec.role != Role::kInput || spec.sequence)
+                           : (spec.role != Role::kInput || !spec.sequence || spec.sequence_group != item_group)) {
       throw ConfigError(fmt::format("{}.attr_fields[{}]: column '{}' holds {}, which is not an item "
-                                    "attribute",
-                                    s.path, k, name, describe(spec)));
+                                    "attribute{}",
+                                    s.path, k, name, describe(spec),
+                                    item_group.empty() ? ""
+                                                       : fmt::format(" of the items of sequence '{}' (the "
+                                                                     "sequence of item_id_field '{}')",
+                                                                     item_group, s.item_id_field)));
     }
     if (spec.user_id) {
       throw ConfigError(fmt::format("{}.attr_fields[{}]: '{}' is the user id column", s.path, k, name));
     }
-    // One value per attribute, so that its text in the item table is a single token.
-    if (spec.layout == Layout::kList && !(spec.min_values == spec.max_values && spec.min_values > 1)) {
+    // One value per attribute (per element of a sequence), so that its text in the item table is
+    // a single token.
+    if (spec.sequence) {
+      spec.layout = Layout::kScalar;
+      spec.min_values = spec.max_values = 1;
+    } else if (spec.layout == Layout::kList && !(spec.min_values == spec.max_values && spec.min_values > 1)) {
       spec.layout = Layout::kScalar;
       spec.min_values = spec.max_values = 1;
     }

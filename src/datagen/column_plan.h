@@ -5,7 +5,11 @@
 // Negative samplers (negative_sampler, negative_sampler_v2, hard_negative_sampler,
 // hard_negative_sampler_v2): the columns named by attr_fields are item attributes and
 // item_id_field holds integer item ids, so that the rows and the item table agree; the *_v2 and
-// hard samplers also read integer user ids from user_id_field. tdm_sampler: the attr_fields but
+// hard samplers also read integer user ids from user_id_field. When item_id_field is a column of
+// a grouped sequence_feature (a candidate sequence, as in TorchEasyRec's HSTU configs), every
+// element of the sequence is an item id and, as TorchEasyRec's dataset does
+// (tzrec/datasets/dataset.py, launch_sampler_cluster), the attr_fields name the sub-features of
+// that sequence: "video_id" reads column "cand_seq__video_id", one value per element. tdm_sampler: the attr_fields but
 // "tree_level" and item_id_field are item columns (the tree is built from the items, sampler_tables.h).
 #pragma once
 
@@ -22,7 +26,10 @@ struct SamplerInfo {
   std::string path;  // "data_config.<type>"
   std::string item_id_field;
   std::string user_id_field;  // empty for negative_sampler
+  // The item attribute columns: the config's attr_fields, prefixed with sequence_prefix.
   std::vector<std::string> attr_fields;
+  // "<sequence_name>__" when item_id_field is a column of that grouped sequence; else empty.
+  std::string sequence_prefix;
   std::string attr_delimiter = ":";
   std::string field_delimiter = "\t";  // between the fields of a table line
   std::string multival_sep = "\x1d";   // inside a multi-value attribute (data::sampler_multival_sep)

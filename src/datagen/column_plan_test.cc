@@ -192,6 +192,49 @@ TEST(ColumnPlan, NegativeSamplerMarksItemColumns) {
   EXPECT_EQ(plan.sampler.type, "negative_sampler");
 }
 
+// A candidate sequence as the item id (TorchEasyRec's hstu_kuairand_1k.config): its dataset
+// prefixes the attr_fields with "<sequence_name>__" (tzrec/datasets/dataset.py,
+// launch_sampler_cluster) and refuses sequences that are not grouped.
+TEST(ColumnPlan, SequenceItemIdFieldPrefixesAttrFields) {
+  const char* kFeatures = R"(
+    feature_configs { id_feature { feature_name: "uid" expression: "user:uid" num_buckets: 10 embedding_dim: 4 } }
+    feature_configs { sequence_feature { sequence_name: "cand" sequence_length: 5 sequence_delim: "|"
+      features { id_feature { feature_name: "vid" expression: "item:vid" num_buckets: 100 embedding_dim: 4 } }
+      features { id_feature { feature_name: "cate" expression: "item:cate" hash_bucket_size: 10 embedding_dim: 4 } } } }
+    feature_configs { sequence_id_feature { feature_name: "hist" expression: "user:hist" sequence_length: 5
+      sequence_delim: "|" num_buckets: 100 embedding_dim: 4 } }
+  )";
+  const auto plan = plan_of(std::string(R"(
+    data_config {
+      fg_mode: FG_DAG
+      negative_sampler { input_path: "x" num_sample: 4 attr_fields: ["vid", "cate"] item_id_field: "cand__vid" }
+    })") + kFeatures);
+  EXPECT_EQ(plan.sampler.sequence_prefix, "cand__");
+  EXPECT_EQ(plan.sampler.attr_fields, (std::vector<std::string>{"cand__vid", "cand__cate"}));
+  const ColumnSpec* vid = plan.find("cand__vid");
+  EXPECT_TRUE(vid->item_id);
+  EXPECT_TRUE(vid->sequence);
+  EXPECT_EQ(vid->layout, Layout::kScalar);
+  EXPECT_TRUE(plan.find("cand__cate")->item_attr);
+  EXPECT_EQ(plan.find("cand__cate")->sequence_group, "cand");
+
+  using data::testing::error_of;
+  EXPECT_EQ(error_of<ConfigError>([&] {
+              plan_of(std::string(R"(data_config { fg_mode: FG_DAG
+                negative_sampler { input_path: "x" num_sample: 4 item_id_field: "hist" } })") + kFeatures);
+            }),
+            "data_config.negative_sampler.item_id_field: column 'hist' is the input of a sequence feature "
+            "that is not a grouped sequence_feature; only sub-features of a grouped sequence_feature can be "
+            "the item id (as in TorchEasyRec)");
+  // An attribute that is not a sub-feature of the candidate sequence.
+  EXPECT_NE(error_of<ConfigError>([&] {
+              plan_of(std::string(R"(data_config { fg_mode: FG_DAG
+                negative_sampler { input_path: "x" num_sample: 4 item_id_field: "cand__vid" attr_fields: "uid" } })") +
+                      kFeatures);
+            }).find("data_config.negative_sampler.attr_fields[0]: 'cand__uid' is not an input column"),
+            std::string::npos);
+}
+
 TEST(ColumnPlan, Errors) {
   using data::testing::error_of;
   // No bucketizer: the FG_NONE id range cannot be inferred.

@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
@@ -108,6 +112,130 @@ TEST(GenData, WritesDataTablesAndConfig) {
   EXPECT_TRUE(std::filesystem::path(out.train_input_path()).is_absolute());
   EXPECT_EQ(out.data_config().dataset_type(), protos::ParquetDataset);
   EXPECT_EQ(out.data_config().negative_sampler().input_path(), result.table_paths[0]);
+}
+
+// A negative sampler whose item_id_field is a candidate sequence, as in TorchEasyRec's
+// hstu_kuairand_1k.config: every element of the sequence is an item of the item table, and each
+// item's attributes (attr_fields prefixed with "cand_seq__", as TorchEasyRec's dataset.py does)
+// in the table are the values its elements carry in the rows.
+const char* kSequenceItemConfig = R"(
+train_input_path: "data/train.parquet"
+eval_input_path: "data/eval.parquet"
+model_dir: "m"
+data_config {
+  fg_mode: FG_DAG
+  label_fields: "clk"
+  SAMPLER
+}
+feature_configs { id_feature { feature_name: "uid" expression: "user:uid" num_buckets: 50 embedding_dim: 4 } }
+feature_configs { sequence_feature { sequence_name: "uih_seq" sequence_length: 8 sequence_delim: "|"
+  features { id_feature { feature_name: "video_id" expression: "item:video_id" embedding_name: "v" num_buckets: 10000000 embedding_dim: 4 } } } }
+feature_configs { sequence_feature { sequence_name: "cand_seq" sequence_length: 6 sequence_delim: "|"
+  features { id_feature { feature_name: "video_id" expression: "item:video_id" embedding_name: "v" num_buckets: 10000000 embedding_dim: 4 } }
+  features { id_feature { feature_name: "cate" expression: "item:cate" hash_bucket_size: 20 embedding_dim: 4 } } } }
+)";
+
+std::vector<std::string> split(const std::string& text, char delim) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, delim)) out.push_back(part);
+  return out;
+}
+
+// Lines of a sampler table after its header, split at tabs.
+std::vector<std::vector<std::string>> table_lines(const std::string& path, const std::string& header) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, header) << path;
+  std::vector<std::vector<std::string>> out;
+  while (std::getline(in, line)) out.push_back(split(line, '\t'));
+  return out;
+}
+
+std::string with_sampler(const std::string& sampler) {
+  std::string text = kSequenceItemConfig;
+  return text.replace(text.find("SAMPLER"), 7, sampler);
+}
+
+TEST(GenData, SequenceItemIdFieldItemsAreTheSequenceIds) {
+  TempDir tmp;
+  GenDataOptions options;
+  options.pipeline_config_path = write_file(
+      tmp.file("p.config"),
+      with_sampler(R"(negative_sampler { input_path: "items.txt" num_sample: 16 attr_fields: ["video_id", "cate"]
+                      item_id_field: "cand_seq__video_id" attr_delimiter: "\x02" })"));
+  options.output_dir = tmp.file("out");
+  options.num_rows = 200;
+  options.num_eval_rows = 20;
+  const auto result = generate_data(options);
+  EXPECT_EQ(result.plan.sampler.attr_fields, (std::vector<std::string>{"cand_seq__video_id", "cand_seq__cate"}));
+
+  // The item table: "id, weight 1, video_id \x02 cate" per item.
+  ASSERT_EQ(result.table_paths.size(), 1u);
+  std::map<int64_t, std::string> cate_of;
+  for (const auto& fields : table_lines(result.table_paths[0], "id:int64\tweight:float\tattrs:string")) {
+    ASSERT_EQ(fields.size(), 3u);
+    const auto attrs = split(fields[2], '\x02');
+    ASSERT_EQ(attrs.size(), 2u) << fields[2];
+    EXPECT_EQ(attrs[0], fields[0]);  // the video_id attribute is the item id itself
+    cate_of[std::stoll(fields[0])] = attrs[1];
+  }
+  ASSERT_FALSE(cate_of.empty());
+
+  auto reader = parquet::FileReader::open(result.train_path);
+  auto table = reader->read();
+  std::set<int64_t> seen;
+  size_t longest = 0;
+  for (int64_t r = 0; r < 200; ++r) {
+    const auto row = parquet::row_to_json(table, reader->schema(), r);
+    const auto ids = split(row["cand_seq__video_id"].get<std::string>(), '|');
+    const auto cates = split(row["cand_seq__cate"].get<std::string>(), '|');
+    ASSERT_EQ(ids.size(), cates.size());
+    ASSERT_GE(ids.size(), 1u);
+    ASSERT_LE(ids.size(), 6u);
+    longest = std::max(longest, ids.size());
+    for (size_t e = 0; e < ids.size(); ++e) {
+      const int64_t id = std::stoll(ids[e]);
+      ASSERT_TRUE(cate_of.count(id)) << "row " << r << ": item " << id << " is not in the item table";
+      EXPECT_EQ(cates[e], cate_of[id]) << "row " << r << " element " << e;
+      seen.insert(id);
+    }
+  }
+  EXPECT_GT(longest, 1u);
+  EXPECT_GT(seen.size(), 20u);  // Zipf over the items, not one id
+  const auto out = config::load_pipeline_config(result.config_path);
+  EXPECT_EQ(out.data_config().negative_sampler().input_path(), result.table_paths[0]);
+  // attr_fields stay as the user wrote them: the engine prefixes them as TorchEasyRec does.
+  EXPECT_EQ(out.data_config().negative_sampler().attr_fields(0), "video_id");
+}
+
+TEST(GenData, SequenceItemIdFieldPositiveEdgesPairTheUserWithEachItem) {
+  TempDir tmp;
+  GenDataOptions options;
+  options.pipeline_config_path = write_file(
+      tmp.file("p.config"),
+      with_sampler(R"(negative_sampler_v2 { user_input_path: "u" item_input_path: "i" pos_edge_input_path: "e"
+                      num_sample: 4 attr_fields: "video_id" item_id_field: "cand_seq__video_id" user_id_field: "uid" })"));
+  options.output_dir = tmp.file("out");
+  options.num_rows = 100;
+  options.num_eval_rows = 0;
+  const auto result = generate_data(options);
+  ASSERT_EQ(result.table_paths.size(), 3u);  // items, users, positive edges
+  std::set<std::pair<std::string, std::string>> edges;
+  for (const auto& f : table_lines(result.table_paths[2], "userid:int64\titemid:int64\tweight:float")) {
+    edges.emplace(f[0], f[1]);
+  }
+  auto reader = parquet::FileReader::open(result.train_path);
+  auto table = reader->read();
+  for (int64_t r = 0; r < 100; ++r) {
+    const auto row = parquet::row_to_json(table, reader->schema(), r);
+    const std::string user = std::to_string(row["uid"].get<int64_t>());
+    for (const auto& item : split(row["cand_seq__video_id"].get<std::string>(), '|')) {
+      EXPECT_TRUE(edges.count({user, item})) << "row " << r << ": edge " << user << " -> " << item;
+    }
+  }
 }
 
 TEST(GenData, DeterministicForASeed) {

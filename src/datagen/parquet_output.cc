@@ -40,16 +40,18 @@ void write_rows_parquet(const RowGenerator& rows, const std::string& path, int64
   options.row_group_rows = row_group_rows;
   data::write_parquet_file(path, fields, options, "gen_data", [&](parquet::FileWriter& writer) {
     std::vector<Cell> cells;
+    std::vector<int64_t> items;
     for (int64_t done = 0; done < num_rows; done += row_group_rows) {
       const int64_t count = std::min(row_group_rows, num_rows - done);
       std::vector<parquet::ColumnBuilder> builders;
       builders.reserve(columns.size());
       for (size_t c = 0; c < columns.size(); ++c) builders.emplace_back(writer.schema().column(static_cast<int>(c)));
       for (int64_t i = 0; i < count; ++i) {
-        int64_t item = -1;
         int64_t user = -1;
-        rows.row(first_row + done + i, &cells, &item, &user);
-        if (pairs != nullptr) pairs->emplace_back(user, item);
+        rows.row(first_row + done + i, &cells, &items, &user);
+        if (pairs != nullptr) {
+          for (int64_t item : items) pairs->emplace_back(user, item);
+        }
         for (size_t c = 0; c < columns.size(); ++c) append_cell(fields[c], cells[c], &builders[c]);
       }
       parquet::Table table;

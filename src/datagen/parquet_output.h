@@ -1,7 +1,8 @@
 // Writes rows [first_row, first_row + num_rows) of a RowGenerator to one Parquet file (SNAPPY,
 // dictionary encoding, row groups of `row_group_rows`), one column per plan column with the
 // types of column_field(). The file is written as path + ".tmp" and renamed when complete.
-// With a sampler, `pairs` (when not null) receives the (user, item) entity pair of every row.
+// With a sampler, `pairs` (when not null) receives the (user, item) entity pair of every row
+// (one per item of a sequence item id column; user -1 without a user id column).
 // Throws IoError naming the file when it cannot be written.
 #pragma once
 

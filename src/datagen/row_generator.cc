@@ -24,7 +24,13 @@ RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed)
   generators_.reserve(plan.columns.size());
   for (const auto& spec : plan.columns) {
     generators_.emplace_back(spec, seed);
-    if (spec.item_id) num_items_ = std::min(kMaxEntities, spec.domain.size);
+    if (spec.item_id) {
+      num_items_ = std::min(kMaxEntities, spec.domain.size);
+      if (spec.sequence) {
+        item_sequence_group_ = spec.sequence_group;
+        item_sequence_length_ = spec.sequence_length;
+      }
+    }
     if (spec.user_id) num_users_ = std::min(kMaxEntities, spec.domain.size);
   }
   std::vector<std::vector<Contribution>> samples(kCalibrationRows);
@@ -36,15 +42,11 @@ RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed)
 }
 
 void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
-                        std::vector<Contribution>* contributions, int64_t* item, int64_t* user) const {
+                        std::vector<Contribution>* contributions, std::vector<int64_t>* items,
+                        int64_t* user) const {
   const auto& columns = plan_->columns;
   cells->resize(columns.size());
   contributions->assign(columns.size(), Contribution{});
-  Rng entity_rng(mix(row_seed, kSaltEntity));
-  const int64_t item_index = num_items_ > 0 ? zipf_rank(num_items_, entity_rng.unit()) : -1;
-  const int64_t user_index = num_users_ > 0 ? zipf_rank(num_users_, entity_rng.unit()) : -1;
-  if (item != nullptr) *item = item_index;
-  if (user != nullptr) *user = user_index;
   std::map<std::string, int> group_counts;
   auto count_of = [&](const std::string& group, int lo, int hi) {
     auto it = group_counts.find(group);
@@ -54,24 +56,30 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
     group_counts.emplace(group, n);
     return n;
   };
+  Rng entity_rng(mix(row_seed, kSaltEntity));
+  std::vector<int64_t> item_indexes;
+  if (num_items_ > 0) {
+    const int n = item_sequence_group_.empty() ? 1 : count_of(item_sequence_group_, 1, item_sequence_length_);
+    for (int e = 0; e < n; ++e) item_indexes.push_back(zipf_rank(num_items_, entity_rng.unit()));
+  }
+  const int64_t user_index = num_users_ > 0 ? zipf_rank(num_users_, entity_rng.unit()) : -1;
+  if (items != nullptr) *items = item_indexes;
+  if (user != nullptr) *user = user_index;
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns[c];
     if (spec.role != Role::kInput) continue;
     Cell& cell = (*cells)[c];
-    if (spec.item_id || spec.user_id) {
-      cell.clear();
-      const int64_t id = spec.item_id ? item_index : user_index;
-      cell.ints.push_back(id);
-      Contribution& acc = (*contributions)[c];
-      Cell ignored;
-      Rng id_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(id), hash_text(spec.name)));
-      generators_[c].generate(id_rng, 1, &ignored, &acc);
+    Contribution& acc = (*contributions)[c];
+    if (spec.user_id) {
+      entity_cell(user_index, static_cast<int>(c), &cell, &acc);
       continue;
     }
-    if (spec.item_attr && item_index >= 0) {
-      Rng item_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(item_index), hash_text(spec.name)));
-      const int count = static_cast<int>(item_rng.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
-      generators_[c].generate(item_rng, count, &cell, &(*contributions)[c]);
+    if ((spec.item_id || spec.item_attr) && !item_indexes.empty()) {
+      if (spec.sequence) {
+        sequence_cell(item_indexes, static_cast<int>(c), &cell, &acc);
+      } else {
+        entity_cell(item_indexes.front(), static_cast<int>(c), &cell, &acc);
+      }
       continue;
     }
     int count;
@@ -84,7 +92,7 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
       count = static_cast<int>(n.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
     }
     Rng rng(mix(row_seed, kSaltColumn, hash_text(spec.name)));
-    generators_[c].generate(rng, count, &cell, &(*contributions)[c]);
+    generators_[c].generate(rng, count, &cell, &acc);
   }
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns[c];
@@ -114,22 +122,45 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
   }
 }
 
-void RowGenerator::row(int64_t index, std::vector<Cell>* cells, int64_t* item, int64_t* user) const {
+void RowGenerator::row(int64_t index, std::vector<Cell>* cells, std::vector<int64_t>* items, int64_t* user) const {
   std::vector<Contribution> contributions;
-  draw(mix(seed_, kSaltRow, static_cast<uint64_t>(index)), cells, &contributions, item, user);
+  draw(mix(seed_, kSaltRow, static_cast<uint64_t>(index)), cells, &contributions, items, user);
+}
+
+void RowGenerator::entity_cell(int64_t id, int column, Cell* cell, Contribution* acc) const {
+  const ColumnSpec& spec = plan_->columns[column];
+  Rng rng(mix(seed_, kSaltItem, static_cast<uint64_t>(id), hash_text(spec.name)));
+  if (spec.item_id || spec.user_id) {
+    // The id itself; its contribution is a token drawn from the entity's stream.
+    Cell ignored;
+    generators_[column].generate(rng, 1, &ignored, acc);
+    cell->clear();
+    cell->ints.push_back(id);
+    return;
+  }
+  const int count = static_cast<int>(rng.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
+  generators_[column].generate(rng, count, cell, acc);
+}
+
+void RowGenerator::sequence_cell(const std::vector<int64_t>& items, int column, Cell* cell,
+                                 Contribution* acc) const {
+  const ColumnSpec& spec = plan_->columns[column];
+  std::string text;
+  Contribution sum{};
+  Cell element;
+  for (size_t e = 0; e < items.size(); ++e) {
+    if (e > 0) text += spec.sequence_delim;
+    entity_cell(items[e], column, &element, &sum);
+    text += ValueGenerator::cell_text(element, spec.sequence_delim);  // one value per element
+  }
+  for (int d = 0; d < kHiddenDim; ++d) (*acc)[d] += sum[d] / static_cast<double>(items.size());
+  cell->clear();
+  cell->strings.push_back(std::move(text));
 }
 
 void RowGenerator::item_attribute(int64_t item, int column, Cell* cell) const {
-  const ColumnSpec& spec = plan_->columns[column];
-  if (spec.item_id) {
-    cell->clear();
-    cell->ints.push_back(item);
-    return;
-  }
   Contribution ignored{};
-  Rng item_rng(mix(seed_, kSaltItem, static_cast<uint64_t>(item), hash_text(spec.name)));
-  const int count = static_cast<int>(item_rng.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
-  generators_[column].generate(item_rng, count, cell, &ignored);
+  entity_cell(item, column, cell, &ignored);
 }
 
 }  // namespace tzrec::datagen

@@ -4,7 +4,9 @@
 // drawn, Zipf-distributed over the entities, and the item's id and attribute columns are
 // generated from the item's own stream so that every row of one item agrees with the item
 // table; then every input column, then labels (hidden_model.h), sample weights (0.5..2) and the
-// cost column (1..10).
+// cost column (1..10). When the item id column is a sequence (column_plan.h), each of its elements
+// is an item drawn so, and element e of every item attribute column of that sequence is item e's
+// attribute.
 #pragma once
 
 #include <cstdint>
@@ -22,21 +24,29 @@ class RowGenerator {
   // Builds the value generators and calibrates the hidden model (on rows of a separate stream).
   RowGenerator(const ColumnPlan& plan, uint64_t seed);
 
-  // Cells of row `index`, one per plan column. *item / *user get the row's entity indexes
-  // (-1 without a sampler / user id column).
-  void row(int64_t index, std::vector<Cell>* cells, int64_t* item = nullptr, int64_t* user = nullptr) const;
+  // Cells of row `index`, one per plan column. *items gets the row's items (one, or one per
+  // element of a sequence item id column; none without a sampler), *user its user (-1 without a
+  // user id column).
+  void row(int64_t index, std::vector<Cell>* cells, std::vector<int64_t>* items = nullptr,
+           int64_t* user = nullptr) const;
 
   // Number of items / users of the sampler tables (0 without them).
   int64_t num_items() const { return num_items_; }
   int64_t num_users() const { return num_users_; }
-  // The attribute cell of item `item` for plan column `column` (an item_attr column).
+  // The attribute cell of item `item` for plan column `column` (an item_attr or the item id
+  // column): a scalar or list cell; for a sequence column the item's element (one value).
   void item_attribute(int64_t item, int column, Cell* cell) const;
 
   const ColumnPlan& plan() const { return *plan_; }
 
  private:
   void draw(uint64_t row_seed, std::vector<Cell>* cells, std::vector<Contribution>* contributions,
-            int64_t* item, int64_t* user) const;
+            std::vector<int64_t>* items, int64_t* user) const;
+  // The cell of the entity id column or item attribute column `column` for entity `id`, drawn from
+  // the entity's own stream (a sequence column: one element); adds its contribution to *acc.
+  void entity_cell(int64_t id, int column, Cell* cell, Contribution* acc) const;
+  // A sequence column whose element e is entity_cell(items[e]); adds the elements' mean contribution.
+  void sequence_cell(const std::vector<int64_t>& items, int column, Cell* cell, Contribution* acc) const;
 
   const ColumnPlan* plan_;
   uint64_t seed_;
@@ -44,6 +54,9 @@ class RowGenerator {
   HiddenModel hidden_;
   int64_t num_items_ = 0;
   int64_t num_users_ = 0;
+  // Set when the item id column is a sequence: its group and length (items per row).
+  std::string item_sequence_group_;
+  int item_sequence_length_ = 0;
 };
 
 }  // namespace tzrec::datagen

@@ -8,6 +8,9 @@
 //          item) pairs of the training rows; hard-negative edges 2 items per user drawn from
 //          a separate stream
 // Items and users are the entities of RowGenerator, so ids and attributes agree with the rows.
+// With a sequence item_id_field (column_plan.h) the items are the ids its elements hold, each
+// attribute the value of the item's element in the (prefixed) attr column, and the positive edges
+// pair the row's user with every item of its sequence.
 // tdm_sampler: the items go to tdm_items.csv (item_id_field, then the attr_fields columns) and
 // `tzrec tdm_init_tree`'s builder (tdm/tree_io.h; n_cluster 2, category = the first attr column,
 // every attr an attr_fields column, attr_delimiter the sampler's) writes tdm_tree/node_table.txt,

@@ -240,7 +240,9 @@ void validate(const std::vector<PlannerTable>& tables, const PlannerTopology& to
   const auto bytes = [](double b) { return static_cast<long long>(std::llround(b)); };
   const double budget = rank_budget_bytes(topo);
   const double placed = loads.bytes[e.short_rank];
-  std::string hint = "add ranks or memory, ";
+  std::string hint =
+      "add ranks (`tzrec launch --nproc-per-node N` shards the tables over them) or memory, give the table fewer "
+      "rows (its features' hash_bucket_size / num_buckets), ";
   if (!is_allowed(t, ShardingType::kRowWise)) hint += "allow row_wise sharding, ";
   if (t.bytes_per_value > 2) hint += "use data_type FP16, ";
   if (t.trainable && t.optimizer_bytes_per_row + t.optimizer_rowwise_bytes_per_row > 0) {

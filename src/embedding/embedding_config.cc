@@ -220,6 +220,21 @@ void init_table_weight(const TableConfig& table, torch::Tensor& weight) {
   }
 }
 
+void check_shared_dynamicemb(const std::string& first, bool first_dynamic, const std::string& second,
+                             bool second_dynamic, const std::string& table, const std::string& where) {
+  if (first_dynamic == second_dynamic) return;
+  throw ConfigError(fmt::format(
+      "{}features '{}' and '{}' share embedding table '{}' but only one of them has dynamicemb; give both the same "
+      "dynamicemb or different embedding_name",
+      where.empty() ? "" : where + ": ", first, second, table));
+}
+
+void require_embedding_dim(const FeatureSpec& f, const std::string& group) {
+  if (f.embedding_dim > 0) return;
+  throw ConfigError(fmt::format("{}.embedding_dim: must be > 0 for sparse feature {} (used by group '{}')",
+                                f.path.empty() ? "feature '" + f.name + "'" : f.path, f.name, group));
+}
+
 void check_shared_zch(const std::string& first, const std::optional<ZchOptions>& a, const std::string& second,
                       const std::optional<ZchOptions>& b, const std::string& table, const std::string& where) {
   const bool differ = a.has_value() != b.has_value() ||

@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "embedding/dynamic_table.h"
 #include "embedding/zch_module.h"
 
 namespace tzrec::embedding {
@@ -56,6 +57,23 @@ struct DenseEmbeddingOptions {
 
 // What the embedding layer needs to know about one configured feature (mirror of the relevant
 // fields of feature::FeatureInfo; embedding/ must not include feature/).
+// How a dynamic table's rows start (DynamicEmbInitializerArgs, defaults applied).
+struct DynamicEmbInitializer {
+  enum class Mode { kNormal, kTruncatedNormal, kUniform, kConstant };
+  Mode mode = Mode::kUniform;
+  double mean = 0.0, std_dev = 0.0, lower = 0.0, upper = 0.0, value = 0.0;
+};
+
+// A dynamic embedding table (docs/tzrec-compatibility.md §5.13): the hash table's options and the
+// values of rows given to new ids (init), of ids not in the table in eval mode (eval_init) and of
+// ids below the admission threshold (admission_init); the last two must be CONSTANT.
+struct DynamicEmbOptions {
+  DynamicTableOptions table;
+  DynamicEmbInitializer init;
+  DynamicEmbInitializer eval_init{DynamicEmbInitializer::Mode::kConstant};
+  DynamicEmbInitializer admission_init{DynamicEmbInitializer::Mode::kConstant};
+};
+
 struct FeatureSpec {
   std::string name;
   bool is_sparse = true;
@@ -72,6 +90,9 @@ struct FeatureSpec {
   // ids, remapped to rows by the table's ZchModule (zch->zch_size = num_embeddings; field_path the
   // config path of the feature's `zch`).
   std::optional<ZchOptions> zch;
+  // Dynamic embedding (docs/tzrec-compatibility.md §5.13): raw ids mapped to rows by a
+  // DynamicTable (num_embeddings = max_capacity).
+  std::optional<DynamicEmbOptions> dynamicemb;
   // Dense features only: width of the feature's block in Batch::dense_features.
   int64_t value_dim = 0;
   // Dense features only: with a dense embedding, a DEEP group gets the feature's embedding_dim-wide
@@ -83,6 +104,8 @@ struct FeatureSpec {
   // Data group __NEG__ (docs/tzrec-compatibility.md §6.5): the feature is read from the batch's
   // neg_sparse_features / neg_dense_features (the batch's rows, then the sampled negatives').
   bool neg = false;
+  // Config path of the feature ("feature_configs[3].id_feature"), for errors.
+  std::string path;
 };
 
 // A table's parameter as handed to optimizers and checkpoints.
@@ -111,6 +134,17 @@ std::string data_type_name(torch::ScalarType dtype);
 // managed-collision module per table): ConfigError unless both have no zch or the same zch
 // settings (zch_size, eviction_interval, eviction policy, decay_exponent, threshold_filtering_func).
 // `where`: the config path the message starts with ("" for none).
+
+// Features `first` and `second` share embedding table `table`: ConfigError (starting with
+// `where` when set) unless both or neither have dynamicemb.
+void check_shared_dynamicemb(const std::string& first, bool first_dynamic, const std::string& second,
+                             bool second_dynamic, const std::string& table, const std::string& where = "");
+
+// A sparse feature `f` that group `group` looks up must have an embedding_dim (TorchEasyRec builds
+// a table only for the features of a group): ConfigError "<f.path>.embedding_dim: must be > 0 for
+// sparse feature <name> (used by group '<group>')" otherwise.
+void require_embedding_dim(const FeatureSpec& f, const std::string& group);
+
 void check_shared_zch(const std::string& first, const std::optional<ZchOptions>& first_zch, const std::string& second,
                       const std::optional<ZchOptions>& second_zch, const std::string& table,
                       const std::string& where = "");

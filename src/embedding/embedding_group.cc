@@ -13,10 +13,11 @@
 namespace tzrec::embedding {
 
 EmbeddingGroupDataImpl::EmbeddingGroupDataImpl(EmbeddingBagCollection ebc_module, DenseEmbeddingCollection dense,
-                                               ZchEmbeddingBagCollection mc)
+                                               ZchEmbeddingBagCollection mc, DynamicEmbeddingBagCollection dynamic)
     : ebc(register_module("ebc", std::move(ebc_module))) {
   if (dense) dense_ec = register_module("dense_ec", std::move(dense));
   if (mc) mc_ebc = register_module("mc_ebc", std::move(mc));
+  if (dynamic) dynamicemb_ebc = register_module("dynamicemb_ebc", std::move(dynamic));
 }
 
 namespace {
@@ -33,6 +34,7 @@ struct TableRequest {
   std::string pooling;
   std::string feature;  // first feature that requested the table
   std::optional<ZchOptions> zch;
+  bool dynamic = false;
 };
 
 // TorchEasyRec's rules for the sequence groups nested in DEEP groups (§5.9): fills in the names
@@ -228,6 +230,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     std::vector<BagConfig> bags;
     std::vector<ZchTableConfig> zch_tables;  // tables of zero-collision hashed features
     std::vector<BagConfig> zch_bags;
+    std::vector<DynamicEmbTableConfig> dynamic_tables;  // tables of dynamic embedding features
+    std::vector<BagConfig> dynamic_bags;
     std::set<std::string> bag_keys;
     for (size_t gi : dg.groups) {
       const FeatureGroupConfig& g = groups[gi];
@@ -264,6 +268,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
             slot = Slot{false, name, f.embedding_dim, true};
           }
         } else {
+          if (!wide) require_embedding_dim(f, g.group_name);  // WIDE tables have wide_embedding_dim
           TableConfig t;
           t.name = table_name_of(f, wide);
           t.num_embeddings = f.num_embeddings;
@@ -273,16 +278,20 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
           t.dtype = f.dtype;
           auto it = table_requests.find(t.name);
           if (it == table_requests.end()) {
-            table_requests.emplace(t.name, TableRequest{t, f.pooling, name, f.zch});
+            table_requests.emplace(t.name, TableRequest{t, f.pooling, name, f.zch, f.dynamicemb.has_value()});
             if (f.zch) {
               zch_tables.push_back(ZchTableConfig{t, *f.zch});
               dg.zch_tables.insert(t.name);
+            } else if (f.dynamicemb) {
+              dynamic_tables.push_back(DynamicEmbTableConfig{t, *f.dynamicemb});
+              dg.dynamic_tables.insert(t.name);
             } else {
               tables.push_back(t);
             }
           } else {
             const TableRequest& prev = it->second;
             check_shared_zch(prev.feature, prev.zch, name, f.zch, t.name);
+            check_shared_dynamicemb(prev.feature, prev.dynamic, name, f.dynamicemb.has_value(), t.name);
             if (prev.config.num_embeddings != t.num_embeddings || prev.config.embedding_dim != t.embedding_dim ||
                 prev.config.init_fn != t.init_fn || prev.config.trainable != t.trainable ||
                 prev.pooling != f.pooling || prev.config.dtype != t.dtype) {
@@ -305,7 +314,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
             bag.pooling = f.pooling;
             bag.output_key = key == name ? "" : key;
             bag.weighted = f.weighted;
-            (f.zch ? zch_bags : bags).push_back(bag);
+            (f.zch ? zch_bags : f.dynamicemb ? dynamic_bags : bags).push_back(bag);
           }
           slot = Slot{true, key, t.embedding_dim};
         }
@@ -318,7 +327,10 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
                                  dense_embeddings.empty() ? DenseEmbeddingCollection(nullptr)
                                                           : DenseEmbeddingCollection(dense_embeddings),
                                  zch_tables.empty() ? ZchEmbeddingBagCollection(nullptr)
-                                                    : ZchEmbeddingBagCollection(std::move(zch_tables), std::move(zch_bags)));
+                                                    : ZchEmbeddingBagCollection(std::move(zch_tables), std::move(zch_bags)),
+                                 dynamic_tables.empty()
+                                     ? DynamicEmbeddingBagCollection(nullptr)
+                                     : DynamicEmbeddingBagCollection(std::move(dynamic_tables), std::move(dynamic_bags)));
     // "emb_impls.<data group>.ebc.embedding_bags.<table>.weight" as in TorchEasyRec.
     impls.emplace_back(dg.neg ? "__NEG__" : "__BASE__", dg.data.ptr());
   }
@@ -376,6 +388,9 @@ std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() co
   for (const DataGroup& dg : data_groups_) {
     out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
     if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module()});
+    if (dg.data->dynamicemb_ebc) {
+      out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc->embedding_module()});
+    }
   }
   if (sequence_) {
     for (const EmbeddingBagCollection& ebc : sequence_->collections()) out.push_back({kSequenceTablePrefix, ebc});
@@ -405,6 +420,9 @@ std::string EmbeddingGroupImpl::parameter_name_of(const std::string& table) cons
     if (dg.neg == neg && dg.zch_tables.count(name) > 0) {
       return impl + "mc_ebc._embedding_module.embedding_bags." + name + ".weight";
     }
+    if (dg.neg == neg && dg.dynamic_tables.count(name) > 0) {
+      return impl + "dynamicemb_ebc._embedding_module.embedding_bags." + name + ".weight";
+    }
   }
   return impl + "ebc.embedding_bags." + name + ".weight";
 }
@@ -420,25 +438,40 @@ std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> EmbeddingGroupImp
   return out;
 }
 
+std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> EmbeddingGroupImpl::dynamic_collections() const {
+  std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> out;
+  for (const DataGroup& dg : data_groups_) {
+    if (dg.data->dynamicemb_ebc) out.emplace_back(dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc);
+  }
+  if (sequence_) {
+    for (const DynamicEmbeddingBagCollection& d : sequence_->dynamic_collections()) {
+      out.emplace_back(kSequenceTablePrefix, d);
+    }
+  }
+  return out;
+}
+
 void EmbeddingGroupImpl::forward_data_group(DataGroup& dg, const sparse::Batch& batch,
                                             std::map<std::string, torch::Tensor>* out) {
   const sparse::KeyedJaggedTensor& kjt = dg.neg ? batch.neg_sparse_features : batch.sparse_features;
   const sparse::KeyedTensor& dense = dg.neg ? batch.neg_dense_features : batch.dense_features;
   const int64_t batch_size = dg.neg ? batch.neg_batch_size : batch.base_rows();
   sparse::KeyedTensor pooled = dg.data->ebc->forward(kjt);
-  if (dg.data->mc_ebc) {
-    // The zero-collision hashed bags after the plain ones (groups find their columns by key).
-    sparse::KeyedTensor zch = dg.data->mc_ebc->forward(kjt);
+  // The zero-collision hashed bags, then the dynamic ones, after the plain ones (groups find their
+  // columns by key).
+  auto append = [&pooled](sparse::KeyedTensor more) {
     if (pooled.keys().empty()) {
-      pooled = std::move(zch);
-    } else if (!zch.keys().empty()) {
+      pooled = std::move(more);
+    } else if (!more.keys().empty()) {
       std::vector<std::string> keys = pooled.keys();
-      keys.insert(keys.end(), zch.keys().begin(), zch.keys().end());
+      keys.insert(keys.end(), more.keys().begin(), more.keys().end());
       std::vector<int64_t> dims = pooled.length_per_key();
-      dims.insert(dims.end(), zch.length_per_key().begin(), zch.length_per_key().end());
-      pooled = sparse::KeyedTensor(std::move(keys), std::move(dims), torch::cat({pooled.values(), zch.values()}, 1));
+      dims.insert(dims.end(), more.length_per_key().begin(), more.length_per_key().end());
+      pooled = sparse::KeyedTensor(std::move(keys), std::move(dims), torch::cat({pooled.values(), more.values()}, 1));
     }
-  }
+  };
+  if (dg.data->mc_ebc) append(dg.data->mc_ebc->forward(kjt));
+  if (dg.data->dynamicemb_ebc) append(dg.data->dynamicemb_ebc->forward(kjt));
   // Column offset of every bag key in pooled.values() [B, sum(dims)].
   std::unordered_map<std::string, int64_t> column;
   int64_t total = 0;

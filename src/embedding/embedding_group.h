@@ -15,6 +15,7 @@
 #include "embedding/embedding_config.h"
 #include "embedding/sequence_embedding_group.h"
 #include "embedding/sequence_encoder.h"
+#include "embedding/dynamic_embedding_bag_collection.h"
 #include "embedding/zch_embedding_bag_collection.h"
 #include "sparse/batch.h"
 
@@ -48,15 +49,19 @@ struct FeatureGroupConfig {
 // ManagedCollisionEmbeddingBagCollection: "mc_ebc._embedding_module.embedding_bags.<table>.weight",
 // "mc_ebc._managed_collision_collection._managed_collision_modules.<table>.<buffer>") and, when a DEEP group of
 // that data group has a dense feature with a dense embedding, its DenseEmbeddingCollection as
-// "dense_ec" ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...).
+// "dense_ec" ("dense_ec.dense_embs.<group key>.meta_emb_<feature>.weight", ...). Dynamic
+// embedding tables (docs/tzrec-compatibility.md §5.13) are in "dynamicemb_ebc"
+// (dynamic_embedding_bag_collection.h).
 class EmbeddingGroupDataImpl : public torch::nn::Module {
  public:
-  // `dense_ec` and `mc_ebc` may be nullptr (then no such submodule).
+  // `dense_ec`, `mc_ebc` and `dynamicemb_ebc` may be nullptr (then no such submodule).
   EmbeddingGroupDataImpl(EmbeddingBagCollection ebc, DenseEmbeddingCollection dense_ec,
-                         ZchEmbeddingBagCollection mc_ebc = nullptr);
+                         ZchEmbeddingBagCollection mc_ebc = nullptr,
+                         DynamicEmbeddingBagCollection dynamicemb_ebc = nullptr);
   EmbeddingBagCollection ebc;
   DenseEmbeddingCollection dense_ec{nullptr};
   ZchEmbeddingBagCollection mc_ebc{nullptr};
+  DynamicEmbeddingBagCollection dynamicemb_ebc{nullptr};
 };
 TORCH_MODULE(EmbeddingGroupData);
 
@@ -102,6 +107,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   // groups' per embedding dim), with the prefix of their tables in tables() ("", "neg." or
   // "sequence.").
   std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> zch_collections() const;
+  // The dynamic embedding collections (one per data group with dynamic tables), with the prefix of
+  // their tables in tables().
+  std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> dynamic_collections() const;
   // The SEQUENCE groups' and nested sequence groups' embeddings; nullptr without any.
   SequenceEmbeddingGroup sequence_groups() const { return sequence_; }
 
@@ -146,6 +154,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
     EmbeddingGroupData data{nullptr};
     std::vector<size_t> groups;  // indices into groups_
     std::set<std::string> zch_tables;  // tables of data->mc_ebc
+    std::set<std::string> dynamic_tables;  // tables of data->dynamicemb_ebc
   };
   const Group& group(const std::string& name) const;
   // Outputs of the DEEP / WIDE groups of `dg` (before sequence encoders) into *out.

@@ -52,9 +52,16 @@ std::string EmbeddingGroupSet::parameter_name_of(const std::string& table) const
   return best->module_path + "." + best->group->parameter_name_of(table.substr(best->table_prefix.size()));
 }
 
-void EmbeddingGroupSet::reload_zch_state() {
+void EmbeddingGroupSet::reload_embedding_state() {
   for (Member& m : members_) {
     for (auto& [prefix, mc] : m.group->zch_collections()) mc->reload_zch_state();
+    for (auto& [prefix, dynamic] : m.group->dynamic_collections()) dynamic->reload_state();
+  }
+}
+
+void EmbeddingGroupSet::sync_embedding_state() {
+  for (Member& m : members_) {
+    for (auto& [prefix, dynamic] : m.group->dynamic_collections()) dynamic->sync_state();
   }
 }
 

@@ -42,9 +42,13 @@ class EmbeddingGroupSet {
   // Fused mode for every collection with one optimizer configuration; the group of their fused
   // operators is owned here (state keys "<collection prefix><table>.<state>").
   FusedOptimizerGroup& enable_fused_optimizer(const FusedOptimizerOptions& options);
-  // ZchEmbeddingBagCollection::reload_zch_state of every zero-collision hashed collection (after
-  // the model's buffers were restored in place).
-  void reload_zch_state();
+  // After the model's buffers were restored in place: ZchEmbeddingBagCollection::reload_zch_state
+  // of every zero-collision hashed collection and DynamicEmbeddingBagCollection::reload_state of
+  // every dynamic one.
+  void reload_embedding_state();
+  // Before the model's buffers are read (checkpoints, exports): DynamicEmbeddingBagCollection::
+  // sync_state of every dynamic collection.
+  void sync_embedding_state();
 
  private:
   std::vector<Member> members_;

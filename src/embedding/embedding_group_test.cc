@@ -163,5 +163,32 @@ TEST_F(EmbeddingGroupTest, ConfigErrors) {
   EXPECT_THROW(eg->group_total_dim("nope"), ConfigError);
 }
 
+// A sparse feature without embedding_dim is accepted until a group looks it up (TorchEasyRec builds
+// tables for the features of groups only; its multi_tower_din_fg_dynamicemb_mock.config has such
+// an unused feature). WIDE groups use wide_embedding_dim instead.
+TEST(EmbeddingGroupEmbeddingDim, RequiredWhereAGroupUsesTheFeature) {
+  FeatureSpec a;
+  a.name = "a";
+  a.num_embeddings = 5;
+  a.path = "feature_configs[2].id_feature";
+  FeatureSpec s = a;
+  s.name = "s";
+  s.is_sequence = true;
+  s.value_dim = 1;
+  s.embedding_dim = 4;
+  auto error = [&](Groups groups) {
+    try {
+      EmbeddingGroup g(std::vector<FeatureSpec>{a, s}, std::move(groups), 4);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string want = "feature_configs[2].id_feature.embedding_dim: must be > 0 for sparse feature a (used by group ";
+  EXPECT_EQ(error({{"deep", GroupType::kDeep, {"a"}}}), want + "'deep')");
+  EXPECT_EQ(error({{"seq", GroupType::kSequence, {"a", "s"}}}), want + "'seq')");
+  EXPECT_EQ(error({{"wide", GroupType::kWide, {"a"}}}), "(no error)");
+}
+
 }  // namespace embedding_group_test
 }  // namespace tzrec::embedding

@@ -36,14 +36,17 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
   for (const FeatureSpec& f : features) by_name[f.name] = &f;
   std::map<int64_t, std::vector<TableConfig>> tables;  // per dim, first-seen order
   std::map<int64_t, std::vector<ZchTableConfig>> zch_tables;  // zero-collision hashed ones
+  std::map<int64_t, std::vector<DynamicEmbTableConfig>> dynamic_tables;  // dynamic ones
   struct FirstUse {
     TableConfig config;
     std::string feature;
     std::optional<ZchOptions> zch;
+    bool dynamic = false;
   };
   std::map<std::string, FirstUse> table_of;
   std::map<int64_t, std::vector<BagConfig>> bags;
   std::map<int64_t, std::vector<BagConfig>> zch_bags;
+  std::map<int64_t, std::vector<BagConfig>> dynamic_bags;
   for (const SequenceGroupConfig& g : groups) {
     TORCH_CHECK(!g.group_name.empty() && index_.count(g.group_name) == 0,
                 "SequenceEmbeddingGroup: group names must be set and unique (EmbeddingGroup checks them)");
@@ -60,6 +63,7 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
       }
       const FeatureSpec& f = *it->second;
       Slot slot{name, f.is_sparse, f.is_sparse ? f.embedding_dim : f.value_dim};
+      if (f.is_sparse) require_embedding_dim(f, g.group_name);
       if (f.is_sparse && !is_sequence_.count(name)) {
         TableConfig t;
         t.name = f.embedding_name.empty() ? name + "_emb" : f.embedding_name;
@@ -68,11 +72,14 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
         t.init_fn = f.init_fn;
         t.trainable = f.trainable;
         t.dtype = f.dtype;
-        auto [tit, inserted] = table_of.emplace(t.name, FirstUse{t, name, f.zch});
+        auto [tit, inserted] = table_of.emplace(t.name, FirstUse{t, name, f.zch, f.dynamicemb.has_value()});
         if (inserted) {
           if (f.zch) {
             zch_tables[t.embedding_dim].push_back(ZchTableConfig{t, *f.zch});
             zch_table_names_.insert(t.name);
+          } else if (f.dynamicemb) {
+            dynamic_tables[t.embedding_dim].push_back(DynamicEmbTableConfig{t, *f.dynamicemb});
+            dynamic_table_names_.insert(t.name);
           } else {
             tables[t.embedding_dim].push_back(t);
           }
@@ -87,14 +94,15 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
                 t.num_embeddings, t.embedding_dim));
           }
           check_shared_zch(first.feature, first.zch, name, f.zch, t.name, field);
+          check_shared_dynamicemb(first.feature, first.dynamic, name, f.dynamicemb.has_value(), t.name, field);
         }
         BagConfig bag;
         bag.feature_name = name;
         bag.table_name = t.name;
         bag.pooling = f.pooling;
         bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
-        (f.zch ? zch_bags : bags)[t.embedding_dim].push_back(bag);
-        (f.zch ? zch_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(name);
+        (f.zch ? zch_bags : f.dynamicemb ? dynamic_bags : bags)[t.embedding_dim].push_back(bag);
+        (f.zch ? zch_keys_by_dim_ : f.dynamicemb ? dynamic_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(name);
         is_sequence_[name] = f.is_sequence;
         if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
       }
@@ -130,12 +138,28 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
       mc_ebcs_.emplace(dim, mc);
     }
   }
+  // Dynamic embedding tables (dynamic_embedding_bag_collection.h), per dim.
+  if (!dynamic_tables.empty()) {
+    auto dynamic_dict = register_module("dynamicemb_ec_dict", torch::nn::ModuleDict());
+    for (auto& [dim, dim_tables] : dynamic_tables) {
+      DynamicEmbeddingBagCollection d(std::move(dim_tables), std::move(dynamic_bags[dim]), "embeddings");
+      dynamic_dict->update(std::vector<Entry>{{std::to_string(dim), d.ptr()}});
+      dynamic_ebcs_.emplace(dim, d);
+    }
+  }
 }
 
 std::vector<EmbeddingBagCollection> SequenceEmbeddingGroupImpl::collections() const {
   std::vector<EmbeddingBagCollection> out;
   for (const auto& [dim, ebc] : ebcs_) out.push_back(ebc);
   for (const auto& [dim, mc] : mc_ebcs_) out.push_back(mc->embedding_module());
+  for (const auto& [dim, d] : dynamic_ebcs_) out.push_back(d->embedding_module());
+  return out;
+}
+
+std::vector<DynamicEmbeddingBagCollection> SequenceEmbeddingGroupImpl::dynamic_collections() const {
+  std::vector<DynamicEmbeddingBagCollection> out;
+  for (const auto& [dim, d] : dynamic_ebcs_) out.push_back(d);
   return out;
 }
 
@@ -156,6 +180,9 @@ std::vector<EmbeddingTable> SequenceEmbeddingGroupImpl::tables() {
 std::string SequenceEmbeddingGroupImpl::parameter_name_of(const std::string& table) const {
   if (zch_table_names_.count(table) > 0) {
     return fmt::format("mc_ec_dict.{}._embedding_module.embeddings.{}.weight", table_dim_.at(table), table);
+  }
+  if (dynamic_table_names_.count(table) > 0) {
+    return fmt::format("dynamicemb_ec_dict.{}._embedding_module.embeddings.{}.weight", table_dim_.at(table), table);
   }
   return fmt::format("ec_dict.{}.embeddings.{}.weight", table_dim_.at(table), table);
 }
@@ -216,6 +243,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   };
   for (auto& [dim, keys] : keys_by_dim_) lookup(keys, ebcs_.at(dim));
   for (auto& [dim, keys] : zch_keys_by_dim_) lookup(keys, mc_ebcs_.at(dim));
+  for (auto& [dim, keys] : dynamic_keys_by_dim_) lookup(keys, dynamic_ebcs_.at(dim));
   std::map<std::string, torch::Tensor> out;
   for (const Group& g : groups_) {
     const std::string& first = g.sequence.front().name;

@@ -28,7 +28,9 @@
 // per embedding dim, as TorchEasyRec's ManagedCollisionEmbeddingCollections:
 // "mc_ec_dict.<dim>._embedding_module.embeddings.<table>.weight" and
 // "mc_ec_dict.<dim>._managed_collision_collection._managed_collision_modules.<table>.<buffer>"; their
-// raw ids (every item's, and a query feature's) are remapped per table before the lookup.
+// raw ids (every item's, and a query feature's) are remapped per table before the lookup. Dynamic
+// embedding tables (docs/tzrec-compatibility.md §5.13) likewise, in DynamicEmbeddingBagCollections
+// per dim: "dynamicemb_ec_dict.<dim>._embedding_module.embeddings.<table>.weight".
 #pragma once
 
 #include <map>
@@ -39,6 +41,7 @@
 #include <torch/torch.h>
 
 #include "embedding/embedding_bag_collection.h"
+#include "embedding/dynamic_embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
 #include "embedding/zch_embedding_bag_collection.h"
 #include "sparse/batch.h"
@@ -69,10 +72,13 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   bool is_jagged(const std::string& group) const { return group_of(group).jagged; }
 
   // One collection per embedding dim, in increasing dim order, then the zero-collision hashed
-  // collections' inner ones (one per dim, in increasing dim order).
+  // collections' inner ones and the dynamic collections' inner ones (each per dim, in increasing
+  // dim order).
   std::vector<EmbeddingBagCollection> collections() const;
   // The zero-collision hashed collections, in increasing dim order.
   std::vector<ZchEmbeddingBagCollection> zch_collections() const;
+  // The dynamic embedding collections, in increasing dim order.
+  std::vector<DynamicEmbeddingBagCollection> dynamic_collections() const;
   std::vector<EmbeddingTable> tables();
   // "ec_dict.<dim>.embeddings.<table>.weight" of one of tables() (zch tables: "mc_ec_dict.<dim>.
   // _embedding_module.embeddings.<table>.weight").
@@ -99,11 +105,14 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag features per dim, in bag order
   std::map<int64_t, std::vector<std::string>> zch_keys_by_dim_;  // the same for the zch tables
   std::set<std::string> zch_table_names_;
+  std::map<int64_t, std::vector<std::string>> dynamic_keys_by_dim_;  // the same for the dynamic tables
+  std::set<std::string> dynamic_table_names_;
   std::map<std::string, bool> one_id_per_item_;              // sparse sequence features: value_dim 1
   std::map<std::string, bool> is_sequence_;                  // every sparse bag feature
   std::map<std::string, int64_t> table_dim_;
   std::map<int64_t, EmbeddingBagCollection> ebcs_;           // registered as "ec_dict.<dim>"
   std::map<int64_t, ZchEmbeddingBagCollection> mc_ebcs_;     // registered as "mc_ec_dict.<dim>"
+  std::map<int64_t, DynamicEmbeddingBagCollection> dynamic_ebcs_;  // "dynamicemb_ec_dict.<dim>"
 };
 TORCH_MODULE(SequenceEmbeddingGroup);
 

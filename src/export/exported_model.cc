@@ -84,6 +84,7 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
     if (stored.count(name) == 0) stored.emplace(name, tensor);  // an extra tensor: restore_tensors refuses it
   }
   checkpointing::restore_tensors(stored, params, "exported model");
+  out.session->model().embeddings().reload_embedding_state();  // zch and dynamic tables' state
 
   auto& model = out.session->model();
   model.set_mixed_precision(

@@ -12,6 +12,7 @@ Feature::Feature(const std::string& feature_name, const std::string& path, const
   if (feature_name.empty()) throw ConfigError(path + ".feature_name: must be set");
   info_.name = (ctx.sequence_name.empty() ? "" : ctx.sequence_name + "__") + feature_name;
   info_.type = type;
+  info_.path = path;
   info_.stub = ctx.stub_type;
 }
 

@@ -7,13 +7,41 @@
 
 namespace tzrec::feature {
 
+// DynamicEmbInitializerArgs with TorchEasyRec's defaults applied (docs/tzrec-compatibility.md
+// §5.13).
+struct DynamicEmbInit {
+  std::string mode = "UNIFORM";  // NORMAL | TRUNCATED_NORMAL | UNIFORM | CONSTANT
+  double mean = 0.0;
+  double std_dev = 0.0;
+  double lower = 0.0;
+  double upper = 0.0;
+  double value = 0.0;
+};
+
+// A feature's `dynamicemb` (docs/tzrec-compatibility.md §5.13); path "" without one.
+struct DynamicEmbSettings {
+  std::string path;  // config path of the DynamicEmbedding message
+  int64_t max_capacity = 0;
+  int64_t init_capacity = 0;     // init_capacity_per_rank; 0: unset
+  int64_t bucket_capacity = 128;
+  std::string score_strategy = "STEP";
+  DynamicEmbInit init;           // rows given to new ids
+  DynamicEmbInit eval_init;      // ids not in the table, eval mode
+  bool admission = false;        // frequency_admission_strategy set
+  int64_t admission_threshold = 0;
+  int64_t counter_capacity = 0;  // 0: unset (the table's max_capacity)
+  int64_t counter_bucket_capacity = 1024;
+  DynamicEmbInit admission_init;  // ids below the threshold
+};
+
 struct FeatureInfo {
   std::string name;             // feature_name (tensor key in Batch)
   std::string type;             // config oneof name: "id_feature", "sequence_raw_feature", ...
+  std::string path;             // config path of the feature message ("feature_configs[3].id_feature")
   bool is_sparse = false;       // sparse → ids in Batch::sparse_features; dense → Batch::dense_features
   // Sparse features only (embedding_dim also for dense features with a dense embedding):
   int64_t num_embeddings = 0;   // table rows (docs/tzrec-compatibility.md §5.4 precedence)
-  int64_t embedding_dim = 0;
+  int64_t embedding_dim = 0;    // 0: not set (allowed for a feature no group uses, as in TorchEasyRec)
   std::string embedding_name;   // table name: embedding_name or "{feature_name}_emb"
   std::string pooling = "sum";  // "sum" | "mean"
   bool weighted = false;        // ids carry per-id weights
@@ -29,6 +57,9 @@ struct FeatureInfo {
   std::string zch_eviction;  // "lfu" | "lru" | "distance_lfu"
   double zch_decay_exponent = 1.0;
   std::string zch_threshold_filtering_func;
+  // Dynamic embedding (`dynamicemb`): raw 64-bit ids as with zch, mapped to rows by a dynamic
+  // table of num_embeddings = max_capacity rows.
+  DynamicEmbSettings dynamicemb;
   // Dense features: width of the feature's block in Batch::dense_features (of each item for a
   // dense sequence). Sparse sequences: 1 = one id per item; otherwise several (0: any number,
   // n: raw_feature boundaries of n values per item).

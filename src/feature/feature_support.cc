@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/logging.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/fg_dag.h"
 
 namespace tzrec::feature {
@@ -12,9 +13,8 @@ namespace tzrec::feature {
 void fill_table_info(uint32_t embedding_dim, const std::string& embedding_name, const std::string& pooling,
                      bool trainable, const std::string& init_fn, const std::string& data_type,
                      const std::string& path, FeatureInfo* info) {
-  if (embedding_dim == 0) {
-    throw ConfigError(fmt::format("{}.embedding_dim: must be > 0 for sparse feature {}", path, info->name));
-  }
+  // embedding_dim 0 (unset) is an error where a group uses the feature (embedding/
+  // embedding_config.h: require_embedding_dim).
   info->embedding_dim = embedding_dim;
   info->embedding_name = embedding_name.empty() ? info->name + "_emb" : embedding_name;
   info->pooling = pooling;
@@ -137,7 +137,7 @@ EncodedIds encoded_ids_spec(const FeatureInfo* info, const std::string& field_pa
   spec.default_value = default_value ? &*default_value : nullptr;
   spec.table_size_source = table_size_source;
   spec.table_size_field = table_size_field;
-  spec.raw_ids = !info->zch_path.empty();
+  spec.raw_ids = has_raw_ids(*info);
   return spec;
 }
 

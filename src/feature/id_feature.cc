@@ -6,6 +6,7 @@
 #include "config/vocab_file.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -15,8 +16,9 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     : Feature(c.feature_name(), path, type, ctx), config_(c) {
   info_.is_sparse = true;
   info_.weighted = c.weighted();
-  // dynamicemb: refused when the config is loaded (config/field_registry.cc).
+  // zch and dynamicemb: raw 64-bit ids (zch_settings.h, dynamicemb_settings.h).
   const bool zch = c.has_zch();
+  const bool dynamic = !zch && c.has_dynamicemb();
   if (c.has_fg_value_type() && c.fg_value_type() != "string") {
     throw NotSupportedError(path + ".fg_value_type '" + c.fg_value_type() + "'");
   }
@@ -50,16 +52,19 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   if (!vocab_dict.empty() && !c.has_default_bucketize_value()) vocab_dict[default_value] = 0;
 
   std::optional<config::VocabFile> vocab_file;
-  if (!zch && !c.has_hash_bucket_size() && vocab_list.empty() && vocab_dict.empty() && c.has_vocab_file()) {
+  if (!zch && !dynamic && !c.has_hash_bucket_size() && vocab_list.empty() && vocab_dict.empty() && c.has_vocab_file()) {
     vocab_file = config::load_feature_vocab_file(config::vocab_file_path(c.vocab_file(), c.has_asset_dir(), c.asset_dir()), path,
                                          c.has_default_bucketize_value());
   }
 
-  // num_embeddings precedence: zch > hash_bucket_size > num_buckets > vocab_list > vocab_dict >
-  // vocab_file.
+  // num_embeddings precedence: zch > dynamicemb > hash_bucket_size > num_buckets > vocab_list >
+  // vocab_dict > vocab_file.
   if (zch) {
     fill_zch_info(c.zch(), path + ".zch", &info_);
     table_size_field_ = "zch.zch_size";
+  } else if (dynamic) {
+    fill_dynamicemb_info(c.dynamicemb(), path + ".dynamicemb", &info_);
+    table_size_field_ = "dynamicemb.max_capacity";
   } else if (c.has_hash_bucket_size()) {
     if (c.hash_bucket_size() == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     info_.num_embeddings = static_cast<int64_t>(c.hash_bucket_size());
@@ -98,9 +103,9 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     separator_ = c.separator();
     if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");
   }
-  // Bucketizer precedence of TorchEasyRec's fg_json: zch (a hash over the whole int64 range: raw
-  // ids) > hash > vocab_list > vocab_dict > vocab_file > num_buckets.
-  if (zch) {
+  // Bucketizer precedence of TorchEasyRec's fg_json: zch and dynamicemb (a hash over the whole
+  // int64 range: raw ids) > hash > vocab_list > vocab_dict > vocab_file > num_buckets.
+  if (zch || dynamic) {
     bucketizer_ = Bucketizer::kHash;
     hash_bucket_size_ = kZchHashBucketSize;
   } else if (c.has_hash_bucket_size()) {
@@ -260,10 +265,9 @@ void IdFeature::parse_fg_sequence(const ColumnCells& cells, const ParseOutput& o
   }
 }
 
-// TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). dynamicemb is refused
-// when the config is loaded, so the bucketizer is one of these, in TorchEasyRec's order: zch
-// (hash_bucket_size 2^63 - 1) > hash_bucket_size > vocab_list > vocab_dict > vocab_file >
-// num_buckets.
+// TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). The bucketizer, in
+// TorchEasyRec's order: zch or dynamicemb (hash_bucket_size 2^63 - 1) > hash_bucket_size >
+// vocab_list > vocab_dict > vocab_file > num_buckets.
 std::vector<nlohmann::ordered_json> IdFeature::fg_json_entries() const {
   const protos::IdFeature& c = config_;
   const std::string default_value = fg_default_value(c.default_value(), info_.is_sequence);
@@ -275,7 +279,7 @@ std::vector<nlohmann::ordered_json> IdFeature::fg_json_entries() const {
   e["value_type"] = "string";
   e["need_prefix"] = false;
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
-  if (c.has_zch()) {
+  if (c.has_zch() || c.has_dynamicemb()) {
     e["hash_bucket_size"] = kZchHashBucketSize;
   } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();

@@ -2,13 +2,67 @@
 
 #include <google/protobuf/message.h>
 
+#include <fmt/format.h>
+
 #include "base/error.h"
 
 namespace tzrec::models {
+namespace {
+
+embedding::DynamicEmbInitializer to_initializer(const feature::DynamicEmbInit& in, const std::string& path) {
+  using Mode = embedding::DynamicEmbInitializer::Mode;
+  embedding::DynamicEmbInitializer out;
+  if (in.mode == "NORMAL") {
+    out.mode = Mode::kNormal;
+  } else if (in.mode == "TRUNCATED_NORMAL") {
+    out.mode = Mode::kTruncatedNormal;
+  } else if (in.mode == "UNIFORM") {
+    out.mode = Mode::kUniform;
+  } else if (in.mode == "CONSTANT") {
+    out.mode = Mode::kConstant;
+  } else {
+    throw ConfigError(fmt::format("{}.mode: unknown '{}'; use NORMAL, TRUNCATED_NORMAL, UNIFORM or CONSTANT", path,
+                                  in.mode));
+  }
+  out.mean = in.mean;
+  out.std_dev = in.std_dev;
+  out.lower = in.lower;
+  out.upper = in.upper;
+  out.value = in.value;
+  return out;
+}
+
+// A feature's dynamicemb settings as the embedding layer takes them (docs/tzrec-compatibility.md
+// §5.13); ConfigError for an unknown initializer mode or score strategy.
+embedding::DynamicEmbOptions to_dynamic_emb_options(const feature::DynamicEmbSettings& d, const std::string& table) {
+  embedding::DynamicEmbOptions out;
+  embedding::DynamicTableOptions& t = out.table;
+  t.max_capacity = d.max_capacity;
+  if (d.init_capacity > 0) t.init_capacity = d.init_capacity;
+  t.bucket_capacity = d.bucket_capacity;
+  t.score_strategy = embedding::parse_dynamic_score_strategy(d.score_strategy, d.path + ".score_strategy");
+  if (d.admission) {
+    embedding::DynamicAdmissionOptions a;
+    a.threshold = d.admission_threshold;
+    if (d.counter_capacity > 0) a.counter_capacity = d.counter_capacity;
+    a.counter_bucket_capacity = d.counter_bucket_capacity;
+    t.admission = a;
+    out.admission_init =
+        to_initializer(d.admission_init, d.path + ".frequency_admission_strategy.initializer_args");
+  }
+  t.field_path = d.path;
+  t.table_name = table;
+  out.init = to_initializer(d.init, d.path + ".initializer_args");
+  out.eval_init = to_initializer(d.eval_init, d.path + ".eval_initializer_args");
+  return out;
+}
+
+}  // namespace
 
 embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
   embedding::FeatureSpec spec;
   spec.name = info.name;
+  spec.path = info.path;
   spec.is_sparse = info.is_sparse;
   spec.num_embeddings = info.num_embeddings;
   spec.embedding_dim = info.embedding_dim;
@@ -41,6 +95,7 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info) {
     z.field_path = info.zch_path;
     spec.zch = std::move(z);
   }
+  if (!info.dynamicemb.path.empty()) spec.dynamicemb = to_dynamic_emb_options(info.dynamicemb, info.embedding_name);
   return spec;
 }
 

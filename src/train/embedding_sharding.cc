@@ -165,6 +165,30 @@ std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSe
   return out;
 }
 
+std::vector<dist::PlannerTable> planner_table_sizes(const embedding::EmbeddingGroupSet& group,
+                                                    const embedding::FusedOptimizerOptions& optimizer) {
+  std::map<std::string, int> readers;
+  for (const embedding::BagConfig& b : planner_bags(group)) ++readers[b.table_name];
+  std::vector<dist::PlannerTable> out;
+  for (const auto& c : group.collections()) {
+    for (const embedding::TableConfig& t : c.ebc->table_configs()) {
+      dist::PlannerTable p;
+      p.name = c.prefix + t.name;
+      p.num_embeddings = t.num_embeddings;
+      p.embedding_dim = t.embedding_dim;
+      p.bytes_per_value = t.dtype == torch::kFloat16 ? 2 : 4;
+      p.trainable = t.trainable;
+      const auto [full, row] = state_bytes_per_row(optimizer, t.embedding_dim);
+      p.optimizer_bytes_per_row = t.trainable ? full : 0;
+      p.optimizer_rowwise_bytes_per_row = t.trainable ? row : 0;
+      p.num_features = std::max(1, readers[p.name]);
+      p.pooling_factor = static_cast<double>(p.num_features);
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& config,
                                                const embedding::EmbeddingGroupSet& group,
                                                const embedding::FusedOptimizerOptions& optimizer) {
@@ -174,35 +198,29 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
     global = constraint_types(config.train_config().global_embedding_constraints(),
                               "train_config.global_embedding_constraints");
   }
-  std::map<std::string, int> readers;
-  for (const embedding::BagConfig& b : planner_bags(group)) ++readers[b.table_name];
-  std::vector<dist::PlannerTable> out;
+  std::vector<dist::PlannerTable> out = planner_table_sizes(group, optimizer);
+  size_t i = 0;
   for (const auto& c : group.collections()) {
-  for (embedding::TableConfig t : c.ebc->table_configs()) {
-    const std::string config_name = t.name;  // the name embedding_constraints apply to
-    t.name = c.prefix + t.name;
-    dist::PlannerTable p;
-    p.name = t.name;
-    p.num_embeddings = t.num_embeddings;
-    p.embedding_dim = t.embedding_dim;
-    p.bytes_per_value = t.dtype == torch::kFloat16 ? 2 : 4;
-    p.trainable = t.trainable;
-    const auto [full, row] = state_bytes_per_row(optimizer, t.embedding_dim);
-    p.optimizer_bytes_per_row = t.trainable ? full : 0;
-    p.optimizer_rowwise_bytes_per_row = t.trainable ? row : 0;
-    p.num_features = std::max(1, readers[t.name]);
-    p.pooling_factor = static_cast<double>(p.num_features);
-    auto it = constraints.find(config_name);
-    p.allowed = intersect(it == constraints.end() ? std::vector<dist::ShardingType>() : it->second.types, global);
-    if (p.allowed.empty() && (it != constraints.end() && !it->second.types.empty()) && !global.empty()) {
-      throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "
-                                    "type for embedding table '{}'",
-                                    it->second.path, t.name));
+    for (const embedding::TableConfig& t : c.ebc->table_configs()) {
+      dist::PlannerTable& p = out[i++];
+      // embedding_constraints apply to the config's name of the table (without the prefix).
+      auto it = constraints.find(t.name);
+      p.allowed = intersect(it == constraints.end() ? std::vector<dist::ShardingType>() : it->second.types, global);
+      if (p.allowed.empty() && (it != constraints.end() && !it->second.types.empty()) && !global.empty()) {
+        throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "
+                                      "type for embedding table '{}'",
+                                      it->second.path, p.name));
+      }
     }
-    out.push_back(std::move(p));
-  }
   }
   return out;
+}
+
+void check_tables_fit_one_process(const protos::EasyRecConfig& config, const embedding::EmbeddingGroupSet& group,
+                                  const embedding::FusedOptimizerOptions& optimizer) {
+  const auto tables = planner_table_sizes(group, optimizer);
+  if (tables.empty()) return;
+  dist::plan_sharding(tables, dist::topology_from_env(1, 1, std::max<int64_t>(1, config.data_config().batch_size())));
 }
 
 dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
@@ -309,6 +327,11 @@ void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, in
       throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: zero-collision hashed tables "
                                           "are not sharded; train on one process)",
                                           f.zch_path, world_size));
+    }
+    if (!f.dynamicemb.path.empty()) {
+      throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: dynamic embedding tables are "
+                                          "not sharded; train on one process)",
+                                          f.dynamicemb.path, world_size));
     }
   }
 }

@@ -1,6 +1,7 @@
 // The embedding tables of a distributed job: planner inputs from the pipeline config, the plan
 // (planned, or the one saved with a checkpoint), and the model's collection switched to sharded
-// tables that hold only this rank's shards.
+// tables that hold only this rank's shards; and the planner's memory rule applied to a
+// single-process job (check_tables_fit_one_process).
 #pragma once
 
 #include <map>
@@ -32,6 +33,21 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
                                                const embedding::EmbeddingGroupSet& group,
                                                const embedding::FusedOptimizerOptions& optimizer);
 
+// planner_tables without the sharding constraints (every sharding type allowed): the sizes and
+// optimizer state of the tables, which is all the memory rule needs.
+std::vector<dist::PlannerTable> planner_table_sizes(const embedding::EmbeddingGroupSet& group,
+                                                    const embedding::FusedOptimizerOptions& optimizer);
+
+// The memory rule of a single-process job, the planner's for one rank (dist::plan_sharding with
+// world_size 1: the weights and `optimizer` state of every table of `group` within MemTotal minus
+// STORAGE_RESERVE_PERCENT, dist/planner.h): a job whose tables do not fit is refused before they
+// are allocated, with the planner's ConfigError "embedding table '<t>' needs N bytes ... ; add ranks
+// ...", instead of being killed for memory. `group` is built under DeferTableAllocation.
+// TrainingSession applies it before a single-process session allocates its tables (train_eval,
+// eval, export, predict) and in check_construction.
+void check_tables_fit_one_process(const protos::EasyRecConfig& config, const embedding::EmbeddingGroupSet& group,
+                                  const embedding::FusedOptimizerOptions& optimizer);
+
 // The bags of every collection of `group`, their table names as in tables() (for
 // measure_pooling_factors).
 std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSet& group);
@@ -56,9 +72,9 @@ struct JobPlan {
   dist::PlannerTopology topology;
   dist::ShardingPlan plan;
 };
-// Zero-collision hashed tables (docs/tzrec-compatibility.md §5.12) are not sharded: with
-// world_size > 1 and a feature with `zch`, NotSupportedError "<its zch path> with more than one
-// rank". Called by plan_job and by distributed sessions.
+// Zero-collision hashed and dynamic tables (docs/tzrec-compatibility.md §5.12, §5.13) are not
+// sharded: with world_size > 1 and a feature with `zch` or `dynamicemb`, NotSupportedError "<its
+// zch / dynamicemb path> with more than one rank". Called by plan_job and by distributed sessions.
 void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size);
 
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);

@@ -211,6 +211,8 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
 
   result.model = sharded ? load_partial_sharded(session, checkpoint, *index, param_map)
                          : load_partial(checkpoint.model, session.model_tensors(), param_map);
+  // Zero-collision hashing and dynamic tables: their state from the loaded buffers.
+  if (!sharded) session.model().embeddings().reload_embedding_state();
   log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
             result.model.loaded.size() + result.model.missing.size(), latest->first);
   if (!result.model.missing.empty()) {

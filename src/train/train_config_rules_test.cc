@@ -130,5 +130,27 @@ TEST(TrainConfigRules, EmaScalerPrecisionClipping) {
                     "train_config.grad_clipping.clipping_type: must be norm, value or none, got 'l2'"));
 }
 
+// A single-process job whose tables cannot fit this machine (10^12 rows x 4 x 4 bytes) is refused
+// by the planner's rule for one rank (train/embedding_sharding.h, check_tables_fit_one_process)
+// before any table is allocated: check_config and train_eval (the session's constructor, for
+// training and for evaluation / predict) give the same message, at once. A job of more ranks is
+// the sharding planner's to check (plan_job).
+TEST(TrainConfigRules, TablesMustFitOneProcess) {
+  auto huge = base();
+  huge.mutable_feature_configs(1)->mutable_id_feature()->set_num_buckets(1000000000000ULL);
+  const std::string expected = "embedding table 'c0_emb' needs 16000000000000 bytes";
+  const std::string checked = check_error(huge);
+  EXPECT_NE(checked.find(expected), std::string::npos) << checked;
+  for (bool with_optimizers : {true, false}) {
+    try {
+      TrainingSession session(huge, with_optimizers);
+      ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.what(), checked) << with_optimizers;  // sgd keeps no state: the same bytes
+    }
+  }
+  EXPECT_NO_THROW(TrainingSession::check_construction(huge, /*world_size=*/2));
+}
+
 }  // namespace train_config_rules_test
 }  // namespace tzrec::train

@@ -1,7 +1,12 @@
 #include "train/training_session.h"
 
 #include <cctype>
+#include <memory>
 #include <regex>
+#include <string>
+#include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <fmt/ranges.h>
 
@@ -23,11 +28,53 @@ namespace {
 // Set on this thread while check_construction builds a session: its tables are never allocated
 // (the model is built as for a distributed job) and no fused sparse optimizer is attached.
 thread_local bool tables_deferred_for_check = false;
+// The world size check_construction checks for (1: the single-process memory rule applies).
+thread_local int check_world_size = 1;
 
 struct CheckConstruction {
-  CheckConstruction() { tables_deferred_for_check = true; }
-  ~CheckConstruction() { tables_deferred_for_check = false; }
+  explicit CheckConstruction(int world_size) {
+    tables_deferred_for_check = true;
+    check_world_size = world_size;
+  }
+  ~CheckConstruction() {
+    tables_deferred_for_check = false;
+    check_world_size = 1;
+  }
 };
+
+// While alive: the random generator's state is kept (restored at the end) and log lines below
+// ERROR are held back.
+class QuietBuild {
+ public:
+  QuietBuild() : gen_(at::detail::getDefaultCPUGenerator()), rng_state_(gen_.get_state()), level_(log::current_level()) {
+    log::set_level(log::Level::kError);
+  }
+  ~QuietBuild() {
+    log::set_level(level_);
+    gen_.set_state(rng_state_);
+  }
+  QuietBuild(const QuietBuild&) = delete;
+  QuietBuild& operator=(const QuietBuild&) = delete;
+
+ private:
+  at::Generator gen_;
+  torch::Tensor rng_state_;
+  log::Level level_;
+};
+
+// Applies check_tables_fit_one_process before a single-process session allocates its tables: the
+// table shapes come from the model built once more without its tables, quietly (the real build
+// logs its warnings, and its initial values do not change: the generator's state is restored).
+void check_before_allocating(const protos::EasyRecConfig& config, const std::vector<feature::FeatureInfo>& features,
+                             const std::string& model_tower, const embedding::FusedOptimizerOptions& optimizer) {
+  std::shared_ptr<models::Model> shapes;
+  {
+    QuietBuild quiet;
+    embedding::DeferTableAllocation defer;
+    shapes = models::create_model(config, features, model_tower);  // errors: the same as the real build's
+  }
+  check_tables_fit_one_process(config, shapes->embeddings(), optimizer);
+}
 
 constexpr const char* kSparsePrefix = "sparse.";
 constexpr const char* kDensePrefix = "dense.";
@@ -82,8 +129,8 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
   return config.train_config().dense_optimizer().has_ema();
 }
 
-void TrainingSession::check_construction(const protos::EasyRecConfig& config) {
-  CheckConstruction scope;
+void TrainingSession::check_construction(const protos::EasyRecConfig& config, int world_size) {
+  CheckConstruction scope(world_size);
   TrainingSession session(config, /*with_optimizers=*/true);
 }
 
@@ -95,19 +142,27 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
   if (distributed) refuse_zch_with_ranks(features_, process_group_->world_size());
+  const auto sparse_options = (distributed || with_optimizers)
+                                  ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
+                                  : embedding::FusedOptimizerOptions{};
   if (distributed || tables_deferred_for_check) {
     // No full table is ever allocated: the collection gets this rank's shards below.
     embedding::DeferTableAllocation defer;
     model_ = models::create_model(config_, features_, model_tower);
+    // check_config of a single-process job: the memory rule that job applies below.
+    if (tables_deferred_for_check && check_world_size == 1) {
+      check_tables_fit_one_process(config_, model_->embeddings(), sparse_options);
+    }
   } else {
+    // A caller's DeferTableAllocation (an export's tower package) allocates nothing either.
+    if (!embedding::DeferTableAllocation::active()) {
+      check_before_allocating(config_, features_, model_tower, sparse_options);
+    }
     model_ = models::create_model(config_, features_, model_tower);
   }
   if (with_optimizers && models::mixed_precision_dtype(config_) == c10::ScalarType::BFloat16) {
     tune_malloc_for_bf16_autocast();  // base/malloc_tuning.h
   }
-  const auto sparse_options = (distributed || with_optimizers)
-                                  ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
-                                  : embedding::FusedOptimizerOptions{};
   if (distributed) {
     const embedding::EmbeddingGroupSet& group = model_->embeddings();
     // Training jobs that plan (no saved plan for this world size) measure the pooling factors on
@@ -218,6 +273,7 @@ void TrainingSession::set_sparse_lr(double lr) {
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> TrainingSession::model_tensors() {
+  model_->embeddings().sync_embedding_state();  // dynamic tables' index into their buffers
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     out.emplace_back(item.key(), item.value());
@@ -363,7 +419,8 @@ void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, b
     restore_shards(checkpoint.dir, restore_optimizer);
   } else {
     checkpointing::restore_tensors(checkpoint.model, model_tensors(), "model");
-    model_->embeddings().reload_zch_state();  // zero-collision hashing: step count from the restored buffers
+    // Zero-collision hashing: step count from the restored buffers; dynamic tables: their index.
+    model_->embeddings().reload_embedding_state();
   }
   if (restore_optimizer && has_optimizers()) {
     if (sparse_optimizer_ != nullptr) {

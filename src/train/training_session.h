@@ -63,7 +63,10 @@ std::map<std::string, torch::Tensor> dense_optimizer_state(const std::map<std::s
 // their finite gradient.
 class TrainingSession {
  public:
-  // with_optimizers=false builds the model only (eval / predict). With a process group of more
+  // with_optimizers=false builds the model only (eval / predict). A single-process session first
+  // checks that its tables (and the sparse optimizer's state) fit this machine
+  // (check_tables_fit_one_process: ConfigError naming the table, before anything is allocated),
+  // unless it is built under the caller's DeferTableAllocation. With a process group of more
   // than one rank the session is distributed: the embedding tables are sharded by a plan
   // (`saved_plan` when restoring and still valid, else planned; train/embedding_sharding.h) and
   // hold only this rank's shards, dense parameters start from rank 0's values and their gradients
@@ -77,8 +80,10 @@ class TrainingSession {
   // Builds from `config` everything the constructor builds — features, the model with its losses
   // and metrics, optimizers, learning-rate schedules, grad scaler, clipping, accumulation — with
   // no embedding table allocated and no data read, then discards it: every ConfigError a training
-  // job raises while it is being set up is raised here (tzrec check_config).
-  static void check_construction(const protos::EasyRecConfig& config);
+  // job raises while it is being set up is raised here (tzrec check_config). For a job of
+  // `world_size` 1 that includes the memory rule of one process (check_tables_fit_one_process,
+  // train/embedding_sharding.h); a job of more ranks is checked by plan_job instead.
+  static void check_construction(const protos::EasyRecConfig& config, int world_size = 1);
 
   const protos::EasyRecConfig& config() const { return config_; }
   models::Model& model() { return *model_; }

@@ -14,6 +14,8 @@
 #include "config/pipeline_config.h"
 #include "data/synthetic_criteo.h"
 #include "feature/batch_loader.h"
+#include "feature/features.h"
+#include "models/model.h"
 #include "base/error.h"
 #include "checkpoint/checkpoint.h"
 #include "train/embedding_sharding.h"
@@ -156,6 +158,25 @@ TEST_F(TrainingSessionTest, ZchTablesRestoreAndContinueIdentically) {
     EXPECT_GT((tb.at(buffers + "_mch_sorted_raw_ids") != std::numeric_limits<int64_t>::max()).sum().item<int64_t>(), 0);
     EXPECT_EQ(tb.at(mc + "_embedding_module.embedding_bags.cat_0_emb.weight").size(0), 64);
   });
+}
+
+// A single-process session checks its tables' memory on a model built once more without them
+// (train/embedding_sharding.h, check_tables_fit_one_process); that build must not draw from the
+// random generator: the session's initial values are those of the model built directly.
+TEST_F(TrainingSessionTest, MemoryCheckLeavesInitialValuesUnchanged) {
+  torch::manual_seed(7);
+  TrainingSession session(config_, true);
+  torch::manual_seed(7);
+  const auto direct = models::create_model(config_, feature::build_feature_infos(config_));
+  std::map<std::string, torch::Tensor> expected;
+  for (const auto& item : direct->named_parameters(/*recurse=*/true)) expected.emplace(item.key(), item.value());
+  int compared = 0;
+  for (const auto& item : session.model().named_parameters(/*recurse=*/true)) {
+    ASSERT_TRUE(expected.count(item.key())) << item.key();
+    EXPECT_TRUE(torch::equal(item.value(), expected.at(item.key()))) << item.key();
+    ++compared;
+  }
+  EXPECT_EQ(compared, static_cast<int>(expected.size()));
 }
 
 TEST(ZchRanks, MoreThanOneRankIsRefused) {

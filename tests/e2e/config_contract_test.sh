@@ -105,6 +105,18 @@ expect_same encoder_input "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    gr
   "sequence_encoders[0].input: 'click' is not a sequence group of group 'deep'; use one of: deep"
 expect_same din_encoder_mlp "$DEEPFM" "$SEQ"'; 0,/    group_name: "deep"/s//    group_name: "deep"\n    sequence_groups { feature_names: "hist__cat_0" }\n    sequence_encoders { din_encoder { } }/' \
   "sequence_encoders[0].din_encoder.attn_mlp: required"
+# Tables that do not fit one process (10^12 rows: 64 TB of weights, 64 TB of adagrad state) are
+# refused before they are allocated, by the planner's rule for one rank (train/embedding_sharding.h).
+expect_same huge_table "$DEEPFM" '0,/    num_buckets: 20000/s//    hash_bucket_size: 1000000000000/' \
+  "embedding table 'cat_2_emb' needs 128000000000000 bytes (119209.3 GiB: weights 64000000000000 + optimizer state 64000000000000)"
+# ... at once, before any data is read (the input does not exist), in one line besides the log.
+timeout 60 "$TZREC" train_eval --pipeline_config_path "$WORK/huge_table.config" --model_dir "$WORK/model_huge" \
+  --train_input_path "$WORK/missing.parquet" > /dev/null 2> "$WORK/train.err"
+rc=$?
+[[ $rc -eq 1 ]] || { tail -3 "$WORK/train.err"; fail "huge_table: train_eval exited $rc, not 1"; }
+[[ $(grep -vc '^\[20' "$WORK/train.err") -eq 1 ]] || { cat "$WORK/train.err"; fail "huge_table: not one error line"; }
+grep -q "^error: embedding table 'cat_2_emb' needs .* add ranks (\`tzrec launch" "$WORK/train.err" \
+  || { cat "$WORK/train.err"; fail "huge_table: not the memory error"; }
 # Fields the registry refuses (docs/architecture.md, "The config contract").
 expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  shuffle: true/' \
   "not supported yet: data_config.shuffle"

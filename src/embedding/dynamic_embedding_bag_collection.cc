@@ -1,0 +1,240 @@
+#include "embedding/dynamic_embedding_bag_collection.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "embedding/row_reset.h"
+#include "sparse/jagged_tensor.h"
+
+namespace tzrec::embedding {
+namespace {
+
+// Fills `out` as `init` says (DynamicEmbInitializerArgs). TRUNCATED_NORMAL: mean ± 2 std_dev.
+void draw_rows(const DynamicEmbInitializer& init, torch::Tensor& out) {
+  using Mode = DynamicEmbInitializer::Mode;
+  switch (init.mode) {
+    case Mode::kNormal:
+      out.normal_(init.mean, init.std_dev);
+      break;
+    case Mode::kTruncatedNormal: {
+      // Inverse-CDF sampling of the normal truncated to [mean - 2 std, mean + 2 std].
+      torch::Tensor u = torch::empty(out.sizes(), out.options().dtype(torch::kFloat32));
+      const double lo = 0.5 * (1.0 + std::erf(-2.0 / std::sqrt(2.0)));
+      const double hi = 0.5 * (1.0 + std::erf(2.0 / std::sqrt(2.0)));
+      u.uniform_(2.0 * lo - 1.0, 2.0 * hi - 1.0);
+      out.copy_(u.erfinv_().mul_(init.std_dev * std::sqrt(2.0)).add_(init.mean));
+      break;
+    }
+    case Mode::kUniform:
+      out.uniform_(init.lower, init.upper);
+      break;
+    case Mode::kConstant:
+      out.fill_(init.value);
+      break;
+  }
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector<DynamicEmbTableConfig> tables,
+                                                                     std::vector<BagConfig> bags,
+                                                                     const std::string& tables_module)
+    : tables_(std::move(tables)), bags_(std::move(bags)) {
+  std::vector<TableConfig> plain_tables;
+  for (DynamicEmbTableConfig& t : tables_) {
+    const std::string& path = t.dynamic.table.field_path;
+    if (t.dynamic.eval_init.mode != DynamicEmbInitializer::Mode::kConstant) {
+      throw NotSupportedError(path + ".eval_initializer_args.mode other than CONSTANT");
+    }
+    if (t.dynamic.admission_init.mode != DynamicEmbInitializer::Mode::kConstant) {
+      throw NotSupportedError(path + ".frequency_admission_strategy.initializer_args.mode other than CONSTANT");
+    }
+    t.dynamic.table.table_name = t.table.name;
+    dynamic_.push_back(std::make_unique<DynamicTable>(t.dynamic.table));
+    t.table.num_embeddings = dynamic_.back()->max_capacity() + 2;
+    plain_tables.push_back(t.table);
+  }
+  // The inner bags read the rows under the bag keys.
+  std::vector<BagConfig> inner;
+  for (const BagConfig& b : bags_) {
+    BagConfig c = b;
+    c.feature_name = b.key();
+    c.output_key.clear();
+    inner.push_back(std::move(c));
+  }
+  embedding_module_ = register_module("_embedding_module", EmbeddingBagCollection(std::move(plain_tables), std::move(inner), tables_module));
+
+  std::unordered_map<std::string, size_t> index;
+  for (size_t t = 0; t < tables_.size(); ++t) index.emplace(tables_[t].table.name, t);
+  table_bags_.assign(tables_.size(), {});
+  for (size_t b = 0; b < bags_.size(); ++b) table_bags_[index.at(bags_[b].table_name)].push_back(b);
+
+  auto holders = register_module("dynamic_tables", torch::nn::ModuleDict());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const int64_t rows = dynamic_[t]->max_capacity();
+    const DynamicAdmissionCounter* counter = dynamic_[t]->admission_counter();
+    const int64_t counter_slots = counter != nullptr ? counter->capacity() : 0;
+    const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+    Buffers b;
+    auto holder = std::make_shared<torch::nn::Module>();
+    b.step = holder->register_buffer("step", torch::zeros({1}, i64));
+    b.row_keys = holder->register_buffer("row_keys", torch::zeros({rows}, i64));
+    b.row_scores = holder->register_buffer("row_scores", torch::zeros({rows}, i64));
+    b.row_live = holder->register_buffer("row_live", torch::zeros({rows}, torch::kUInt8));
+    b.admission_keys = holder->register_buffer("admission_keys", torch::zeros({counter_slots}, i64));
+    b.admission_counts = holder->register_buffer("admission_counts", torch::zeros({counter_slots}, i64));
+    buffers_.push_back(b);
+    using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+    holders->update(std::vector<Entry>{{tables_[t].table.name, holder}});
+    if (!embedding_module_->tables_deferred()) reset_reserved_rows(t);
+  }
+}
+
+DynamicTable& DynamicEmbeddingBagCollectionImpl::dynamic_table(const std::string& table) {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t].table.name == table) return *dynamic_[t];
+  }
+  throw ConfigError(fmt::format("no dynamic embedding table '{}'", table));
+}
+
+int64_t DynamicEmbeddingBagCollectionImpl::step() const {
+  return buffers_.empty() ? 0 : buffers_.front().step.item<int64_t>();
+}
+
+void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
+  const int64_t r = dynamic_[t]->max_capacity();
+  const DynamicEmbOptions& d = tables_[t].dynamic;
+  const double admission = d.admission_init.value;
+  const double eval = d.eval_init.value;
+  reset_table_rows(embedding_module_, t, torch::tensor({r, r + 1}, torch::kInt64), 0,
+                   [admission, eval](torch::Tensor& fresh) {
+                     fresh[0].fill_(admission);
+                     fresh[1].fill_(eval);
+                   });
+}
+
+sparse::KeyedJaggedTensor DynamicEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
+                                                                  bool training) {
+  torch::NoGradGuard no_grad;
+  std::vector<sparse::JaggedTensor> out(bags_.size());
+  const int64_t time_ms = training ? now_ms() : 0;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (table_bags_[t].empty()) continue;
+    std::vector<torch::Tensor> values;
+    std::vector<int64_t> sizes;
+    for (size_t b : table_bags_[t]) {
+      const BagConfig& bag = bags_[b];
+      if (!kjt.contains(bag.feature_name)) {
+        throw DataError(fmt::format("sparse features of the batch have no feature '{}' (table '{}')",
+                                    bag.feature_name, bag.table_name));
+      }
+      sparse::JaggedTensor jt = kjt[bag.feature_name];
+      out[b].lengths = jt.lengths.to(torch::kInt64);
+      if (bag.weighted && jt.weights.defined()) out[b].weights = jt.weights;
+      values.push_back(jt.values.to(torch::kInt64).contiguous());
+      sizes.push_back(jt.values.size(0));
+    }
+    const torch::Tensor ids = torch::cat(values);
+    const int64_t n = ids.size(0);
+    const int64_t reserved = dynamic_[t]->max_capacity();
+    torch::Tensor rows = torch::empty({n}, torch::kInt64);
+    if (training) {
+      reset_reserved_rows(t);
+      const int64_t step = buffers_[t].step.item<int64_t>() + 1;
+      buffers_[t].step.fill_(step);
+      dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
+      std::copy(scratch_.rows.begin(), scratch_.rows.end(), rows.data_ptr<int64_t>());
+      rows.masked_fill_(rows < 0, reserved);
+      if (!scratch_.new_rows.empty()) {
+        const DynamicEmbInitializer& init = tables_[t].dynamic.init;
+        reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64),
+                         table_step_seed(tables_[t].table.name, step),
+                         [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
+      }
+    } else {
+      dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), rows.data_ptr<int64_t>());
+      rows.masked_fill_(rows < 0, reserved + 1);
+    }
+    int64_t start = 0;
+    for (size_t i = 0; i < table_bags_[t].size(); ++i) {
+      out[table_bags_[t][i]].values = rows.slice(0, start, start + sizes[i]);
+      start += sizes[i];
+    }
+  }
+  std::vector<std::string> keys;
+  for (const BagConfig& b : bags_) keys.push_back(b.key());
+  return sparse::KeyedJaggedTensor::from_jagged(keys, out);
+}
+
+sparse::KeyedTensor DynamicEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
+  if (bags_.empty()) return sparse::KeyedTensor();
+  if (embedding_module_->tables_deferred()) {
+    throw NotSupportedError(fmt::format("{} with more than one rank (dynamic embedding tables are not sharded)",
+                                        tables_.front().dynamic.table.field_path));
+  }
+  return embedding_module_->forward(remap(kjt, is_training()));
+}
+
+void DynamicEmbeddingBagCollectionImpl::sync_state() {
+  torch::NoGradGuard no_grad;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const DynamicTableState state = dynamic_[t]->export_state();
+    Buffers& b = buffers_[t];
+    b.row_live.zero_();
+    b.row_keys.zero_();
+    b.row_scores.zero_();
+    int64_t* keys = b.row_keys.data_ptr<int64_t>();
+    int64_t* scores = b.row_scores.data_ptr<int64_t>();
+    uint8_t* live = b.row_live.data_ptr<uint8_t>();
+    for (size_t i = 0; i < state.keys.size(); ++i) {
+      const int64_t row = state.rows[i];
+      keys[row] = state.keys[i];
+      scores[row] = state.scores[i];
+      live[row] = 1;
+    }
+    b.admission_keys.zero_();
+    b.admission_counts.zero_();
+    const int64_t slots = b.admission_keys.size(0);
+    TORCH_CHECK(static_cast<int64_t>(state.counter.keys.size()) <= slots, "admission counter holds more entries than its capacity");
+    for (size_t i = 0; i < state.counter.keys.size(); ++i) {
+      b.admission_keys.data_ptr<int64_t>()[i] = state.counter.keys[i];
+      b.admission_counts.data_ptr<int64_t>()[i] = state.counter.counts[i];
+    }
+  }
+}
+
+void DynamicEmbeddingBagCollectionImpl::reload_state() {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const Buffers& b = buffers_[t];
+    DynamicTableState state;
+    const int64_t* keys = b.row_keys.data_ptr<int64_t>();
+    const int64_t* scores = b.row_scores.data_ptr<int64_t>();
+    const uint8_t* live = b.row_live.data_ptr<uint8_t>();
+    for (int64_t row = 0; row < b.row_live.size(0); ++row) {
+      if (live[row] == 0) continue;
+      state.keys.push_back(keys[row]);
+      state.rows.push_back(row);
+      state.scores.push_back(scores[row]);
+    }
+    for (int64_t i = 0; i < b.admission_keys.size(0); ++i) {
+      const int64_t count = b.admission_counts.data_ptr<int64_t>()[i];
+      if (count == 0) continue;
+      state.counter.keys.push_back(b.admission_keys.data_ptr<int64_t>()[i]);
+      state.counter.counts.push_back(count);
+    }
+    dynamic_[t]->load(state, DynamicRowMode::kKeep);
+  }
+}
+
+}  // namespace tzrec::embedding

@@ -1,0 +1,103 @@
+// DynamicEmbeddingBagCollection: an EmbeddingBagCollection over dynamic embedding tables
+// (docs/tzrec-compatibility.md §5.13), TorchEasyRec's `dynamicemb { }` tables: raw 64-bit ids
+// mapped to rows by a DynamicTable (dynamic_table.h: scored, bucketed hash table with admission
+// and eviction) instead of a fixed hash.
+//
+// Per table, the weight has R + 2 rows, R = the DynamicTable's max_capacity(): rows [0, R) are
+// handed to ids by the table; row R holds the admission initializer's value (ids below the
+// admission threshold, or rejected by a full table, in training) and row R + 1 the evaluation
+// initializer's value (ids not in the table in eval mode). Both are put back (value and optimizer
+// state) at every training forward, so no update to them survives: dynamicemb stores nothing for
+// such ids.
+//
+// forward() in training mode: per table, the raw ids of all its bags (bag order, concatenated) go
+// through DynamicTable::find_or_insert with the collection's step (counted per training forward,
+// from 1) and the wall-clock time in ms; the rows given to new ids (evicted ids' rows included)
+// are drawn again from the table's initializer — with torch's CPU generator seeded from the table
+// name and the step (row_reset.h), so a resumed run draws what the uninterrupted run drew — and
+// their fused optimizer state is reset; then the inner EmbeddingBagCollection looks the rows up.
+// Eval mode only finds: nothing is inserted, counted or scored.
+//
+// State-dict layout (this engine's; TorchEasyRec's dynamicemb checkpoints are the library's own
+// files):
+//   _embedding_module.embedding_bags.<table>.weight  [R + 2, dim]
+//   dynamic_tables.<table>.step                  [1] int64: training forwards so far
+//   dynamic_tables.<table>.row_keys              [R] int64: the id owning each row
+//   dynamic_tables.<table>.row_scores            [R] int64: its score (STEP: the step, TIMESTAMP: ms,
+//                                                           LFU: the count, NO_EVICTION: 0)
+//   dynamic_tables.<table>.row_live              [R] uint8: 1 for rows owned by an id
+//   dynamic_tables.<table>.admission_keys        [C] int64 (C: the admission counter's capacity;
+//   dynamic_tables.<table>.admission_counts      [C] int64  count 0 = empty; C = 0 without admission)
+// The buffers are written from the tables by sync_state() (call it before reading them: checkpoints,
+// exports) and read back by reload_state() (after they were overwritten: restores).
+//
+// Single process only, as the zero-collision hashed tables: a collection built under
+// DeferTableAllocation throws NotSupportedError from forward().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "embedding/dynamic_table.h"
+#include "embedding/embedding_bag_collection.h"
+#include "embedding/embedding_config.h"
+#include "sparse/keyed_jagged_tensor.h"
+#include "sparse/keyed_tensor.h"
+
+namespace tzrec::embedding {
+
+struct DynamicEmbTableConfig {
+  TableConfig table;  // num_embeddings is replaced by the table's R + 2 rows
+  DynamicEmbOptions dynamic;
+};
+
+class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
+ public:
+  // ConfigError as EmbeddingBagCollection and DynamicTable (validate_dynamic_table_options).
+  // tables_module: as EmbeddingBagCollection's ("embeddings" for the item-level collections of
+  // sequence groups).
+  DynamicEmbeddingBagCollectionImpl(std::vector<DynamicEmbTableConfig> tables, std::vector<BagConfig> bags,
+                                    const std::string& tables_module = "embedding_bags");
+
+  // Output as EmbeddingBagCollection::forward (keys = bag keys in bag order). Raw ids may be any
+  // int64 value.
+  sparse::KeyedTensor forward(const sparse::KeyedJaggedTensor& kjt);
+
+  // The row ids the inner collection looks up, one key per bag (the bag's key()), in bag order;
+  // `training` inserts, counts and scores (and resets the rows given to new ids).
+  sparse::KeyedJaggedTensor remap(const sparse::KeyedJaggedTensor& kjt, bool training);
+
+  EmbeddingBagCollection embedding_module() const { return embedding_module_; }
+  const std::vector<DynamicEmbTableConfig>& dynamic_table_configs() const { return tables_; }
+  // ConfigError for an unknown table.
+  DynamicTable& dynamic_table(const std::string& table);
+  // Training forwards so far.
+  int64_t step() const;
+
+  // Tables → buffers (see above).
+  void sync_state();
+  // Buffers → tables (DynamicTable::load with kKeep; DataError naming the table for bad state).
+  void reload_state();
+
+ private:
+  // Puts rows R and R + 1 of table t back to their constants (and their optimizer state).
+  void reset_reserved_rows(size_t t);
+
+  std::vector<DynamicEmbTableConfig> tables_;
+  std::vector<BagConfig> bags_;
+  std::vector<std::vector<size_t>> table_bags_;  // table index → indices of its bags, in bag order
+  std::vector<std::unique_ptr<DynamicTable>> dynamic_;
+  struct Buffers {
+    torch::Tensor step, row_keys, row_scores, row_live, admission_keys, admission_counts;
+  };
+  std::vector<Buffers> buffers_;
+  EmbeddingBagCollection embedding_module_{nullptr};
+  DynamicTableLookup scratch_;
+};
+TORCH_MODULE(DynamicEmbeddingBagCollection);
+
+}  // namespace tzrec::embedding

@@ -1,0 +1,677 @@
+#include "embedding/dynamic_table.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+
+namespace tzrec::embedding {
+namespace {
+
+constexpr int64_t kMaxDynamicRows = int64_t{1} << 31;
+constexpr int64_t kMaxDynamicBucket = int64_t{1} << 20;
+constexpr uint64_t kMaxScore = std::numeric_limits<uint32_t>::max();
+// TIMESTAMP scores are ms + 1 above a base that the newest time keeps 2^31 ms behind it (moved
+// forward once a time would pass 2^32 - 1), so the last 2^31 ms at least keep their order.
+constexpr int64_t kTimeWindow = int64_t{1} << 31;
+// owner_rank()'s hash is mix64(id ^ kOwnerSeed): unrelated to the bucket hash mix64(id), so the
+// ids of one rank still spread over all buckets and digests.
+constexpr uint64_t kOwnerSeed = 0x5851f42d4c957f2dULL;
+
+uint32_t clamp_score(int64_t value) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(value, 0, static_cast<int64_t>(kMaxScore)));
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+const char* dynamic_score_strategy_name(DynamicScoreStrategy strategy) {
+  switch (strategy) {
+    case DynamicScoreStrategy::kTimestamp: return "TIMESTAMP";
+    case DynamicScoreStrategy::kStep: return "STEP";
+    case DynamicScoreStrategy::kLfu: return "LFU";
+    case DynamicScoreStrategy::kNoEviction: return "NO_EVICTION";
+  }
+  return "?";
+}
+
+DynamicScoreStrategy parse_dynamic_score_strategy(const std::string& name, const std::string& field_path) {
+  if (name == "TIMESTAMP") return DynamicScoreStrategy::kTimestamp;
+  if (name == "STEP") return DynamicScoreStrategy::kStep;
+  if (name == "LFU") return DynamicScoreStrategy::kLfu;
+  if (name == "NO_EVICTION") return DynamicScoreStrategy::kNoEviction;
+  if (name == "CUSTOMIZED") {
+    throw NotSupportedError(fmt::format(
+        "{}: CUSTOMIZED (scores set through dynamicemb's set_score); use TIMESTAMP, STEP, LFU or NO_EVICTION",
+        field_path));
+  }
+  throw ConfigError(fmt::format("{}: unknown '{}'; use TIMESTAMP, STEP, LFU or NO_EVICTION", field_path, name));
+}
+
+DynamicTableOptions DynamicTableOptions::per_rank(int world_size) const {
+  if (world_size < 1) throw std::invalid_argument("DynamicTableOptions::per_rank: world_size < 1");
+  // Invalid sizes stay as they are, for validate_dynamic_table_options to report.
+  DynamicTableOptions shard = *this;
+  if (max_capacity >= 1) {
+    shard.max_capacity = static_cast<int64_t>(ceil_div(static_cast<uint64_t>(max_capacity), world_size));
+  }
+  const int64_t global_counter = admission ? admission->counter_capacity.value_or(max_capacity) : 0;
+  if (global_counter >= 1) {
+    const int64_t per_rank = std::max<int64_t>(global_counter / world_size, 1);
+    const int64_t align = dynamic_hash::kBucketAlignment;
+    shard.admission->counter_capacity = (per_rank + align - 1) / align * align;
+  }
+  return shard;
+}
+
+void validate_dynamic_table_options(const DynamicTableOptions& o) {
+  const std::string& path = o.field_path;
+  if (o.max_capacity < 1 || o.max_capacity > kMaxDynamicRows) {
+    throw ConfigError(fmt::format("{}.max_capacity: {} is outside [1, {}] (rows of one table on one rank)", path,
+                                  o.max_capacity, kMaxDynamicRows));
+  }
+  if (o.init_capacity && *o.init_capacity < 1) {
+    throw ConfigError(fmt::format("{}.init_capacity_per_rank: {} must be at least 1", path, *o.init_capacity));
+  }
+  if (o.bucket_capacity < dynamic_hash::kBucketAlignment || o.bucket_capacity > kMaxDynamicBucket ||
+      o.bucket_capacity % dynamic_hash::kBucketAlignment != 0) {
+    throw ConfigError(fmt::format("{}.bucket_capacity: {} must be a multiple of {} (dynamicemb's bucket alignment) "
+                                  "in [16, {}], e.g. 128",
+                                  path, o.bucket_capacity, dynamic_hash::kBucketAlignment, kMaxDynamicBucket));
+  }
+  if (o.admission) {
+    const std::string admission_path = path + ".frequency_admission_strategy";
+    if (o.admission->threshold < 0 || static_cast<uint64_t>(o.admission->threshold) > kMaxScore) {
+      throw ConfigError(fmt::format("{}.threshold: {} is outside [0, {}]", admission_path, o.admission->threshold,
+                                    kMaxScore));
+    }
+    if (o.admission->counter_capacity && *o.admission->counter_capacity < 1) {
+      throw ConfigError(fmt::format("{}.counter_capacity: {} must be at least 1", admission_path,
+                                    *o.admission->counter_capacity));
+    }
+    if (o.admission->counter_bucket_capacity < 1 || o.admission->counter_bucket_capacity > kMaxDynamicBucket) {
+      throw ConfigError(fmt::format("{}.counter_bucket_capacity: {} is outside [1, {}]", admission_path,
+                                    o.admission->counter_bucket_capacity, kMaxDynamicBucket));
+    }
+  }
+}
+
+DynamicTable::DynamicTable(DynamicTableOptions options) : options_(std::move(options)) {
+  validate_dynamic_table_options(options_);
+  strategy_ = options_.score_strategy;
+  bucket_capacity_ = static_cast<uint32_t>(options_.bucket_capacity);
+  // Index buckets: one slot per row, two under NO_EVICTION (dynamicemb's fixed 0.5 load factor).
+  const uint64_t per_row = strategy_ == DynamicScoreStrategy::kNoEviction ? 2 : 1;
+  const uint64_t row_buckets = ceil_div(static_cast<uint64_t>(options_.max_capacity), bucket_capacity_);
+  const uint64_t top = per_row * row_buckets;
+  const uint64_t init_rows = static_cast<uint64_t>(options_.init_capacity.value_or(options_.max_capacity));
+  const uint64_t init = std::min(top, per_row * ceil_div(init_rows, bucket_capacity_));
+  // k doublings lead from the initial index to the top exactly (each splits every bucket in two, so
+  // growth never overflows a bucket): the top rounds up to a multiple of 2^k, by at most 1/64.
+  int k = 0;
+  while ((init << (k + 1)) <= top) ++k;
+  const auto round_up = [&](int doublings) { return ceil_div(top, uint64_t{1} << doublings) << doublings; };
+  while (k > 0 && round_up(k) - top > top / 64) --k;
+  top_buckets_ = round_up(k);
+  max_rows_ = static_cast<int64_t>(per_row == 2 ? row_buckets * bucket_capacity_ : top_buckets_ * bucket_capacity_);
+  initial_buckets_ = top_buckets_ >> k;
+  allocate_index(initial_buckets_);
+  if (options_.admission) {
+    counter_ = std::make_unique<DynamicAdmissionCounter>(
+        options_.admission->counter_capacity.value_or(options_.max_capacity),
+        options_.admission->counter_bucket_capacity);
+  }
+}
+
+DynamicTable::~DynamicTable() = default;
+DynamicTable::DynamicTable(DynamicTable&&) noexcept = default;
+DynamicTable& DynamicTable::operator=(DynamicTable&&) noexcept = default;
+
+void DynamicTable::allocate_index(uint64_t num_buckets) {
+  num_buckets_ = num_buckets;
+  const size_t slots = num_buckets * bucket_capacity_;
+  digests_.assign(slots, 0);
+  keys_.assign(slots, 0);
+  meta_.assign(slots, 0);
+  sizes_.assign(num_buckets, 0);
+}
+
+int64_t DynamicTable::capacity() const {
+  const int64_t slots = static_cast<int64_t>(num_buckets_ * bucket_capacity_);
+  return strategy_ == DynamicScoreStrategy::kNoEviction ? std::min(max_rows_, slots / 2) : slots;
+}
+
+int64_t DynamicTable::memory_bytes() const {
+  int64_t bytes = static_cast<int64_t>(digests_.size() * (sizeof(uint8_t) + sizeof(int64_t) + sizeof(uint64_t)) +
+                                       sizes_.size() * sizeof(uint32_t) + free_rows_.capacity() * sizeof(uint32_t) +
+                                       protected_.size() * sizeof(uint64_t));
+  return bytes + (counter_ ? counter_->memory_bytes() : 0);
+}
+
+int DynamicTable::owner_rank(int64_t id, int world_size) {
+  if (world_size < 1) throw std::invalid_argument("DynamicTable::owner_rank: world_size < 1");
+  const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(id) ^ kOwnerSeed);
+  return static_cast<int>(dynamic_hash::bucket_of(h, static_cast<uint64_t>(world_size)));
+}
+
+int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
+  const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
+  const uint64_t base = bucket * bucket_capacity_;
+  int64_t found = -1;
+  dynamic_hash::for_each_digest_match(&digests_[base], sizes_[bucket], dynamic_hash::digest_of(h), [&](uint32_t i) {
+    if (keys_[base + i] != key) return false;
+    found = static_cast<int64_t>(base + i);
+    return true;
+  });
+  return found;
+}
+
+// Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
+// the bucket's digests; (2) scan them, prefetch the first matching slot; (3) compare its key.
+template <class OnSlot>
+void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
+  constexpr size_t kDistance = 8;
+  constexpr size_t kRing = 32;  // > 2 * kDistance, a power of two
+  struct Pending {
+    uint64_t h;
+    uint64_t bucket;
+    int64_t candidate;  // slot index of the first digest match, -1 when none
+  };
+  Pending ring[kRing];
+  const uint8_t* digests = digests_.data();
+  const int64_t* keys = keys_.data();
+  const uint64_t* meta = meta_.data();
+  const uint64_t b_cap = bucket_capacity_;
+  for (size_t i = 0; i < n + 2 * kDistance; ++i) {
+    if (i < n) {
+      Pending& p = ring[i % kRing];
+      p.h = dynamic_hash::mix64(static_cast<uint64_t>(ids[i]));
+      p.bucket = dynamic_hash::bucket_of(p.h, num_buckets_);
+      const uint8_t* d = digests + p.bucket * b_cap;
+      __builtin_prefetch(d);
+      if (b_cap > 64) __builtin_prefetch(d + 64);
+      __builtin_prefetch(&sizes_[p.bucket]);
+    }
+    if (i >= kDistance && i - kDistance < n) {
+      Pending& p = ring[(i - kDistance) % kRing];
+      const uint64_t base = p.bucket * b_cap;
+      p.candidate = -1;
+      dynamic_hash::for_each_digest_match(digests + base, sizes_[p.bucket], dynamic_hash::digest_of(p.h),
+                                          [&](uint32_t s) {
+                                            p.candidate = static_cast<int64_t>(base + s);
+                                            return true;
+                                          });
+      if (p.candidate >= 0) {
+        __builtin_prefetch(keys + p.candidate);
+        __builtin_prefetch(meta + p.candidate);
+      }
+    }
+    if (i >= 2 * kDistance) {
+      const size_t j = i - 2 * kDistance;
+      const Pending& p = ring[j % kRing];
+      int64_t slot = -1;
+      if (p.candidate >= 0) {
+        // A digest collision with another key of the bucket (1 in 256 per slot): scan again.
+        slot = keys[p.candidate] == ids[j] ? p.candidate : find_slot(ids[j], p.h);
+      }
+      on(j, slot);
+    }
+  }
+}
+
+void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
+  probe_batch(ids, n, [&](size_t i, int64_t slot) {
+    rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(meta_[slot]));
+  });
+}
+
+uint32_t DynamicTable::encode_time(int64_t timestamp_ms) {
+  if (!has_time_base_) {
+    time_base_ms_ = timestamp_ms - kTimeWindow + 1;  // the first time scores 2^31
+    has_time_base_ = true;
+  }
+  if (timestamp_ms < time_base_ms_) return 0;
+  const uint64_t offset = static_cast<uint64_t>(timestamp_ms - time_base_ms_) + 1;
+  if (offset <= kMaxScore) return static_cast<uint32_t>(offset);
+  // Past 2^32 - 1 ms from the base: move the base so this time scores 2^31 again; older scores
+  // shift down (those before the new base tie at 0).
+  const uint64_t shift = offset - kTimeWindow;
+  time_base_ms_ += static_cast<int64_t>(shift);
+  for (uint64_t b = 0; b < num_buckets_; ++b) {
+    const uint64_t base = b * bucket_capacity_;
+    for (uint64_t s = base; s < base + sizes_[b]; ++s) {
+      const uint32_t score = meta_score(meta_[s]);
+      meta_[s] = make_meta(score > shift ? static_cast<uint32_t>(score - shift) : 0, meta_row(meta_[s]));
+    }
+  }
+  return static_cast<uint32_t>(kTimeWindow);
+}
+
+int64_t DynamicTable::decode_score(uint32_t score) const {
+  switch (strategy_) {
+    case DynamicScoreStrategy::kTimestamp: return time_base_ms_ + static_cast<int64_t>(score) - 1;
+    case DynamicScoreStrategy::kNoEviction: return 0;
+    default: return score;
+  }
+}
+
+// Whether `keys` keys crowd an index of `buckets` buckets: past 3/4 of the slots (NO_EVICTION: 1/2).
+bool DynamicTable::crowded(int64_t keys, uint64_t buckets) const {
+  const int64_t slots = static_cast<int64_t>(buckets * bucket_capacity_);
+  return strategy_ == DynamicScoreStrategy::kNoEviction ? keys > slots / 2 : keys > slots / 4 * 3;
+}
+
+bool DynamicTable::grow_needed(int64_t new_keys) const {
+  return num_buckets_ < top_buckets_ && crowded(live_ + new_keys, num_buckets_);
+}
+
+// Every bucket b splits into 2b and 2b + 1 (dynamic_hash::bucket_of), keeping its slots' order.
+void DynamicTable::double_buckets() {
+  const uint64_t old_buckets = num_buckets_;
+  dynamic_hash::HugePageArray<uint8_t> old_digests = std::move(digests_);
+  dynamic_hash::HugePageArray<int64_t> old_keys = std::move(keys_);
+  dynamic_hash::HugePageArray<uint64_t> old_meta = std::move(meta_);
+  std::vector<uint32_t> old_sizes = std::move(sizes_);
+  allocate_index(old_buckets * 2);
+  for (uint64_t b = 0; b < old_buckets; ++b) {
+    const uint64_t base = b * bucket_capacity_;
+    for (uint64_t s = base; s < base + old_sizes[b]; ++s) {
+      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(old_keys[s]));
+      const uint64_t nb = dynamic_hash::bucket_of(h, num_buckets_);
+      const uint64_t slot = nb * bucket_capacity_ + sizes_[nb]++;
+      digests_[slot] = old_digests[s];
+      keys_[slot] = old_keys[s];
+      meta_[slot] = old_meta[s];
+    }
+  }
+}
+
+uint32_t DynamicTable::allocate_row() {
+  if (!free_rows_.empty()) {
+    const uint32_t row = free_rows_.back();
+    free_rows_.pop_back();
+    return row;
+  }
+  return static_cast<uint32_t>(next_row_++);
+}
+
+void DynamicTable::activate_protection(const DynamicTableLookup& out) {
+  if (protected_.empty()) protected_.assign(ceil_div(static_cast<uint64_t>(max_rows_), 64), 0);
+  const auto pin = [&](int64_t row) {
+    if (row >= 0) protected_[row >> 6] |= uint64_t{1} << (row & 63);
+  };
+  for (const int64_t row : out.rows) pin(row);
+  for (const int64_t row : distinct_rows_) pin(row);
+  protecting_ = true;
+}
+
+// The slot to evict in the full bucket at `base`: the smallest meta (score, then row) among the
+// keys not pinned by this call; -1 when all are. STEP and TIMESTAMP keys of this call hold its
+// score `now` (keys of an earlier call with the same step or time are pinned too, which only
+// narrows the choice); LFU keys are pinned by the rows bitset.
+int64_t DynamicTable::victim_hint(uint64_t base, uint32_t now) const {
+  const uint64_t* meta = meta_.data() + base;
+  const uint32_t b_cap = bucket_capacity_;
+  const bool by_score = strategy_ != DynamicScoreStrategy::kLfu;
+  uint32_t best = b_cap;
+  uint64_t best_meta = std::numeric_limits<uint64_t>::max();
+  for (uint32_t i = 0; i < b_cap; ++i) {
+    const uint64_t m = meta[i];
+    if ((!by_score || meta_score(m) != now) && m <= best_meta) {
+      best = i;
+      best_meta = m;
+    }
+  }
+  return best == b_cap ? -1 : static_cast<int64_t>(base + best);
+}
+
+int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out) {
+  const int64_t hint = victim_hint(base, now);
+  if (strategy_ != DynamicScoreStrategy::kLfu || hint < 0) return hint;
+  if (!protecting_) activate_protection(out);
+  if (!pinned(meta_row(meta_[hint]))) return hint;
+  // The minimum is pinned: scan again, skipping pins.
+  const uint64_t* meta = meta_.data() + base;
+  const uint32_t b_cap = bucket_capacity_;
+  uint32_t best = b_cap;
+  uint64_t best_meta = std::numeric_limits<uint64_t>::max();
+  for (uint32_t i = 0; i < b_cap; ++i) {
+    const uint64_t m = meta[i];
+    if (m <= best_meta && !pinned(meta_row(m))) {
+      best = i;
+      best_meta = m;
+    }
+  }
+  return best == b_cap ? -1 : static_cast<int64_t>(base + best);
+}
+
+// Brings in what inserting the key of hash h will read: its bucket's size and digests, and, when
+// it may evict (the index is at its top), the bucket's metadata.
+void DynamicTable::prefetch_bucket(uint64_t h) const {
+  const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
+  __builtin_prefetch(&sizes_[bucket]);
+  __builtin_prefetch(digests_.data() + bucket * bucket_capacity_);
+  if (num_buckets_ == top_buckets_ && strategy_ != DynamicScoreStrategy::kNoEviction) {
+    const char* begin = reinterpret_cast<const char*>(meta_.data() + bucket * bucket_capacity_);
+    for (size_t offset = 0; offset < bucket_capacity_ * sizeof(uint64_t); offset += 64) __builtin_prefetch(begin + offset);
+  }
+}
+
+// The row of a new (admitted) key of hash h, or -1 when it is rejected.
+int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out) {
+  const bool no_eviction = strategy_ == DynamicScoreStrategy::kNoEviction;
+  for (;;) {
+    if (no_eviction && live_ >= max_rows_) return -1;
+    if (no_eviction && live_ >= capacity() && num_buckets_ < top_buckets_) {
+      double_buckets();
+      continue;
+    }
+    const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
+    const uint64_t base = bucket * bucket_capacity_;
+    uint64_t slot;
+    uint32_t row;
+    if (sizes_[bucket] < bucket_capacity_) {
+      slot = base + sizes_[bucket]++;
+      row = allocate_row();
+      ++live_;
+    } else if (num_buckets_ < top_buckets_) {
+      double_buckets();
+      continue;
+    } else if (no_eviction) {
+      return -1;
+    } else {
+      const int64_t victim = pick_victim(base, now, out);
+      if (victim < 0) return -1;
+      slot = static_cast<uint64_t>(victim);
+      row = meta_row(meta_[slot]);
+      out.evicted_keys.push_back(keys_[slot]);
+      out.evicted_rows.push_back(row);
+    }
+    keys_[slot] = key;
+    meta_[slot] = make_meta(score, row);
+    digests_[slot] = dynamic_hash::digest_of(h);
+    if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
+    out.new_keys.push_back(key);
+    out.new_rows.push_back(row);
+    return row;
+  }
+}
+
+DynamicTableLookup DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms) {
+  DynamicTableLookup out;
+  find_or_insert(ids, n, step, timestamp_ms, out);
+  return out;
+}
+
+void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms,
+                                  DynamicTableLookup& out) {
+  if (n >= (size_t{1} << 31)) throw std::invalid_argument("DynamicTable::find_or_insert: more than 2^31 - 1 ids");
+  out.rows.resize(n);
+  out.new_keys.clear();
+  out.new_rows.clear();
+  out.evicted_keys.clear();
+  out.evicted_rows.clear();
+  out.not_admitted = 0;
+  out.rejected = 0;
+  uint32_t now = 0;
+  if (strategy_ == DynamicScoreStrategy::kStep) now = clamp_score(step);
+  if (strategy_ == DynamicScoreStrategy::kTimestamp) now = encode_time(timestamp_ms);
+
+  // 1. Keys in the table: their rows, scores updated.
+  missing_.clear();
+  probe_batch(ids, n, [&](size_t i, int64_t slot) {
+    if (slot < 0) {
+      out.rows[i] = -1;
+      missing_.push_back(static_cast<uint32_t>(i));
+      return;
+    }
+    uint64_t& m = meta_[slot];
+    out.rows[i] = meta_row(m);
+    if (strategy_ == DynamicScoreStrategy::kLfu) {
+      if (meta_score(m) < kMaxScore) m += uint64_t{1} << 32;
+    } else if (strategy_ != DynamicScoreStrategy::kNoEviction) {
+      m = make_meta(now, meta_row(m));
+    }
+  });
+
+  // 2. The distinct missing keys, in first-occurrence order, with their occurrences.
+  distinct_keys_.clear();
+  distinct_hashes_.clear();
+  distinct_counts_.clear();
+  missing_key_.resize(missing_.size());
+  if (!missing_.empty()) {
+    size_t map_size = 16;
+    while (map_size < 2 * missing_.size()) map_size *= 2;
+    dedup_.assign(map_size, -1);
+    const size_t mask = map_size - 1;
+    for (size_t m = 0; m < missing_.size(); ++m) {
+      const int64_t key = ids[missing_[m]];
+      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(key));
+      size_t pos = h & mask;
+      while (dedup_[pos] >= 0 && distinct_keys_[dedup_[pos]] != key) pos = (pos + 1) & mask;
+      if (dedup_[pos] < 0) {
+        dedup_[pos] = static_cast<int32_t>(distinct_keys_.size());
+        distinct_keys_.push_back(key);
+        distinct_hashes_.push_back(h);
+        distinct_counts_.push_back(0);
+      }
+      missing_key_[m] = static_cast<uint32_t>(dedup_[pos]);
+      ++distinct_counts_[dedup_[pos]];
+    }
+  }
+
+  // 3. Admission: occurrences counted, keys reaching the threshold admitted (and forgotten by the
+  // counter), the others left without a row.
+  distinct_rows_.assign(distinct_keys_.size(), -1);
+  admitted_keys_.clear();
+  const int64_t threshold = counter_ ? options_.admission->threshold : 0;
+  for (size_t u = 0; u < distinct_keys_.size(); ++u) {
+    if (counter_ && counter_->add(distinct_keys_[u], distinct_counts_[u]) < threshold) {
+      ++out.not_admitted;
+      continue;
+    }
+    if (counter_) counter_->erase(distinct_keys_[u]);
+    admitted_keys_.push_back(static_cast<uint32_t>(u));
+  }
+
+  // 4. Rows for the admitted keys (growing the index first when they would crowd it).
+  while (grow_needed(static_cast<int64_t>(admitted_keys_.size()))) double_buckets();
+  // Two stages ahead: the buckets' metadata comes in kAhead keys before, and kAhead / 2 before
+  // the likely victim is found in it (recomputed for real later) so that its key comes in too.
+  constexpr size_t kAhead = 8;
+  const bool may_evict = num_buckets_ == top_buckets_ && strategy_ != DynamicScoreStrategy::kNoEviction;
+  for (size_t k = 0; k < admitted_keys_.size(); ++k) {
+    if (k + kAhead < admitted_keys_.size()) prefetch_bucket(distinct_hashes_[admitted_keys_[k + kAhead]]);
+    if (may_evict && k + kAhead / 2 < admitted_keys_.size()) {
+      const uint64_t bucket = dynamic_hash::bucket_of(distinct_hashes_[admitted_keys_[k + kAhead / 2]], num_buckets_);
+      if (sizes_[bucket] == bucket_capacity_) {
+        const int64_t hint = victim_hint(bucket * bucket_capacity_, now);
+        if (hint >= 0) __builtin_prefetch(keys_.data() + hint);
+      }
+    }
+    const uint32_t u = admitted_keys_[k];
+    const uint32_t score = strategy_ == DynamicScoreStrategy::kLfu ? distinct_counts_[u] : now;
+    distinct_rows_[u] = insert_new(distinct_keys_[u], distinct_hashes_[u], score, now, out);
+    if (distinct_rows_[u] < 0) ++out.rejected;
+  }
+  for (size_t m = 0; m < missing_.size(); ++m) out.rows[missing_[m]] = distinct_rows_[missing_key_[m]];
+
+  if (protecting_) {
+    for (const int64_t row : out.rows) {
+      if (row >= 0) protected_[row >> 6] &= ~(uint64_t{1} << (row & 63));
+    }
+    protecting_ = false;
+  }
+  out.capacity = capacity();
+  out.num_rows = next_row_;
+}
+
+DynamicTableState DynamicTable::export_state() const {
+  std::vector<std::pair<int64_t, uint64_t>> entries;  // (key, meta), keys distinct
+  entries.reserve(static_cast<size_t>(live_));
+  for (uint64_t b = 0; b < num_buckets_; ++b) {
+    const uint64_t base = b * bucket_capacity_;
+    for (uint64_t s = base; s < base + sizes_[b]; ++s) entries.emplace_back(keys_[s], meta_[s]);
+  }
+  std::sort(entries.begin(), entries.end());
+  DynamicTableState state;
+  state.keys.reserve(entries.size());
+  state.rows.reserve(entries.size());
+  state.scores.reserve(entries.size());
+  for (const auto& [key, meta] : entries) {
+    state.keys.push_back(key);
+    state.rows.push_back(meta_row(meta));
+    state.scores.push_back(decode_score(meta_score(meta)));
+  }
+  if (counter_) state.counter = counter_->export_state();
+  return state;
+}
+
+DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, DynamicRowMode mode) {
+  const std::string where = fmt::format("dynamic embedding table '{}'", options_.table_name);
+  const size_t n = state.keys.size();
+  if (state.rows.size() != n || state.scores.size() != n) {
+    throw DataError(fmt::format("{}: the checkpoint state has {} keys, {} rows and {} scores", where, n,
+                                state.rows.size(), state.scores.size()));
+  }
+  if (n >= (size_t{1} << 32)) throw DataError(fmt::format("{}: the checkpoint state has {} entries", where, n));
+  const bool keep = mode == DynamicRowMode::kKeep;
+  const bool counted = strategy_ == DynamicScoreStrategy::kStep || strategy_ == DynamicScoreStrategy::kLfu;
+  std::vector<uint64_t> seen_rows(keep ? ceil_div(static_cast<uint64_t>(max_rows_), 64) : 0, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t row = state.rows[i];
+    if (row < 0 || (keep && row >= max_rows_)) {
+      throw DataError(fmt::format("{}: key {} has row {}, outside the table's {} rows", where, state.keys[i], row,
+                                  max_rows_));
+    }
+    if (keep) {
+      uint64_t& word = seen_rows[row >> 6];
+      if ((word >> (row & 63)) & 1) {
+        throw DataError(fmt::format("{}: row {} is held by two keys (one is {})", where, row, state.keys[i]));
+      }
+      word |= uint64_t{1} << (row & 63);
+    }
+    if (counted && state.scores[i] < 0) {
+      throw DataError(fmt::format("{}: key {} has score {}; {} scores are >= 0", where, state.keys[i],
+                                  state.scores[i], dynamic_score_strategy_name(strategy_)));
+    }
+  }
+
+  // The index for n keys: as growth would size it, doubled further while a bucket overflows below
+  // the top. Entries are then grouped by bucket (a key given twice lands twice in one bucket).
+  uint64_t buckets = initial_buckets_;
+  while (buckets < top_buckets_ && crowded(static_cast<int64_t>(n), buckets)) buckets *= 2;
+  std::vector<uint32_t> bucket_of_entry(n);
+  std::vector<uint64_t> offsets;
+  for (;;) {
+    offsets.assign(buckets + 1, 0);
+    bool overflow = false;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t b = dynamic_hash::bucket_of(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])), buckets);
+      bucket_of_entry[i] = static_cast<uint32_t>(b);
+      overflow |= ++offsets[b + 1] > bucket_capacity_;
+    }
+    if (!overflow || buckets == top_buckets_) break;
+    buckets *= 2;
+  }
+  for (uint64_t b = 0; b < buckets; ++b) offsets[b + 1] += offsets[b];
+  std::vector<uint32_t> grouped(n);
+  {
+    std::vector<uint64_t> next(offsets.begin(), offsets.end() - 1);
+    for (size_t i = 0; i < n; ++i) grouped[next[bucket_of_entry[i]]++] = static_cast<uint32_t>(i);
+  }
+  // Priority when entries compete for slots: score, then row, then key, descending (eviction
+  // takes the smallest score, then the smallest row, first).
+  const auto before = [&](uint32_t a, uint32_t b) {
+    if (state.scores[a] != state.scores[b]) return state.scores[a] > state.scores[b];
+    if (state.rows[a] != state.rows[b]) return state.rows[a] > state.rows[b];
+    return state.keys[a] > state.keys[b];
+  };
+  for (uint64_t b = 0; b < buckets; ++b) {
+    const auto begin = grouped.begin() + static_cast<int64_t>(offsets[b]);
+    const auto end = grouped.begin() + static_cast<int64_t>(offsets[b + 1]);
+    std::sort(begin, end, [&](uint32_t x, uint32_t y) { return state.keys[x] < state.keys[y]; });
+    const auto dup = std::adjacent_find(begin, end, [&](uint32_t x, uint32_t y) { return state.keys[x] == state.keys[y]; });
+    if (dup != end) throw DataError(fmt::format("{}: the checkpoint state has key {} twice", where, state.keys[*dup]));
+    if (end - begin > static_cast<int64_t>(bucket_capacity_)) std::sort(begin, end, before);
+  }
+  // Entries that fit: a bucket's first B; under NO_EVICTION also at most max_capacity() in all.
+  std::vector<uint8_t> kept(n, 0);
+  size_t num_kept = 0;
+  for (uint64_t b = 0; b < buckets; ++b) {
+    const uint64_t end = std::min(offsets[b + 1], offsets[b] + bucket_capacity_);
+    for (uint64_t k = offsets[b]; k < end; ++k) kept[grouped[k]] = 1;
+    num_kept += end - offsets[b];
+  }
+  if (num_kept > static_cast<size_t>(max_rows_)) {
+    std::vector<uint32_t> candidates;
+    for (size_t i = 0; i < n; ++i) {
+      if (kept[i]) candidates.push_back(static_cast<uint32_t>(i));
+    }
+    std::nth_element(candidates.begin(), candidates.begin() + max_rows_, candidates.end(), before);
+    for (size_t k = static_cast<size_t>(max_rows_); k < candidates.size(); ++k) kept[candidates[k]] = 0;
+  }
+  DynamicTableLoadResult result;
+  if (counter_) result.counter_dropped = counter_->load(state.counter, where);  // validates before changing
+
+  // From here on nothing throws.
+  has_time_base_ = false;
+  if (strategy_ == DynamicScoreStrategy::kTimestamp && n > 0) {
+    // As a table that has just seen the newest time: it scores 2^31.
+    time_base_ms_ = *std::max_element(state.scores.begin(), state.scores.end()) - kTimeWindow + 1;
+    has_time_base_ = true;
+  }
+  const auto encode = [&](int64_t score) -> uint32_t {
+    switch (strategy_) {
+      case DynamicScoreStrategy::kTimestamp:
+        return score < time_base_ms_ ? 0 : static_cast<uint32_t>(score - time_base_ms_ + 1);
+      case DynamicScoreStrategy::kNoEviction: return 0;
+      default: return clamp_score(score);
+    }
+  };
+  allocate_index(buckets);
+  live_ = 0;
+  free_rows_.clear();
+  result.rows.assign(n, -1);
+  int64_t max_row = -1;
+  for (uint64_t b = 0; b < buckets; ++b) {
+    for (uint64_t k = offsets[b]; k < offsets[b + 1]; ++k) {
+      const uint32_t i = grouped[k];
+      if (!kept[i]) {
+        ++result.dropped;
+        continue;
+      }
+      const int64_t row = keep ? state.rows[i] : live_;
+      const uint64_t slot = b * bucket_capacity_ + sizes_[b]++;
+      keys_[slot] = state.keys[i];
+      meta_[slot] = make_meta(encode(state.scores[i]), static_cast<uint32_t>(row));
+      digests_[slot] = dynamic_hash::digest_of(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])));
+      ++live_;
+      result.rows[i] = row;
+      max_row = std::max(max_row, row);
+    }
+  }
+  next_row_ = max_row + 1;
+  if (keep) {
+    // Rows below num_rows() that no kept entry holds are handed out first, lowest first.
+    std::vector<uint64_t> used(ceil_div(static_cast<uint64_t>(next_row_), 64) + 1, 0);
+    for (const int64_t row : result.rows) {
+      if (row >= 0) used[row >> 6] |= uint64_t{1} << (row & 63);
+    }
+    for (int64_t row = next_row_ - 1; row >= 0; --row) {
+      if (!((used[row >> 6] >> (row & 63)) & 1)) free_rows_.push_back(static_cast<uint32_t>(row));
+    }
+  }
+  result.capacity = capacity();
+  result.num_rows = next_row_;
+  return result;
+}
+
+}  // namespace tzrec::embedding

@@ -1,0 +1,254 @@
+// DynamicTable: the id → row index of a dynamic embedding table — TorchEasyRec's `dynamicemb { }`
+// (feature.proto DynamicEmbedding), built on NVIDIA dynamicemb's scored, bucketed hash table
+// (HierarchicalKV style). docs/tzrec-compatibility.md §5.13. Plain C++17, no torch: the caller owns
+// the weight and optimizer-state tensors and indexes them with the rows this table hands out.
+//
+// Keys are raw int64 ids, any value. Each live key owns a row of the caller's dense row store.
+// Rows never move: they are handed out from [0, max_capacity()) — the lowest freed row first, else
+// the next never-used one — so rows in use always lie in [0, num_rows()) and a weight tensor of
+// num_rows() rows (grown by appending) covers them. A row changes owner only by eviction; the new
+// owner is reported so the caller re-initialises the row and resets its optimizer state.
+//
+// Index: buckets of B = bucket_capacity slots (a multiple of 16); a key's hash picks its bucket
+// and it lives in no other. A slot holds key, row and a 32-bit score; a one-byte digest per slot
+// is scanned 16 at a time before keys are compared.
+//
+// Training, find_or_insert(ids, step, timestamp_ms), per id, in first-occurrence order of the
+// distinct ids:
+// - a key in the table keeps its row; its score becomes: STEP the step, TIMESTAMP the time (ms),
+//   LFU its count + 1 per occurrence (duplicates count); NO_EVICTION has no score.
+// - a key not in the table, with frequency admission: the occurrences in this call are added to
+//   the admission counter (dynamic_admission_counter.h); it is admitted once its count reaches
+//   threshold (then erased from the counter), otherwise it gets row -1 (the caller gives it the
+//   admission initializer's value and drops its gradient; dynamicemb does not store it).
+// - an admitted key not in the table gets a row and the score STEP: step, TIMESTAMP: time, LFU:
+//   its occurrences in this call. If its bucket is full: while capacity() < max_capacity() the
+//   index grows first; at the top the bucket's key with the smallest score is evicted (the
+//   smallest row on ties: dynamicemb's tie order is its slot order, here it depends on the
+//   entries alone, so a table restored from a checkpoint evicts exactly as the uninterrupted one)
+//   and its row goes to the new key — except keys found or inserted in this call, which are
+//   never evicted by it (dynamicemb pins the keys of the batch in flight; STEP and TIMESTAMP pin
+//   here every key holding the call's step or time, so a second call with the same step cannot
+//   evict the first call's keys either, and the step must grow from one training step to the
+//   next; LFU pins the call's rows); a bucket holding only pinned keys rejects the new key (row
+//   -1). NO_EVICTION never evicts: once max_capacity() rows are live (or, rarely, the key's bucket
+//   is full at the top) new keys get -1.
+// Duplicate ids of a call get the same row. Call it once per table and training step, with the
+// ids of all the table's features. Evaluation and predict use find(): rows of keys in the table,
+// -1 otherwise, nothing changes (no score, no counting).
+//
+// Capacity: the table holds at most max_capacity() rows = max_capacity rounded up to whole
+// buckets (dynamicemb's per-rank capacity; for the evicting strategies also up to a bucket count
+// that doubling from init_capacity reaches exactly, at most 1/64 more). The index starts at
+// init_capacity (same rounding) and doubles — a bucket splits into two, rows keep their numbers —
+// when a call's new keys would fill more than 3/4 of the slots (NO_EVICTION: 1/2), or a new key's
+// bucket is full, until max_capacity(). Index slots: one per row for the evicting strategies, so
+// live rows reach max_capacity() as buckets fill (B = 128, measured: offered as many distinct keys
+// as rows, the table keeps 96.5% of them — evictions start with the first full buckets —; offered
+// 1.5 times as many, 100%); two per row for NO_EVICTION (dynamicemb's fixed 0.5 load factor for
+// it), so its buckets practically never fill before the rows run out.
+//
+// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 4 per bucket; the
+// admission counter 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "embedding/dynamic_admission_counter.h"
+
+namespace tzrec::embedding {
+
+// DynamicEmbedding.score_strategy (CUSTOMIZED — scores set by the user through dynamicemb's
+// set_score, which TorchEasyRec never calls — is refused).
+enum class DynamicScoreStrategy { kTimestamp, kStep, kLfu, kNoEviction };
+
+// "TIMESTAMP", "STEP", "LFU", "NO_EVICTION".
+const char* dynamic_score_strategy_name(DynamicScoreStrategy strategy);
+// Parses a score_strategy string. Throws NotSupportedError for CUSTOMIZED and ConfigError
+// ("<field_path>: unknown 'FOO'; use TIMESTAMP, STEP, LFU or NO_EVICTION") otherwise.
+DynamicScoreStrategy parse_dynamic_score_strategy(const std::string& name, const std::string& field_path);
+
+// DynamicEmbFrequencyAdmissionStrategy.
+struct DynamicAdmissionOptions {
+  int64_t threshold = 0;                   // admitted once seen this many times (0 and 1: at once)
+  std::optional<int64_t> counter_capacity;  // unset: the table's max_capacity
+  int64_t counter_bucket_capacity = 1024;   // rounded up to a multiple of 16, as dynamicemb does
+};
+
+// One table instance (on one rank: see per_rank()).
+struct DynamicTableOptions {
+  int64_t max_capacity = 0;              // rows, >= 1
+  std::optional<int64_t> init_capacity;  // init_capacity_per_rank; unset: max_capacity
+  int64_t bucket_capacity = 128;         // a multiple of 16
+  DynamicScoreStrategy score_strategy = DynamicScoreStrategy::kStep;
+  std::optional<DynamicAdmissionOptions> admission;
+  // Config path of the DynamicEmbedding message, prefix of ConfigErrors
+  // ("feature_configs[3].id_feature.dynamicemb").
+  std::string field_path = "dynamicemb";
+  // Named in DataErrors about checkpoint state.
+  std::string table_name = "dynamic";
+
+  // The options of one rank's shard when ids are spread over world_size ranks by owner_rank():
+  // max_capacity ceil(max_capacity / world_size) and the counter floor(counter_capacity /
+  // world_size) rounded up to a multiple of 16 (TorchEasyRec's and dynamicemb's per-rank sizes);
+  // init_capacity is already per rank.
+  DynamicTableOptions per_rank(int world_size) const;
+};
+
+// Throws ConfigError (one line, naming the field under field_path) for max_capacity < 1 or above
+// 2^31, init_capacity_per_rank < 1, a bucket_capacity that is not a positive multiple of 16 (at
+// most 2^20), a threshold outside [0, 2^32 - 1], counter_capacity < 1 or
+// counter_bucket_capacity < 1.
+void validate_dynamic_table_options(const DynamicTableOptions& options);
+
+// What one training call did.
+struct DynamicTableLookup {
+  std::vector<int64_t> rows;          // [n]: the row of each id, -1 when it has none
+  std::vector<int64_t> new_keys;      // keys given a row in this call, first-occurrence order
+  std::vector<int64_t> new_rows;      // their rows: initialise the weights, reset optimizer state
+  std::vector<int64_t> evicted_keys;  // keys evicted in this call
+  std::vector<int64_t> evicted_rows;  // the rows they held (each one is also in new_rows)
+  int64_t not_admitted = 0;           // distinct ids below the admission threshold
+  int64_t rejected = 0;               // distinct admitted ids left without a row
+  int64_t capacity = 0;               // capacity() after the call
+  int64_t num_rows = 0;               // num_rows() after the call
+};
+
+// A table's entries, as checkpoints store them (live rows only).
+struct DynamicTableState {
+  std::vector<int64_t> keys;    // distinct raw ids (export_state(): ascending)
+  std::vector<int64_t> rows;    // [keys.size()]: the row of each key
+  std::vector<int64_t> scores;  // [keys.size()]: STEP the step, TIMESTAMP ms, LFU the count,
+                                // NO_EVICTION 0
+  DynamicCounterState counter;  // the admission counter's entries (empty without admission)
+};
+
+// How load() numbers rows.
+enum class DynamicRowMode {
+  kKeep,     // each key keeps its row (each < max_capacity()); the weights load as they are
+  kCompact,  // rows 0, 1, ... in index order (another capacity, world size, or a filtered state)
+};
+
+struct DynamicTableLoadResult {
+  std::vector<int64_t> rows;    // [state.keys.size()]: the row entry i now has, -1 when dropped
+  int64_t dropped = 0;          // entries that did not fit (a full bucket at the top, or, under
+                                // NO_EVICTION, past max_capacity() rows)
+  int64_t counter_dropped = 0;  // admission counter entries that did not fit
+  int64_t capacity = 0;
+  int64_t num_rows = 0;
+};
+
+class DynamicTable {
+ public:
+  // Validates the options (validate_dynamic_table_options) and allocates the index at
+  // init_capacity.
+  explicit DynamicTable(DynamicTableOptions options);
+  ~DynamicTable();
+  DynamicTable(DynamicTable&&) noexcept;
+  DynamicTable& operator=(DynamicTable&&) noexcept;
+
+  // Training lookup of ids [n] (see the file comment). step and timestamp_ms are the scores of
+  // STEP and TIMESTAMP, stored in 32 bits: steps saturate at 2^32 - 1; times are kept relative to
+  // a base that follows the newest time, so times within 2^31 ms (~24.8 days) of the newest keep
+  // their order and older ones tie at the bottom.
+  DynamicTableLookup find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms);
+  // The same into `out` (its buffers are reused).
+  void find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms, DynamicTableLookup& out);
+  // Evaluation / predict: rows_out[i] = the row of ids[i], -1 when absent. No state changes.
+  void find(const int64_t* ids, size_t n, int64_t* rows_out) const;
+
+  // Every live entry sorted by key, and the admission counter's entries.
+  DynamicTableState export_state() const;
+  // Replaces the table's contents with `state` (a state exported by any table: another capacity,
+  // bucket layout or world size — filter its entries with owner_rank() first), sizing the index
+  // for them as growth would. Where entries compete for a bucket's slots at max_capacity() (or,
+  // under NO_EVICTION, for its max_capacity() rows) the highest scores stay (ties: the larger row,
+  // then key) and the others are dropped — what eviction would have done. With kKeep the rows stay
+  // (rows below num_rows() that no entry holds are handed out first); with kCompact the kept
+  // entries get rows 0, 1, ... and result.rows says where each entry's weights go. Throws
+  // DataError (one line, naming table_name) for arrays of different lengths, a key given twice, a
+  // negative row, with kKeep a row >= max_capacity() or given twice, a negative STEP / LFU score,
+  // or a bad counter state; the table is unchanged then.
+  DynamicTableLoadResult load(const DynamicTableState& state, DynamicRowMode mode);
+
+  // The rank in [0, world_size) that owns id when a table is spread over world_size ranks: a
+  // 64-bit mix of the id (independent of the bucket hash) scaled to world_size. Stable across
+  // builds and platforms: part of the checkpoint contract (world_size 1 → 0).
+  static int owner_rank(int64_t id, int world_size);
+
+  int64_t size() const { return live_; }  // live keys (= rows in use)
+  int64_t capacity() const;               // rows the index holds now without growing
+  int64_t max_capacity() const { return max_rows_; }
+  int64_t num_rows() const { return next_row_; }  // rows in use lie in [0, num_rows())
+  int64_t bucket_capacity() const { return bucket_capacity_; }
+  int64_t num_buckets() const { return static_cast<int64_t>(num_buckets_); }
+  int64_t memory_bytes() const;  // index, free rows and admission counter
+  const DynamicTableOptions& options() const { return options_; }
+  // The admission counter, null without admission.
+  const DynamicAdmissionCounter* admission_counter() const { return counter_.get(); }
+
+ private:
+  // A slot's meta: score << 32 | row. A full bucket evicts its smallest meta — the smallest
+  // score, the smallest row on ties — so one 8-byte array is scanned per eviction.
+  static uint64_t make_meta(uint32_t score, uint32_t row) { return uint64_t{score} << 32 | row; }
+  static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta); }
+  static uint32_t meta_score(uint64_t meta) { return static_cast<uint32_t>(meta >> 32); }
+
+  // Slot index of key (hash h), or -1.
+  int64_t find_slot(int64_t key, uint64_t h) const;
+  // Calls on(i, slot) for every id, slot -1 when absent (prefetching ahead).
+  template <class OnSlot>
+  void probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const;
+  uint32_t encode_time(int64_t timestamp_ms);
+  int64_t decode_score(uint32_t score) const;
+  void allocate_index(uint64_t num_buckets);
+  void double_buckets();
+  bool crowded(int64_t keys, uint64_t buckets) const;
+  bool grow_needed(int64_t new_keys) const;
+  uint32_t allocate_row();
+  void prefetch_bucket(uint64_t h) const;
+  int64_t victim_hint(uint64_t base, uint32_t now) const;
+  int64_t pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out);
+  bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
+  int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
+  void activate_protection(const DynamicTableLookup& out);
+
+  DynamicTableOptions options_;
+  DynamicScoreStrategy strategy_;
+  uint32_t bucket_capacity_ = 0;
+  uint64_t num_buckets_ = 0;
+  uint64_t initial_buckets_ = 0;  // num_buckets_ at init_capacity
+  uint64_t top_buckets_ = 0;      // num_buckets_ at max_capacity()
+  int64_t max_rows_ = 0;
+  int64_t live_ = 0;
+  int64_t next_row_ = 0;
+  std::vector<uint32_t> free_rows_;  // descending: back() is the lowest
+  // Slots, [num_buckets * B] each; bucket b holds slots [b * B, b * B + sizes_[b]).
+  dynamic_hash::HugePageArray<uint8_t> digests_;
+  dynamic_hash::HugePageArray<int64_t> keys_;
+  dynamic_hash::HugePageArray<uint64_t> meta_;
+  std::vector<uint32_t> sizes_;      // [num_buckets]: occupied slots (compact from 0)
+  int64_t time_base_ms_ = 0;         // TIMESTAMP: score s > 0 means time_base_ms_ + s - 1
+  bool has_time_base_ = false;
+  std::unique_ptr<DynamicAdmissionCounter> counter_;
+  // LFU: rows pinned for the call in progress (bit per row), filled once a call must evict. (STEP
+  // and TIMESTAMP pin by score: the keys of the call hold its step / time.)
+  std::vector<uint64_t> protected_;
+  bool protecting_ = false;
+  // Per-call scratch.
+  std::vector<uint32_t> missing_;      // positions of ids not found
+  std::vector<uint32_t> missing_key_;  // their distinct-key index
+  std::vector<int64_t> distinct_keys_;
+  std::vector<uint64_t> distinct_hashes_;
+  std::vector<uint32_t> distinct_counts_;
+  std::vector<uint32_t> admitted_keys_;  // distinct indices of the admitted keys
+  std::vector<int64_t> distinct_rows_;
+  std::vector<int32_t> dedup_;  // open-addressing map key → distinct index
+};
+
+}  // namespace tzrec::embedding

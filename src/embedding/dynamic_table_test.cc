@@ -1,0 +1,672 @@
+#include "embedding/dynamic_table.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace tzrec::embedding {
+namespace dynamic_table {
+
+// Expected values are hand-computed from the rules in dynamic_table.h, which follow dynamicemb
+// (NVIDIA recsys-examples corelib/dynamicemb): a full bucket evicts its minimum score, the first
+// slot on ties (the table kernels' reduction keeps the first strictly smaller score); STEP and
+// TIMESTAMP assign the step / time on every lookup and insert, LFU accumulates the occurrences
+// (dynamicemb's segmented unique counts duplicates) and a new key starts at its occurrences in the
+// batch; keys of the batch in flight are pinned (their reference counter) and never evicted by it;
+// frequency admission admits a key once its accumulated count reaches the threshold and erases it
+// from the counter. Ties of the minimum evict the smallest row (dynamic_table.h: dynamicemb's tie
+// order is its slot order). Tables of one bucket of 16 slots make every key's bucket known.
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+DynamicTableOptions options(int64_t max_capacity, DynamicScoreStrategy strategy = DynamicScoreStrategy::kStep,
+                            int64_t bucket_capacity = 16) {
+  DynamicTableOptions o;
+  o.max_capacity = max_capacity;
+  o.bucket_capacity = bucket_capacity;
+  o.score_strategy = strategy;
+  o.field_path = "feature_configs[3].id_feature.dynamicemb";
+  o.table_name = "t";
+  return o;
+}
+
+DynamicTableLookup call(DynamicTable& table, const std::vector<int64_t>& ids, int64_t step, int64_t time_ms = 0) {
+  return table.find_or_insert(ids.data(), ids.size(), step, time_ms);
+}
+
+std::vector<int64_t> find(const DynamicTable& table, const std::vector<int64_t>& ids) {
+  std::vector<int64_t> rows(ids.size());
+  table.find(ids.data(), ids.size(), rows.data());
+  return rows;
+}
+
+// key → score, from export_state().
+std::map<int64_t, int64_t> scores(const DynamicTable& table) {
+  const DynamicTableState s = table.export_state();
+  std::map<int64_t, int64_t> out;
+  for (size_t i = 0; i < s.keys.size(); ++i) out[s.keys[i]] = s.scores[i];
+  return out;
+}
+
+using V = std::vector<int64_t>;
+
+// The digest of a key (the low byte of its hash): the admission counter's first tie-break.
+uint8_t key_digest(int64_t key) { return dynamic_hash::digest_of(dynamic_hash::mix64(static_cast<uint64_t>(key))); }
+
+TEST(DynamicTable, InsertLookupDuplicatesAnyInt64) {
+  DynamicTable table(options(1000));
+  // Rows are handed out 0, 1, 2, ... in first-occurrence order; duplicates share the row.
+  auto r = call(table, {5, 7, 5, -3, kMin, kMax}, 1);
+  EXPECT_EQ(r.rows, (V{0, 1, 0, 2, 3, 4}));
+  EXPECT_EQ(r.new_keys, (V{5, 7, -3, kMin, kMax}));
+  EXPECT_EQ(r.new_rows, (V{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(r.evicted_keys.empty());
+  EXPECT_EQ(r.num_rows, 5);
+  EXPECT_EQ(r.capacity, 1008);  // 1000 rounded up to whole buckets of 16
+  r = call(table, {7, 8}, 2);
+  EXPECT_EQ(r.rows, (V{1, 5}));
+  EXPECT_EQ(r.new_keys, (V{8}));
+  EXPECT_EQ(table.size(), 6);
+  // find: existing rows, -1 otherwise, and no state change (scores stay).
+  const auto before = scores(table);
+  EXPECT_EQ(find(table, {5, 8, 9, kMax}), (V{0, 5, -1, 4}));
+  EXPECT_EQ(scores(table), before);
+  EXPECT_EQ(table.size(), 6);
+  // Empty batch.
+  r = call(table, {}, 3);
+  EXPECT_TRUE(r.rows.empty());
+  EXPECT_EQ(r.num_rows, 6);
+}
+
+TEST(DynamicTable, StepEvictsTheOldestStep) {
+  DynamicTable table(options(16));  // one bucket of 16
+  ASSERT_EQ(table.num_buckets(), 1);
+  for (int64_t s = 1; s <= 16; ++s) call(table, {100 + s}, s);  // key 100+s: row s-1, score s
+  call(table, {101}, 17);                                       // 101's score 1 → 17
+  // New key 200 at step 18: the minimum score is 2 (key 102, row 1).
+  auto r = call(table, {200}, 18);
+  EXPECT_EQ(r.rows, (V{1}));
+  EXPECT_EQ(r.evicted_keys, (V{102}));
+  EXPECT_EQ(r.evicted_rows, (V{1}));
+  EXPECT_EQ(r.new_keys, (V{200}));
+  EXPECT_EQ(r.new_rows, (V{1}));
+  EXPECT_EQ(r.num_rows, 16);
+  // Then 103 (score 3, row 2).
+  r = call(table, {201}, 19);
+  EXPECT_EQ(r.evicted_keys, (V{103}));
+  EXPECT_EQ(r.rows, (V{2}));
+  EXPECT_EQ(find(table, {101, 102, 103, 200, 201}), (V{0, -1, -1, 1, 2}));
+  const auto s = scores(table);
+  EXPECT_EQ(s.at(101), 17);
+  EXPECT_EQ(s.at(200), 18);
+  EXPECT_EQ(s.at(104), 4);
+}
+
+TEST(DynamicTable, StepTiesEvictTheSmallestRow) {
+  DynamicTable table(options(16));
+  V keys;
+  for (int64_t k = 0; k < 16; ++k) keys.push_back(50 - k);
+  call(table, keys, 1);  // all score 1; key 50 - k has row k
+  auto r = call(table, {7, 8}, 2);
+  EXPECT_EQ(r.evicted_keys, (V{50, 49}));
+  EXPECT_EQ(r.rows, (V{0, 1}));
+}
+
+TEST(DynamicTable, TimestampEvictsTheOldestTimeAndExportsMilliseconds) {
+  DynamicTable table(options(16, DynamicScoreStrategy::kTimestamp));
+  const int64_t t0 = 1'700'000'000'000;
+  for (int64_t i = 0; i < 16; ++i) call(table, {i}, /*step=*/0, t0 + 1000 * (16 - i));  // key 0 newest
+  auto r = call(table, {99}, 0, t0 + 60'000);
+  EXPECT_EQ(r.evicted_keys, (V{15}));  // the oldest time, t0 + 1000
+  EXPECT_EQ(scores(table).at(99), t0 + 60'000);
+  EXPECT_EQ(scores(table).at(0), t0 + 16'000);
+  // A time 5e9 ms (> 2^32 - 1) later: the base moves so that it scores 2^31 (base = t1 - 2^31 +
+  // 1); every older time is before the base and ties at the bottom (exported as base - 1), where
+  // the smallest row goes first: key 0 (row 0).
+  const int64_t t1 = t0 + 5'000'000'000;
+  r = call(table, {98}, 0, t1);
+  EXPECT_EQ(r.evicted_keys, (V{0}));
+  const int64_t bottom = t1 - (int64_t{1} << 31);
+  const auto s = scores(table);
+  EXPECT_EQ(s.at(98), t1);
+  EXPECT_EQ(s.at(99), bottom);
+  EXPECT_EQ(s.at(1), bottom);
+}
+
+TEST(DynamicTable, LfuCountsOccurrencesAndEvictsTheLeastFrequent) {
+  DynamicTable table(options(16, DynamicScoreStrategy::kLfu));
+  V first;
+  for (int64_t k = 1; k <= 16; ++k) first.push_back(k);
+  first.insert(first.end(), {1, 1, 1, 2});  // key 1: 4 occurrences, key 2: 2, others 1
+  call(table, first, 1);
+  auto s = scores(table);
+  EXPECT_EQ(s.at(1), 4);
+  EXPECT_EQ(s.at(2), 2);
+  EXPECT_EQ(s.at(3), 1);
+  // Key 3 found (1 → 2) and pinned; new key 99 (twice) evicts the score-1 key of the smallest
+  // row: key 4 (row 3).
+  auto r = call(table, {3, 99, 99}, 2);
+  EXPECT_EQ(r.evicted_keys, (V{4}));
+  EXPECT_EQ(r.rows, (V{2, 3, 3}));
+  s = scores(table);
+  EXPECT_EQ(s.at(3), 2);
+  EXPECT_EQ(s.at(99), 2);  // a new key starts at its occurrences in the call
+  EXPECT_EQ(s.count(4), 0u);
+}
+
+TEST(DynamicTable, KeysOfTheCallArePinnedAndAFullyPinnedBucketRejects) {
+  DynamicTable table(options(16));
+  V old_keys;
+  for (int64_t k = 0; k < 16; ++k) old_keys.push_back(1000 + k);
+  call(table, old_keys, 1);
+  // Old key 1000 found (pinned) + 16 new keys: 15 evict 1001..1015 (score 1, smallest row first),
+  // the 16th finds only pinned keys and gets no row (dynamicemb: the insert fails, no slot).
+  V batch = {1000};
+  for (int64_t k = 0; k < 16; ++k) batch.push_back(2000 + k);
+  auto r = call(table, batch, 2);
+  EXPECT_EQ(r.rows[0], 0);
+  EXPECT_EQ(r.rejected, 1);
+  EXPECT_EQ(r.rows[16], -1);
+  EXPECT_EQ(r.evicted_keys.size(), 15u);
+  EXPECT_EQ(r.evicted_keys.front(), 1001);
+  EXPECT_EQ(r.new_keys.size(), 15u);
+  // Rows handed out in this call are all distinct and none belongs to another key of the call.
+  std::set<int64_t> rows(r.rows.begin(), r.rows.end() - 1);
+  EXPECT_EQ(rows.size(), 16u);
+  // Pins last for one call only: the next call can evict them.
+  r = call(table, {3000}, 3);
+  EXPECT_EQ(r.evicted_keys, (V{1000}));  // score 2 like the others, the smallest row (0)
+}
+
+TEST(DynamicTable, LfuNewKeysOfTheCallArePinnedToo) {
+  DynamicTable table(options(16, DynamicScoreStrategy::kLfu));
+  V keys;
+  for (int64_t k = 1; k <= 16; ++k) keys.push_back(k);
+  call(table, keys, 1);  // all count 1, key k at row k - 1
+  // 100 evicts key 1 (count 1, row 0) and takes row 0 with count 1: the bucket's minimum is now
+  // 100 itself, pinned, so 101 evicts the next one, key 2 (row 1).
+  const auto r = call(table, {100, 101}, 2);
+  EXPECT_EQ(r.evicted_keys, (V{1, 2}));
+  EXPECT_EQ(r.rows, (V{0, 1}));
+}
+
+TEST(DynamicTable, StepPinsEveryKeyOfTheSameStep) {
+  DynamicTable table(options(16));
+  V keys;
+  for (int64_t k = 0; k < 16; ++k) keys.push_back(k);
+  call(table, keys, 1);
+  // Two calls at step 2: the second cannot evict what the first inserted (score 2 = the step).
+  auto r = call(table, {100, 101}, 2);
+  EXPECT_EQ(r.evicted_keys, (V{0, 1}));
+  r = call(table, {102}, 2);
+  EXPECT_EQ(r.evicted_keys, (V{2}));
+  EXPECT_EQ(find(table, {100, 101, 102}), (V{0, 1, 2}));
+}
+
+TEST(DynamicTable, NoEvictionGrows) {
+  DynamicTableOptions o = options(64, DynamicScoreStrategy::kNoEviction);
+  o.init_capacity = 16;
+  DynamicTable table(o);
+  EXPECT_EQ(table.capacity(), 16);  // 2 buckets of 16: two slots per row
+  V keys;
+  for (int64_t k = 0; k < 64; ++k) keys.push_back(k * 7);
+  auto r = call(table, keys, 1);
+  EXPECT_EQ(r.capacity, 64);
+  EXPECT_EQ(r.num_rows, 64);
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_EQ(call(table, {-5}, 2).rows, (V{-1}));
+}
+
+TEST(DynamicTable, NoEvictionRejectsWhenFull) {
+  DynamicTable table(options(16, DynamicScoreStrategy::kNoEviction));
+  EXPECT_EQ(table.max_capacity(), 16);
+  EXPECT_EQ(table.num_buckets(), 2);  // two slots per row
+  EXPECT_EQ(table.capacity(), 16);
+  V keys;
+  for (int64_t k = 0; k < 16; ++k) keys.push_back(k * 31);
+  auto r = call(table, keys, 1);
+  EXPECT_EQ(r.new_rows.size(), 16u);
+  r = call(table, {7777, 0}, 2);
+  EXPECT_EQ(r.rows, (V{-1, 0}));
+  EXPECT_EQ(r.rejected, 1);
+  EXPECT_TRUE(r.evicted_keys.empty());
+  EXPECT_EQ(table.size(), 16);
+  EXPECT_EQ(scores(table).at(0), 0);  // NO_EVICTION has no score
+}
+
+TEST(DynamicTable, FrequencyAdmissionCountsAcrossCalls) {
+  DynamicTableOptions o = options(1000);
+  o.admission = DynamicAdmissionOptions{};
+  o.admission->threshold = 3;
+  DynamicTable table(o);
+  // Call 1: a twice, b once → counts 2, 1; neither admitted.
+  auto r = call(table, {11, 11, 22}, 1);
+  EXPECT_EQ(r.rows, (V{-1, -1, -1}));
+  EXPECT_EQ(r.not_admitted, 2);
+  EXPECT_EQ(table.admission_counter()->count(11), 2);
+  // Call 2: a reaches 3 (admitted on its third appearance, erased from the counter); b at 2.
+  r = call(table, {22, 11}, 2);
+  EXPECT_EQ(r.rows, (V{-1, 0}));
+  EXPECT_EQ(r.new_keys, (V{11}));
+  EXPECT_EQ(table.admission_counter()->count(11), 0);
+  EXPECT_EQ(table.admission_counter()->count(22), 2);
+  // Call 3: a is in the table (not counted any more); b admitted.
+  r = call(table, {11, 22}, 3);
+  EXPECT_EQ(r.rows, (V{0, 1}));
+  EXPECT_EQ(r.not_admitted, 0);
+  EXPECT_EQ(table.admission_counter()->size(), 0);
+  // find never counts.
+  EXPECT_EQ(find(table, {33}), (V{-1}));
+  EXPECT_EQ(table.admission_counter()->count(33), 0);
+}
+
+TEST(DynamicTable, AdmissionThresholdsZeroAndOneAdmitAtOnce) {
+  for (const int64_t threshold : {0, 1}) {
+    DynamicTableOptions o = options(100);
+    o.admission = DynamicAdmissionOptions{};
+    o.admission->threshold = threshold;
+    DynamicTable table(o);
+    EXPECT_EQ(call(table, {4, 5}, 1).rows, (V{0, 1}));
+    EXPECT_EQ(table.admission_counter()->size(), 0);
+  }
+}
+
+TEST(DynamicTable, AdmissionCounterEvictsItsSmallestCount) {
+  // Counter of one bucket of 16: 17 distinct keys seen once each (threshold 5) → the 17th evicts
+  // the count-1 key with the smallest (digest, key); a key that stayed then counts on.
+  DynamicTableOptions o = options(1000);
+  o.admission = DynamicAdmissionOptions{};
+  o.admission->threshold = 5;
+  o.admission->counter_capacity = 16;
+  o.admission->counter_bucket_capacity = 16;
+  DynamicTable table(o);
+  V keys;
+  for (int64_t k = 0; k <= 16; ++k) keys.push_back(k);
+  call(table, keys, 1);
+  int64_t victim = 0;
+  for (int64_t k = 1; k < 16; ++k) {
+    if (std::make_pair(key_digest(k), k) < std::make_pair(key_digest(victim), victim)) victim = k;
+  }
+  EXPECT_EQ(table.admission_counter()->size(), 16);
+  EXPECT_EQ(table.admission_counter()->count(victim), 0);
+  EXPECT_EQ(table.admission_counter()->count(16), 1);
+  const int64_t kept = victim == 0 ? 1 : 0;
+  call(table, {kept}, 2);
+  EXPECT_EQ(table.admission_counter()->count(kept), 2);
+}
+
+TEST(DynamicTable, LfuAdmittedKeyStartsAtItsOccurrencesInTheAdmittingCall) {
+  DynamicTableOptions o = options(100, DynamicScoreStrategy::kLfu);
+  o.admission = DynamicAdmissionOptions{};
+  o.admission->threshold = 2;
+  DynamicTable table(o);
+  call(table, {9}, 1);
+  call(table, {9, 9, 9}, 2);  // counter 1 + 3 = 4 ≥ 2: admitted with score 3 (dynamicemb: batch frequency)
+  EXPECT_EQ(scores(table).at(9), 3);
+}
+
+TEST(DynamicTable, GrowthKeepsRows) {
+  DynamicTableOptions o = options(64);
+  o.init_capacity = 16;
+  DynamicTable table(o);
+  EXPECT_EQ(table.capacity(), 16);
+  EXPECT_EQ(table.max_capacity(), 64);
+  V keys;
+  for (int64_t k = 0; k < 12; ++k) keys.push_back(k * 1000003);
+  auto r = call(table, keys, 1);
+  EXPECT_EQ(r.capacity, 16);  // 12 ≤ 3/4 of 16: no growth
+  // One more key takes the load past 3/4: the index doubles first; rows stay.
+  r = call(table, {-1}, 2);
+  EXPECT_EQ(r.capacity, 32);
+  EXPECT_EQ(r.rows, (V{12}));
+  V expected;
+  for (int64_t i = 0; i < 12; ++i) expected.push_back(i);
+  EXPECT_EQ(find(table, keys), expected);
+  // Up to the top: 64 rows, then evictions, never more rows.
+  V more;
+  for (int64_t k = 0; k < 200; ++k) more.push_back(5'000'000 + k);
+  r = call(table, more, 3);
+  EXPECT_EQ(r.capacity, 64);
+  EXPECT_EQ(r.num_rows, 64);
+  EXPECT_LE(table.size(), 64);
+  for (const int64_t row : r.rows) EXPECT_LT(row, 64);
+  // Only keys of earlier calls were evicted (those of this call are pinned).
+  const std::set<int64_t> earlier(keys.begin(), keys.end());
+  for (const int64_t key : r.evicted_keys) EXPECT_TRUE(key == -1 || earlier.count(key) == 1) << key;
+  EXPECT_FALSE(r.evicted_keys.empty());
+}
+
+TEST(DynamicTable, FullBucketGrowsBeforeEvicting) {
+  DynamicTableOptions o = options(128);
+  o.init_capacity = 32;  // 2 buckets of 16 → 8 at the top
+  DynamicTable table(o);
+  ASSERT_EQ(table.num_buckets(), 2);
+  // 17 keys of bucket 0 (load 17/32 < 3/4): the 17th finds its bucket full and the index doubles
+  // instead of evicting.
+  V keys;
+  for (int64_t k = 0; keys.size() < 17; ++k) {
+    if (dynamic_hash::bucket_of(dynamic_hash::mix64(static_cast<uint64_t>(k)), 2) == 0) keys.push_back(k);
+  }
+  auto r = call(table, keys, 1);
+  EXPECT_TRUE(r.evicted_keys.empty());
+  EXPECT_EQ(r.rejected, 0);
+  EXPECT_GE(table.num_buckets(), 4);  // 4, or 8 if the split left 17 keys in one bucket again
+  EXPECT_EQ(r.capacity, table.num_buckets() * 16);
+  EXPECT_EQ(find(table, keys).size(), 17u);
+  for (const int64_t row : find(table, keys)) EXPECT_GE(row, 0);
+}
+
+TEST(DynamicTable, CapacityRounding) {
+  // dynamicemb's per-rank capacity: whole buckets.
+  EXPECT_EQ(DynamicTable(options(1000, DynamicScoreStrategy::kStep, 128)).max_capacity(), 1024);
+  EXPECT_EQ(DynamicTable(options(10, DynamicScoreStrategy::kStep, 128)).max_capacity(), 128);
+  DynamicTable no_eviction(options(10, DynamicScoreStrategy::kNoEviction, 128));
+  EXPECT_EQ(no_eviction.max_capacity(), 128);
+  EXPECT_EQ(no_eviction.num_buckets(), 2);
+  // 17 buckets from 1: doubling cannot reach 17 within 1/64, so the index starts at the top.
+  DynamicTableOptions o = options(17 * 16);
+  o.init_capacity = 16;
+  DynamicTable odd(o);
+  EXPECT_EQ(odd.num_buckets(), 17);
+  EXPECT_EQ(odd.max_capacity(), 272);
+  // 1000 buckets from 1: 2^9 .. 2^5 would round 1000 up to 1024 (+24 > 1000 / 64); 2^4 rounds it
+  // to 1008 (+8): the index starts at 63 buckets and doubles four times.
+  o = options(1000 * 16);
+  o.init_capacity = 16;
+  DynamicTable chain(o);
+  EXPECT_EQ(chain.num_buckets(), 63);
+  EXPECT_EQ(chain.max_capacity(), 1008 * 16);
+}
+
+TEST(DynamicTable, PerRankOptions) {
+  DynamicTableOptions o = options(1000);
+  o.init_capacity = 64;
+  o.admission = DynamicAdmissionOptions{};
+  const DynamicTableOptions r = o.per_rank(3);
+  EXPECT_EQ(r.max_capacity, 334);                    // ceil(1000 / 3)
+  EXPECT_EQ(r.init_capacity, 64);                    // already per rank
+  EXPECT_EQ(r.admission->counter_capacity, 336);     // floor(1000 / 3) = 333 → multiple of 16
+  o.admission->counter_capacity = 10;
+  EXPECT_EQ(o.per_rank(4).admission->counter_capacity, 16);  // floor(10 / 4) = 2 → 16
+  EXPECT_EQ(options(0).per_rank(2).max_capacity, 0);          // left for validation to report
+}
+
+TEST(DynamicTable, OwnerRankIsStableAndBalanced) {
+  EXPECT_EQ(DynamicTable::owner_rank(123, 1), 0);
+  // Pinned values, part of the checkpoint contract (a change would move ids between ranks),
+  // computed from the documented formula floor(mix64(id ^ 0x5851f42d4c957f2d) * 8 / 2^64) by an
+  // independent Python one-liner.
+  const std::vector<int> pinned = {DynamicTable::owner_rank(0, 8), DynamicTable::owner_rank(1, 8),
+                                   DynamicTable::owner_rank(-1, 8), DynamicTable::owner_rank(kMax, 8)};
+  EXPECT_EQ(pinned, (std::vector<int>{7, 4, 6, 2}));
+  // Patterned ids (multiples of 4) spread evenly over 4 ranks.
+  std::vector<int> counts(4, 0);
+  for (int64_t i = 0; i < 100000; ++i) ++counts[DynamicTable::owner_rank(i * 4, 4)];
+  for (const int c : counts) EXPECT_NEAR(c, 25000, 1000);
+}
+
+TEST(DynamicTable, OptionValidation) {
+  const auto message = [](const DynamicTableOptions& o) {
+    try {
+      DynamicTable table(o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string p = "feature_configs[3].id_feature.dynamicemb";
+  DynamicTableOptions o = options(0);
+  EXPECT_EQ(message(o), p + ".max_capacity: 0 is outside [1, 2147483648] (rows of one table on one rank)");
+  o = options(100);
+  o.init_capacity = 0;
+  EXPECT_EQ(message(o), p + ".init_capacity_per_rank: 0 must be at least 1");
+  o = options(100, DynamicScoreStrategy::kStep, 100);
+  EXPECT_EQ(message(o), p + ".bucket_capacity: 100 must be a multiple of 16 (dynamicemb's bucket alignment) in "
+                            "[16, 1048576], e.g. 128");
+  o = options(100);
+  o.admission = DynamicAdmissionOptions{};
+  o.admission->threshold = -1;
+  EXPECT_EQ(message(o), p + ".frequency_admission_strategy.threshold: -1 is outside [0, 4294967295]");
+  o.admission->threshold = 2;
+  o.admission->counter_capacity = 0;
+  EXPECT_EQ(message(o), p + ".frequency_admission_strategy.counter_capacity: 0 must be at least 1");
+  o.admission->counter_capacity.reset();
+  o.admission->counter_bucket_capacity = 0;
+  EXPECT_EQ(message(o), p + ".frequency_admission_strategy.counter_bucket_capacity: 0 is outside [1, 1048576]");
+
+  EXPECT_EQ(parse_dynamic_score_strategy("LFU", p + ".score_strategy"), DynamicScoreStrategy::kLfu);
+  EXPECT_EQ(parse_dynamic_score_strategy("NO_EVICTION", "x"), DynamicScoreStrategy::kNoEviction);
+  try {
+    parse_dynamic_score_strategy("FOO", p + ".score_strategy");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), p + ".score_strategy: unknown 'FOO'; use TIMESTAMP, STEP, LFU or NO_EVICTION");
+  }
+  try {
+    parse_dynamic_score_strategy("CUSTOMIZED", p + ".score_strategy");
+    ADD_FAILURE();
+  } catch (const NotSupportedError& e) {
+    EXPECT_EQ(std::string(e.what()), "not supported yet: " + p +
+                                         ".score_strategy: CUSTOMIZED (scores set through dynamicemb's set_score); "
+                                         "use TIMESTAMP, STEP, LFU or NO_EVICTION");
+  }
+}
+
+// A table driven by a random workload, checked against a plain map maintained only from what the
+// calls report (new keys and rows, evicted keys): the reporting contract the caller relies on.
+TEST(DynamicTable, RandomWorkloadMatchesItsReports) {
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kTimestamp,
+                              DynamicScoreStrategy::kLfu, DynamicScoreStrategy::kNoEviction}) {
+    DynamicTableOptions o = options(2000, strategy, 32);
+    o.init_capacity = 64;
+    o.admission = DynamicAdmissionOptions{};
+    o.admission->threshold = 2;
+    DynamicTable table(o);
+    std::map<int64_t, int64_t> reference;  // key → row
+    std::mt19937_64 rng(2024);
+    for (int step = 0; step < 60; ++step) {
+      V ids(500);
+      for (auto& id : ids) id = static_cast<int64_t>(rng() % 6000) * 7919 - 20'000'000;
+      const auto r = call(table, ids, step, 1'000 * step);
+      for (size_t i = 0; i < r.evicted_keys.size(); ++i) {
+        ASSERT_EQ(reference.at(r.evicted_keys[i]), r.evicted_rows[i]);
+        reference.erase(r.evicted_keys[i]);
+      }
+      for (size_t i = 0; i < r.new_keys.size(); ++i) {
+        ASSERT_EQ(reference.count(r.new_keys[i]), 0u);
+        reference[r.new_keys[i]] = r.new_rows[i];
+      }
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const auto it = reference.find(ids[i]);
+        ASSERT_EQ(r.rows[i], it == reference.end() ? -1 : it->second) << step << " " << i;
+        ASSERT_LT(r.rows[i], r.num_rows);
+      }
+      ASSERT_LE(static_cast<int64_t>(reference.size()), r.capacity);
+    }
+    const DynamicTableState s = table.export_state();
+    ASSERT_EQ(s.keys.size(), reference.size());
+    std::set<int64_t> rows;
+    for (size_t i = 0; i < s.keys.size(); ++i) {
+      ASSERT_EQ(reference.at(s.keys[i]), s.rows[i]);
+      rows.insert(s.rows[i]);
+    }
+    EXPECT_EQ(rows.size(), s.keys.size());  // distinct
+    EXPECT_EQ(table.num_rows(), static_cast<int64_t>(s.keys.size()));  // compact: no row was freed
+    V keys(s.keys);
+    EXPECT_EQ(find(table, keys), s.rows);
+  }
+}
+
+// The same workload on two tables: `a` throughout, `b` restored from a's exported state midway.
+void expect_same_future(DynamicTable& a, DynamicTable& b, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int step = 100; step < 120; ++step) {
+    V ids(300);
+    for (auto& id : ids) id = static_cast<int64_t>(rng() % 3000);
+    const auto ra = call(a, ids, step, step);
+    const auto rb = call(b, ids, step, step);
+    ASSERT_EQ(ra.rows, rb.rows) << step;
+    ASSERT_EQ(ra.evicted_keys, rb.evicted_keys) << step;
+  }
+}
+
+TEST(DynamicTable, ExportLoadRoundTripSameLayoutKeepsRowsAndBehaviour) {
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kTimestamp,
+                              DynamicScoreStrategy::kLfu, DynamicScoreStrategy::kNoEviction}) {
+    DynamicTableOptions o = options(512, strategy, 32);
+    o.admission = DynamicAdmissionOptions{};
+    o.admission->threshold = 2;
+    DynamicTable a(o);
+    std::mt19937_64 rng(7);
+    for (int step = 0; step < 30; ++step) {
+      V ids(200);
+      for (auto& id : ids) id = static_cast<int64_t>(rng() % 3000);
+      call(a, ids, step, step);
+    }
+    const DynamicTableState state = a.export_state();
+    for (size_t i = 1; i < state.keys.size(); ++i) ASSERT_LT(state.keys[i - 1], state.keys[i]);
+    DynamicTable b(o);
+    const auto result = b.load(state, DynamicRowMode::kKeep);
+    EXPECT_EQ(result.dropped, 0);
+    EXPECT_EQ(result.rows, state.rows);
+    EXPECT_EQ(result.num_rows, a.num_rows());
+    const DynamicTableState again = b.export_state();
+    EXPECT_EQ(again.keys, state.keys);
+    EXPECT_EQ(again.rows, state.rows);
+    EXPECT_EQ(again.scores, state.scores);
+    EXPECT_EQ(again.counter.keys, state.counter.keys);
+    EXPECT_EQ(again.counter.counts, state.counter.counts);
+    // Slot order inside a bucket differs (load inserts by score) but eviction depends on keys and
+    // scores only: the restored table behaves exactly as the original.
+    expect_same_future(a, b, 99);
+  }
+}
+
+TEST(DynamicTable, LoadIntoAnotherCapacityRenumbersCompactly) {
+  DynamicTable a(options(1000, DynamicScoreStrategy::kLfu, 64));
+  V ids;
+  for (int64_t k = 0; k < 700; ++k) ids.push_back(k * 13);
+  call(a, ids, 1);
+  const DynamicTableState state = a.export_state();
+  DynamicTableOptions o = options(4000, DynamicScoreStrategy::kLfu, 128);
+  o.init_capacity = 128;
+  DynamicTable b(o);
+  const auto result = b.load(state, DynamicRowMode::kCompact);
+  EXPECT_EQ(result.dropped, 0);
+  EXPECT_EQ(result.num_rows, 700);
+  std::set<int64_t> rows(result.rows.begin(), result.rows.end());
+  EXPECT_EQ(rows.size(), 700u);
+  EXPECT_EQ(*rows.rbegin(), 699);
+  EXPECT_EQ(find(b, state.keys), result.rows);  // the mapping the caller moves weights by
+  EXPECT_GE(b.capacity(), 700);
+}
+
+TEST(DynamicTable, LoadIntoASmallerTableKeepsTheHighestScores) {
+  // 20 entries with distinct scores 1..20 into one bucket of 16: by score descending, 20..5 stay.
+  DynamicTableState state;
+  for (int64_t i = 1; i <= 20; ++i) {
+    state.keys.push_back(i * 100);  // (20 entries, one bucket: all collide)
+    state.rows.push_back(20 - i);
+    state.scores.push_back(i);
+  }
+  DynamicTable table(options(16));
+  const auto result = table.load(state, DynamicRowMode::kCompact);
+  EXPECT_EQ(result.dropped, 4);
+  for (int64_t i = 1; i <= 20; ++i) {
+    // Compact rows in insertion order: score 20 → row 0, ..., score 5 → row 15.
+    EXPECT_EQ(result.rows[i - 1], i > 4 ? 20 - i : -1) << i;
+  }
+  EXPECT_EQ(find(table, {2000, 500, 400}), (V{0, 15, -1}));
+}
+
+TEST(DynamicTable, LoadKeepModeReusesHolesFirst) {
+  DynamicTableState state;
+  state.keys = {1, 2};
+  state.rows = {5, 2};
+  state.scores = {1, 1};
+  DynamicTable table(options(100));
+  const auto result = table.load(state, DynamicRowMode::kKeep);
+  EXPECT_EQ(result.rows, (V{5, 2}));
+  EXPECT_EQ(result.num_rows, 6);
+  // Rows 0, 1, 3, 4 are free: handed out lowest first, then 6.
+  EXPECT_EQ(call(table, {10, 11, 12, 13, 14}, 2).rows, (V{0, 1, 3, 4, 6}));
+}
+
+TEST(DynamicTable, ReshardByOwnerRank) {
+  DynamicTable whole(options(4096, DynamicScoreStrategy::kStep, 128));
+  V ids;
+  for (int64_t k = 0; k < 3000; ++k) ids.push_back(k * k);
+  call(whole, ids, 5);
+  const DynamicTableState state = whole.export_state();
+  DynamicTableOptions o = options(4096, DynamicScoreStrategy::kStep, 128).per_rank(3);
+  size_t total = 0;
+  for (int rank = 0; rank < 3; ++rank) {
+    DynamicTableState part;
+    for (size_t i = 0; i < state.keys.size(); ++i) {
+      if (DynamicTable::owner_rank(state.keys[i], 3) != rank) continue;
+      part.keys.push_back(state.keys[i]);
+      part.rows.push_back(state.rows[i]);
+      part.scores.push_back(state.scores[i]);
+    }
+    DynamicTable shard(o);
+    const auto result = shard.load(part, DynamicRowMode::kCompact);
+    EXPECT_EQ(result.dropped, 0);
+    EXPECT_EQ(find(shard, part.keys), result.rows);
+    total += part.keys.size();
+  }
+  EXPECT_EQ(total, state.keys.size());
+}
+
+TEST(DynamicTable, BadStateIsOneLineDataErrorAndLeavesTheTable) {
+  DynamicTableOptions o = options(64);
+  o.admission = DynamicAdmissionOptions{};
+  o.admission->threshold = 2;
+  DynamicTable table(o);
+  call(table, {1, 1, 2}, 1);
+  const auto before = table.export_state();
+  const auto message = [&](const DynamicTableState& state, DynamicRowMode mode = DynamicRowMode::kKeep) {
+    try {
+      table.load(state, mode);
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string t = "dynamic embedding table 't': ";
+  EXPECT_EQ(message({{1, 2}, {0}, {1, 1}, {}}), t + "the checkpoint state has 2 keys, 1 rows and 2 scores");
+  EXPECT_EQ(message({{1, 1}, {0, 1}, {1, 1}, {}}), t + "the checkpoint state has key 1 twice");
+  EXPECT_EQ(message({{1}, {-1}, {1}, {}}), t + "key 1 has row -1, outside the table's 64 rows");
+  EXPECT_EQ(message({{1}, {64}, {1}, {}}), t + "key 1 has row 64, outside the table's 64 rows");
+  EXPECT_EQ(message({{1}, {64}, {1}, {}}, DynamicRowMode::kCompact), "no error");
+  EXPECT_EQ(message({{1, 2}, {3, 3}, {1, 1}, {}}), t + "row 3 is held by two keys (one is 2)");
+  EXPECT_EQ(message({{1}, {0}, {-5}, {}}), t + "key 1 has score -5; STEP scores are >= 0");
+  EXPECT_EQ(message({{1}, {0}, {1}, {{7, 7}, {1, 1}}}), t + "the admission counter state has key 7 twice");
+  // The compact load above succeeded; the failed ones changed nothing before it. Reload the state.
+  table.load(before, DynamicRowMode::kKeep);
+  const auto after = table.export_state();
+  EXPECT_EQ(after.keys, before.keys);
+  EXPECT_EQ(after.counter.keys, before.counter.keys);
+  EXPECT_EQ(after.counter.counts, before.counter.counts);
+}
+
+TEST(DynamicTable, FailedLoadChangesNothing) {
+  DynamicTable table(options(64));
+  call(table, {1, 2, 3}, 1);
+  DynamicTableState bad{{9, 9}, {0, 1}, {1, 1}, {}};
+  EXPECT_THROW(table.load(bad, DynamicRowMode::kKeep), DataError);
+  EXPECT_EQ(table.size(), 3);
+  EXPECT_EQ(find(table, {1, 2, 3}), (V{0, 1, 2}));
+}
+
+}  // namespace dynamic_table
+}  // namespace tzrec::embedding
