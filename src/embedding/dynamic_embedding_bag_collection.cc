@@ -3,14 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <unordered_map>
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "embedding/row_reset.h"
-#include "sparse/jagged_tensor.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -50,7 +49,10 @@ int64_t now_ms() {
 DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector<DynamicEmbTableConfig> tables,
                                                                      std::vector<BagConfig> bags,
                                                                      const std::string& tables_module)
-    : tables_(std::move(tables)), bags_(std::move(bags)) {
+    : tables_(std::move(tables)) {
+  std::vector<std::string> names;
+  for (const DynamicEmbTableConfig& t : tables_) names.push_back(t.table.name);
+  bags_ = std::make_unique<RemappedBags>(names, std::move(bags));
   std::vector<TableConfig> plain_tables;
   for (DynamicEmbTableConfig& t : tables_) {
     const std::string& path = t.dynamic.table.field_path;
@@ -65,20 +67,8 @@ DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector
     t.table.num_embeddings = dynamic_.back()->max_capacity() + 2;
     plain_tables.push_back(t.table);
   }
-  // The inner bags read the rows under the bag keys.
-  std::vector<BagConfig> inner;
-  for (const BagConfig& b : bags_) {
-    BagConfig c = b;
-    c.feature_name = b.key();
-    c.output_key.clear();
-    inner.push_back(std::move(c));
-  }
-  embedding_module_ = register_module("_embedding_module", EmbeddingBagCollection(std::move(plain_tables), std::move(inner), tables_module));
-
-  std::unordered_map<std::string, size_t> index;
-  for (size_t t = 0; t < tables_.size(); ++t) index.emplace(tables_[t].table.name, t);
-  table_bags_.assign(tables_.size(), {});
-  for (size_t b = 0; b < bags_.size(); ++b) table_bags_[index.at(bags_[b].table_name)].push_back(b);
+  embedding_module_ = register_module(
+      "_embedding_module", EmbeddingBagCollection(std::move(plain_tables), bags_->inner_bags(), tables_module));
 
   auto holders = register_module("dynamic_tables", torch::nn::ModuleDict());
   for (size_t t = 0; t < tables_.size(); ++t) {
@@ -126,59 +116,33 @@ void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
 
 sparse::KeyedJaggedTensor DynamicEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                                   bool training) {
-  torch::NoGradGuard no_grad;
-  std::vector<sparse::JaggedTensor> out(bags_.size());
   const int64_t time_ms = training ? now_ms() : 0;
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (table_bags_[t].empty()) continue;
-    std::vector<torch::Tensor> values;
-    std::vector<int64_t> sizes;
-    for (size_t b : table_bags_[t]) {
-      const BagConfig& bag = bags_[b];
-      if (!kjt.contains(bag.feature_name)) {
-        throw DataError(fmt::format("sparse features of the batch have no feature '{}' (table '{}')",
-                                    bag.feature_name, bag.table_name));
-      }
-      sparse::JaggedTensor jt = kjt[bag.feature_name];
-      out[b].lengths = jt.lengths.to(torch::kInt64);
-      if (bag.weighted && jt.weights.defined()) out[b].weights = jt.weights;
-      values.push_back(jt.values.to(torch::kInt64).contiguous());
-      sizes.push_back(jt.values.size(0));
-    }
-    const torch::Tensor ids = torch::cat(values);
+  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) {
     const int64_t n = ids.size(0);
     const int64_t reserved = dynamic_[t]->max_capacity();
     torch::Tensor rows = torch::empty({n}, torch::kInt64);
-    if (training) {
-      reset_reserved_rows(t);
-      const int64_t step = buffers_[t].step.item<int64_t>() + 1;
-      buffers_[t].step.fill_(step);
-      dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
-      std::copy(scratch_.rows.begin(), scratch_.rows.end(), rows.data_ptr<int64_t>());
-      rows.masked_fill_(rows < 0, reserved);
-      if (!scratch_.new_rows.empty()) {
-        const DynamicEmbInitializer& init = tables_[t].dynamic.init;
-        reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64),
-                         table_step_seed(tables_[t].table.name, step),
-                         [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
-      }
-    } else {
+    if (!training) {
       dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), rows.data_ptr<int64_t>());
-      rows.masked_fill_(rows < 0, reserved + 1);
+      return rows.masked_fill_(rows < 0, reserved + 1);
     }
-    int64_t start = 0;
-    for (size_t i = 0; i < table_bags_[t].size(); ++i) {
-      out[table_bags_[t][i]].values = rows.slice(0, start, start + sizes[i]);
-      start += sizes[i];
+    reset_reserved_rows(t);
+    const int64_t step = buffers_[t].step.item<int64_t>() + 1;
+    buffers_[t].step.fill_(step);
+    dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
+    std::copy(scratch_.rows.begin(), scratch_.rows.end(), rows.data_ptr<int64_t>());
+    rows.masked_fill_(rows < 0, reserved);
+    if (!scratch_.new_rows.empty()) {
+      const DynamicEmbInitializer& init = tables_[t].dynamic.init;
+      reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64),
+                       table_step_seed(tables_[t].table.name, step),
+                       [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
     }
-  }
-  std::vector<std::string> keys;
-  for (const BagConfig& b : bags_) keys.push_back(b.key());
-  return sparse::KeyedJaggedTensor::from_jagged(keys, out);
+    return rows;
+  });
 }
 
 sparse::KeyedTensor DynamicEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
-  if (bags_.empty()) return sparse::KeyedTensor();
+  if (bags_->bags().empty()) return sparse::KeyedTensor();
   if (embedding_module_->tables_deferred()) {
     throw NotSupportedError(fmt::format("{} with more than one rank (dynamic embedding tables are not sharded)",
                                         tables_.front().dynamic.table.field_path));

@@ -45,6 +45,7 @@
 #include "embedding/dynamic_table.h"
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
+#include "embedding/remapped_bags.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -88,8 +89,7 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   void reset_reserved_rows(size_t t);
 
   std::vector<DynamicEmbTableConfig> tables_;
-  std::vector<BagConfig> bags_;
-  std::vector<std::vector<size_t>> table_bags_;  // table index → indices of its bags, in bag order
+  std::unique_ptr<RemappedBags> bags_;
   std::vector<std::unique_ptr<DynamicTable>> dynamic_;
   struct Buffers {
     torch::Tensor step, row_keys, row_scores, row_live, admission_keys, admission_counts;

@@ -1,21 +1,22 @@
 #include "embedding/zch_embedding_bag_collection.h"
 
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "embedding/row_reset.h"
-#include "sparse/jagged_tensor.h"
 
 namespace tzrec::embedding {
 
 ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTableConfig> tables,
                                                              std::vector<BagConfig> bags,
                                                              const std::string& tables_module)
-    : tables_(std::move(tables)), bags_(std::move(bags)) {
+    : tables_(std::move(tables)) {
+  std::vector<std::string> names;
+  for (const ZchTableConfig& t : tables_) names.push_back(t.table.name);
+  bags_ = std::make_unique<RemappedBags>(names, std::move(bags));
   std::vector<TableConfig> plain_tables;
   for (const ZchTableConfig& t : tables_) {
     if (t.zch.zch_size != t.table.num_embeddings) {
@@ -24,21 +25,8 @@ ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTabl
     }
     plain_tables.push_back(t.table);
   }
-  // The inner bags read the remapped ids under the bag keys (a feature feeding two zch tables is
-  // remapped by each of them).
-  std::vector<BagConfig> inner;
-  for (const BagConfig& b : bags_) {
-    BagConfig c = b;
-    c.feature_name = b.key();
-    c.output_key.clear();
-    inner.push_back(std::move(c));
-  }
-  embedding_module_ = register_module("_embedding_module", EmbeddingBagCollection(std::move(plain_tables), std::move(inner), tables_module));
-
-  std::unordered_map<std::string, size_t> index;
-  for (size_t t = 0; t < tables_.size(); ++t) index.emplace(tables_[t].table.name, t);
-  table_bags_.assign(tables_.size(), {});
-  for (size_t b = 0; b < bags_.size(); ++b) table_bags_[index.at(bags_[b].table_name)].push_back(b);
+  embedding_module_ = register_module(
+      "_embedding_module", EmbeddingBagCollection(std::move(plain_tables), bags_->inner_bags(), tables_module));
 
   // "_managed_collision_collection._managed_collision_modules.<table>.<buffer>" (TorchRec).
   std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> holders;
@@ -63,34 +51,7 @@ ZchModule& ZchEmbeddingBagCollectionImpl::zch_module(const std::string& table) {
 
 sparse::KeyedJaggedTensor ZchEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                               bool training) {
-  torch::NoGradGuard no_grad;
-  std::vector<sparse::JaggedTensor> out(bags_.size());
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (table_bags_[t].empty()) continue;
-    std::vector<torch::Tensor> values;
-    std::vector<int64_t> sizes;
-    for (size_t b : table_bags_[t]) {
-      const BagConfig& bag = bags_[b];
-      if (!kjt.contains(bag.feature_name)) {
-        throw DataError(fmt::format("sparse features of the batch have no feature '{}' (table '{}')",
-                                    bag.feature_name, bag.table_name));
-      }
-      sparse::JaggedTensor jt = kjt[bag.feature_name];
-      out[b].lengths = jt.lengths.to(torch::kInt64);
-      if (bag.weighted && jt.weights.defined()) out[b].weights = jt.weights;
-      values.push_back(jt.values.to(torch::kInt64));
-      sizes.push_back(jt.values.size(0));
-    }
-    torch::Tensor rows = modules_[t]->forward(torch::cat(values), training);  // [sum of sizes]
-    int64_t start = 0;
-    for (size_t i = 0; i < table_bags_[t].size(); ++i) {
-      out[table_bags_[t][i]].values = rows.slice(0, start, start + sizes[i]);
-      start += sizes[i];
-    }
-  }
-  std::vector<std::string> keys;
-  for (const BagConfig& b : bags_) keys.push_back(b.key());
-  return sparse::KeyedJaggedTensor::from_jagged(keys, out);
+  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return modules_[t]->forward(ids, training); });
 }
 
 void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const torch::Tensor& rows_in) {
@@ -116,7 +77,7 @@ std::map<std::string, torch::Tensor> ZchEmbeddingBagCollectionImpl::evict_and_re
 }
 
 sparse::KeyedTensor ZchEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
-  if (bags_.empty()) return sparse::KeyedTensor();
+  if (bags_->bags().empty()) return sparse::KeyedTensor();
   if (embedding_module_->tables_deferred()) {
     throw NotSupportedError(fmt::format("{} with more than one rank (zero-collision hashed tables are not sharded)",
                                         tables_.front().zch.field_path));

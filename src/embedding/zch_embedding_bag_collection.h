@@ -37,6 +37,7 @@
 
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
+#include "embedding/remapped_bags.h"
 #include "embedding/zch_module.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
@@ -73,7 +74,7 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
   // The inner collection (tables, fused optimizer).
   EmbeddingBagCollection embedding_module() const { return embedding_module_; }
   const std::vector<ZchTableConfig>& zch_table_configs() const { return tables_; }
-  const std::vector<BagConfig>& bag_configs() const { return bags_; }
+  const std::vector<BagConfig>& bag_configs() const { return bags_->bags(); }
   // ConfigError for an unknown table.
   ZchModule& zch_module(const std::string& table);
   // After the buffers were overwritten in place (checkpoint restore): ZchModule::load_state from
@@ -82,8 +83,7 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
 
  private:
   std::vector<ZchTableConfig> tables_;
-  std::vector<BagConfig> bags_;  // as given
-  std::vector<std::vector<size_t>> table_bags_;  // table index → indices of its bags, in bag order
+  std::unique_ptr<RemappedBags> bags_;  // as given
   std::vector<std::shared_ptr<ZchModule>> modules_;  // per table
   EmbeddingBagCollection embedding_module_{nullptr};
   std::shared_ptr<torch::nn::Module> mc_collection_;
