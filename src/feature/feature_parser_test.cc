@@ -288,6 +288,10 @@ TEST(FeatureParserFg, ZchFeaturesGiveRawIds) {
   auto none = parser(R"(feature_configs { id_feature { feature_name: "z" embedding_dim: 4 zch { zch_size: 10 lru { decay_exponent: 2 } } } })");
   auto nb = none.parse(make_batch({{"z", {"123456789012345", "-5"}}}));
   EXPECT_EQ(bag(nb, "z"), (std::pair<Ids, Ids>{{123456789012345, -5}, {1, 1}}));
+  // fg_encoded_default_value holds raw ids too (no table range check).
+  auto dflt = parser(R"(feature_configs { id_feature { feature_name: "z" embedding_dim: 4 fg_encoded_default_value: "-9"
+                                                       zch { zch_size: 10 lfu {} } } })");
+  EXPECT_EQ(bag(dflt.parse(make_batch({{"z", {"", "7"}}})), "z"), (std::pair<Ids, Ids>{{-9, 7}, {1, 1}}));
 
   EXPECT_NE(error_of<ConfigError>([] {
               parser(R"(feature_configs { id_feature { feature_name: "z" embedding_dim: 4 zch { zch_size: 10 } } })");

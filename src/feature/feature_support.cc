@@ -73,7 +73,9 @@ std::optional<std::string> fg_encoded_default(bool has, const std::string& value
         if (colon != std::string_view::npos) id_part = tok.substr(0, colon);
       }
       int64_t id = 0;
-      if (!parse_int64(id_part, &id) || id < 0 || id >= info.num_embeddings) {
+      const bool parsed = parse_int64(id_part, &id);
+      if (parsed && has_raw_ids(info)) return;  // zch / dynamicemb: raw ids, any int64 (as the column's)
+      if (!parsed || id < 0 || id >= info.num_embeddings) {
         throw ConfigError(fmt::format(
             "{}.fg_encoded_default_value: '{}' is not an id in [0, {}) (tokens separated by "
             "data_config.fg_encoded_multival_sep)",
