@@ -68,8 +68,8 @@ constexpr Entry kEntries[] = {
     {"DistanceLFU_EvictionPolicy", kHonoured, "decay_exponent", ""},
     {"ZeroCollisionHash", kHonoured, "zch_size eviction_interval lfu lru distance_lfu threshold_filtering_func", ""},
     {"AutoDisEmbedding", kHonoured, "num_channels temperature keep_prob", ""},
-    // Dynamic embeddings (embedding/dynamic_embedding_bag_collection.h; id features,
-    // feature/dynamicemb_settings.h).
+    // Dynamic embeddings (embedding/dynamic_embedding_bag_collection.h; id, combo, lookup, match,
+    // custom and bool_mask features, feature/dynamicemb_settings.h).
     {"DynamicEmbInitializerArgs", kHonoured, "mode mean std_dev lower upper value", ""},
     {"DynamicEmbFrequencyAdmissionStrategy", kHonoured, "threshold initializer_args counter_capacity counter_bucket_capacity",
      ""},
@@ -105,8 +105,8 @@ constexpr Entry kEntries[] = {
      ""},
     {"ComboFeature", kHonoured, "vocab_file asset_dir", ""},
     {"ComboFeature", kHonoured, "stub_type", ""},
-    {"ComboFeature", kHonoured, "zch", ""},
-    {"ComboFeature", kRefused, "dynamicemb use_mask", ""},
+    {"ComboFeature", kHonoured, "zch dynamicemb", ""},
+    {"ComboFeature", kRefused, "use_mask", ""},
     {"CombineFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim value_map boundaries num_buckets pooling "
      "default_value separator normalizer init_fn combiner fg_encoded_default_value trainable data_type "
@@ -122,8 +122,8 @@ constexpr Entry kEntries[] = {
     {"LookupFeature", kHonoured, "vocab_file asset_dir", ""},
     {"LookupFeature", kHonoured, "autodis mlp", ""},
     {"LookupFeature", kHonoured, "stub_type", ""},
-    {"LookupFeature", kHonoured, "zch", ""},
-    {"LookupFeature", kRefused, "dynamicemb use_mask", ""},
+    {"LookupFeature", kHonoured, "zch dynamicemb", ""},
+    {"LookupFeature", kRefused, "use_mask", ""},
     {"MatchFeature", kHonoured,
      "feature_name nested_map pkey skey embedding_name embedding_dim boundaries hash_bucket_size "
      "num_buckets vocab_list vocab_dict pooling default_value separator need_discrete show_pkey show_skey "
@@ -133,8 +133,8 @@ constexpr Entry kEntries[] = {
     {"MatchFeature", kHonoured, "vocab_file asset_dir", ""},
     {"MatchFeature", kHonoured, "autodis mlp", ""},
     {"MatchFeature", kHonoured, "stub_type", ""},
-    {"MatchFeature", kHonoured, "zch", ""},
-    {"MatchFeature", kRefused, "dynamicemb use_mask", ""},
+    {"MatchFeature", kHonoured, "zch dynamicemb", ""},
+    {"MatchFeature", kRefused, "use_mask", ""},
     {"ExprFeature", kHonoured,
      "feature_name expression variables embedding_name embedding_dim boundaries separator fill_missing "
      "pooling default_value init_fn value_dim fg_encoded_default_value trainable data_type "
@@ -173,16 +173,16 @@ constexpr Entry kEntries[] = {
      "trainable data_type embedding_constraints sequence_length sequence_delim sequence_fields autodis mlp",
      ""},
     {"CustomFeature", kHonoured, "stub_type", ""},
-    {"CustomFeature", kHonoured, "zch", ""},
-    {"CustomFeature", kRefused, "use_mask dynamicemb", ""},
+    {"CustomFeature", kHonoured, "zch dynamicemb", ""},
+    {"CustomFeature", kRefused, "use_mask", ""},
     {"BoolMaskFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets vocab_list vocab_dict "
      "vocab_file asset_dir value_dim pooling default_value separator init_fn fg_encoded_default_value "
      "default_bucketize_value fg_value_type trainable data_type embedding_constraints sequence_length "
      "sequence_delim sequence_fields stub_type",
      ""},
-    {"BoolMaskFeature", kHonoured, "zch", ""},
-    {"BoolMaskFeature", kRefused, "dynamicemb use_mask", ""},
+    {"BoolMaskFeature", kHonoured, "zch dynamicemb", ""},
+    {"BoolMaskFeature", kRefused, "use_mask", ""},
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",
      "the key online serving joins a history's item features by; no effect in offline training"},

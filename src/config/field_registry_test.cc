@@ -84,12 +84,12 @@ TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
   const auto findings = check_set_fields(parse(R"(
     data_config { batch_size: 8 shuffle: true pin_memory: false input_fields { input_name: "a" input_type: INT64 } }
     train_config { cudnn_allow_tf32: false }
-    feature_configs { combo_feature { feature_name: "a" hash_bucket_size: 10 dynamicemb { max_capacity: 100 } } }
+    feature_configs { combo_feature { feature_name: "a" hash_bucket_size: 10 use_mask: true } }
     feature_configs { overlap_feature { feature_name: "b" use_mask: true } }
     model_config { hstu_match { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
-            (V{"data_config.shuffle", "feature_configs[0].combo_feature.dynamicemb", "feature_configs[1].overlap_feature.use_mask",
+            (V{"data_config.shuffle", "feature_configs[0].combo_feature.use_mask", "feature_configs[1].overlap_feature.use_mask",
                "model_config.hstu_match"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",

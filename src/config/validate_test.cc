@@ -116,9 +116,11 @@ TEST(Validate, TrainConfigSemantics) {
 
 TEST(Validate, IdFeatureRules) {
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
-                                  "expression: 'user:b' dynamicemb { max_capacity: 10 } } }"),
-                           "feature_configs[4].combo_feature.dynamicemb"));
-  // zch is honoured on combo features too (feature/combo_feature_test.cc).
+                                  "expression: 'user:b' hash_bucket_size: 10 use_mask: true } }"),
+                           "feature_configs[4].combo_feature.use_mask"));
+  // zch and dynamicemb are honoured on combo features too (feature/combo_feature_test.cc).
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
+                                "expression: 'user:b' dynamicemb { max_capacity: 10 } } }")));
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
                                 "expression: 'user:b' zch { zch_size: 10 lfu {} } } }")));
   // dynamicemb is honoured on id features (embedding/dynamic_embedding_bag_collection_test.cc), its

@@ -4,6 +4,7 @@
 
 #include "feature/fg_json_entry.h"
 #include "feature/text_values.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -60,7 +61,7 @@ BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::st
   default_value_ = sequence && c.default_value().empty() ? "0" : c.default_value();
   const Bucketizer::Fields f = Bucketizer::text_fields_of(c);
   const bool vocab = !f.vocab_list.empty() || !f.vocab_dict.empty() || !f.vocab_file.empty();
-  if (!c.has_zch() && !c.has_hash_bucket_size() && c.has_num_buckets() && vocab) {
+  if (!c.has_zch() && !c.has_dynamicemb() && !c.has_hash_bucket_size() && c.has_num_buckets() && vocab) {
     throw ConfigError(fmt::format(
         "{}.num_buckets: set either num_buckets or a vocabulary (vocab_list, vocab_dict, vocab_file) for feature {}, "
         "not both",
@@ -76,6 +77,7 @@ BoolMaskFeature::BoolMaskFeature(const protos::BoolMaskFeature& c, const std::st
   fill_table_info(c, path, &info_);
   info_.num_embeddings = bucketizer_.num_embeddings();
   fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
+  fill_dynamicemb_info_of(c, path, &info_);
   if (!sequence) {
     info_.value_dim = 0;  // the row's ids are pooled
     max_ids_ = c.value_dim();
@@ -195,7 +197,7 @@ std::vector<nlohmann::ordered_json> BoolMaskFeature::fg_json() const {
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
   // TorchEasyRec's order (as IdFeature): zch (hash_bucket_size 2^63 - 1, no value_type) >
   // hash_bucket_size > vocabularies > num_buckets (dynamicemb is refused when the config is loaded).
-  if (c.has_zch()) {
+  if (c.has_zch() || c.has_dynamicemb()) {
     e["hash_bucket_size"] = kZchHashBucketSize;
   } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();

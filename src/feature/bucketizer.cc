@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "feature/feature_support.h"
 #include "feature/text_values.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -24,6 +25,13 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
     hash_bucket_size_ = kZchHashBucketSize;
     num_embeddings_ = zch_table_size(f.zch_size, path + ".zch");
     table_size_field_ = "zch.zch_size";
+  } else if (f.has_dynamicemb) {
+    // §5.13: raw ids as with zch, max_capacity rows.
+    kind_ = Kind::kHash;
+    raw_ids_ = true;
+    hash_bucket_size_ = kZchHashBucketSize;
+    num_embeddings_ = dynamicemb_table_size(f.dynamicemb_max_capacity, path + ".dynamicemb");
+    table_size_field_ = "dynamicemb.max_capacity";
   } else if (f.has_hash_bucket_size) {
     if (f.hash_bucket_size == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     kind_ = Kind::kHash;

@@ -17,7 +17,8 @@
 //   boundaries         a number -> the number of boundaries <= it, compared in float32 (a value
 //                      equal to a boundary goes to the upper bucket, as raw_feature)
 //
-// The first one set is used, in TorchEasyRec's order for these types: zch > hash_bucket_size >
+// dynamicemb: raw ids as zch, max_capacity rows (§5.13).
+// The first one set is used, in TorchEasyRec's order for these types: zch > dynamicemb > hash_bucket_size >
 // num_buckets > vocab_list > vocab_dict > vocab_file > boundaries; the table size follows the
 // same order (zch_size, hash_bucket_size, num_buckets, len(effective vocab_list) +
 // vocab_list_extra_rows, max(vocab_dict) + 1, the vocab file's rows, len(boundaries) + 1).
@@ -44,6 +45,9 @@ class Bucketizer {
   struct Fields {
     bool has_zch = false;   // zch set: raw ids, zch_size rows (the rest of zch: zch_settings.h)
     uint64_t zch_size = 0;
+    // dynamicemb set (and no zch): raw ids, max_capacity rows (dynamicemb_settings.h).
+    bool has_dynamicemb = false;
+    uint64_t dynamicemb_max_capacity = 0;
     bool has_hash_bucket_size = false;
     uint64_t hash_bucket_size = 0;
     bool has_num_buckets = false;
@@ -109,6 +113,8 @@ class Bucketizer {
     Fields f;
     f.has_zch = c.has_zch();
     f.zch_size = c.zch().zch_size();
+    f.has_dynamicemb = c.has_dynamicemb();
+    f.dynamicemb_max_capacity = c.dynamicemb().max_capacity();
     f.has_hash_bucket_size = c.has_hash_bucket_size();
     f.hash_bucket_size = c.hash_bucket_size();
     f.vocab_list.assign(c.vocab_list().begin(), c.vocab_list().end());

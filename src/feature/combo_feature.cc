@@ -1,6 +1,7 @@
 #include "feature/combo_feature.h"
 
 #include "feature/fg_json_entry.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -40,6 +41,7 @@ ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& pat
   }
   info_.num_embeddings = bucketizer_.num_embeddings();
   fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
+  fill_dynamicemb_info_of(c, path, &info_);
   if (!sequence && c.sequence_fields_size() > 0) {
     throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
   }
@@ -158,7 +160,7 @@ std::vector<nlohmann::ordered_json> ComboFeature::fg_json_entries() const {
   e["need_prefix"] = false;
   e["value_dim"] = c.value_dim();
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
-  if (c.has_zch()) {
+  if (c.has_zch() || c.has_dynamicemb()) {
     e["hash_bucket_size"] = kZchHashBucketSize;
   } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();

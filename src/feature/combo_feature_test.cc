@@ -304,6 +304,46 @@ TEST(ComboFeature, GroupedSequenceFgNone) {
 // item's first combination; the empty default is "0") and under FG_BUCKETIZE; FG_NONE takes any
 // int64 as it is. The table has zch_size rows even with hash_bucket_size set. fg.json:
 // fg_json_test.cc (FgJson.ZchFeatures).
+// dynamicemb (docs/tzrec-compatibility.md §5.13; TorchEasyRec's ComboFeature.num_embeddings puts
+// dynamicemb.max_capacity after zch and before hash_bucket_size, its _fg_json writes
+// hash_bucket_size MAX_HASH_BUCKET_SIZE for it as for zch): raw ids as with zch, max_capacity rows,
+// TorchEasyRec's initializer defaults (_build_dynamicemb_initializer: UNIFORM ±1/sqrt(max_capacity)
+// without initializer_args; NORMAL std_dev 1/sqrt(embedding_dim) when unset); zch wins when both
+// are set.
+TEST(ComboFeature, DynamicembGivesRawIds) {
+  using testing::zch_raw_id;
+  const std::string features = R"(
+    feature_configs { combo_feature { feature_name: "c" expression: ["user:a", "item:b"] embedding_dim: 4
+        hash_bucket_size: 100 dynamicemb { max_capacity: 400 score_strategy: "LFU" } } }
+    feature_configs { combo_feature { feature_name: "d" expression: ["user:a", "item:b"] embedding_dim: 16
+        dynamicemb { max_capacity: 64 initializer_args { mode: "NORMAL" } } } }
+    feature_configs { combo_feature { feature_name: "e" expression: ["user:a", "item:b"] embedding_dim: 4
+        zch { zch_size: 50 lfu {} } dynamicemb { max_capacity: 64 } } })";
+  auto b = parser(features, kFgNormal).parse(make_batch({{"a", {"ua\x1dub"}}, {"b", {"ia"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features["c"].values), (Ids{zch_raw_id("ua_ia"), zch_raw_id("ub_ia")}));
+  const auto infos = build_feature_infos(parse_config("data_config { " + kFgNormal + " } " + features));
+  ASSERT_EQ(infos.size(), 3u);
+  EXPECT_EQ(infos[0].num_embeddings, 400);
+  EXPECT_EQ(infos[0].dynamicemb.path, "feature_configs[0].combo_feature.dynamicemb");
+  EXPECT_EQ(infos[0].dynamicemb.score_strategy, "LFU");
+  EXPECT_EQ(infos[0].dynamicemb.init.mode, "UNIFORM");
+  EXPECT_DOUBLE_EQ(infos[0].dynamicemb.init.upper, 1.0 / 20);  // 1/sqrt(400)
+  EXPECT_EQ(infos[0].dynamicemb.eval_init.mode, "CONSTANT");
+  EXPECT_EQ(infos[1].dynamicemb.init.mode, "NORMAL");
+  EXPECT_DOUBLE_EQ(infos[1].dynamicemb.init.std_dev, 0.25);  // 1/sqrt(16)
+  EXPECT_EQ(infos[2].num_embeddings, 50);
+  EXPECT_EQ(infos[2].dynamicemb.path, "");  // zch takes precedence
+  auto none = parser(R"(feature_configs { combo_feature { feature_name: "c" embedding_dim: 4
+                                                           dynamicemb { max_capacity: 8 } } })")
+                  .parse(make_batch({{"c", {"-123456789012"}}}));
+  EXPECT_EQ(ids_of(none.sparse_features.values()), (Ids{-123456789012}));
+  EXPECT_NE(error_of<ConfigError>([] {
+              build_feature_infos(parse_config(R"(feature_configs { combo_feature { feature_name: "c"
+                  embedding_dim: 4 dynamicemb { max_capacity: 0 } } })"));
+            }).find("feature_configs[0].combo_feature.dynamicemb.max_capacity: 0 must be in [1, 2^31]"),
+            std::string::npos);
+}
+
 TEST(ComboFeature, ZchGivesRawIds) {
   using testing::zch_raw_id;
   const std::string features = R"(

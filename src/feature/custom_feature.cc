@@ -4,6 +4,7 @@
 
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -40,6 +41,7 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
     fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
+    fill_dynamicemb_info_of(c, path, &info_);
     // A row's ids are pooled; a sequence item keeps its first id (value_dim 1) or all (0).
     info_.value_dim = !sequence ? 0 : value_dim;
     if (sequence && value_dim > 1) {
@@ -160,7 +162,7 @@ std::vector<nlohmann::ordered_json> CustomFeature::fg_json() const {
   if (c.separator() != kFgDefaultSeparator) e["separator"] = c.separator();
   if (c.has_normalizer()) e["normalizer"] = c.normalizer();
   const std::string default_value = e["default_value"];
-  if (c.has_zch()) {
+  if (c.has_zch() || c.has_dynamicemb()) {
     e["hash_bucket_size"] = kZchHashBucketSize;
     e["value_type"] = "string";
   } else if (c.has_hash_bucket_size()) {

@@ -36,10 +36,15 @@ DynamicEmbInit initializer(bool has, const protos::DynamicEmbInitializerArgs& a,
 
 }  // namespace
 
-void fill_dynamicemb_info(const protos::DynamicEmbedding& d, const std::string& path, FeatureInfo* info) {
-  if (d.max_capacity() == 0 || d.max_capacity() > (uint64_t{1} << 31)) {
-    throw ConfigError(fmt::format("{}.max_capacity: {} must be in [1, 2^31]", path, d.max_capacity()));
+int64_t dynamicemb_table_size(uint64_t max_capacity, const std::string& path) {
+  if (max_capacity == 0 || max_capacity > (uint64_t{1} << 31)) {
+    throw ConfigError(fmt::format("{}.max_capacity: {} must be in [1, 2^31]", path, max_capacity));
   }
+  return static_cast<int64_t>(max_capacity);
+}
+
+void fill_dynamicemb_info(const protos::DynamicEmbedding& d, const std::string& path, FeatureInfo* info) {
+  dynamicemb_table_size(d.max_capacity(), path);
   DynamicEmbSettings& s = info->dynamicemb;
   s.path = path;
   s.max_capacity = static_cast<int64_t>(d.max_capacity());

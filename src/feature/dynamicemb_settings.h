@@ -5,6 +5,7 @@
 // dynamicemb, dynamicemb over every other table size (TorchEasyRec's order).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "feature/feature_info.h"
@@ -19,6 +20,17 @@ namespace tzrec::feature {
 // loaded, config/field_registry.cc). The remaining checks (score strategy,
 // capacities, initializer modes) are the dynamic table's, when the model is built.
 void fill_dynamicemb_info(const protos::DynamicEmbedding& d, const std::string& path, FeatureInfo* info);
+
+// The table size of a `dynamicemb` message at `path`: max_capacity, a ConfigError at
+// "<path>.max_capacity" unless it is in [1, 2^31].
+int64_t dynamicemb_table_size(uint64_t max_capacity, const std::string& path);
+
+// fill_dynamicemb_info of feature message c at `path` when it sets dynamicemb and not zch (which
+// takes precedence); nothing otherwise. info->embedding_dim must be set.
+template <typename Msg>
+void fill_dynamicemb_info_of(const Msg& c, const std::string& path, FeatureInfo* info) {
+  if (!c.has_zch() && c.has_dynamicemb()) fill_dynamicemb_info(c.dynamicemb(), path + ".dynamicemb", info);
+}
 
 // The raw-id features: zch or dynamicemb.
 inline bool has_raw_ids(const FeatureInfo& info) { return !info.zch_path.empty() || !info.dynamicemb.path.empty(); }

@@ -74,16 +74,16 @@ bool add_fg_vocab(const Msg& c, const std::string& default_value, nlohmann::orde
 }
 
 // The bucketizer of a lookup_feature / match_feature entry (Msg: LookupFeature or MatchFeature),
-// the first set in TorchEasyRec's order: zch (hash_bucket_size 2^63 - 1, zch_settings.h) >
-// hash_bucket_size > num_buckets > vocab_list (+ default_bucketize_value) > vocab_dict > vocab_file
-// (each + default_bucketize_value) > boundaries (dynamicemb is refused when the config is loaded).
+// the first set in TorchEasyRec's order: zch or dynamicemb (hash_bucket_size 2^63 - 1,
+// zch_settings.h) > hash_bucket_size > num_buckets > vocab_list (+ default_bucketize_value) >
+// vocab_dict > vocab_file (each + default_bucketize_value) > boundaries.
 // Returns true for a text bucketizer (all but boundaries), whose values TorchEasyRec's entry then
 // types "string".
 template <typename Msg>
 bool add_fg_map_bucketizer(const Msg& c, const std::string& default_value, const std::string& field_path,
                            nlohmann::ordered_json* entry) {
   nlohmann::ordered_json& e = *entry;
-  if (c.has_zch()) {
+  if (c.has_zch() || c.has_dynamicemb()) {
     e["hash_bucket_size"] = kZchHashBucketSize;
   } else if (c.has_hash_bucket_size()) {
     e["hash_bucket_size"] = c.hash_bucket_size();

@@ -375,6 +375,24 @@ TEST(FgJson, ZchFeatures) {
   ]})");
 }
 
+// dynamicemb: the same entries as zch (TorchEasyRec's _fg_json tests `zch or dynamicemb`).
+TEST(FgJson, DynamicembFeatures) {
+  expect_json(fg_json_of(R"(
+    data_config { fg_mode: FG_NORMAL }
+    feature_configs { id_feature { feature_name: "i" expression: "user:i" num_buckets: 10 embedding_dim: 4
+                                   dynamicemb { max_capacity: 100 } } }
+    feature_configs { lookup_feature { feature_name: "l" map: "user:m" key: "item:k" boundaries: [0.5]
+                                       embedding_dim: 4 dynamicemb { max_capacity: 100 } } }
+  )"),
+              R"({"features": [
+    {"feature_type": "id_feature", "feature_name": "i", "default_value": "", "expression": "user:i",
+     "value_type": "string", "need_prefix": false, "hash_bucket_size": 9223372036854775807, "value_dim": 0},
+    {"feature_type": "lookup_feature", "feature_name": "l", "map": "user:m", "key": "item:k", "default_value": "0",
+     "value_type": "string", "needDiscrete": true, "needKey": false, "combiner": "",
+     "hash_bucket_size": 9223372036854775807, "value_dim": 1}
+  ]})");
+}
+
 // create_fg_json: a group's entry sits where its sequence_name first appears (sequence_pk
 // defaulting to "user:<name>"); a later group of the same name joins it; grouped sub-features keep
 // sequence_fields, without the sequence keys of sequence_* features.

@@ -6,6 +6,7 @@
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 #include "feature/kv_map.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -35,6 +36,7 @@ LookupFeature::LookupFeature(const protos::LookupFeature& c, const std::string& 
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
     fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
+    fill_dynamicemb_info_of(c, path, &info_);
     if (!sequence) {
       info_.value_dim = 0;  // the row's ids are pooled
     } else if (multi_dim) {

@@ -4,6 +4,7 @@
 
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
+#include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
 namespace tzrec::feature {
@@ -41,6 +42,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
     fill_table_info(c, path, &info_);
     info_.num_embeddings = bucketizer.num_embeddings();
     fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
+    fill_dynamicemb_info_of(c, path, &info_);
     info_.value_dim = !sequence ? 0 : each_hit ? value_dim : 1;
   } else {
     info_.embedding_dim = c.embedding_dim();
@@ -65,7 +67,7 @@ MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& pat
     if (fg_mode_ == FgMode::kBucketize && bucketizer.kind() == Bucketizer::Kind::kHash) {
       // FG_NORMAL hashes "<feature_name>_<value>"; whether the FG output before bucketization
       // carries that prefix is not documented by TorchEasyRec (zch hashes the same way).
-      throw NotSupportedError(path + (bucketizer.raw_ids() ? ".zch" : ".hash_bucket_size") +
+      throw NotSupportedError(path + (c.has_zch() ? ".zch" : c.has_dynamicemb() ? ".dynamicemb" : ".hash_bucket_size") +
                               " under data_config.fg_mode FG_BUCKETIZE");
     }
     if (c.has_normalizer()) warn_normalizer_not_applied(path);  // the data is FG output
