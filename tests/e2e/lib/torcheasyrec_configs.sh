@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
+# Sourced by tests/e2e/torcheasyrec_configs_*_test.sh with TZREC, ROOT and CONFIG_GLOBS (globs of
+# the config names of tests/configs/torcheasyrec/ the script runs: two scripts split them so that
+# ctest -j runs the halves side by side) set.
 # TorchEasyRec's own published configs (tests/configs/torcheasyrec/, copied unchanged), run the
 # way their users run them: from a working directory holding TorchEasyRec's data/test/ files
 # (vocabularies, tokenizers), `tzrec gen_data --pipeline_config_path` writes their data, then each
 # config this build accepts trains, exports and predicts; each it refuses is refused for `not
 # supported yet:` only (tests/e2e/lib/config_run.sh). Configs that TorchEasyRec itself rejects
 # must get the same config error here (KNOWN_INVALID).
-set -euo pipefail
-TZREC=$1
-ROOT=$2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -35,7 +35,12 @@ accepted=0
 refused=0
 invalid=0
 too_large=0
-for config in "$ROOT"/tests/configs/torcheasyrec/*.config; do
+configs=()
+read -ra globs <<< "$CONFIG_GLOBS"  # (read: no pathname expansion of the globs themselves)
+for glob in "${globs[@]}"; do
+  for config in "$ROOT"/tests/configs/torcheasyrec/$glob.config; do configs+=("$config"); done
+done
+for config in "${configs[@]}"; do
   name=$(basename "$config" .config)
   W="$WORK/$name"
   "$TZREC" gen_data --pipeline_config_path "$config" --output_dir "$W" --num_rows 256 --num_eval_rows 64 \
@@ -66,4 +71,4 @@ for config in "$ROOT"/tests/configs/torcheasyrec/*.config; do
   if [[ $RUN_RESULT == accepted ]]; then accepted=$((accepted + 1)); else refused=$((refused + 1)); fi
 done
 echo "accepted $accepted (+ $too_large too large to train here), refused $refused, invalid $invalid"
-echo "torcheasyrec_configs_test: OK"
+echo "torcheasyrec configs $CONFIG_GLOBS: OK"
