@@ -13,18 +13,16 @@
 #include "embedding/fused_embedding_bags.h"
 #include "embedding/fused_row_optimizer.h"
 #include "sparse/jagged_tensor.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace dynamic_embedding_bag_collection_test {
 
+using testing::i64;
+using testing::vec;
+
 using sparse::JaggedTensor;
 using sparse::KeyedJaggedTensor;
-
-torch::Tensor i64(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kInt64); }
-std::vector<int64_t> vec(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous().to(torch::kInt64);
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
 
 // One feature "a" on table "t" of dim 2: max_capacity 16 in one bucket of 16 (R = 16), new rows
 // CONSTANT 0.5, evaluation CONSTANT -1, admission (threshold) with CONSTANT 0.25.

@@ -6,15 +6,17 @@
 
 #include "base/error.h"
 #include "embedding/embedding_group.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace embedding_bag_collection_test {
+
+using testing::i64;
 
 using sparse::JaggedTensor;
 using sparse::KeyedJaggedTensor;
 using Bags = std::vector<BagConfig>;
 
-torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
 torch::Tensor f32(std::vector<float> v) { return torch::tensor(v, torch::kFloat32); }
 
 // Plain per-row reference: out[b] = sum_j w_j * table[id_j] (optionally / L_b), zeros when empty.

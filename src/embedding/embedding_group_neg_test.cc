@@ -5,14 +5,15 @@
 #include "base/error.h"
 #include "embedding/embedding_group.h"
 #include "embedding/embedding_group_set.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace embedding_group_neg_test {
 
+using testing::i64;
+
 using sparse::KeyedJaggedTensor;
 using Groups = std::vector<FeatureGroupConfig>;
-
-torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
 
 FeatureSpec feature(const std::string& name, int64_t rows, int64_t dim, bool neg, const std::string& emb = "") {
   FeatureSpec f;

@@ -6,13 +6,14 @@
 
 #include "base/error.h"
 #include "embedding/embedding_group.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace embedding_group_sequence_encoders_test {
 
-using Groups = std::vector<FeatureGroupConfig>;
+using testing::i64;
 
-torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
+using Groups = std::vector<FeatureGroupConfig>;
 
 FeatureSpec sparse(const std::string& name, int64_t rows, int64_t dim, bool sequence) {
   FeatureSpec f;

@@ -3,15 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace embedding_group_test {
 
+using testing::i64;
+
 using sparse::JaggedTensor;
 using sparse::KeyedJaggedTensor;
 using Groups = std::vector<FeatureGroupConfig>;
-
-torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
 
 FeatureSpec sparse_feature(const std::string& name, int64_t rows, int64_t dim,
                            const std::string& emb_name = "") {

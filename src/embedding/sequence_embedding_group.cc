@@ -1,6 +1,7 @@
 #include "embedding/sequence_embedding_group.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -122,31 +123,23 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
     index_[group.name] = groups_.size();
     groups_.push_back(std::move(group));
   }
-  using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
-  auto ec_dict = register_module("ec_dict", torch::nn::ModuleDict());
-  for (auto& [dim, dim_tables] : tables) {
-    EmbeddingBagCollection ebc(std::move(dim_tables), std::move(bags[dim]), "embeddings");
-    ec_dict->update(std::vector<Entry>{{std::to_string(dim), ebc.ptr()}});
-    ebcs_.emplace(dim, ebc);
-  }
-  // TorchEasyRec's mc_ec_dict: ManagedCollisionEmbeddingCollections of the zch tables, per dim.
-  if (!zch_tables.empty()) {
-    auto mc_ec_dict = register_module("mc_ec_dict", torch::nn::ModuleDict());
-    for (auto& [dim, dim_tables] : zch_tables) {
-      ZchEmbeddingBagCollection mc(std::move(dim_tables), std::move(zch_bags[dim]), "embeddings");
-      mc_ec_dict->update(std::vector<Entry>{{std::to_string(dim), mc.ptr()}});
-      mc_ebcs_.emplace(dim, mc);
+  // One collection per dim in a ModuleDict `name` (registered when there is a collection): the
+  // plain tables in TorchEasyRec's ec_dict, the zch tables in its mc_ec_dict
+  // (ManagedCollisionEmbeddingCollections), the dynamic tables in dynamicemb_ec_dict.
+  auto build = [this](const char* name, auto& tables_by_dim, auto& bags_by_dim, auto& out, bool always) {
+    using Holder = typename std::remove_reference_t<decltype(out)>::mapped_type;
+    if (tables_by_dim.empty() && !always) return;
+    auto dict = register_module(name, torch::nn::ModuleDict());
+    for (auto& [dim, dim_tables] : tables_by_dim) {
+      Holder c(std::move(dim_tables), std::move(bags_by_dim[dim]), "embeddings");
+      using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
+      dict->update(std::vector<Entry>{{std::to_string(dim), c.ptr()}});
+      out.emplace(dim, c);
     }
-  }
-  // Dynamic embedding tables (dynamic_embedding_bag_collection.h), per dim.
-  if (!dynamic_tables.empty()) {
-    auto dynamic_dict = register_module("dynamicemb_ec_dict", torch::nn::ModuleDict());
-    for (auto& [dim, dim_tables] : dynamic_tables) {
-      DynamicEmbeddingBagCollection d(std::move(dim_tables), std::move(dynamic_bags[dim]), "embeddings");
-      dynamic_dict->update(std::vector<Entry>{{std::to_string(dim), d.ptr()}});
-      dynamic_ebcs_.emplace(dim, d);
-    }
-  }
+  };
+  build("ec_dict", tables, bags, ebcs_, /*always=*/true);
+  build("mc_ec_dict", zch_tables, zch_bags, mc_ebcs_, false);
+  build("dynamicemb_ec_dict", dynamic_tables, dynamic_bags, dynamic_ebcs_, false);
 }
 
 std::vector<EmbeddingBagCollection> SequenceEmbeddingGroupImpl::collections() const {

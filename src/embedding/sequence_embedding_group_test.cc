@@ -7,13 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace sequence_embedding_group_test {
 
-using Groups = std::vector<SequenceGroupConfig>;
+using testing::i64;
 
-torch::Tensor i64(std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); }
+using Groups = std::vector<SequenceGroupConfig>;
 
 FeatureSpec sparse(const std::string& name, int64_t rows, int64_t dim, bool sequence, int64_t value_dim = 1,
                    const std::string& pooling = "sum", const std::string& emb_name = "") {

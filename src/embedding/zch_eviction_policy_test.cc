@@ -1,4 +1,5 @@
 #include "embedding/zch_eviction_policy.h"
+#include "embedding/testing_tensors.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,16 +11,14 @@
 namespace tzrec::embedding {
 namespace zch_eviction_policy_test {
 
+using testing::i64;
+using testing::vec;
+
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-torch::Tensor i64(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kInt64); }
 torch::Tensor flags(const std::vector<bool>& v) {
   std::vector<int64_t> as_int(v.begin(), v.end());
   return torch::tensor(as_int, torch::kInt64).to(torch::kBool);
-}
-std::vector<int64_t> vec(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 std::vector<float> fvec(const torch::Tensor& t) {
   const torch::Tensor c = t.to(torch::kFloat32).contiguous();

@@ -10,17 +10,15 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace zch_module_test {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+using testing::i64;
+using testing::vec;
 
-torch::Tensor i64(const std::vector<int64_t>& v) { return torch::tensor(v, torch::kInt64); }
-std::vector<int64_t> vec(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 torch::Tensor buffer(const ZchModule& m, const std::string& name) {
   for (const auto& [n, t] : m.state()) {

@@ -2,6 +2,7 @@
 // TorchRec's torchrec/modules/mc_modules.py by tests/tools/zch_reference.py (the file
 // tests/data/zch/mc_reference.json, see tests/data/README.md), replayed here step by step.
 #include "embedding/zch_module.h"
+#include "embedding/testing_tensors.h"
 
 #include <cstdint>
 #include <fstream>
@@ -14,12 +15,9 @@
 namespace tzrec::embedding {
 namespace zch_module_torchrec_test {
 
-using Json = nlohmann::ordered_json;
+using testing::vec;
 
-std::vector<int64_t> vec(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
+using Json = nlohmann::ordered_json;
 
 Json load_reference() {
   const std::string path = std::string(TZREC_SOURCE_DIR) + "/tests/data/zch/mc_reference.json";
