@@ -1,0 +1,523 @@
+// Dynamic embedding tables (docs/tzrec-compatibility.md §5.13) next to a fixed-size table: the
+// training step of a DynamicEmbeddingBagCollection (raw ids → rows by its DynamicTable, then the
+// fused lookup and the fused rowwise_adagrad update in backward) against a plain
+// EmbeddingBagCollection with one table of as many rows, on the same rows; the fill of the dynamic
+// table; its memory against the budget; and steps with a share of never-seen ids at max
+// capacity (evictions). Figures and their meaning: bench/README.md.
+//
+//   tzrec_dynamic_embedding_bench [--live_ids 50000000] [--batch 4096] [--features 26] [--dim 16]
+//       [--rounds 5] [--steps 20] [--warmup 5] [--zipf 1.05] [--dists uniform,zipf]
+//       [--new_share 0.1] [--fill_batch 1048576] [--bucket_capacity 128] [--threads 2] [--no_fixed]
+// Both arms live in one process (50M live ids: peak RSS ≈ 8.8 GiB; --no_fixed leaves (a) out).
+//
+// Setup: one table of dim D read by F features, bags of one id each, batch B, training mode,
+// FusedOptimizerKind::kRowwiseAdagrad in both arms; a step = forward + backward of the sum of the
+// pooled outputs (the fused update runs in backward).
+//   (b) dynamic: a DynamicEmbeddingBagCollection, max_capacity = live_ids (STEP scores, buckets of
+//       128, TorchEasyRec's default initializer), filled through training-mode remaps of
+//       fill_batch never-seen ids each (F features × fill_batch / F rows) until every row is live
+//       (evictions start before that: buckets fill unevenly). Then row p is owned by key K[p].
+//   (a) fixed: an EmbeddingBagCollection with one table of live_ids rows.
+// The ids of a step: per position a rank r in [0, live_ids) — uniform, or Zipf-like (the bounded
+// continuous Pareto inverse, P(r) ∝ (r + 1)^-s) — scattered over the rows by a fixed bijection
+// p = (a·r + c) mod live_ids; (a) reads row p, (b) the raw id K[p], which the table maps to row p:
+// both arms touch exactly the same rows, so the difference is the remap.
+//   (c) churn: (b) with a share new_share of each batch's positions replaced by never-seen ids: at
+//       max capacity each evicts the oldest id of its bucket and its row is drawn again (weights
+//       and optimizer state reset). Its fixed counterpart (a') reads a random row at those places.
+// Arms alternate in rounds (steps each, after warm-up steps), (a)/(b) per distribution first,
+// then (a')/(c) (last, since it evicts ids of the earlier batches' tail). Step times are medians
+// over all timed steps of an arm; the round ratios compare the rounds' medians (steadier when the
+// machine's load changes between rounds). After the rounds, untimed for the ratio: the split of
+// (b)'s step (remap() then the inner collection's forward + backward, which is what forward()
+// does; find() of the same ids alone, on other batches first, so that it does not warm the cache
+// for the remap) and a control, (a)'s step right after a find() of its ids (the index traffic's
+// cost to the lookup and update that follow).
+// Memory: VmRSS growth of building and filling (b) against 1.3 × live × (D + 1) × 4 B + 1 GiB
+// (rowwise adagrad: one float of state per row). Prints human-readable lines and one JSON line.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <torch/torch.h>
+
+#include "base/malloc_tuning.h"
+#include "embedding/dynamic_embedding_bag_collection.h"
+#include "embedding/embedding_bag_collection.h"
+#include "embedding/fused_row_optimizer.h"
+#include "sparse/keyed_jagged_tensor.h"
+
+namespace {
+
+using tzrec::embedding::BagConfig;
+using tzrec::embedding::DynamicEmbeddingBagCollection;
+using tzrec::embedding::DynamicEmbInitializer;
+using tzrec::embedding::DynamicEmbTableConfig;
+using tzrec::embedding::EmbeddingBagCollection;
+using tzrec::embedding::FusedOptimizerKind;
+using tzrec::embedding::FusedOptimizerOptions;
+using tzrec::embedding::TableConfig;
+using tzrec::sparse::KeyedJaggedTensor;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// kB field of /proc/self/status ("VmRSS", "VmHWM") in GiB.
+double status_gib(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      std::istringstream s(line.substr(field.size() + 1));
+      double kb = 0;
+      s >> kb;
+      return kb / (1024.0 * 1024.0);
+    }
+  }
+  return 0;
+}
+
+// AnonHugePages of /proc/self/smaps_rollup in GiB: how much of the heap transparent huge pages back.
+double huge_pages_gib() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("AnonHugePages:", 0) == 0) {
+      std::istringstream s(line.substr(14));
+      double kb = 0;
+      s >> kb;
+      return kb / (1024.0 * 1024.0);
+    }
+  }
+  return 0;
+}
+
+uint64_t splitmix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The j-th never-seen raw id: distinct for distinct j (splitmix64 is a bijection), any int64.
+int64_t raw_key(uint64_t j) { return static_cast<int64_t>(splitmix64(j ^ 0x5eedULL)); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> ratios(const std::vector<double>& num, const std::vector<double>& den) {
+  std::vector<double> out;
+  for (size_t i = 0; i < num.size() && i < den.size(); ++i) out.push_back(den[i] > 0 ? num[i] / den[i] : 0.0);
+  return out;
+}
+
+std::vector<std::string> feature_names(int64_t features) {
+  std::vector<std::string> names;
+  for (int64_t f = 0; f < features; ++f) names.push_back("f" + std::to_string(f));
+  return names;
+}
+
+// F features of B rows with one id each: ids [F * B], key-major.
+KeyedJaggedTensor make_kjt(const std::vector<std::string>& names, const std::vector<int64_t>& ids) {
+  torch::Tensor values = torch::tensor(ids, torch::kInt64);
+  torch::Tensor lengths = torch::ones({static_cast<int64_t>(ids.size())}, torch::kInt64);
+  return KeyedJaggedTensor(names, values, lengths);
+}
+
+std::vector<BagConfig> bags(const std::vector<std::string>& names) {
+  std::vector<BagConfig> out;
+  for (const std::string& n : names) {
+    BagConfig b;
+    b.feature_name = n;
+    b.table_name = "t";
+    out.push_back(b);
+  }
+  return out;
+}
+
+FusedOptimizerOptions rowwise_adagrad() {
+  FusedOptimizerOptions o;
+  o.kind = FusedOptimizerKind::kRowwiseAdagrad;
+  o.lr = 0.01;
+  return o;
+}
+
+// Ranks in [0, n): uniform (s == 0) or Zipf-like with exponent s (continuous bounded Pareto
+// inverse, s != 1).
+struct RankSampler {
+  int64_t n;
+  double s;
+  double a = 0;
+  explicit RankSampler(int64_t n_, double s_) : n(n_), s(s_) {
+    if (s > 0) a = std::pow(static_cast<double>(n), 1.0 - s) - 1.0;
+  }
+  int64_t operator()(std::mt19937_64& rng) const {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    if (s <= 0) return std::min<int64_t>(n - 1, static_cast<int64_t>(u * static_cast<double>(n)));
+    const double x = std::pow(a * u + 1.0, 1.0 / (1.0 - s));
+    return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, n - 1);
+  }
+};
+
+struct StepBatches {
+  std::vector<KeyedJaggedTensor> fixed, dynamic;
+  double distinct_share = 0;  // distinct rows / ids, mean over the batches
+};
+
+template <class Module>
+double timed_step(Module& m, const KeyedJaggedTensor& kjt) {
+  const auto t0 = Clock::now();
+  tzrec::sparse::KeyedTensor out = m->forward(kjt);
+  out.values().sum().backward();
+  return seconds_since(t0) * 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("dynamic embedding table against a fixed-size table: step time, fill, memory");
+  int64_t live_ids = 50000000, batch = 4096, features = 26, dim = 16, rounds = 5, steps = 20, warmup = 5;
+  int64_t fill_batch = 1 << 20, bucket_capacity = 128;
+  double zipf = 1.05, new_share = 0.1;
+  int threads = 2;
+  std::string dists = "uniform,zipf";
+  bool no_fixed = false;
+  app.add_option("--live_ids", live_ids, "live ids of the dynamic table = rows of the fixed one");
+  app.add_option("--batch", batch);
+  app.add_option("--features", features);
+  app.add_option("--dim", dim);
+  app.add_option("--rounds", rounds);
+  app.add_option("--steps", steps, "timed steps per arm and round");
+  app.add_option("--warmup", warmup, "untimed steps per arm before the rounds");
+  app.add_option("--zipf", zipf, "exponent of the zipf distribution (!= 1)");
+  app.add_option("--dists", dists, "comma list of uniform, zipf");
+  app.add_option("--new_share", new_share, "share of never-seen ids per batch in the churn arm (0: skip it)");
+  app.add_option("--fill_batch", fill_batch, "ids per training-mode remap while filling");
+  app.add_option("--bucket_capacity", bucket_capacity);
+  app.add_option("--threads", threads);
+  app.add_flag("--no_fixed", no_fixed, "skip the fixed-table arm (memory)");
+  CLI11_PARSE(app, argc, argv);
+  tzrec::tune_malloc_for_training();
+  torch::set_num_threads(threads);
+  torch::manual_seed(1);
+  const std::vector<std::string> names = feature_names(features);
+  const int64_t ids_per_step = batch * features;
+  std::printf("live ids %lld, batch %lld x %lld features, dim %lld, rowwise_adagrad, %d threads\n",
+              static_cast<long long>(live_ids), static_cast<long long>(batch), static_cast<long long>(features),
+              static_cast<long long>(dim), torch::get_num_threads());
+
+  // ---- (b) the dynamic arm: build, fill, memory -------------------------------------------------
+  const double rss0 = status_gib("VmRSS");
+  auto t0 = Clock::now();
+  DynamicEmbTableConfig dt;
+  dt.table.name = "t";
+  dt.table.embedding_dim = dim;
+  dt.dynamic.table.max_capacity = live_ids;
+  dt.dynamic.table.bucket_capacity = bucket_capacity;
+  dt.dynamic.table.score_strategy = tzrec::embedding::DynamicScoreStrategy::kStep;
+  dt.dynamic.init.mode = DynamicEmbInitializer::Mode::kUniform;  // TorchEasyRec's default: ±1/√max_capacity
+  dt.dynamic.init.upper = 1.0 / std::sqrt(static_cast<double>(live_ids));
+  dt.dynamic.init.lower = -dt.dynamic.init.upper;
+  DynamicEmbeddingBagCollection dyn(std::vector<DynamicEmbTableConfig>{dt}, bags(names));
+  dyn->embedding_module()->enable_fused_optimizer(rowwise_adagrad());
+  dyn->train();
+  tzrec::embedding::DynamicTable& table = dyn->dynamic_table("t");
+  const int64_t capacity = table.max_capacity();
+  const double build_s = seconds_since(t0);
+  const double rss_built = status_gib("VmRSS");
+
+  t0 = Clock::now();
+  const int64_t fill_rows = std::max<int64_t>(1, fill_batch / features);
+  uint64_t next_key = 0;
+  int64_t fill_calls = 0, evicted = 0;
+  double first_fill_s = 0;  // until live_ids ids were offered
+  {
+    std::vector<int64_t> ids(static_cast<size_t>(fill_rows * features));
+    while (table.size() < capacity && next_key < static_cast<uint64_t>(3 * capacity)) {
+      for (int64_t& id : ids) id = raw_key(next_key++);
+      const int64_t before = table.size();
+      dyn->remap(make_kjt(names, ids), /*training=*/true);
+      evicted += static_cast<int64_t>(ids.size()) - (table.size() - before);
+      ++fill_calls;
+      if (first_fill_s == 0 && next_key >= static_cast<uint64_t>(live_ids)) first_fill_s = seconds_since(t0);
+    }
+  }
+  const double fill_s = seconds_since(t0);
+  const double rss_filled = status_gib("VmRSS");
+  const int64_t live = table.size();
+  std::printf("dynamic table: max_capacity %lld (rounded from %lld), built in %.1f s; filled with %llu new ids in %lld "
+              "remaps of %lld in %.1f s (%.2f M ids/s; the first %lld ids in %.1f s): %lld live, %lld evicted or "
+              "rejected on the way\n",
+              static_cast<long long>(capacity), static_cast<long long>(live_ids), build_s,
+              static_cast<unsigned long long>(next_key), static_cast<long long>(fill_calls),
+              static_cast<long long>(fill_rows * features), fill_s, static_cast<double>(next_key) / fill_s / 1e6,
+              static_cast<long long>(live_ids), first_fill_s, static_cast<long long>(live),
+              static_cast<long long>(evicted));
+
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double weight_gib = static_cast<double>((capacity + 2) * dim * 4) / gib;
+  const double state_gib = static_cast<double>((capacity + 2) * 4) / gib;
+  const double index_gib = static_cast<double>(table.memory_bytes()) / gib;
+  const double buffers_gib = static_cast<double>(capacity * 17 + 8) / gib;
+  const double budget_gib = 1.3 * static_cast<double>(live) * static_cast<double>(dim + 1) * 4.0 / gib + 1.0;
+  const double growth = rss_filled - rss0;
+  std::printf("memory: RSS %.2f GiB before, %.2f built, %.2f filled: growth %.2f GiB (weights %.2f + rowwise state "
+              "%.2f + index %.2f + state buffers %.2f = %.2f); budget 1.3 x %lld x (%lld + 1) x 4 B + 1 GiB = "
+              "%.2f GiB: %s\n",
+              rss0, rss_built, rss_filled, growth, weight_gib, state_gib, index_gib, buffers_gib,
+              weight_gib + state_gib + index_gib + buffers_gib, static_cast<long long>(live),
+              static_cast<long long>(dim), budget_gib, growth <= budget_gib ? "PASS" : "FAIL");
+
+  // Row → its key (every row < num_rows() is live when the table is full; a dead row maps to -1).
+  t0 = Clock::now();
+  std::vector<int64_t> key_of_row(static_cast<size_t>(table.num_rows()), -1);
+  {
+    const size_t chunk = 1 << 20;
+    std::vector<int64_t> keys(chunk), rows(chunk);
+    for (uint64_t j = 0; j < next_key; j += chunk) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, next_key - j));
+      for (size_t i = 0; i < n; ++i) keys[i] = raw_key(j + i);
+      table.find(keys.data(), n, rows.data());
+      for (size_t i = 0; i < n; ++i) {
+        if (rows[i] >= 0) key_of_row[static_cast<size_t>(rows[i])] = keys[i];
+      }
+    }
+  }
+  const int64_t n_rows = static_cast<int64_t>(key_of_row.size());
+  std::printf("row -> key map in %.1f s; huge pages %.2f GiB\n", seconds_since(t0), huge_pages_gib());
+
+  // ---- (a) the fixed arm -----------------------------------------------------------------------
+  EmbeddingBagCollection fixed{nullptr};
+  const double rss_before_fixed = status_gib("VmRSS");
+  if (!no_fixed) {
+    t0 = Clock::now();
+    TableConfig ft;
+    ft.name = "t";
+    ft.num_embeddings = n_rows;
+    ft.embedding_dim = dim;
+    fixed = EmbeddingBagCollection(std::vector<TableConfig>{ft}, bags(names));
+    fixed->enable_fused_optimizer(rowwise_adagrad());
+    fixed->train();
+    std::printf("fixed table: %lld rows, built in %.1f s, RSS +%.2f GiB; huge pages %.2f GiB\n",
+                static_cast<long long>(n_rows), seconds_since(t0), status_gib("VmRSS") - rss_before_fixed,
+                huge_pages_gib());
+  }
+
+  // ---- step batches ------------------------------------------------------------------------------
+  // Bijection r → (a·r + c) mod n_rows scattering the ranks (a coprime to n_rows).
+  uint64_t mul = 0x9E3779B97F4A7C15ull % static_cast<uint64_t>(n_rows);
+  while (std::gcd(mul, static_cast<uint64_t>(n_rows)) != 1) ++mul;
+  const auto scatter = [&](int64_t r) {
+    const unsigned __int128 v = static_cast<unsigned __int128>(mul) * static_cast<uint64_t>(r) + 12345u;
+    int64_t p = static_cast<int64_t>(v % static_cast<uint64_t>(n_rows));
+    while (key_of_row[static_cast<size_t>(p)] < 0) p = (p + 1) % n_rows;  // dead row: the next live one
+    return p;
+  };
+  const auto make_batches = [&](double s, uint64_t seed) {
+    StepBatches out;
+    std::mt19937_64 rng(seed);
+    RankSampler sampler(n_rows, s);
+    std::vector<int64_t> rows(static_cast<size_t>(ids_per_step)), keys(rows.size());
+    double distinct = 0;
+    for (int64_t b = 0; b < steps; ++b) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i] = scatter(sampler(rng));
+        keys[i] = key_of_row[static_cast<size_t>(rows[i])];
+      }
+      out.fixed.push_back(make_kjt(names, rows));
+      out.dynamic.push_back(make_kjt(names, keys));
+      std::vector<int64_t> sorted = rows;
+      std::sort(sorted.begin(), sorted.end());
+      distinct += static_cast<double>(std::unique(sorted.begin(), sorted.end()) - sorted.begin()) /
+                  static_cast<double>(rows.size());
+    }
+    out.distinct_share = distinct / static_cast<double>(steps);
+    return out;
+  };
+
+  std::vector<std::string> dist_list;
+  {
+    std::stringstream s(dists);
+    std::string d;
+    while (std::getline(s, d, ',')) dist_list.push_back(d);
+  }
+
+  std::string json = "{\"live_ids\": " + std::to_string(live) + ", \"max_capacity\": " + std::to_string(capacity) +
+                     ", \"batch\": " + std::to_string(batch) + ", \"features\": " + std::to_string(features) +
+                     ", \"dim\": " + std::to_string(dim) + ", \"threads\": " + std::to_string(threads);
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                ", \"fill_s\": %.2f, \"fill_ids\": %llu, \"rss_growth_gib\": %.3f, \"budget_gib\": %.3f",
+                fill_s, static_cast<unsigned long long>(next_key), growth, budget_gib);
+  json += buf;
+
+  const auto fmt_rounds = [](const std::vector<double>& v) {
+    std::string out;
+    for (double x : v) out += (out.empty() ? "" : ", ") + std::to_string(x).substr(0, 5);
+    return out;
+  };
+  EmbeddingBagCollection inner = dyn->embedding_module();
+  std::vector<StepBatches> batches;
+  std::vector<double> dynamic_median;
+  for (const std::string& d : dist_list) {
+    const double s = d == "zipf" ? zipf : 0.0;
+    t0 = Clock::now();
+    batches.push_back(make_batches(s, d == "zipf" ? 7 : 3));
+    const StepBatches& sb = batches.back();
+    std::printf("\n[%s%s] %lld batches built in %.1f s; distinct rows per batch %.1f%% of %lld ids\n", d.c_str(),
+                d == "zipf" ? (" " + std::to_string(zipf).substr(0, 4)).c_str() : "", static_cast<long long>(steps),
+                seconds_since(t0), 100.0 * sb.distinct_share, static_cast<long long>(ids_per_step));
+
+    // (a)/(b) alternating rounds.
+    for (int64_t w = 0; w < warmup; ++w) {
+      if (fixed) timed_step(fixed, sb.fixed[w % steps]);
+      timed_step(dyn, sb.dynamic[w % steps]);
+    }
+    std::vector<double> ta, tb, ra, rb;
+    for (int64_t r = 0; r < rounds; ++r) {
+      std::vector<double> round_a, round_b;
+      if (fixed) {
+        for (int64_t k = 0; k < steps; ++k) round_a.push_back(timed_step(fixed, sb.fixed[k]));
+      }
+      for (int64_t k = 0; k < steps; ++k) round_b.push_back(timed_step(dyn, sb.dynamic[k]));
+      ra.push_back(median(round_a));
+      rb.push_back(median(round_b));
+      ta.insert(ta.end(), round_a.begin(), round_a.end());
+      tb.insert(tb.end(), round_b.begin(), round_b.end());
+    }
+    // Split of the dynamic step (forward() is remap() then the inner collection's forward).
+    std::vector<double> remap_ms, inner_ms, find_ms;
+    std::vector<int64_t> found(static_cast<size_t>(ids_per_step));
+    for (int64_t k = 0; k < steps; ++k) {  // the index probe alone: find() reads what find_or_insert reads first
+      const auto s0 = Clock::now();
+      table.find(sb.dynamic[k].values().data_ptr<int64_t>(), found.size(), found.data());
+      find_ms.push_back(seconds_since(s0) * 1e3);
+    }
+    for (int64_t k = 0; k < steps; ++k) {
+      const auto s0 = Clock::now();
+      KeyedJaggedTensor rows = dyn->remap(sb.dynamic[k], true);
+      remap_ms.push_back(seconds_since(s0) * 1e3);
+      inner_ms.push_back(timed_step(inner, rows));
+    }
+    // Control: (a)'s step right after an (untimed) probe of the same ids — what the remap's traffic
+    // alone costs the lookup and update that follow it.
+    std::vector<double> polluted_ms;
+    for (int64_t k = 0; fixed && k < steps; ++k) {
+      table.find(sb.dynamic[k].values().data_ptr<int64_t>(), found.size(), found.data());
+      polluted_ms.push_back(timed_step(fixed, sb.fixed[k]));
+    }
+    const double ma = median(ta), mb = median(tb);
+    dynamic_median.push_back(mb);
+    const double round_ratio = fixed ? median(ratios(rb, ra)) : 0.0;
+    std::printf("  (a) fixed   median step %.2f ms (round medians %s)\n", ma, fmt_rounds(ra).c_str());
+    std::printf("  (b) dynamic median step %.2f ms (round medians %s)\n", mb, fmt_rounds(rb).c_str());
+    std::printf("      split (b): remap %.2f ms (index probe alone, find(): %.2f) + lookup/update %.2f ms\n",
+                median(remap_ms), median(find_ms), median(inner_ms));
+    if (fixed) std::printf("      control: (a) right after a find() of the same ids %.2f ms\n", median(polluted_ms));
+    if (fixed) {
+      std::printf("  ratio (b)/(a) %.3f, median of the round ratios %.3f (target <= 1.3: %s)\n", mb / ma, round_ratio,
+                  round_ratio <= 1.3 ? "met" : "not met");
+    }
+    std::snprintf(buf, sizeof(buf),
+                  ", \"%s\": {\"distinct_share\": %.4f, \"fixed_ms\": %.3f, \"dynamic_ms\": %.3f, \"ratio\": %.3f, "
+                  "\"round_ratio\": %.3f, \"remap_ms\": %.3f, \"find_ms\": %.3f, \"inner_ms\": %.3f, "
+                  "\"fixed_after_find_ms\": %.3f}",
+                  d.c_str(), sb.distinct_share, ma, mb, ma > 0 ? mb / ma : 0.0, round_ratio, median(remap_ms),
+                  median(find_ms), median(inner_ms), median(polluted_ms));
+    json += buf;
+  }
+
+  // (a')/(c): a share of never-seen ids per batch (at max capacity: evictions). After every (a)/(b)
+  // phase, since the evictions take ids their batches read.
+  std::mt19937_64 churn_rng(99);
+  const int64_t n_new = static_cast<int64_t>(std::llround(new_share * static_cast<double>(ids_per_step)));
+  for (size_t di = 0; n_new > 0 && di < dist_list.size(); ++di) {
+    const StepBatches& sb = batches[di];
+    std::vector<size_t> positions(static_cast<size_t>(ids_per_step));
+    std::iota(positions.begin(), positions.end(), size_t{0});
+    std::vector<double> tc, ta2, rc, ra2;
+    double missing_share = 0;
+    std::vector<int64_t> found(static_cast<size_t>(ids_per_step));
+    std::vector<double> remap_ms, inner_ms;
+    for (int64_t r = -1; r <= rounds; ++r) {  // r = -1: warm-up; r = rounds: the split of (c)'s step
+      const int64_t n_steps = r < 0 ? warmup : steps;
+      const bool split = r == rounds;
+      std::vector<double> round_a, round_c;
+      std::vector<KeyedJaggedTensor> kc, ka;  // this round's batches, built before timing
+      for (int64_t k = 0; k < n_steps; ++k) {
+        const int64_t* base = sb.dynamic[k % steps].values().data_ptr<int64_t>();
+        const int64_t* base_a = sb.fixed[k % steps].values().data_ptr<int64_t>();
+        std::vector<int64_t> keys(base, base + ids_per_step), rows(base_a, base_a + ids_per_step);
+        for (int64_t i = 0; i < n_new; ++i) {  // partial Fisher-Yates: n_new distinct positions
+          const size_t j = static_cast<size_t>(i) + churn_rng() % (positions.size() - static_cast<size_t>(i));
+          std::swap(positions[static_cast<size_t>(i)], positions[j]);
+          keys[positions[static_cast<size_t>(i)]] = raw_key(next_key++);
+          rows[positions[static_cast<size_t>(i)]] = static_cast<int64_t>(churn_rng() % static_cast<uint64_t>(n_rows));
+        }
+        kc.push_back(make_kjt(names, keys));
+        ka.push_back(make_kjt(names, rows));
+      }
+      if (fixed && !split) {
+        for (int64_t k = 0; k < n_steps; ++k) round_a.push_back(timed_step(fixed, ka[k]));
+      }
+      for (int64_t k = 0; k < n_steps; ++k) {
+        if (split) {
+          const auto s0 = Clock::now();
+          KeyedJaggedTensor rows = dyn->remap(kc[k], true);
+          remap_ms.push_back(seconds_since(s0) * 1e3);
+          inner_ms.push_back(timed_step(inner, rows));
+          continue;
+        }
+        if (r >= 0) {  // ids the table lacks (the new ones, and earlier batches' ids evicted since), untimed
+          table.find(kc[k].values().data_ptr<int64_t>(), found.size(), found.data());
+          missing_share += static_cast<double>(std::count(found.begin(), found.end(), int64_t{-1})) /
+                           static_cast<double>(found.size());
+        }
+        round_c.push_back(timed_step(dyn, kc[k]));
+      }
+      if (r >= 0 && !split) {
+        ra2.push_back(median(round_a));
+        rc.push_back(median(round_c));
+        ta2.insert(ta2.end(), round_a.begin(), round_a.end());
+        tc.insert(tc.end(), round_c.begin(), round_c.end());
+      }
+    }
+    missing_share /= static_cast<double>(rounds * steps);
+    const double ma2 = median(ta2), mc = median(tc);
+    std::printf("\n[%s] churn: %lld never-seen ids per batch (%.0f%%); ids not in the table at their step %.2f%%; "
+                "table full, each new id evicts\n",
+                dist_list[di].c_str(), static_cast<long long>(n_new), 100.0 * new_share, 100.0 * missing_share);
+    std::printf("  (a') fixed   median step %.2f ms (round medians %s)\n", ma2, fmt_rounds(ra2).c_str());
+    std::printf("  (c)  dynamic median step %.2f ms (round medians %s); live ids after: %lld\n", mc,
+                fmt_rounds(rc).c_str(), static_cast<long long>(table.size()));
+    std::printf("      split (c): remap %.2f ms + lookup/update %.2f ms\n", median(remap_ms), median(inner_ms));
+    const double churn_round_ratio = fixed ? median(ratios(rc, ra2)) : 0.0;
+    if (fixed) {
+      std::printf("  ratio (c)/(a') %.3f, median of the round ratios %.3f; (c)/(b) %.3f\n", mc / ma2, churn_round_ratio,
+                  mc / dynamic_median[di]);
+    }
+    std::snprintf(buf, sizeof(buf),
+                  ", \"%s_churn\": {\"missing_share\": %.4f, \"fixed_ms\": %.3f, \"dynamic_ms\": %.3f, "
+                  "\"ratio\": %.3f, \"round_ratio\": %.3f, \"remap_ms\": %.3f, \"inner_ms\": %.3f}",
+                  dist_list[di].c_str(), missing_share, ma2, mc, ma2 > 0 ? mc / ma2 : 0.0, churn_round_ratio,
+                  median(remap_ms), median(inner_ms));
+    json += buf;
+  }
+  std::snprintf(buf, sizeof(buf), ", \"peak_rss_gib\": %.3f}", status_gib("VmHWM"));
+  json += buf;
+  std::printf("\npeak RSS %.2f GiB\n%s\n", status_gib("VmHWM"), json.c_str());
+  return 0;
+}
