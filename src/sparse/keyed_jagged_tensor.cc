@@ -35,12 +35,24 @@ void KeyedJaggedTensor::build_index() {
   offset_per_key_.assign(num_keys + 1, 0);
   index_.clear();
   if (num_keys > 0 && stride_ > 0) {
-    auto per_key = lengths_.view({num_keys, stride_}).sum(1).to(torch::kCPU).contiguous();
-    const int64_t* p = per_key.data_ptr<int64_t>();
-    for (int64_t k = 0; k < num_keys; ++k) {
-      length_per_key_[k] = p[k];
-      offset_per_key_[k + 1] = offset_per_key_[k] + p[k];
+    if (lengths_.device().is_cpu()) {
+      // A plain loop: a reduction on torch's thread pool waits for a busy second core (ms per
+      // batch on a loaded machine, bench/README.md dynamic_embedding_bench).
+      const torch::Tensor all = lengths_.to(torch::kInt64).contiguous();
+      TORCH_CHECK(all.numel() == num_keys * stride_, "KJT lengths have ", all.numel(), " entries, expected ",
+                  num_keys, " keys x stride ", stride_);
+      const int64_t* l = all.data_ptr<int64_t>();
+      for (int64_t k = 0; k < num_keys; ++k) {
+        int64_t sum = 0;
+        for (int64_t b = 0; b < stride_; ++b) sum += l[k * stride_ + b];
+        length_per_key_[k] = sum;
+      }
+    } else {
+      auto per_key = lengths_.view({num_keys, stride_}).sum(1).to(torch::kCPU).contiguous();
+      const int64_t* p = per_key.data_ptr<int64_t>();
+      for (int64_t k = 0; k < num_keys; ++k) length_per_key_[k] = p[k];
     }
+    for (int64_t k = 0; k < num_keys; ++k) offset_per_key_[k + 1] = offset_per_key_[k] + length_per_key_[k];
   }
   TORCH_CHECK(offset_per_key_.back() == (values_.defined() ? values_.size(0) : 0),
               "KJT lengths sum ", offset_per_key_.back(), " does not match values size");
