@@ -176,10 +176,8 @@ void DynamicEmbeddingBagCollectionImpl::sync_state() {
     b.admission_counts.zero_();
     const int64_t slots = b.admission_keys.size(0);
     TORCH_CHECK(static_cast<int64_t>(state.counter.keys.size()) <= slots, "admission counter holds more entries than its capacity");
-    for (size_t i = 0; i < state.counter.keys.size(); ++i) {
-      b.admission_keys.data_ptr<int64_t>()[i] = state.counter.keys[i];
-      b.admission_counts.data_ptr<int64_t>()[i] = state.counter.counts[i];
-    }
+    std::copy(state.counter.keys.begin(), state.counter.keys.end(), b.admission_keys.data_ptr<int64_t>());
+    std::copy(state.counter.counts.begin(), state.counter.counts.end(), b.admission_counts.data_ptr<int64_t>());
   }
 }
 
@@ -196,11 +194,12 @@ void DynamicEmbeddingBagCollectionImpl::reload_state() {
       state.rows.push_back(row);
       state.scores.push_back(scores[row]);
     }
+    const int64_t* counter_keys = b.admission_keys.data_ptr<int64_t>();
+    const int64_t* counts = b.admission_counts.data_ptr<int64_t>();
     for (int64_t i = 0; i < b.admission_keys.size(0); ++i) {
-      const int64_t count = b.admission_counts.data_ptr<int64_t>()[i];
-      if (count == 0) continue;
-      state.counter.keys.push_back(b.admission_keys.data_ptr<int64_t>()[i]);
-      state.counter.counts.push_back(count);
+      if (counts[i] == 0) continue;
+      state.counter.keys.push_back(counter_keys[i]);
+      state.counter.counts.push_back(counts[i]);
     }
     dynamic_[t]->load(state, DynamicRowMode::kKeep);
   }

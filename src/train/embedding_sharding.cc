@@ -320,7 +320,7 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
   return std::make_unique<ShardedTables>(plan, std::move(members));
 }
 
-void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size) {
+void refuse_unsharded_tables_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size) {
   if (world_size <= 1) return;
   for (const feature::FeatureInfo& f : features) {
     if (!f.zch_path.empty()) {
@@ -338,7 +338,7 @@ void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, in
 
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
   const auto features = feature::build_feature_infos(config);
-  refuse_zch_with_ranks(features, world_size);
+  refuse_unsharded_tables_with_ranks(features, world_size);
   std::shared_ptr<models::Model> model;
   {
     embedding::DeferTableAllocation defer;  // the plan needs table shapes only

@@ -75,7 +75,7 @@ struct JobPlan {
 // Zero-collision hashed and dynamic tables (docs/tzrec-compatibility.md §5.12, §5.13) are not
 // sharded: with world_size > 1 and a feature with `zch` or `dynamicemb`, NotSupportedError "<its
 // zch / dynamicemb path> with more than one rank". Called by plan_job and by distributed sessions.
-void refuse_zch_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size);
+void refuse_unsharded_tables_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size);
 
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
 

@@ -141,7 +141,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
-  if (distributed) refuse_zch_with_ranks(features_, process_group_->world_size());
+  if (distributed) refuse_unsharded_tables_with_ranks(features_, process_group_->world_size());
   const auto sparse_options = (distributed || with_optimizers)
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};

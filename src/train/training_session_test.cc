@@ -182,10 +182,10 @@ TEST_F(TrainingSessionTest, MemoryCheckLeavesInitialValuesUnchanged) {
 TEST(ZchRanks, MoreThanOneRankIsRefused) {
   feature::FeatureInfo plain, zch;
   zch.zch_path = "feature_configs[3].id_feature.zch";
-  EXPECT_NO_THROW(refuse_zch_with_ranks({plain, zch}, 1));
-  EXPECT_NO_THROW(refuse_zch_with_ranks({plain}, 4));
+  EXPECT_NO_THROW(refuse_unsharded_tables_with_ranks({plain, zch}, 1));
+  EXPECT_NO_THROW(refuse_unsharded_tables_with_ranks({plain}, 4));
   try {
-    refuse_zch_with_ranks({plain, zch}, 2);
+    refuse_unsharded_tables_with_ranks({plain, zch}, 2);
     ADD_FAILURE() << "no error";
   } catch (const NotSupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("not supported yet: feature_configs[3].id_feature.zch with more than one rank"),

@@ -23,9 +23,12 @@
 #include "checkpoint/checkpoint.h"
 #include "config/pipeline_config.h"
 #include "config/testing_pipelines.h"
+#include "models/testing.h"
 
 namespace tzrec::train {
 namespace zch_to_dynamicemb_test {
+
+using models::testing::error_of;
 
 namespace fs = std::filesystem;
 constexpr int64_t kEmpty = std::numeric_limits<int64_t>::max();
@@ -345,16 +348,6 @@ TEST(ConvertZchToDynamicemb, MigratesZchTablesAndCopiesTheRest) {
       if (!prefix.empty()) EXPECT_EQ(row_of(collection->dynamic_table("c0_emb"), 1000), -1);
     }
   }
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ConvertZchToDynamicemb, RefusesTablesThatDoNotMatch) {
