@@ -9,8 +9,17 @@ trap 'echo "test.sh: $((SECONDS - START)) s elapsed"' EXIT
 scripts/setup.sh
 rm -rf build/test-results
 cd build
+JOBS=${JOBS:-2}
+# CTest runs JOBS tests side by side: each gets its share of the cores for torch's intra-op
+# threads. Oversubscribed OpenMP threads wait on each other's time slices at every parallel
+# region (two 2-thread trainings on 2 cores ran ~7x slower than with one thread each).
+if [[ -z "${OMP_NUM_THREADS:-}" ]]; then
+  OMP_NUM_THREADS=$(( $(nproc) / JOBS ))
+  export OMP_NUM_THREADS=$(( OMP_NUM_THREADS > 0 ? OMP_NUM_THREADS : 1 ))
+fi
+echo "test.sh: ctest -j$JOBS, OMP_NUM_THREADS=$OMP_NUM_THREADS per test"
 status=0
-ctest --output-on-failure -j"${JOBS:-2}" "$@" || status=$?
+ctest --output-on-failure -j"$JOBS" "$@" || status=$?
 # Per-test totals from the shards' JUnit files.
 if compgen -G "test-results/*.xml" > /dev/null; then
   python3 - <<'PY' || true

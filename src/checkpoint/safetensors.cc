@@ -49,14 +49,6 @@ void require_little_endian() {
   if (!host_is_little_endian()) throw NotSupportedError("safetensors on a big-endian host");
 }
 
-// Closes the FILE on scope exit (error paths included).
-struct FileCloser {
-  std::FILE* f = nullptr;
-  ~FileCloser() {
-    if (f != nullptr) std::fclose(f);
-  }
-};
-
 // Closes the descriptor on scope exit (error paths included).
 struct FdCloser {
   int fd = -1;
@@ -192,32 +184,108 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   return e;
 }
 
+// Writes file bytes at increasing offsets and leaves all-zero stretches as holes: a checkpoint
+// of a large table trained on a few ids is mostly zero optimizer state (Adam moments, zero-
+// initialised accumulators), and skipping it saves most of the write. Holes read back as zeros
+// on every POSIX file system; where one cannot make holes the file simply takes the blocks.
+class SparseFileWriter {
+ public:
+  SparseFileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+
+  void append(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (n > 0) {
+      // Chunks end on kChunk boundaries of the file so that skipped chunks are whole blocks.
+      const size_t chunk = std::min<size_t>(n, kChunk - offset_ % kChunk);
+      if (is_zero(p, chunk)) {
+        flush();
+        offset_ += chunk;
+        pending_start_ = offset_;
+      } else {
+        if (pending_bytes_ == 0) pending_data_ = p;
+        pending_bytes_ += chunk;
+        offset_ += chunk;
+      }
+      p += chunk;
+      n -= chunk;
+    }
+    flush();  // the caller's buffer may go away after this call
+  }
+
+  // Gives the file its full length (trailing holes included).
+  void finish() {
+    if (::ftruncate(fd_, static_cast<off_t>(offset_)) != 0) fail("cannot write");
+  }
+
+ private:
+  static constexpr size_t kChunk = 64 << 10;
+
+  static bool is_zero(const unsigned char* p, size_t n) {
+    size_t i = 0;
+    for (; i + sizeof(uint64_t) <= n; i += sizeof(uint64_t)) {
+      uint64_t word;
+      std::memcpy(&word, p + i, sizeof word);
+      if (word != 0) return false;
+    }
+    for (; i < n; ++i) {
+      if (p[i] != 0) return false;
+    }
+    return true;
+  }
+
+  // Pending bytes are contiguous in memory: append() flushes before it skips and on return.
+  void flush() {
+    const unsigned char* p = pending_data_;
+    size_t n = pending_bytes_;
+    off_t at = static_cast<off_t>(pending_start_);
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd_, p, n, at);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail("cannot write");
+      p += w;
+      n -= static_cast<size_t>(w);
+      at += w;
+    }
+    pending_bytes_ = 0;
+    pending_start_ = offset_;
+  }
+
+  [[noreturn]] void fail(const char* what) const {
+    throw IoError(fmt::format("{} {}: {} (disk full?)", what, path_, std::strerror(errno)));
+  }
+
+  int fd_;
+  std::string path_;
+  uint64_t offset_ = 0;
+  uint64_t pending_start_ = 0;
+  const unsigned char* pending_data_ = nullptr;
+  size_t pending_bytes_ = 0;
+};
+
 // Length prefix, padded header, then the tensor bytes in name order; fsynced.
 void write_file(const std::string& tmp, const std::string& text,
                 const std::map<std::string, torch::Tensor>& tensors) {
-  FileCloser file{std::fopen(tmp.c_str(), "wb")};
-  if (file.f == nullptr) {
+  FdCloser file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (file.fd < 0) {
     throw IoError(fmt::format("cannot open {} for writing: {}", tmp, std::strerror(errno)));
   }
-  auto write = [&](const void* data, size_t n) {
-    if (n > 0 && std::fwrite(data, 1, n, file.f) != n) {
-      throw IoError(fmt::format("cannot write {}: {} (disk full?)", tmp, std::strerror(errno)));
-    }
-  };
+  SparseFileWriter writer(file.fd, tmp);
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-  write(len_bytes, 8);
-  write(text.data(), text.size());
+  std::string head(reinterpret_cast<const char*>(len_bytes), 8);
+  head += text;
+  writer.append(head.data(), head.size());
   for (const auto& [name, t] : tensors) {
     // One CPU contiguous copy at a time keeps peak memory at one tensor.
     const torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
-    write(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
+    writer.append(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
   }
-  if (std::fflush(file.f) != 0 || ::fsync(::fileno(file.f)) != 0) {
+  writer.finish();
+  if (::fsync(file.fd) != 0) {
     throw IoError(fmt::format("cannot flush {}: {}", tmp, std::strerror(errno)));
   }
-  const int rc = std::fclose(file.f);
-  file.f = nullptr;
+  const int rc = ::close(file.fd);
+  file.fd = -1;
   if (rc != 0) throw IoError(fmt::format("cannot close {}: {}", tmp, std::strerror(errno)));
 }
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -302,6 +305,46 @@ TEST(Safetensors, FailedWriteLeavesNoFile) {
   EXPECT_FALSE(fs::exists(dir.file("x.tmp")));
   // The previous file is intact.
   EXPECT_EQ(load_safetensors(dir.file("x")).tensors.count("old"), 1u);
+}
+
+TEST(Safetensors, ZeroStretchesRoundTripAsHoles) {
+  // The writer skips all-zero 64 KiB stretches of the file (holes): values next to, inside and
+  // across stretch boundaries, a tensor that is zero but for its last byte, a trailing zero tensor
+  // (the file ends in a hole) and a small tensor between two zero ones read back exactly.
+  TempDir dir;
+  auto mostly_zero = torch::zeros({3 << 16}, torch::kFloat32);  // 768 KiB
+  auto acc = mostly_zero.accessor<float, 1>();
+  for (int64_t i : {int64_t{0}, int64_t{16383}, int64_t{16384}, int64_t{40000}, int64_t{(3 << 16) - 1}}) {
+    acc[i] = static_cast<float>(i + 1);
+  }
+  auto last_byte = torch::zeros({1 << 17}, torch::kUInt8);
+  last_byte[(1 << 17) - 1] = 7;
+  const std::map<std::string, torch::Tensor> tensors = {
+      {"a_mostly_zero", mostly_zero},
+      {"b_last_byte", last_byte},
+      {"c_zero", torch::zeros({1 << 16}, torch::kFloat64)},
+      {"d_small", torch::arange(5, torch::kInt64)},
+      {"e_zero", torch::zeros({1 << 18}, torch::kFloat32)},
+  };
+  const std::string path = dir.file("holes.safetensors");
+  save_safetensors(path, tensors);
+  const auto loaded = load_safetensors(path).tensors;
+  ASSERT_EQ(loaded.size(), tensors.size());
+  for (const auto& [name, t] : tensors) {
+    ASSERT_EQ(loaded.count(name), 1u) << name;
+    EXPECT_TRUE(torch::equal(loaded.at(name), t)) << name;
+  }
+  // Where the file system makes holes, most of the 3.5 MiB of data takes no blocks.
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const off_t first_hole = ::lseek(fd, 0, SEEK_HOLE);
+  ::close(fd);
+  if (first_hole < 0 || first_hole >= st.st_size) {
+    GTEST_SKIP() << "the file system of " << path << " reports no holes";
+  }
+  EXPECT_LT(static_cast<int64_t>(st.st_blocks) * 512, st.st_size / 2);
 }
 
 // ---- partial reads ------------------------------------------------------------------------------
