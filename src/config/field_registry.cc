@@ -444,12 +444,10 @@ constexpr Entry kEntries[] = {
      "fine_tune_checkpoint fine_tune_ckpt_param_map log_step_count_steps is_profiling "
      "use_tensorboard save_checkpoints_epochs tensorboard_summaries "
      "global_embedding_constraints mixed_precision grad_scaler gradient_accumulation_steps "
-     "grad_clipping keep_checkpoint_max",
+     "grad_clipping keep_checkpoint_max save_checkpoints_timestamp_interval "
+     "save_checkpoints_timestamps save_checkpoints_timestamp_quorum",
      ""},
-    {"TrainConfig", kRefused,
-     "save_checkpoints_timestamp_interval save_checkpoints_timestamps "
-     "save_checkpoints_timestamp_quorum delta_embedding_dump_config",
-     ""},
+    {"TrainConfig", kRefused, "delta_embedding_dump_config", ""},
     {"TrainConfig", kWarned,
      "cudnn_allow_tf32 cuda_matmul_allow_tf32",
      "CUDA only: no effect in this CPU engine"},

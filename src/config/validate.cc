@@ -23,7 +23,8 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
   if (data.has_eval_batch_size() && data.eval_batch_size() == 0) {
     problems->add(p + ".eval_batch_size", "must be > 0");
   }
-  if (data.dataset_type() != protos::CsvDataset && data.dataset_type() != protos::ParquetDataset) {
+  if (data.dataset_type() != protos::CsvDataset && data.dataset_type() != protos::ParquetDataset &&
+      data.dataset_type() != protos::KafkaDataset) {
     problems->not_supported(p + ".dataset_type", protos::DatasetType_Name(data.dataset_type()));
   }
   if (data.label_fields_size() == 0) {
@@ -75,6 +76,13 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
   if (train.has_num_steps() == train.has_num_epochs()) {
     problems->add(p, train.has_num_steps() ? "set only one of num_steps, num_epochs"
                                            : "needs one of num_steps, num_epochs");
+  }
+  if ((train.save_checkpoints_timestamp_interval() > 0 || train.save_checkpoints_timestamps_size() > 0) &&
+      !(train.save_checkpoints_timestamp_quorum() > 0 && train.save_checkpoints_timestamp_quorum() <= 1)) {
+    problems->add(p + ".save_checkpoints_timestamp_quorum",
+                  fmt::format("must be in (0, 1] (the fraction of ranks whose event time must pass a "
+                              "checkpoint time), got {}",
+                              train.save_checkpoints_timestamp_quorum()));
   }
   // TorchEasyRec's TENSORBOARD_SUMMARIES (observe/training_summaries.h writes them).
   for (int i = 0; i < train.tensorboard_summaries_size(); ++i) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "data/read_position.h"
 #include "data/record_batch.h"
 
 namespace tzrec::data {
@@ -14,6 +15,11 @@ struct SourcedBatch {
   RecordBatch records;
   // file_ids[i]: index in the expanded input file list of records.files[i].
   std::vector<int32_t> file_ids;
+  // Streams (KafkaDataset): where each partition the batch read from stands after it.
+  std::vector<PartitionPosition> stream_marks;
+  // Streams: the latest event time of the batch's rows (seconds since the Unix epoch; the
+  // messages' timestamps), -1 when unknown.
+  double data_timestamp = -1.0;
 };
 
 // Rows of a batch per input file: (file id, rows). Rows of one file are consecutive.
@@ -24,6 +30,9 @@ class BatchSource {
   virtual ~BatchSource() = default;
   // The next batch, or nullopt when the source is exhausted. Throws DataError on bad input.
   virtual std::optional<SourcedBatch> next() = 0;
+  // Called from another thread when the consumer stops: a next() that is waiting for input (a
+  // stream) returns nullopt soon. Sources that never wait need not do anything.
+  virtual void cancel() {}
 };
 
 }  // namespace tzrec::data

@@ -5,6 +5,7 @@
 #include "base/text.h"
 #include "data/csv_reader.h"
 #include "data/input_files.h"
+#include "data/kafka_dataset.h"
 #include "data/parquet_batch_reader.h"
 #include "data/parquet_files.h"
 
@@ -85,6 +86,34 @@ DatasetSources parquet_sources(const protos::DataConfig& dc, std::vector<std::st
 
 }  // namespace
 
+std::vector<InputField> input_fields(const protos::DataConfig& dc) {
+  std::vector<InputField> out;
+  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
+    const std::string& s = dc.input_fields_str();
+    size_t start = 0;
+    while (start < s.size()) {
+      size_t semi = s.find(';', start);
+      if (semi == std::string::npos) semi = s.size();
+      const std::string item = trim(s.substr(start, semi - start));
+      start = semi + 1;
+      if (item.empty()) continue;
+      const size_t colon = item.find(':');
+      InputField f{trim(item.substr(0, colon)),
+                   colon == std::string::npos ? "" : trim(item.substr(colon + 1))};
+      if (f.name.empty()) {
+        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
+      }
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+  for (const auto& f : dc.input_fields()) {
+    out.push_back(InputField{f.input_name(),
+                             f.has_input_type() ? protos::FieldType_Name(f.input_type()) : ""});
+  }
+  return out;
+}
+
 CsvOptions csv_options(const protos::DataConfig& dc) {
   CsvOptions o;
   if (dc.delimiter().size() != 1) {
@@ -95,25 +124,7 @@ CsvOptions csv_options(const protos::DataConfig& dc) {
   }
   o.delimiter = dc.delimiter()[0];
   o.with_header = dc.with_header();
-  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
-    // "name:TYPE;name:TYPE;" — only the names matter for CSV text.
-    size_t start = 0;
-    const std::string& s = dc.input_fields_str();
-    while (start < s.size()) {
-      size_t semi = s.find(';', start);
-      if (semi == std::string::npos) semi = s.size();
-      const std::string item = trim(s.substr(start, semi - start));
-      start = semi + 1;
-      if (item.empty()) continue;
-      const std::string name = trim(item.substr(0, item.find(':')));
-      if (name.empty()) {
-        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
-      }
-      o.input_fields.push_back(name);
-    }
-  } else {
-    for (const auto& f : dc.input_fields()) o.input_fields.push_back(f.input_name());
-  }
+  for (auto& f : input_fields(dc)) o.input_fields.push_back(std::move(f.name));
   return o;
 }
 
@@ -121,15 +132,18 @@ DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::str
                                     const std::vector<std::string>& columns,
                                     const BatchOptions& batch, const ReadPosition* resume,
                                     int rank, int world_size, bool log_worker_changes) {
-  std::vector<std::string> files = expand_input_path(input_path);
   DatasetSources out;
   switch (dc.dataset_type()) {
     case protos::CsvDataset:
-      out = csv_sources(dc, std::move(files), columns, batch, resume, rank, world_size,
+      out = csv_sources(dc, expand_input_path(input_path), columns, batch, resume, rank, world_size,
                         log_worker_changes);
       break;
     case protos::ParquetDataset:
-      out = parquet_sources(dc, std::move(files), columns, batch, resume, rank, world_size);
+      out = parquet_sources(dc, expand_input_path(input_path), columns, batch, resume, rank,
+                            world_size);
+      break;
+    case protos::KafkaDataset:
+      out = kafka_sources(dc, input_path, columns, batch, resume, rank, world_size);
       break;
     default:
       throw NotSupportedError(fmt::format("data_config.dataset_type {}",

@@ -33,6 +33,16 @@ struct DatasetSources {
   ReadPosition start;                                 // position the sources start from
 };
 
+// One entry of data_config.input_fields_str ("name:TYPE;name:TYPE;", it wins when set) or
+// input_fields; `type` is empty where none is given (input_fields without input_type, or a
+// str item without ':').
+struct InputField {
+  std::string name;
+  std::string type;  // FieldType / ODPS type name as written
+};
+// Throws ConfigError for an item with an empty name.
+std::vector<InputField> input_fields(const protos::DataConfig& data_config);
+
 // The CsvBatchReader options of data_config (delimiter, with_header, input_fields /
 // input_fields_str). Throws ConfigError for a delimiter that is not one byte or an empty name.
 CsvOptions csv_options(const protos::DataConfig& data_config);

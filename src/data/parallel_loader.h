@@ -33,7 +33,8 @@ class ParallelLoader {
   using Transform = std::function<T(RecordBatch&)>;
   struct Item {
     T value;
-    ReadPosition position;  // position after this item
+    ReadPosition position;         // position after this item
+    double data_timestamp = -1.0;  // SourcedBatch::data_timestamp
   };
 
   // sources[w] is worker w; `start` is the position the sources were built from (its
@@ -61,6 +62,7 @@ class ParallelLoader {
       w->stop = true;
       w->cv.notify_all();
     }
+    for (auto& w : workers_) w->source->cancel();
     for (auto& w : workers_) {
       if (w->thread.joinable()) w->thread.join();
     }
@@ -92,9 +94,9 @@ class ParallelLoader {
       worker.queue.pop_front();
       worker.cv.notify_all();
       lock.unlock();
-      position_.advance(static_cast<int>(w), p.file_rows);
+      position_.advance(static_cast<int>(w), p.file_rows, p.stream_marks);
       position_.next_worker = static_cast<int32_t>(next_worker_);
-      return Item{std::move(p.value), position_};
+      return Item{std::move(p.value), position_, p.data_timestamp};
     }
     position_.next_worker = static_cast<int32_t>(next_worker_);
     return std::nullopt;
@@ -106,6 +108,8 @@ class ParallelLoader {
   struct Produced {
     T value;
     std::vector<std::pair<int32_t, int64_t>> file_rows;
+    std::vector<PartitionPosition> stream_marks;
+    double data_timestamp;
   };
   struct Worker {
     std::unique_ptr<BatchSource> source;
@@ -135,7 +139,8 @@ class ParallelLoader {
         }
         std::optional<SourcedBatch> batch = worker.source->next();
         if (!batch) break;
-        Produced p{transform_(batch->records), rows_per_file(*batch)};
+        Produced p{transform_(batch->records), rows_per_file(*batch),
+                   std::move(batch->stream_marks), batch->data_timestamp};
         std::unique_lock<std::mutex> lock(worker.mu);
         worker.cv.wait(lock, [&] { return worker.stop || worker.queue.size() < worker.capacity; });
         if (worker.stop) break;

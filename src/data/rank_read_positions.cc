@@ -20,6 +20,7 @@ void check_consistent(const std::vector<ReadPosition>& saved) {
           r, what, r == 0 ? what : "another value"));
     };
     if (p.kind != first.kind) throw mismatch("another input format");
+    if (p.topic != first.topic) throw mismatch(fmt::format("topic '{}'", p.topic));
     if (p.files.size() != first.files.size()) throw mismatch(fmt::format("{} input files", p.files.size()));
     for (size_t i = 0; i < p.files.size(); ++i) {
       if (p.files[i].path != first.files[i].path) throw mismatch(fmt::format("input file '{}'", p.files[i].path));
@@ -73,6 +74,23 @@ ReadPosition file_prefixes_for_rank(const std::vector<ReadPosition>& saved, int 
   return out;
 }
 
+// Every partition was read by one worker of one rank: its position is the one that rank saved.
+ReadPosition stream_for_rank(const std::vector<ReadPosition>& saved, int rank, int world_size) {
+  const bool same_run = static_cast<int>(saved.size()) == world_size;
+  ReadPosition out = same_run ? saved[static_cast<size_t>(rank)]
+                              : ReadPosition::start_stream(saved.front().topic,
+                                                           saved.front().num_workers, world_size);
+  for (const ReadPosition& p : saved) {
+    for (const PartitionPosition& pp : p.partitions) {
+      const PartitionPosition* have = out.partition_position(pp.partition);
+      if (have == nullptr || std::make_pair(pp.offset, pp.rows) > std::make_pair(have->offset, have->rows)) {
+        out.advance(0, {}, {pp});
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ReadPosition position_for_rank(const std::vector<ReadPosition>& saved, int rank, int world_size) {
@@ -80,6 +98,7 @@ ReadPosition position_for_rank(const std::vector<ReadPosition>& saved, int rank,
     throw UsageError(fmt::format("position_for_rank: rank {} is not in [0, {})", rank, world_size));
   }
   check_consistent(saved);
+  if (saved.front().kind == PositionKind::kStream) return stream_for_rank(saved, rank, world_size);
   // Same world size: each rank's own position (its files' prefixes, or its ranges, are exact).
   if (static_cast<int>(saved.size()) == world_size) return saved[static_cast<size_t>(rank)];
   return saved.front().kind == PositionKind::kRowRanges ? row_ranges_for_rank(saved, rank, world_size)

@@ -37,7 +37,37 @@ ReadPosition ReadPosition::start_row_ranges(const std::vector<std::string>& file
   return p;
 }
 
-void ReadPosition::advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows) {
+ReadPosition ReadPosition::start_stream(const std::string& topic, int num_workers, int world_size) {
+  ReadPosition p;
+  p.kind = PositionKind::kStream;
+  p.topic = topic;
+  p.num_workers = num_workers;
+  p.world_size = world_size;
+  p.worker_rows.assign(static_cast<size_t>(num_workers), 0);
+  return p;
+}
+
+const PartitionPosition* ReadPosition::partition_position(int32_t partition) const {
+  auto it = std::lower_bound(partitions.begin(), partitions.end(), partition,
+                             [](const PartitionPosition& p, int32_t x) { return p.partition < x; });
+  return it != partitions.end() && it->partition == partition ? &*it : nullptr;
+}
+
+void ReadPosition::advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows,
+                           const std::vector<PartitionPosition>& marks) {
+  if (kind == PositionKind::kStream) {
+    for (const auto& fr : file_rows) worker_rows.at(static_cast<size_t>(worker)) += fr.second;
+    for (const auto& m : marks) {
+      auto it = std::lower_bound(partitions.begin(), partitions.end(), m.partition,
+                                 [](const PartitionPosition& p, int32_t x) { return p.partition < x; });
+      if (it != partitions.end() && it->partition == m.partition) {
+        *it = m;
+      } else {
+        partitions.insert(it, m);
+      }
+    }
+    return;
+  }
   if (kind == PositionKind::kRowRanges) {
     for (const auto& fr : file_rows) worker_rows.at(static_cast<size_t>(worker)) += fr.second;
     return;
@@ -50,6 +80,10 @@ void ReadPosition::advance(int worker, const std::vector<std::pair<int32_t, int6
 
 int64_t ReadPosition::total_rows() const {
   int64_t n = 0;
+  if (kind == PositionKind::kStream) {
+    for (int64_t r : worker_rows) n += r;
+    return n;
+  }
   if (kind == PositionKind::kRowRanges) {
     if (world_size > 1) {
       for (int64_t r : worker_rows) n += r;
@@ -100,6 +134,16 @@ void ReadPosition::check_files(const std::vector<std::string>& paths,
 }
 
 ReadPosition ReadPosition::for_workers(int workers, int rank, int world_size) const {
+  if (kind == PositionKind::kStream) {
+    // Partition positions are global; only the round-robin restarts with other workers.
+    if (workers == num_workers && world_size == this->world_size) return *this;
+    ReadPosition p = *this;
+    p.num_workers = workers;
+    p.world_size = world_size;
+    p.next_worker = 0;
+    p.worker_rows.assign(static_cast<size_t>(workers), 0);
+    return p;
+  }
   if (kind == PositionKind::kRowRanges) {
     if (world_size != this->world_size) {
       // A multi-rank position covers one rank's rows only: positions of all ranks are merged
@@ -175,6 +219,20 @@ std::vector<std::vector<FileSlice>> ReadPosition::plan(const std::vector<std::st
 
 nlohmann::json ReadPosition::to_json() const {
   nlohmann::json j;
+  if (kind == PositionKind::kStream) {
+    j["format"] = "kafka";
+    j["topic"] = topic;
+    j["num_workers"] = num_workers;
+    j["next_worker"] = next_worker;
+    j["worker_rows"] = worker_rows;
+    if (world_size > 1) j["world_size"] = world_size;
+    nlohmann::json ps = nlohmann::json::array();
+    for (const auto& p : partitions) {
+      ps.push_back({{"partition", p.partition}, {"offset", p.offset}, {"rows", p.rows}});
+    }
+    j["partitions"] = std::move(ps);
+    return j;
+  }
   if (kind == PositionKind::kRowRanges) {
     j["format"] = "parquet";
     nlohmann::json wr = nlohmann::json::array();
@@ -289,6 +347,58 @@ ReadPosition row_ranges_from_json(const nlohmann::json& j) {
   return p;
 }
 
+// The "format": "kafka" form (see read_position.h).
+ReadPosition stream_from_json(const nlohmann::json& j) {
+  for (const char* key : {"topic", "num_workers", "next_worker", "worker_rows", "partitions"}) {
+    if (!j.contains(key)) throw bad_position(fmt::format("missing field '{}'", key));
+  }
+  if (!j["topic"].is_string() || j["topic"].get<std::string>().empty()) {
+    throw bad_position("'topic' must be a non-empty string");
+  }
+  ReadPosition p = ReadPosition::start_stream(
+      j["topic"].get<std::string>(),
+      static_cast<int>(int_field(j, "num_workers", 1, INT32_MAX, "a positive integer")),
+      j.contains("world_size")
+          ? static_cast<int>(int_field(j, "world_size", 1, INT32_MAX, "a positive integer"))
+          : 1);
+  p.next_worker = static_cast<int32_t>(
+      int_field(j, "next_worker", 0, p.num_workers - 1, "an integer in [0, num_workers)"));
+  const auto& rows = j["worker_rows"];
+  if (!rows.is_array() || rows.size() != static_cast<size_t>(p.num_workers)) {
+    throw bad_position("'worker_rows' must be an array with num_workers entries");
+  }
+  for (size_t w = 0; w < rows.size(); ++w) {
+    if (!rows[w].is_number_integer() || rows[w].get<int64_t>() < 0) {
+      throw bad_position(fmt::format("worker_rows[{}] must be a non-negative integer, got {}", w,
+                                     rows[w].dump()));
+    }
+    p.worker_rows[w] = rows[w].get<int64_t>();
+  }
+  const auto& ps = j["partitions"];
+  if (!ps.is_array()) throw bad_position("'partitions' must be an array");
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const auto& e = ps[i];
+    auto field_ok = [&](const char* key, int64_t hi) {
+      return e.contains(key) && e[key].is_number_integer() && e[key].get<int64_t>() >= 0 &&
+             e[key].get<int64_t>() <= hi;
+    };
+    if (!e.is_object() || !field_ok("partition", INT32_MAX) || !field_ok("offset", INT64_MAX) ||
+        !field_ok("rows", INT64_MAX)) {
+      throw bad_position(fmt::format(
+          "partitions[{}] must be {{\"partition\": integer >= 0, \"offset\": integer >= 0, "
+          "\"rows\": integer >= 0}}, got {}",
+          i, e.dump()));
+    }
+    const PartitionPosition pos{e["partition"].get<int32_t>(), e["offset"].get<int64_t>(),
+                                e["rows"].get<int64_t>()};
+    if (p.partition_position(pos.partition) != nullptr) {
+      throw bad_position(fmt::format("partition {} is listed twice", pos.partition));
+    }
+    p.advance(0, {}, {pos});
+  }
+  return p;
+}
+
 }  // namespace
 
 ReadPosition ReadPosition::from_json(const nlohmann::json& j) {
@@ -297,11 +407,12 @@ ReadPosition ReadPosition::from_json(const nlohmann::json& j) {
   };
   if (!j.is_object()) throw bad("expected a JSON object");
   if (j.contains("format")) {
-    if (!j["format"].is_string() ||
-        (j["format"].get<std::string>() != "csv" && j["format"].get<std::string>() != "parquet")) {
-      throw bad("'format' must be \"csv\" or \"parquet\"");
+    const std::string format = j["format"].is_string() ? j["format"].get<std::string>() : "";
+    if (format != "csv" && format != "parquet" && format != "kafka") {
+      throw bad("'format' must be \"csv\", \"parquet\" or \"kafka\"");
     }
-    if (j["format"].get<std::string>() == "parquet") return row_ranges_from_json(j);
+    if (format == "parquet") return row_ranges_from_json(j);
+    if (format == "kafka") return stream_from_json(j);
   }
   for (const char* key : {"num_workers", "next_worker", "worker_rows", "files"}) {
     if (!j.contains(key)) throw bad(fmt::format("missing field '{}'", key));

@@ -25,6 +25,15 @@
 //    "worker_ranges": [[[0, 36]], [[36, 72]]],
 //    "files": [{"path": "a.parquet", "rows": 40}, {"path": "b.parquet", "rows": 32}]}
 // A position written by one rank of a multi-rank run also has "world_size" (> 1).
+//
+// kStream (KafkaDataset): per partition of the topic that was read from, the offset of the next
+// message to read and how many rows of that message were already consumed (a message whose rows
+// straddle two batches). A partition is read by one worker of one rank, so these positions are
+// global: a loader rebuilt with any number of workers or ranks starts each of its partitions
+// there, and no message is read twice or skipped. worker_rows count the rows each worker
+// delivered; with the same workers and ranks the consumer also continues at next_worker.
+//   {"format": "kafka", "topic": "events", "num_workers": 2, "next_worker": 1,
+//    "worker_rows": [512, 512], "partitions": [{"partition": 0, "offset": 17, "rows": 3}]}
 #pragma once
 
 #include <cstdint>
@@ -44,7 +53,17 @@ struct FilePosition {
   bool operator==(const FilePosition& o) const { return path == o.path && rows == o.rows; }
 };
 
-enum class PositionKind { kFilePrefix, kRowRanges };
+// kStream: where the next row of one partition is.
+struct PartitionPosition {
+  int32_t partition = 0;
+  int64_t offset = 0;  // the message the next row is in
+  int64_t rows = 0;    // rows of that message already consumed
+  bool operator==(const PartitionPosition& o) const {
+    return partition == o.partition && offset == o.offset && rows == o.rows;
+  }
+};
+
+enum class PositionKind { kFilePrefix, kRowRanges, kStream };
 
 struct ReadPosition {
   PositionKind kind = PositionKind::kFilePrefix;
@@ -55,6 +74,9 @@ struct ReadPosition {
   // kRowRanges only: the ranges of each worker, and the world size of the run (1: one rank).
   std::vector<std::vector<RowRange>> worker_ranges;
   int32_t world_size = 1;
+  // kStream only: the topic and its partitions' positions, sorted by partition.
+  std::string topic;
+  std::vector<PartitionPosition> partitions;
 
   // Nothing consumed yet.
   static ReadPosition start(const std::vector<std::string>& files, int num_workers);
@@ -63,8 +85,16 @@ struct ReadPosition {
   static ReadPosition start_row_ranges(const std::vector<std::string>& files, const std::vector<int64_t>& file_rows,
                                        int num_workers, int rank = 0, int world_size = 1);
 
-  // Records that `worker` delivered a batch with these (file id, rows) counts.
-  void advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows);
+  // kStream, nothing consumed.
+  static ReadPosition start_stream(const std::string& topic, int num_workers, int world_size = 1);
+
+  // Records that `worker` delivered a batch with these (file id, rows) counts; kStream: the
+  // batch's rows are counted as one "file" and `marks` are where its partitions now stand.
+  void advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows,
+               const std::vector<PartitionPosition>& marks = {});
+
+  // kStream: the position of `partition`, nullptr when nothing of it was consumed.
+  const PartitionPosition* partition_position(int32_t partition) const;
 
   // Rows consumed (kRowRanges with world_size > 1: by this rank's workers).
   int64_t total_rows() const;
@@ -97,7 +127,7 @@ struct ReadPosition {
   bool operator==(const ReadPosition& o) const {
     return kind == o.kind && num_workers == o.num_workers && next_worker == o.next_worker &&
            worker_rows == o.worker_rows && files == o.files && worker_ranges == o.worker_ranges &&
-           world_size == o.world_size;
+           world_size == o.world_size && topic == o.topic && partitions == o.partitions;
   }
 };
 

@@ -106,7 +106,7 @@ std::optional<LoadedBatch> BatchLoader::next() {
   auto item = loader_->next();
   if (!item) return std::nullopt;
   return LoadedBatch{std::move(item->value.batch), std::move(item->position),
-                     std::move(item->value.reserved)};
+                     std::move(item->value.reserved), item->data_timestamp};
 }
 
 }  // namespace tzrec::feature

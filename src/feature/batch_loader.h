@@ -60,6 +60,8 @@ struct LoadedBatch {
   // The reserved columns of the batch's rows (num_rows() == batch.batch_size); empty (no
   // columns, no rows) when none were requested.
   data::RecordBatch reserved;
+  // Streams: the latest event time of the batch's rows (seconds since the Unix epoch), else -1.
+  double data_timestamp = -1.0;
 };
 
 struct ParsedBatch;  // a worker's result: the parsed batch and its reserved columns

@@ -13,12 +13,14 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/stop_signal.h"
 #include "base/version.h"
 #include "config/pipeline_config.h"
 #include "data/rank_read_positions.h"
 #include "feature/batch_loader.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
+#include "train/event_time_checkpoints.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
@@ -39,12 +41,14 @@ constexpr const char* kTrainEvalResultFilename = "train_eval_result_v2.txt";
 constexpr const char* kEpochsCompletedKey = "__epochs_completed__";
 constexpr const char* kTrainPositionKey = "train_position";    // single process
 constexpr const char* kTrainPositionsKey = "train_positions";  // multi-rank: one per rank
+constexpr const char* kEventTimeWatermarkKey = "__data_ts_watermark__";  // TorchEasyRec's key
 
 // Where training resumes: the step to train next, the epoch it belongs to and the data position.
 struct ResumePoint {
   int64_t next_step = 0;
   int64_t epochs_completed = 0;
   std::optional<data::ReadPosition> position;
+  std::optional<double> event_time_watermark;  // event_time_checkpoints.h
 };
 
 class TrainLoop {
@@ -78,6 +82,7 @@ class TrainLoop {
 
     int64_t step = resume.next_step;
     int64_t epoch = resume.epochs_completed;
+    event_time_.restore(resume.event_time_watermark);
     std::optional<data::ReadPosition> position = std::move(resume.position);
     if (by_steps && step >= num_steps) {
       log::info("checkpoint step {} already reaches num_steps {}; nothing to train", step - 1, num_steps);
@@ -97,8 +102,13 @@ class TrainLoop {
       int64_t batches_this_epoch = 0;
       auto wait_start = std::chrono::steady_clock::now();
       while (true) {
-        auto loaded = loader.next();
-        if (!all_ranks_have_data(loaded.has_value())) break;
+        auto loaded = loader.next();  // a stream's loader returns nothing once a stop is requested
+        const DataStatus status = all_ranks_status(loaded.has_value());
+        if (status.stop) {
+          stopping_ = true;  // this batch is not trained: its rows stay after the saved position
+          break;
+        }
+        if (!status.have_data) break;
         const double waited = seconds_since(wait_start);
         run_timing_.add_wait(waited);
         window_timing_.add_wait(waited);
@@ -106,7 +116,9 @@ class TrainLoop {
         train_step(loaded->batch, step, epoch, num_steps);
         current_position_ = loaded->position;
         const bool last = by_steps && step == num_steps - 1;
-        if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last) {
+        const bool event_time_due =
+            event_time_.enabled() && event_time_.observe(all_ranks_event_time(loaded->data_timestamp));
+        if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last || event_time_due) {
           save_and_evaluate(step, epoch, &*current_position_);
         }
         profiler.step();
@@ -118,7 +130,7 @@ class TrainLoop {
         }
         wait_start = std::chrono::steady_clock::now();  // checkpoints and evaluations excluded
       }
-      if (done) break;
+      if (done || stopping_) break;
       if (batches_this_epoch == 0 && !resumed_mid_epoch) {
         throw DataError(fmt::format("train input '{}' produced no batches{}; check the path and files",
                                     config_.train_input_path(),
@@ -139,6 +151,17 @@ class TrainLoop {
       log::info("training time: {}; {:.0f} samples/s", run_timing_.summary(),
                 run_timing_.total_seconds() > 0 ? trained_samples_ / run_timing_.total_seconds() : 0.0);
       log_step_traffic();
+    }
+    if (stopping_) {
+      // A scheduler's stop: save where training is (no evaluation, it may take long) and return.
+      if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
+        save_checkpoint(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
+      }
+      log::info("stopped by {} after step {}: the latest checkpoint holds it; --continue_train "
+                "resumes from there",
+                stop_signal_name()[0] != '\0' ? stop_signal_name() : "a signal on another rank",
+                last_trained_step_);
+      return;
     }
     if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
       save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
@@ -176,12 +199,29 @@ class TrainLoop {
 
   // Ranks stop an epoch together at the first batch some rank does not have (TorchEasyRec's
   // check_all_workers_data_status): the others' extra batches are dropped, no rank waits forever
-  // in a collective. Single process: whether there is a batch.
-  bool all_ranks_have_data(bool have) {
-    if (pg_ == nullptr || pg_->world_size() == 1) return have;
-    torch::Tensor flag = torch::tensor({have ? 1 : 0}, torch::kInt32);
-    pg_->all_reduce(flag, dist::ReduceOp::kMin, "train data status");
-    return flag.item<int>() == 1;
+  // in a collective. And all ranks stop training after the same step when some rank got SIGTERM /
+  // SIGINT (base/stop_signal.h). One collective per step for both.
+  // The event time a quorum of the ranks reached (event_time_checkpoints.h); -1: this rank's
+  // batch had no timestamp.
+  std::optional<double> all_ranks_event_time(double mine) {
+    if (pg_ == nullptr || pg_->world_size() == 1) return quorum_event_time({mine}, event_time_.quorum());
+    std::vector<double> times;
+    for (const auto& t : pg_->all_gather(torch::tensor({mine}, torch::kFloat64), "train event time")) {
+      times.push_back(t.item<double>());
+    }
+    return quorum_event_time(std::move(times), event_time_.quorum());
+  }
+
+  struct DataStatus {
+    bool have_data = false;  // every rank has a batch
+    bool stop = false;       // some rank was asked to stop
+  };
+  DataStatus all_ranks_status(bool have) {
+    DataStatus status{have, stop_requested()};
+    if (pg_ == nullptr || pg_->world_size() == 1) return status;
+    torch::Tensor flags = torch::tensor({status.have_data ? 1 : 0, status.stop ? 0 : 1}, torch::kInt32);
+    pg_->all_reduce(flags, dist::ReduceOp::kMin, "train data status");
+    return DataStatus{flags[0].item<int>() == 1, flags[1].item<int>() == 0};
   }
 
   static double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -262,6 +302,16 @@ class TrainLoop {
   }
 
   void save_and_evaluate(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
+    save_checkpoint(step, epochs_completed, position);
+    if (config_.eval_input_path().empty()) {
+      if (chief_) prune_checkpoints(config_.model_dir(), retention_, step);
+      return;
+    }
+    evaluate_saved(step, epochs_completed);
+  }
+
+  // The checkpoint of `step` (with this rank's read position, or every rank's).
+  void save_checkpoint(int64_t step, int64_t epochs_completed, const data::ReadPosition* position) {
     checkpointing::CheckpointData data;
     data.step = step;
     for (auto& [name, tensor] : session_.model_tensors()) data.model.emplace(name, tensor);
@@ -269,6 +319,8 @@ class TrainLoop {
     data.config_digest = config_digest_;
     data.dataloader_state = nlohmann::json::object();
     data.dataloader_state[kEpochsCompletedKey] = epochs_completed;
+    event_time_.saved();
+    if (event_time_.current()) data.dataloader_state[kEventTimeWatermarkKey] = *event_time_.current();
     if (session_.distributed()) {
       data.dataloader_state[kTrainPositionsKey] = gather_positions(position);
     } else {
@@ -284,10 +336,10 @@ class TrainLoop {
     }
     last_saved_step_ = step;
     log::info("saved checkpoint {}", checkpointing::checkpoint_dir(config_.model_dir(), step));
-    if (config_.eval_input_path().empty()) {
-      if (chief_) prune_checkpoints(config_.model_dir(), retention_, step);
-      return;
-    }
+  }
+
+  // The evaluation of the checkpoint just saved (chief: result line, TensorBoard, pruning).
+  void evaluate_saved(int64_t step, int64_t epochs_completed) {
     std::map<std::string, double> metrics;
     {
       // eval_config.use_dense_ema: evaluate with the EMA weights, then swap the live ones back.
@@ -327,6 +379,8 @@ class TrainLoop {
   std::string config_digest_;
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
+  bool stopping_ = false;  // stopped by a signal (all_ranks_status)
+  EventTimeTrigger event_time_{config_.train_config()};
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   observe::ProgressReporter progress_;
   observe::StepTiming run_timing_;     // the whole run, logged at its end
@@ -350,6 +404,13 @@ ResumePoint resume_point(const checkpointing::CheckpointData& checkpoint, int ra
   const auto& state = checkpoint.dataloader_state;
   if (!state.is_object()) return point;
   if (state.contains(kEpochsCompletedKey)) point.epochs_completed = state[kEpochsCompletedKey].get<int64_t>();
+  if (state.contains(kEventTimeWatermarkKey)) {
+    if (!state[kEventTimeWatermarkKey].is_number()) {
+      throw CheckpointError(fmt::format("{}: dataloader_state.json: '{}' must be a number", checkpoint.dir,
+                                        kEventTimeWatermarkKey));
+    }
+    point.event_time_watermark = state[kEventTimeWatermarkKey].get<double>();
+  }
   std::vector<data::ReadPosition> saved;
   if (state.contains(kTrainPositionsKey) && !state[kTrainPositionsKey].is_null()) {
     const auto& list = state[kTrainPositionsKey];
@@ -441,6 +502,7 @@ void train_and_evaluate(const TrainEvalOptions& options) {
 
   session.model().train();
   TrainLoop loop(config, session, config_digest);
+  install_stop_handlers();
   loop.run(std::move(resume));
 }
 

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/malloc_tuning.h"
+#include "data/kafka_dataset.h"
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
 #include "models/mixed_precision.h"
@@ -131,6 +132,7 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
 
 void TrainingSession::check_construction(const protos::EasyRecConfig& config, int world_size) {
   CheckConstruction scope(world_size);
+  data::check_kafka_dataset(config);
   TrainingSession session(config, /*with_optimizers=*/true);
 }
 
