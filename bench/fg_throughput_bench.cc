@@ -25,7 +25,7 @@
 #include "base/error.h"
 #include "config/feature_util.h"
 #include "config/pipeline_config.h"
-#include "datagen/gen_data.h"
+#include "generated_data.h"
 #include "feature/batch_loader.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -94,19 +94,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const std::string data_path = fmt::format("{}/train.parquet", data_dir);
-    const std::string generated_config = fmt::format("{}/pipeline.config", data_dir);
-    if (!std::filesystem::exists(data_path) || !std::filesystem::exists(generated_config)) {
-      datagen::GenDataOptions options;
-      options.pipeline_config_path = config_path;
-      options.output_dir = data_dir;
-      options.num_rows = rows;
-      options.num_eval_rows = 0;
-      const auto t0 = std::chrono::steady_clock::now();
-      datagen::generate_data(options);
-      fmt::print("wrote {} ({} rows) in {:.1f} s\n", data_path, rows, seconds_since(t0));
-    }
-    protos::EasyRecConfig config = config::load_pipeline_config(generated_config);
+    const bench::GeneratedData generated = bench::generated_data(config_path, data_dir, rows);
+    const std::string& data_path = generated.data_path;
+    protos::EasyRecConfig config = config::load_pipeline_config(generated.config_path);
     config.mutable_data_config()->set_num_workers(static_cast<uint32_t>(threads));
     fmt::print("{}: {} loader threads, batch {}, best of {}\n", config_path, threads,
                config.data_config().batch_size(), repeat);

@@ -13,7 +13,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fmt/format.h>
 #include <string>
 
@@ -22,7 +21,7 @@
 #include "base/error.h"
 #include "config/pipeline_config.h"
 #include "data/kafka_mock_cluster.h"
-#include "datagen/gen_data.h"
+#include "generated_data.h"
 #include "feature/batch_loader.h"
 #include "parquet/column_slice.h"
 #include "parquet/file_reader.h"
@@ -69,17 +68,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const std::string data_path = fmt::format("{}/train.parquet", data_dir);
-    const std::string generated_config = fmt::format("{}/pipeline.config", data_dir);
-    if (!std::filesystem::exists(data_path) || !std::filesystem::exists(generated_config)) {
-      datagen::GenDataOptions options;
-      options.pipeline_config_path = config_path;
-      options.output_dir = data_dir;
-      options.num_rows = rows;
-      options.num_eval_rows = 0;
-      datagen::generate_data(options);
-    }
-    protos::EasyRecConfig parquet_config = config::load_pipeline_config(generated_config);
+    const bench::GeneratedData generated = bench::generated_data(config_path, data_dir, rows);
+    const std::string& data_path = generated.data_path;
+    protos::EasyRecConfig parquet_config = config::load_pipeline_config(generated.config_path);
     parquet_config.mutable_data_config()->set_num_workers(static_cast<uint32_t>(threads));
     const int64_t batch_size = parquet_config.data_config().batch_size();
 

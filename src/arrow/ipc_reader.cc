@@ -675,8 +675,7 @@ Message first_message(std::string_view bytes, const std::string& context) {
   if (m.header_type == ids::kHeaderRecordBatch) {
     where.fail(
         "the stream starts with a RecordBatch message, not a Schema: is it a schema-less record "
-        "batch "
-        "message (which needs the schema from input_fields)?");
+        "batch message (which needs the schema from input_fields)?");
   }
   if (m.header_type != ids::kHeaderSchema) {
     where.fail(fmt::format("the stream starts with a {} message, not a Schema",
@@ -696,8 +695,7 @@ ArrowBatch read_record_batch_message(std::string_view bytes, const ArrowSchema& 
   if (m.header_type == ids::kHeaderSchema) {
     where.fail(
         "the message is a Schema message, not a record batch: is it an Arrow IPC stream (read with "
-        "the "
-        "schema it carries)?");
+        "the schema it carries)?");
   }
   if (m.header_type != ids::kHeaderRecordBatch) {
     where.fail(

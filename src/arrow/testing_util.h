@@ -13,6 +13,7 @@
 #include "arrow/batch.h"
 #include "arrow/flatbuffer.h"
 #include "parquet/column_data.h"
+#include "parquet/testing_util.h"
 
 namespace tzrec::arrow::testing {
 
@@ -20,18 +21,8 @@ using json = nlohmann::ordered_json;
 
 inline std::string data_dir() { return std::string(TZREC_SOURCE_DIR) + "/tests/data/arrow"; }
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using parquet::testing::read_file;
+using parquet::testing::write_file;
 
 // A float in the conventions of tests/data/arrow/expected (NaN and infinities as strings).
 inline json number_json(double v) {
@@ -137,20 +128,11 @@ inline bool same_json(const json& got, const json& want, std::string* where,
   return got == want ? true : differ();
 }
 
-// Exact equality of two columns' data.
+// Exact equality of two columns' data and leaf paths.
 inline void expect_same_column(const parquet::ColumnData& a, const parquet::ColumnData& b,
                                const std::string& what) {
   EXPECT_EQ(a.descriptor.path_string, b.descriptor.path_string) << what;
-  EXPECT_EQ(a.num_rows, b.num_rows) << what;
-  ASSERT_EQ(a.lists.size(), b.lists.size()) << what;
-  for (size_t k = 0; k < a.lists.size(); ++k) {
-    EXPECT_EQ(a.lists[k].offsets, b.lists[k].offsets) << what << " list level " << k;
-    EXPECT_EQ(a.lists[k].validity, b.lists[k].validity) << what << " list level " << k;
-  }
-  EXPECT_EQ(a.validity, b.validity) << what;
-  EXPECT_EQ(a.offsets, b.offsets) << what;
-  ASSERT_EQ(a.values.size(), b.values.size()) << what;
-  EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size())) << what;
+  parquet::testing::expect_same_column(a, b, what);
 }
 
 inline void expect_same_batch(const ArrowBatch& a, const ArrowBatch& b, const std::string& what) {

@@ -43,10 +43,11 @@ TEST(Validate, UnsupportedFeatureFields) {
 }
 
 TEST(Validate, DataConfigSubset) {
-  auto kafka = deepfm("data_config { dataset_type: KafkaDataset }");
-  EXPECT_TRUE(HasProblem(kafka, "data_config.dataset_type",
-                         "not supported yet: data_config.dataset_type: KafkaDataset"));
+  auto odps = deepfm("data_config { dataset_type: OdpsDataset }");
+  EXPECT_TRUE(HasProblem(odps, "data_config.dataset_type",
+                         "not supported yet: data_config.dataset_type: OdpsDataset"));
   EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: ParquetDataset }")));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: KafkaDataset }")));
   // Samplers are honoured by the config contract; a rank model with one is a config error when the
   // model is built (models/model_registry.cc; train/training_session tests).
   EXPECT_TRUE(NoProblems(
@@ -112,6 +113,13 @@ TEST(Validate, TrainConfigSemantics) {
   auto neither = deepfm();
   neither.mutable_train_config()->clear_num_steps();
   EXPECT_TRUE(HasProblem(neither, "train_config", "needs one of num_steps, num_epochs"));
+  // Event-time checkpoints: the quorum is a fraction of the ranks (TorchEasyRec's rule).
+  EXPECT_TRUE(HasProblem(deepfm("train_config { save_checkpoints_timestamp_interval: 60 "
+                                "save_checkpoints_timestamp_quorum: 1.5 }"),
+                         "train_config.save_checkpoints_timestamp_quorum",
+                         "must be in (0, 1] (the fraction of ranks whose event time must pass a "
+                         "checkpoint time), got 1.5"));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { save_checkpoints_timestamp_quorum: 0 }")));  // no trigger set
 }
 
 TEST(Validate, IdFeatureRules) {

@@ -71,17 +71,16 @@ bool ParquetBatchReader::open_next_piece() {
     }
   }
   stream_ = std::make_unique<parquet::RowGroupStream>(reader_.get(), leaves_, piece.begin, piece.end);
-  chunk_ = parquet::Table();
+  chunk_.num_rows = 0;  // its columns' buffers take the next chunk
   chunk_pos_ = 0;
   return true;
 }
 
 bool ParquetBatchReader::load_chunk() {
   chunk_first_ = stream_->position();
-  chunk_ = parquet::Table();  // freed first, so that decoding the next one can reuse its memory
-  std::optional<parquet::Table> t = stream_->next();
-  if (!t) return false;
-  chunk_ = std::move(*t);
+  // Decoded into the previous chunk's buffers: fresh ones took new pages from the system for every
+  // row group.
+  if (!stream_->next(&chunk_)) return false;
   chunk_pos_ = 0;
   return true;
 }

@@ -150,8 +150,13 @@ void split_added(std::string_view text, const std::vector<BpeTokenizer::AddedTok
   for (size_t i = 0; i < text.size();) {
     const BpeTokenizer::AddedToken* hit = nullptr;
     if (first[static_cast<unsigned char>(text[i])]) {
+      const std::string_view rest = text.substr(i);
       for (const auto& t : tokens) {
-        if (text.compare(i, t.content.size(), t.content) == 0) {
+        // Most candidates fail on their second byte (runs of spaces at a single space): checked
+        // before comparing the whole token.
+        const std::string& c = t.content;
+        if (c.size() > rest.size() || (c.size() > 1 && rest[1] != c[1])) continue;
+        if (rest.compare(0, c.size(), c) == 0) {
           hit = &t;
           break;
         }

@@ -22,20 +22,20 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
     // hashed over the whole int64 range (TorchEasyRec's fg.json hash_bucket_size 2^63 - 1).
     kind_ = Kind::kHash;
     raw_ids_ = true;
-    hash_bucket_size_ = kZchHashBucketSize;
+    hash_buckets_ = Modulus(kZchHashBucketSize);
     num_embeddings_ = zch_table_size(f.zch_size, path + ".zch");
     table_size_field_ = "zch.zch_size";
   } else if (f.has_dynamicemb) {
     // §5.13: raw ids as with zch, max_capacity rows.
     kind_ = Kind::kHash;
     raw_ids_ = true;
-    hash_bucket_size_ = kZchHashBucketSize;
+    hash_buckets_ = Modulus(kZchHashBucketSize);
     num_embeddings_ = dynamicemb_table_size(f.dynamicemb_max_capacity, path + ".dynamicemb");
     table_size_field_ = "dynamicemb.max_capacity";
   } else if (f.has_hash_bucket_size) {
     if (f.hash_bucket_size == 0) throw ConfigError(path + ".hash_bucket_size: must be > 0");
     kind_ = Kind::kHash;
-    hash_bucket_size_ = f.hash_bucket_size;
+    hash_buckets_ = Modulus(f.hash_bucket_size);
     num_embeddings_ = static_cast<int64_t>(f.hash_bucket_size);
     table_size_field_ = "hash_bucket_size";
   } else if (f.has_num_buckets) {
@@ -105,7 +105,7 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
 int64_t Bucketizer::text_id(std::string_view text, HashKind hash_kind, const ColumnCells& cells, int64_t r) const {
   switch (kind_) {
     case Kind::kHash:
-      return hash_bucket(text, hash_bucket_size_, hash_kind);
+      return hash_bucket(text, hash_buckets_, hash_kind);
     case Kind::kVocab: {
       auto it = vocab_.find(std::string(text));
       return it == vocab_.end() ? oov_id_ : it->second;

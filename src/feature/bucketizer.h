@@ -132,7 +132,7 @@ class Bucketizer {
   std::string table_size_source_;
   std::string table_size_field_;
   std::string feature_name_;
-  uint64_t hash_bucket_size_ = 0;
+  Modulus hash_buckets_;  // hash_bucket_size (zch / dynamicemb: the int64 range)
   std::unordered_map<std::string, int64_t> vocab_;  // token -> id
   int64_t oov_id_ = 1;
   std::vector<float> boundaries_;

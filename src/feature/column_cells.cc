@@ -137,19 +137,6 @@ bool as_int64(const CellValue& v, int64_t* out) {
   }
 }
 
-bool as_double(const CellValue& v, double* out) {
-  switch (v.kind) {
-    case CellValue::Kind::kInt:
-      *out = static_cast<double>(v.i);
-      return true;
-    case CellValue::Kind::kFloat:
-      *out = v.d;
-      return !std::isnan(v.d);
-    default:
-      return parse_double(v.text, out);
-  }
-}
-
 std::string_view as_text(const CellValue& v, std::string* buf) {
   if (v.kind == CellValue::Kind::kText) return v.text;
   char tmp[64];

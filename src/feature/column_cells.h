@@ -18,6 +18,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -97,13 +98,17 @@ class ColumnCells {
   class Item {
    public:
     // True when the item holds no value: "" between delimiters, or an empty inner list.
-    bool empty() const { return is_text_ ? text_.empty() : begin_ == end_; }
+    bool empty() const { return is_text_ ? text_value_.text.empty() : begin_ == end_; }
     // Calls fn(const CellValue&) for each value: text split by `sep`, list elements as they are
     // (null elements skipped).
     template <typename Fn>
     void for_each(Fn&& fn) const {
       if (is_text_) {
-        split(text_, sep_, fn);
+        if (one_value_) {
+          fn(text_value_);
+        } else {
+          split(text_value_.text, sep_, fn);
+        }
         return;
       }
       const auto& c = cells_->typed_->values;
@@ -122,7 +127,10 @@ class ColumnCells {
     friend class ColumnCells;
     const ColumnCells* cells_ = nullptr;
     bool is_text_ = true;
-    std::string_view text_;
+    bool one_value_ = false;  // text known to hold no sep: the item is one value
+    // A text item's text, given as the value itself when one_value_ (a per-item copy, read right
+    // after for_each_item stored the text, would stall the load on that store).
+    CellValue text_value_;
     std::string_view sep_;
     int64_t begin_ = 0, end_ = 0;  // leaf slots of a typed item
   };
@@ -137,11 +145,13 @@ class ColumnCells {
     item.sep_ = sep;
     if (text_ || typed_->list_depth() == 0) {
       const std::string_view text = text_ ? text_->cell(row) : typed_->values.bytes(row);
-      auto on_item = [&](const CellValue& v) {
-        item.text_ = v.text;
+      // Items mostly hold one value each: one search of the whole cell for `sep` spares splitting
+      // every item again.
+      item.one_value_ = text.find(sep) == std::string_view::npos;
+      for_each_token(text, sequence_delim, [&](std::string_view t) {
+        item.text_value_.text = t;
         fn(static_cast<const Item&>(item));
-      };
-      split(text, sequence_delim, on_item);
+      });
       return;
     }
     item.is_text_ = false;
@@ -196,14 +206,10 @@ class ColumnCells {
   template <typename Fn>
   static void split(std::string_view s, std::string_view sep, Fn& fn) {
     CellValue v;
-    size_t start = 0;
-    while (true) {
-      const size_t pos = find_separator(s, sep, start);
-      v.text = s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
+    for_each_token(s, sep, [&](std::string_view t) {
+      v.text = t;
       fn(v);
-      if (pos == std::string_view::npos) return;
-      start = pos + sep.size();
-    }
+    });
   }
 
   CellValue leaf(const parquet::ColumnData& c, int64_t slot) const { return leaf_of(c, slot, unsigned32_); }
@@ -255,7 +261,19 @@ class ColumnCells {
 //   as_double: text -> number (NaN rejected); int / float -> the number (NaN rejected).
 //   as_text:   text -> itself; int -> decimal; float -> shortest round-trip decimal. Uses *buf.
 bool as_int64(const CellValue& v, int64_t* out);
-bool as_double(const CellValue& v, double* out);
+// Inline: raw features convert every value of their sequences' items.
+inline bool as_double(const CellValue& v, double* out) {
+  switch (v.kind) {
+    case CellValue::Kind::kInt:
+      *out = static_cast<double>(v.i);
+      return true;
+    case CellValue::Kind::kFloat:
+      *out = v.d;
+      return !std::isnan(v.d);
+    default:
+      return parse_double(v.text, out);
+  }
+}
 std::string_view as_text(const CellValue& v, std::string* buf);
 // The value as written, for messages ("12", "abc", "0.5").
 std::string display(const CellValue& v);

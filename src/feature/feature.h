@@ -51,6 +51,8 @@ struct SparseOut {
   std::vector<int64_t> values;   // [sum(L)]
   std::vector<int64_t> lengths;  // [F * B]
   std::vector<float> weights;    // [sum(L)] when any feature is weighted
+  // push() appends weights: set by the parser for weighted features (it fills the weights of the
+  // others, all 1).
   bool with_weights = false;
 
   void push(int64_t id, float w) {

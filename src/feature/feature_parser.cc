@@ -102,6 +102,8 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
   const int64_t rows = b.num_rows();
   auto in_group = [&](size_t i) { return !features_.features[i]->info().stub && features_.neg[i] == neg; };
   SparseOut sp;
+  sp.values = recycled_values_->take();
+  sp.lengths = recycled_lengths_->take();
   std::vector<std::string> sparse_keys, dense_keys;
   std::vector<int64_t> dense_dims;
   int64_t dense_width = 0;
@@ -123,7 +125,10 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
   const auto expected = neg ? one_each : std::max(one_each, values_hint_->load());
   sp.lengths.reserve(one_each);
   sp.values.reserve(expected);
-  if (sp.with_weights) sp.weights.reserve(expected);
+  if (sp.with_weights) {
+    sp.weights = recycled_weights_->take();
+    sp.weights.reserve(expected);
+  }
   auto dense = torch::empty({rows, dense_width}, torch::kFloat32);
   ParseOutput po;
   po.rows = rows;
@@ -136,10 +141,14 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
   // The items per row of each grouped sequence's first sub-feature: the others describe the same
   // items and must have as many.
   std::map<std::string, std::pair<const Feature*, std::vector<int64_t>>> history_lengths;
+  const bool any_weighted = sp.with_weights;
   for (size_t i = 0; i < features_.features.size(); ++i) {
     if (!in_group(i)) continue;
     const FeaturePtr& f = features_.features[i];
     const FeatureInfo& info = f->info();
+    // The weights of an unweighted feature's ids are all 1: filled after it in one go rather than
+    // pushed id by id.
+    sp.with_weights = any_weighted && info.weighted;
     if (info.is_sequence) {
       sequence_lengths.clear();
       item_lengths.clear();
@@ -149,6 +158,7 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
       po.sequence_dense = &sequence_dense;
     }
     f->parse(b, po);
+    if (any_weighted) sp.weights.resize(sp.values.size(), 1.0f);
     if (info.is_sequence && !info.sequence_name.empty()) {
       auto [it, first] = history_lengths.emplace(info.sequence_name, std::make_pair(f.get(), sequence_lengths));
       for (int64_t r = 0; !first && r < rows; ++r) {
@@ -175,11 +185,14 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
       po.dense_offset += info.value_dim;
     }
   }
+  sp.with_weights = any_weighted;
   if (!neg && sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
   if (!sparse_keys.empty()) {
     *sparse_out = sparse::KeyedJaggedTensor(
-        sparse_keys, to_tensor(std::move(sp.values), torch::kInt64), to_tensor(std::move(sp.lengths), torch::kInt64),
-        sp.with_weights ? to_tensor(std::move(sp.weights), torch::kFloat32) : torch::Tensor());
+        sparse_keys, recycled_values_->to_tensor(std::move(sp.values), torch::kInt64),
+        recycled_lengths_->to_tensor(std::move(sp.lengths), torch::kInt64),
+        sp.with_weights ? recycled_weights_->to_tensor(std::move(sp.weights), torch::kFloat32)
+                        : torch::Tensor());
   }
   if (!dense_keys.empty()) *dense_out = sparse::KeyedTensor(dense_keys, dense_dims, dense);
 }

@@ -16,6 +16,7 @@
 #include "data/record_batch.h"
 #include "feature/feature_registry.h"
 #include "feature/hash.h"
+#include "feature/recycled_vectors.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -61,6 +62,15 @@ class FeatureParser {
   // The most sparse values a batch has had: later batches reserve that much at once (sequences
   // hold many ids per row; growing the vector batch after batch copied them again and again).
   std::unique_ptr<std::atomic<size_t>> values_hint_ = std::make_unique<std::atomic<size_t>>(0);
+  // The KJT buffers of batches handed out, back for later batches once freed (a few per loader
+  // worker are in flight).
+  static constexpr size_t kRecycledBatches = 4;
+  std::shared_ptr<RecycledVectors<int64_t>> recycled_values_ =
+      RecycledVectors<int64_t>::create(kRecycledBatches);
+  std::shared_ptr<RecycledVectors<int64_t>> recycled_lengths_ =
+      RecycledVectors<int64_t>::create(kRecycledBatches);
+  std::shared_ptr<RecycledVectors<float>> recycled_weights_ =
+      RecycledVectors<float>::create(kRecycledBatches);
 };
 
 }  // namespace tzrec::feature

@@ -8,18 +8,9 @@
 namespace tzrec::feature {
 namespace {
 
-inline uint64_t load64(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-inline uint32_t load32(const unsigned char* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-inline uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
+using hash_detail::load32;
+using hash_detail::load64;
+using hash_detail::shift_mix;
 
 inline uint64_t rotr(uint64_t v, int s) { return s == 0 ? v : (v >> s) | (v << (64 - s)); }
 
@@ -149,32 +140,6 @@ uint64_t farm_hash64(const unsigned char* s, size_t len) {
 
 }  // namespace
 
-uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
-  constexpr uint64_t kMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
-  const auto* p = static_cast<const unsigned char*>(data);
-  const size_t aligned = len & ~static_cast<size_t>(7);
-  uint64_t h = seed ^ (len * kMul);
-  for (size_t i = 0; i < aligned; i += 8) {
-    const uint64_t d = shift_mix(load64(p + i) * kMul) * kMul;
-    h ^= d;
-    h *= kMul;
-  }
-  const size_t tail = len & 7;
-  if (tail != 0) {
-    // The trailing bytes as a little-endian integer (last byte most significant).
-    uint64_t d = 0;
-    for (size_t i = tail; i-- > 0;) d = (d << 8) + p[aligned + i];
-    h ^= d;
-    h *= kMul;
-  }
-  h = shift_mix(h) * kMul;
-  return shift_mix(h);
-}
-
-uint64_t std_string_hash(std::string_view s) {
-  return murmur_hash_bytes(s.data(), s.size(), 0xc70f6907ULL);
-}
-
 uint64_t farm_fingerprint64(std::string_view s) {
   return farm_hash64(reinterpret_cast<const unsigned char*>(s.data()), s.size());
 }
@@ -187,8 +152,15 @@ HashKind hash_kind_from_env() {
   return v == "true" ? HashKind::kFarmHash : HashKind::kStdHash;
 }
 
-uint64_t hash_string(std::string_view s, HashKind kind) {
-  return kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash(s);
+Modulus::Modulus(uint64_t d) : d_(d) {
+  // l = ceil(log2 d); multiplier = floor(2^64 (2^l - d) / d) + 1.
+  int l = 0;
+  while (l < 64 && (uint64_t{1} << l) < d) ++l;
+  const unsigned __int128 two_l = static_cast<unsigned __int128>(1) << l;
+  const unsigned __int128 two_64 = static_cast<unsigned __int128>(1) << 64;
+  multiplier_ = static_cast<uint64_t>(two_64 * (two_l - d) / d + 1);
+  shift1_ = l < 1 ? l : 1;
+  shift2_ = l > 1 ? l - 1 : 0;
 }
 
 }  // namespace tzrec::feature

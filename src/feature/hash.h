@@ -16,20 +16,99 @@ namespace tzrec::feature {
 
 enum class HashKind { kStdHash, kFarmHash };
 
-// libstdc++'s _Hash_bytes(data, len, seed) on a 64-bit target.
-uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed);
+// Little-endian loads and the mixing step the hashes share.
+namespace hash_detail {
+
+inline uint64_t load64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+inline uint32_t load32(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+inline uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
+
+}  // namespace hash_detail
+
+// libstdc++'s _Hash_bytes(data, len, seed) on a 64-bit target. Inline: sequences hash hundreds of
+// short ids per row.
+inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
+  using hash_detail::shift_mix;
+  constexpr uint64_t kMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
+  const auto* p = static_cast<const unsigned char*>(data);
+  const size_t aligned = len & ~static_cast<size_t>(7);
+  uint64_t h = seed ^ (len * kMul);
+  for (size_t i = 0; i < aligned; i += 8) {
+    const uint64_t d = shift_mix(hash_detail::load64(p + i) * kMul) * kMul;
+    h ^= d;
+    h *= kMul;
+  }
+  const size_t tail = len & 7;
+  if (tail != 0) {
+    // The trailing bytes as a little-endian integer (last byte most significant), assembled from
+    // overlapping loads inside them (overlapping bytes land on the same bits): no byte loop, whose
+    // exit mispredicts on the short values that ids mostly are.
+    const unsigned char* t = p + aligned;
+    uint64_t d = 0;
+    if (tail >= 4) {
+      const uint64_t high = hash_detail::load32(t + tail - 4);
+      d = hash_detail::load32(t) | (high << (8 * (tail - 4)));
+    } else {
+      d = t[0] | (static_cast<uint64_t>(t[tail / 2]) << (8 * (tail / 2))) |
+          (static_cast<uint64_t>(t[tail - 1]) << (8 * (tail - 1)));
+    }
+    h ^= d;
+    h *= kMul;
+  }
+  h = shift_mix(h) * kMul;
+  return shift_mix(h);
+}
+
 // std::hash<std::string> of libstdc++ (seed 0xc70f6907).
-uint64_t std_string_hash(std::string_view s);
+inline uint64_t std_string_hash(std::string_view s) {
+  return murmur_hash_bytes(s.data(), s.size(), 0xc70f6907ULL);
+}
 // farmhash::Fingerprint64 (farmhashna::Hash64).
 uint64_t farm_fingerprint64(std::string_view s);
 
 // kFarmHash when env USE_FARM_HASH_TO_BUCKETIZE is "true" (any case), else kStdHash.
 HashKind hash_kind_from_env();
 
-uint64_t hash_string(std::string_view s, HashKind kind);
+inline uint64_t hash_string(std::string_view s, HashKind kind) {
+  return kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash(s);
+}
 // hash_string(s) % bucket_size; bucket_size must be > 0.
 inline int64_t hash_bucket(std::string_view s, uint64_t bucket_size, HashKind kind) {
   return static_cast<int64_t>(hash_string(s, kind) % bucket_size);
+}
+
+// x % d for a divisor d > 0 known ahead (a hash_bucket_size): a multiplication and shifts
+// instead of a 64-bit division, whose latency dominated hashing short ids. Exact for every x
+// (Granlund & Montgomery, "Division by Invariant Integers using Multiplication", 1994, fig. 4.1).
+class Modulus {
+ public:
+  explicit Modulus(uint64_t d = 1);
+  uint64_t of(uint64_t x) const {
+    const auto t = static_cast<uint64_t>((static_cast<unsigned __int128>(multiplier_) * x) >> 64);
+    const uint64_t q = (t + ((x - t) >> shift1_)) >> shift2_;
+    return x - q * d_;
+  }
+  uint64_t divisor() const { return d_; }
+
+ private:
+  uint64_t d_;
+  uint64_t multiplier_;
+  int shift1_;
+  int shift2_;
+};
+
+// hash_bucket() by a precomputed bucket count.
+inline int64_t hash_bucket(std::string_view s, const Modulus& buckets, HashKind kind) {
+  return static_cast<int64_t>(buckets.of(hash_string(s, kind)));
 }
 
 }  // namespace tzrec::feature

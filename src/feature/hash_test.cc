@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace tzrec::feature {
 namespace hash_test {
@@ -37,6 +39,26 @@ TEST(Hash, MurmurEqualsLibstdcxxStdHashOnRandomStrings) {
   // Different seed, through the raw entry point.
   const std::string s = "tzrec";
   EXPECT_NE(murmur_hash_bytes(s.data(), s.size(), 1), std_string_hash(s));
+}
+
+TEST(Hash, ModulusEqualsDivisionRemainder) {
+  std::mt19937_64 rng(7);
+  const uint64_t two_63 = uint64_t{1} << 63;
+  std::vector<uint64_t> divisors = {1, 2, 3, 7, 10, 100, 1000, 1000000, (uint64_t{1} << 32) + 1,
+                                    two_63 - 1, two_63, two_63 + 1, ~uint64_t{0}};
+  for (int i = 0; i < 2000; ++i) divisors.push_back(std::max<uint64_t>(1, rng() >> (rng() % 64)));
+  for (const uint64_t d : divisors) {
+    const Modulus m(d);
+    const uint64_t max = ~uint64_t{0};
+    for (const uint64_t x : {uint64_t{0}, uint64_t{1}, d - 1, d, d + 1, max - 1, max}) {
+      ASSERT_EQ(m.of(x), x % d) << x << " % " << d;
+    }
+    for (int k = 0; k < 200; ++k) {
+      const uint64_t x = rng() >> (rng() % 64);
+      ASSERT_EQ(m.of(x), x % d) << x << " % " << d;
+    }
+  }
+  EXPECT_EQ(hash_bucket("abc", Modulus(100), HashKind::kStdHash), 33);
 }
 
 // Fingerprint64 of deterministic byte strings, computed with Google's C++ farmhash as packaged by

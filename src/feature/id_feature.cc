@@ -107,10 +107,10 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
   // int64 range: raw ids) > hash > vocab_list > vocab_dict > vocab_file > num_buckets.
   if (zch || dynamic) {
     bucketizer_ = Bucketizer::kHash;
-    hash_bucket_size_ = kZchHashBucketSize;
+    hash_buckets_ = Modulus(kZchHashBucketSize);
   } else if (c.has_hash_bucket_size()) {
     bucketizer_ = Bucketizer::kHash;
-    hash_bucket_size_ = c.hash_bucket_size();
+    hash_buckets_ = Modulus(c.hash_bucket_size());
   } else if (!vocab_list.empty() || !vocab_dict.empty() || vocab_file) {
     bucketizer_ = Bucketizer::kVocab;
     // A token listed twice keeps its later position (the default value found in vocab_list maps
@@ -146,28 +146,39 @@ void IdFeature::throw_out_of_range(const std::string& where, int64_t id, const c
                               info_.num_embeddings, info_.name, table_size_source_, range_hint(table_size_field_)));
 }
 
+template <IdFeature::Bucketizer B>
+int64_t IdFeature::fg_id_by(const CellValue& key, HashKind hash_kind, const ColumnCells& cells,
+                            int64_t r, std::string* buf) const {
+  if constexpr (B == Bucketizer::kHash) {
+    const std::string_view text = key.kind == CellValue::Kind::kText ? key.text : as_text(key, buf);
+    return hash_bucket(text, hash_buckets_, hash_kind);
+  } else if constexpr (B == Bucketizer::kVocab) {
+    const std::string_view k = as_text(key, buf);
+    if (k.data() != buf->data()) buf->assign(k.data(), k.size());
+    auto it = vocab_.find(*buf);
+    return it == vocab_.end() ? oov_id_ : it->second;
+  } else {
+    int64_t id = 0;
+    if (!as_int64(key, &id)) {
+      throw DataError(fmt::format(
+          "{}: value '{}' of feature {} is not an integer; num_buckets needs integer ids in "
+          "[0, {}) (use hash_bucket_size or a vocab for other values)",
+          cells.where(r), display(key), info_.name, info_.num_embeddings));
+    }
+    if (id < 0 || id >= info_.num_embeddings) throw_out_of_range(cells.where(r), id, "value");
+    return id;
+  }
+}
+
 int64_t IdFeature::fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
                          std::string* buf) const {
-  int64_t id = 0;
   switch (bucketizer_) {
     case Bucketizer::kHash:
-      return hash_bucket(key.kind == CellValue::Kind::kText ? key.text : as_text(key, buf), hash_bucket_size_,
-                         hash_kind);
-    case Bucketizer::kVocab: {
-      const std::string_view k = as_text(key, buf);
-      if (k.data() != buf->data()) buf->assign(k.data(), k.size());
-      auto it = vocab_.find(*buf);
-      return it == vocab_.end() ? oov_id_ : it->second;
-    }
+      return fg_id_by<Bucketizer::kHash>(key, hash_kind, cells, r, buf);
+    case Bucketizer::kVocab:
+      return fg_id_by<Bucketizer::kVocab>(key, hash_kind, cells, r, buf);
     case Bucketizer::kNumBuckets:
-      if (!as_int64(key, &id)) {
-        throw DataError(fmt::format(
-            "{}: value '{}' of feature {} is not an integer; num_buckets needs integer ids in [0, {}) (use "
-            "hash_bucket_size or a vocab for other values)",
-            cells.where(r), display(key), info_.name, info_.num_embeddings));
-      }
-      if (id < 0 || id >= info_.num_embeddings) throw_out_of_range(cells.where(r), id, "value");
-      return id;
+      return fg_id_by<Bucketizer::kNumBuckets>(key, hash_kind, cells, r, buf);
   }
   return 0;
 }
@@ -229,39 +240,54 @@ void IdFeature::parse_fg(const ColumnCells& cells, const ParseOutput& out) const
 }
 
 void IdFeature::parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const {
+  switch (bucketizer_) {
+    case Bucketizer::kHash:
+      return parse_fg_sequence_by<Bucketizer::kHash>(cells, out);
+    case Bucketizer::kVocab:
+      return parse_fg_sequence_by<Bucketizer::kVocab>(cells, out);
+    case Bucketizer::kNumBuckets:
+      return parse_fg_sequence_by<Bucketizer::kNumBuckets>(cells, out);
+  }
+}
+
+template <IdFeature::Bucketizer B>
+void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput& out) const {
   std::string key_buf;
   std::vector<int64_t> ids_per_item;
   const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    ids_per_item.clear();
-    // One item from its values (or the default value when it has none).
-    auto push_item = [&](const auto& for_each_value) {
-      if (static_cast<int64_t>(ids_per_item.size()) >= max_items) return;
-      int64_t n = 0;
-      auto push_value = [&](const CellValue& v) {
-        if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
-        if (info_.value_dim == 1 && n == 1) return;  // value_dim 1 keeps the item's first value
-        out.sparse->push(fg_id(v, out.hash_kind, cells, r, &key_buf), 1.0f);
-        ++n;
-      };
-      for_each_value(push_value);
-      if (n == 0) {
-        CellValue d;
-        for_each_token(default_value_, separator_, [&](std::string_view tok) {
-          d.text = tok;
-          push_value(d);
-        });
-      }
-      ids_per_item.push_back(n);
-    };
-    if (cells.empty(r)) {
-      push_item([](auto&&) {});
-    } else {
-      cells.for_each_item(r, sequence_delim_, separator_, [&](const ColumnCells::Item& item) {
-        push_item([&](auto&& fn) { item.for_each(fn); });
+  const bool first_value_only = info_.value_dim == 1;
+  int64_t r = 0;
+  int64_t n = 0;  // ids of the current item
+  auto push_value = [&](const CellValue& v) {
+    if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
+    if (first_value_only && n == 1) return;  // value_dim 1 keeps the item's first value
+    out.sparse->push(fg_id_by<B>(v, out.hash_kind, cells, r, &key_buf), 1.0f);
+    ++n;
+  };
+  // Ends the current item; one without a value takes the default value's.
+  auto end_item = [&] {
+    if (n == 0) {
+      CellValue d;
+      for_each_token(default_value_, separator_, [&](std::string_view tok) {
+        d.text = tok;
+        push_value(d);
       });
     }
-    end_sequence_row(ids_per_item, info_.value_dim == 1, out);
+    ids_per_item.push_back(n);
+    n = 0;
+  };
+  for (; r < out.rows; ++r) {
+    ids_per_item.clear();
+    if (cells.empty(r)) {
+      end_item();
+    } else {
+      cells.for_each_item(r, sequence_delim_, separator_, [&](const ColumnCells::Item& item) {
+        if (static_cast<int64_t>(ids_per_item.size()) >= max_items) return;
+        item.for_each(push_value);
+        end_item();
+      });
+    }
+    end_sequence_row(ids_per_item, first_value_only, out);
   }
 }
 

@@ -53,11 +53,18 @@ class IdFeature : public Feature {
 
   void check_vocab_ids() const;
   [[noreturn]] void throw_out_of_range(const std::string& where, int64_t id, const char* what) const;
-  // The id of an FG_NORMAL value (text, or a number hashed / looked up as its decimal text).
+  // The id of an FG_NORMAL value (text, or a number hashed / looked up as its decimal text) by
+  // bucketizer B; fg_id() by bucketizer_.
+  template <Bucketizer B>
+  int64_t fg_id_by(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
+                   std::string* buf) const;
   int64_t fg_id(const CellValue& key, HashKind hash_kind, const ColumnCells& cells, int64_t r,
                 std::string* buf) const;
   void parse_fg(const ColumnCells& cells, const ParseOutput& out) const;
+  // Sequences: the item loop is compiled per bucketizer (hundreds of ids per row).
   void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
+  template <Bucketizer B>
+  void parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput& out) const;
 
   protos::IdFeature config_;  // for fg_json_entries()
   std::string input_column_;
@@ -66,7 +73,7 @@ class IdFeature : public Feature {
   std::string default_value_;                      // FG_NORMAL
   std::string separator_;
   Bucketizer bucketizer_ = Bucketizer::kNumBuckets;
-  uint64_t hash_bucket_size_ = 0;
+  Modulus hash_buckets_;  // hash_bucket_size (zch / dynamicemb: the int64 range)
   std::unordered_map<std::string, int64_t> vocab_;  // token -> id
   int64_t oov_id_ = 1;
   // "num_buckets 500", "vocab_list of 4 entries", ... and the field for range errors.

@@ -108,7 +108,7 @@ Normalizer Normalizer::parse(const std::string& text, const std::string& field_p
   return n;
 }
 
-double Normalizer::apply(double x) const {
+double Normalizer::apply_method(double x) const {
   switch (method_) {
     case Method::kNone:
       return x;

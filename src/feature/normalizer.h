@@ -25,9 +25,12 @@ class Normalizer {
   static Normalizer parse(const std::string& text, const std::string& field_path);
 
   Method method() const { return method_; }
-  double apply(double x) const;
+  // Inline for the common kNone: raw features apply it to every value.
+  double apply(double x) const { return method_ == Method::kNone ? x : apply_method(x); }
 
  private:
+  double apply_method(double x) const;
+
   Method method_ = Method::kNone;
   std::shared_ptr<const ExprProgram> expression_;  // kExpression
   double a_ = 0;  // log10: threshold; zscore: mean; minmax: min

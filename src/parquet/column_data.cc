@@ -51,10 +51,25 @@ std::pair<int64_t, int64_t> ColumnData::row_slots(int64_t row) const {
 
 ColumnData empty_column(const ColumnDescriptor& descriptor) {
   ColumnData c;
-  c.descriptor = descriptor;
-  c.lists.resize(static_cast<size_t>(descriptor.max_rep));
-  if (descriptor.type == PhysicalType::kByteArray) c.offsets.push_back(0);
+  reset_column(descriptor, &c);
   return c;
+}
+
+void reset_column(const ColumnDescriptor& descriptor, ColumnData* column) {
+  ColumnData& c = *column;
+  c.descriptor = descriptor;
+  c.num_rows = 0;
+  c.lists.resize(static_cast<size_t>(descriptor.max_rep));
+  for (ListLevel& level : c.lists) {
+    level.offsets.assign(1, 0);
+    level.validity.clear();
+    level.defs.clear();
+  }
+  c.validity.clear();
+  c.defs.clear();
+  c.values.clear();
+  c.offsets.clear();
+  if (descriptor.type == PhysicalType::kByteArray) c.offsets.push_back(0);
 }
 
 const ColumnData* Table::find(std::string_view name) const {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "parquet/schema.h"
@@ -39,8 +40,16 @@ class Buffer {
     }
     return *this;
   }
-  Buffer(Buffer&&) noexcept = default;
-  Buffer& operator=(Buffer&&) noexcept = default;
+  // A moved-from buffer is empty and can be filled again (readers reuse their columns).
+  Buffer(Buffer&& other) noexcept
+      : data_(std::move(other.data_)), size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
 
   uint8_t* data() { return data_.get(); }
   const uint8_t* data() const { return data_.get(); }
@@ -124,6 +133,9 @@ struct ColumnData {
 
 // An empty column (no rows) shaped for `descriptor`: max_rep list levels, byte-array offsets.
 ColumnData empty_column(const ColumnDescriptor& descriptor);
+// Makes *column such an empty column again, keeping the capacity of its buffers (a stream decoding
+// row group after row group into the same columns takes no fresh memory from the system).
+void reset_column(const ColumnDescriptor& descriptor, ColumnData* column);
 
 struct Table {
   int64_t num_rows = 0;

@@ -125,6 +125,13 @@ Table FileReader::read_row_group(int row_group, const std::vector<int>& columns)
 }
 
 Table FileReader::read_columns(const std::vector<int>& columns, int64_t row_begin, int64_t row_end) {
+  Table table;
+  read_columns(columns, row_begin, row_end, &table);
+  return table;
+}
+
+void FileReader::read_columns(const std::vector<int>& columns, int64_t row_begin, int64_t row_end,
+                              Table* into) {
   if (row_end < 0) row_end = num_rows_;
   if (row_begin < 0 || row_begin > row_end || row_end > num_rows_) {
     throw DataError(fmt::format("parquet file '{}': row range [{}, {}) is not inside [0, {})", file_->name(), row_begin,
@@ -136,10 +143,12 @@ Table FileReader::read_columns(const std::vector<int>& columns, int64_t row_begi
                                   file_->name(), c, schema_.num_columns()));
     }
   }
-  Table table;
+  Table& table = *into;
   table.num_rows = row_end - row_begin;
-  table.columns.reserve(columns.size());
-  for (int c : columns) table.columns.push_back(empty_column(schema_.column(c)));
+  table.columns.resize(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) {
+    reset_column(schema_.column(columns[i]), &table.columns[i]);
+  }
   // Row groups overlapping the range; only these are touched.
   std::vector<int> groups;
   for (int g = 0; g < num_row_groups(); ++g) {
@@ -161,7 +170,6 @@ Table FileReader::read_columns(const std::vector<int>& columns, int64_t row_begi
                                   file_->name(), out->descriptor.path_string, out->num_rows, table.num_rows));
     }
   });
-  return table;
 }
 
 void FileReader::read_chunk(int row_group, int column, int64_t lo, int64_t hi, ColumnData* out) const {
@@ -194,7 +202,14 @@ void FileReader::read_chunk(int row_group, int column, int64_t lo, int64_t hi, C
                                       start, start + length, data_end_));
   }
   ColumnChunkReader reader(desc, md.codec, rg.num_rows, ctx, options_.limits);
-  Buffer bytes;
+  // The chunk's compressed bytes: one buffer per thread, kept from chunk to chunk (a fresh one
+  // took tens of MB of new pages from the system per row group) unless it grew past 64 MiB.
+  thread_local Buffer bytes;
+  struct ReleaseLarge {
+    ~ReleaseLarge() {
+      if (bytes.size() > (size_t{64} << 20)) bytes = Buffer();
+    }
+  } release_large;
   std::vector<PageRange> ranges;
   const bool partial = lo > 0 || hi < rg.num_rows;
   if (partial && options_.use_offset_index && chunk.offset_index_offset && chunk.offset_index_length &&
@@ -259,15 +274,21 @@ RowGroupStream::RowGroupStream(FileReader* reader, std::vector<int> columns, int
 }
 
 std::optional<Table> RowGroupStream::next() {
-  if (position_ >= end_) return std::nullopt;
+  Table t;
+  if (!next(&t)) return std::nullopt;
+  return t;
+}
+
+bool RowGroupStream::next(Table* out) {
+  if (position_ >= end_) return false;
   const auto& starts = reader_->row_group_starts();
   // The row group holding position_ (skipping empty ones).
   auto it = std::upper_bound(starts.begin(), starts.end(), position_);
   int64_t group_end = it == starts.end() ? end_ : *it;
   int64_t stop = std::min(end_, group_end);
-  Table t = reader_->read_columns(columns_, position_, stop);
+  reader_->read_columns(columns_, position_, stop, out);
   position_ = stop;
-  return t;
+  return true;
 }
 
 }  // namespace tzrec::parquet

@@ -61,6 +61,9 @@ class FileReader {
   Table read(const std::vector<std::string>& names = {}, int64_t row_begin = 0, int64_t row_end = -1);
   // The same for leaf column indices.
   Table read_columns(const std::vector<int>& columns, int64_t row_begin = 0, int64_t row_end = -1);
+  // The same into *into, reusing the buffers of its columns (reset_column).
+  void read_columns(const std::vector<int>& columns, int64_t row_begin, int64_t row_end,
+                    Table* into);
   Table read_row_group(int row_group, const std::vector<int>& columns);
 
  private:
@@ -87,6 +90,9 @@ class RowGroupStream {
   RowGroupStream(FileReader* reader, std::vector<int> columns, int64_t row_begin = 0, int64_t row_end = -1);
   // The next batch, or nullopt at the end of the range.
   std::optional<Table> next();
+  // The same into *out, reusing the buffers of its columns (the previous batch's); false at the
+  // end.
+  bool next(Table* out);
   // Absolute index of the first row the next batch will hold.
   int64_t position() const { return position_; }
 

@@ -148,6 +148,32 @@ TEST_F(ReadTest, StreamYieldsRowGroupSlices) {
   EXPECT_FALSE(stream.next().has_value());
 }
 
+TEST_F(ReadTest, StreamIntoOneTableEqualsTheWrittenRows) {
+  auto reader = FileReader::open(path_);
+  const std::vector<int> cols = reader->resolve_columns({});
+  RowGroupStream stream(reader.get(), cols, 700, 4300);
+  Table reused;
+  int64_t begin = 700;
+  int chunks = 0;
+  while (stream.next(&reused)) {
+    const int64_t end = begin + reused.num_rows;
+    const Table want = make_id_name_list_rows(reader->schema(), begin, end);
+    ASSERT_EQ(reused.columns.size(), want.columns.size());
+    for (size_t c = 0; c < reused.columns.size(); ++c) {
+      testing::expect_same_column(reused.columns[c], want.columns[c],
+                                  reused.columns[c].name() + " from row " + std::to_string(begin));
+    }
+    // A column moved out (a batch taking a whole row group) is filled again by the next chunk.
+    if (++chunks == 2) {
+      const ColumnData taken = std::move(reused.columns[1]);
+      EXPECT_EQ(taken.num_rows, reused.num_rows);
+    }
+    begin = end;
+  }
+  EXPECT_EQ(chunks, 5);
+  EXPECT_EQ(begin, 4300);
+}
+
 TEST_F(ReadTest, ThreadsGiveTheSameResult) {
   ReaderOptions one, four;
   four.num_threads = 4;
