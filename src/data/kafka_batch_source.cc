@@ -43,7 +43,7 @@ KafkaBatchSource::KafkaBatchSource(KafkaSourceOptions options,
   for (int32_t p : partitions_) {
     if (const PartitionPosition* pos = start.partition_position(p)) {
       offsets[p] = pos->offset;
-      if (pos->rows > 0) skip_[p] = *pos;
+      resumed_[p] = *pos;
     } else if (options_.uri.start_timestamp_ms) {
       by_time.push_back(p);
     } else {
@@ -124,18 +124,30 @@ std::optional<SourcedBatch> KafkaBatchSource::next() {
     m.offset = message->offset();
     const int64_t ts = message->timestamp_ms();
     m.timestamp_s = ts >= 0 ? static_cast<double>(ts) / 1000.0 : -1.0;
-    if (auto it = skip_.find(m.partition); it != skip_.end()) {
-      // The first message read of a partition resumed inside a message.
-      if (it->second.offset == m.offset) {
-        if (it->second.rows > m.batch.num_rows) {
+    if (auto it = resumed_.find(m.partition); it != resumed_.end()) {
+      // The first message read of a partition resumed from a checkpoint's position.
+      const PartitionPosition& saved = it->second;
+      if (saved.offset == m.offset) {
+        if (saved.rows > m.batch.num_rows) {
           throw DataError(fmt::format(
               "{}: the read position says {} of its rows were consumed, but it has {}; the topic "
               "is not the one the checkpoint was written for",
-              context, it->second.rows, m.batch.num_rows));
+              context, saved.rows, m.batch.num_rows));
         }
-        m.next_row = it->second.rows;
+        m.next_row = saved.rows;
+      } else if (saved.rows > 0) {
+        throw DataError(fmt::format(
+            "{}: the checkpoint resumes inside the message at offset {} of partition {}, which "
+            "the broker no longer has (retention?); its remaining rows and the messages before "
+            "offset {} cannot be trained",
+            context, saved.offset, m.partition, m.offset));
+      } else if (m.offset > saved.offset) {
+        log::warning("{}: partition {} resumes at offset {} but the checkpoint's position is "
+                     "offset {}: the messages in between are no longer on the broker (retention) "
+                     "or were not records",
+                     options_.uri.uri, m.partition, m.offset, saved.offset);
       }
-      skip_.erase(it);
+      resumed_.erase(it);
     }
     pending_rows_ += m.batch.num_rows - m.next_row;
     pending_.push_back(std::move(m));

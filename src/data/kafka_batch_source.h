@@ -68,8 +68,9 @@ class KafkaBatchSource : public BatchSource {
   std::vector<int32_t> partitions_;
   std::string who_;
   std::atomic<bool> cancelled_{false};
-  // Rows of a partially consumed message to skip when it is read again (resume).
-  std::map<int32_t, PartitionPosition> skip_;
+  // Where resumed partitions stood (until their first message is read): rows of a partly
+  // consumed message are skipped, a message the broker no longer has is an error.
+  std::map<int32_t, PartitionPosition> resumed_;
   std::deque<PendingMessage> pending_;
   int64_t pending_rows_ = 0;
   // Embedded-schema messages: the schema of the first message (the reader's contract).

@@ -247,6 +247,23 @@ TEST(KafkaBatchSource, MalformedMessageNamesTopicPartitionAndOffset) {
   EXPECT_EQ(e.rfind("topic bad partition 0 offset 1: ", 0), 0u) << e;
 }
 
+TEST(KafkaBatchSource, ResumingInsideAMessageTheBrokerLacksIsAnError) {
+  // The position says 2 rows of the message at offset 5 were trained; the partition holds offsets
+  // 0..1 only, so librdkafka falls back to auto.offset.reset (earliest: offset 0).
+  MockCluster cluster("gone", 1);
+  cluster.produce(0, 0, 3);
+  cluster.produce(0, 3, 3);
+  const KafkaUri uri = test_uri(cluster, "gone");
+  ReadPosition position = ReadPosition::start_stream("gone", 1);
+  position.advance(0, {{0, 10}}, {{0, 5, 2}});
+  auto source = make_source(uri, {0}, position, 4);
+  const std::string e = error_of<DataError>([&] { source->next(); });
+  EXPECT_EQ(e,
+            "topic gone partition 0 offset 0: the checkpoint resumes inside the message at offset 5 "
+            "of partition 0, which the broker no longer has (retention?); its remaining rows and "
+            "the messages before offset 0 cannot be trained");
+}
+
 TEST(KafkaBatchSource, DeadBrokerIsAnErrorNotAHang) {
   // (An unknown topic cannot be shown here: the mock broker creates topics on request.)
   // Nothing listens on this port: within TZREC_KAFKA_BROKER_TIMEOUT_S the consumer gives up.
