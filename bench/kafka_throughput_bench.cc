@@ -23,7 +23,6 @@
 #include "data/kafka_mock_cluster.h"
 #include "generated_data.h"
 #include "feature/batch_loader.h"
-#include "parquet/column_slice.h"
 #include "parquet/file_reader.h"
 
 namespace {
@@ -78,20 +77,13 @@ int main(int argc, char** argv) {
     data::KafkaMockCluster cluster("bench", partitions);
     auto reader = parquet::FileReader::open(data_path);
     const arrow::ArrowBatch all = arrow::batch_of_table(reader->read());
-    arrow::ArrowSchema schema;
-    for (const auto& c : all.columns) schema.fields.push_back(arrow::field_of(c));
+    const arrow::ArrowSchema schema = arrow::schema_of(all);
     const auto t0 = std::chrono::steady_clock::now();
     int64_t messages = 0;
     for (int64_t begin = 0; begin < all.num_rows; begin += rows_per_message, ++messages) {
       const int64_t end = std::min(all.num_rows, begin + rows_per_message);
-      arrow::ArrowBatch m;
-      m.num_rows = end - begin;
-      for (const auto& c : all.columns) {
-        arrow::ArrowColumn s{c.name, parquet::slice_rows(c.values, begin, end), std::nullopt};
-        if (c.map_values) s.map_values = parquet::slice_rows(*c.map_values, begin, end);
-        m.columns.push_back(std::move(s));
-      }
-      cluster.produce(static_cast<int32_t>(messages % partitions), arrow::write_ipc_stream(schema, {m}));
+      cluster.produce(static_cast<int32_t>(messages % partitions),
+                      arrow::write_ipc_stream(schema, {arrow::slice_batch(all, begin, end)}));
     }
     cluster.flush();
     fmt::print("{}: {} rows as {} messages over {} partitions in {:.1f} s; {} loader threads, batch {}, "

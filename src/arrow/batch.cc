@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "parquet/column_slice.h"
 #include "parquet/metadata.h"
 
 namespace tzrec::arrow {
@@ -222,6 +223,25 @@ parquet::Table to_parquet_table(const ArrowBatch& batch) {
     if (c.map_values) t.columns.push_back(*c.map_values);
   }
   return t;
+}
+
+ArrowBatch slice_batch(const ArrowBatch& batch, int64_t begin, int64_t end) {
+  ArrowBatch out;
+  out.num_rows = end - begin;
+  for (const auto& c : batch.columns) {
+    ArrowColumn s;
+    s.name = c.name;
+    s.values = parquet::slice_rows(c.values, begin, end);
+    if (c.map_values) s.map_values = parquet::slice_rows(*c.map_values, begin, end);
+    out.columns.push_back(std::move(s));
+  }
+  return out;
+}
+
+ArrowSchema schema_of(const ArrowBatch& batch) {
+  ArrowSchema schema;
+  for (const auto& c : batch.columns) schema.fields.push_back(field_of(c));
+  return schema;
 }
 
 ArrowBatch batch_of_table(const parquet::Table& table) {

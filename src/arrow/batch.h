@@ -84,6 +84,12 @@ ArrowField field_of(const ArrowColumn& column);
 // parquet::row_to_json with parquet_schema() of the same fields.
 parquet::Table to_parquet_table(const ArrowBatch& batch);
 
+// Rows [begin, end) of every column of `batch` (parquet::slice_rows).
+ArrowBatch slice_batch(const ArrowBatch& batch, int64_t begin, int64_t end);
+
+// The schema of the batch's columns (field_of each).
+ArrowSchema schema_of(const ArrowBatch& batch);
+
 // The inverse: a table's leaves (in schema order, as parquet::FileReader::read gives them) as
 // the columns of their top-level fields — a one-leaf field as it is, a map's key and value
 // leaves as one map column. Throws NotSupportedError for other fields of several leaves

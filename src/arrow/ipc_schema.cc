@@ -391,6 +391,14 @@ int ArrowSchema::find(std::string_view name) const {
   return -1;
 }
 
+std::vector<std::string> ArrowSchema::missing(const std::vector<std::string>& wanted) const {
+  std::vector<std::string> out;
+  for (const auto& name : wanted) {
+    if (find(name) < 0) out.push_back(name);
+  }
+  return out;
+}
+
 std::vector<std::string> ArrowSchema::names() const {
   std::vector<std::string> out;
   out.reserve(fields.size());

@@ -112,6 +112,8 @@ struct ArrowSchema {
 
   // Index of the first field named `name`; -1 when absent.
   int find(std::string_view name) const;
+  // The names among `names` that no field has, in their order.
+  std::vector<std::string> missing(const std::vector<std::string>& names) const;
   std::vector<std::string> names() const;
   // "a: int64, tags: list<string>, m: map<string, float> not null"
   std::string to_string() const;

@@ -69,10 +69,7 @@ arrow::ArrowBatch KafkaBatchSource::decode(const KafkaMessage& message, const st
   }
   arrow::ArrowStream stream = arrow::read_ipc_stream(message.payload(), context, read);
   if (!stream_schema_) {
-    std::vector<std::string> missing;
-    for (const auto& c : options_.columns) {
-      if (stream.schema.find(c) < 0) missing.push_back(c);
-    }
+    const std::vector<std::string> missing = stream.schema.missing(options_.columns);
     if (!missing.empty()) {
       throw DataError(fmt::format(
           "{}: the message has no column(s) [{}] that the config reads (its columns: [{}]); "
@@ -80,7 +77,9 @@ arrow::ArrowBatch KafkaBatchSource::decode(const KafkaMessage& message, const st
           context, fmt::join(missing, ", "), fmt::join(stream.schema.names(), ", ")));
     }
     arrow::ArrowSchema contract;
-    for (const auto& c : options_.columns) contract.fields.push_back(stream.schema.fields[stream.schema.find(c)]);
+    for (const auto& c : options_.columns) {
+      contract.fields.push_back(stream.schema.fields[static_cast<size_t>(stream.schema.find(c))]);
+    }
     stream_schema_ = std::move(contract);
   } else {
     const arrow::SchemaDiff diff = arrow::compare_schemas(*stream_schema_, stream.schema);

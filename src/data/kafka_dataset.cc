@@ -66,10 +66,7 @@ DatasetSources kafka_sources(const protos::DataConfig& dc, const std::string& in
                              const ReadPosition* resume, int rank, int world_size) {
   KafkaDatasetSettings settings = kafka_dataset_settings(dc, input_path, "input_path");
   if (settings.input_schema) {
-    std::vector<std::string> missing;
-    for (const auto& c : columns) {
-      if (settings.input_schema->find(c) < 0) missing.push_back(c);
-    }
+    const std::vector<std::string> missing = settings.input_schema->missing(columns);
     if (!missing.empty()) {
       throw ConfigError(fmt::format(
           "data_config.input_fields: no field(s) [{}] that the config reads (fields: [{}]); "

@@ -25,7 +25,6 @@
 #include "arrow/batch.h"
 #include "arrow/ipc_writer.h"
 #include "data/kafka_mock_cluster.h"
-#include "parquet/column_slice.h"
 #include "parquet/file_reader.h"
 
 namespace {
@@ -87,20 +86,11 @@ int main(int argc, char** argv) {
     try {
       auto reader = tzrec::parquet::FileReader::open(produce);
       const tzrec::parquet::Table table = reader->read();
-      const auto columns = tzrec::arrow::batch_of_table(table).columns;
-      tzrec::arrow::ArrowSchema schema;
-      for (const auto& c : columns) schema.fields.push_back(tzrec::arrow::field_of(c));
+      const tzrec::arrow::ArrowBatch all = tzrec::arrow::batch_of_table(table);
+      const tzrec::arrow::ArrowSchema schema = tzrec::arrow::schema_of(all);
       for (int64_t begin = 0; begin < table.num_rows; begin += rows_per_message, ++messages) {
         const int64_t end = std::min(table.num_rows, begin + rows_per_message);
-        tzrec::arrow::ArrowBatch batch;
-        batch.num_rows = end - begin;
-        for (const auto& c : columns) {
-          tzrec::arrow::ArrowColumn s;
-          s.name = c.name;
-          s.values = tzrec::parquet::slice_rows(c.values, begin, end);
-          if (c.map_values) s.map_values = tzrec::parquet::slice_rows(*c.map_values, begin, end);
-          batch.columns.push_back(std::move(s));
-        }
+        const tzrec::arrow::ArrowBatch batch = tzrec::arrow::slice_batch(all, begin, end);
         const std::string payload = format == "stream"
                                         ? tzrec::arrow::write_ipc_stream(schema, {batch}, write)
                                         : tzrec::arrow::write_record_batch_message(schema, batch, write);
