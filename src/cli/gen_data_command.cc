@@ -31,6 +31,13 @@ Action add_gen_data_command(CLI::App& app) {
   cmd->add_option("--num_rows", d.num_rows, "training rows")->capture_default_str();
   cmd->add_option("--num_eval_rows", d.num_eval_rows, "evaluation rows")->capture_default_str();
   cmd->add_option("--seed", d.seed, "seed of the hidden model and the sampling")->capture_default_str();
+  cmd->add_option("--max_history_length", d.max_history_length,
+                  "generative (HSTU) configs: the longest user history per row (also capped by the sequence's "
+                  "sequence_length)")
+      ->capture_default_str();
+  cmd->add_option("--max_candidates", d.max_candidates,
+                  "generative (HSTU) configs: the most candidates per row (also capped by sequence_length)")
+      ->capture_default_str();
   auto* dataset = cmd->add_option("--dataset", flags->dataset,
                                   "built-in data set (not with --pipeline_config_path): criteo (label, "
                                   "int_0..12, cat_0..25; for examples/*_criteo_synth.config) or behaviour "
@@ -48,6 +55,9 @@ Action add_gen_data_command(CLI::App& app) {
     const datagen::GenDataOptions& d = flags->data;
     if (d.num_rows <= 0 || d.num_eval_rows < 0) {
       throw UsageError("--num_rows must be > 0 and --num_eval_rows >= 0");
+    }
+    if (d.max_history_length < 1 || d.max_candidates < 1) {
+      throw UsageError("--max_history_length and --max_candidates must be >= 1");
     }
     if (!d.pipeline_config_path.empty()) {
       if (dataset->count() > 0) {

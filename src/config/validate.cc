@@ -27,7 +27,11 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
       data.dataset_type() != protos::KafkaDataset) {
     problems->not_supported(p + ".dataset_type", protos::DatasetType_Name(data.dataset_type()));
   }
-  if (data.label_fields_size() == 0) {
+  // The semantic-ID models read no label (TorchEasyRec's BaseSidModel).
+  const auto model_case = config.model_config().model_case();
+  const bool reads_labels =
+      model_case != protos::ModelConfig::kSidRqvae && model_case != protos::ModelConfig::kSidRqkmeans;
+  if (data.label_fields_size() == 0 && reads_labels) {
     problems->add(p + ".label_fields", "needs at least one label field");
   }
   for (int i = 0; i < data.label_fields_size(); ++i) {

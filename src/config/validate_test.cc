@@ -28,7 +28,7 @@ TEST(Validate, BaseConfigsAreValid) {
 
 TEST(Validate, UnsupportedModels) {
   EXPECT_TRUE(NotSupported(deepfm("model_config { ultra_hstu {} }"), "model_config.ultra_hstu"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { dlrm_hstu {} }"), "model_config.dlrm_hstu"));
+  EXPECT_TRUE(NotSupported(deepfm("model_config { hstu_match {} }"), "model_config.hstu_match"));
 }
 
 TEST(Validate, UnsupportedFeatureFields) {

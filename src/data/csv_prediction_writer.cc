@@ -146,10 +146,18 @@ void CsvPredictionWriter::write_batch(const PredictionBatch& batch, bool first) 
     };
     for (const auto& o : *batch.outputs) {
       cell.clear();
-      const float* row = o.values.data() + r * o.width;
-      for (int64_t k = 0; k < o.width; ++k) {
-        if (k > 0) cell += ',';
-        append_number(row[k], &cell);
+      const bool items = !o.row_offsets.empty();
+      const int64_t begin = items ? o.row_offsets[static_cast<size_t>(r)] * o.width : r * o.width;
+      const int64_t end = items ? o.row_offsets[static_cast<size_t>(r) + 1] * o.width : begin + o.width;
+      const float* row = o.int64 ? nullptr : o.values.data() + begin;
+      for (int64_t k = 0; k < end - begin; ++k) {
+        // Items of several values (list<list<float>>) are separated by ';'.
+        if (k > 0) cell += (items && o.width > 1 && k % o.width == 0) ? ';' : ',';
+        if (o.int64) {
+          cell += std::to_string(o.int64_values[static_cast<size_t>(begin + k)]);
+        } else {
+          append_number(row[k], &cell);
+        }
       }
       field(cell);
     }

@@ -13,8 +13,8 @@ using parquet::WriterField;
 std::vector<WriterField> fields_of(const PredictionBatch& batch, const std::string& path) {
   std::vector<WriterField> fields;
   for (const auto& o : *batch.outputs) {
-    const int depth = o.width > 1 ? 1 : 0;
-    fields.push_back(WriterField{o.name, PhysicalType::kFloat, /*nullable=*/false, depth,
+    const int depth = (o.width > 1 ? 1 : 0) + (o.row_offsets.empty() ? 0 : 1);
+    fields.push_back(WriterField{o.name, o.int64 ? PhysicalType::kInt64 : PhysicalType::kFloat, /*nullable=*/false, depth,
                                  /*element_nullable=*/false, /*string=*/false});
   }
   for (const StringColumn* c : batch.text) {
@@ -33,12 +33,25 @@ std::vector<WriterField> fields_of(const PredictionBatch& batch, const std::stri
   return fields;
 }
 
-// [rows, width] floats as FLOAT (width 1) or LIST<FLOAT> of width elements per row.
+// [rows, width] floats as FLOAT (width 1) or LIST<FLOAT> of width elements per row, or of the
+// elements row_offsets gives each row.
 ColumnData output_column(const OutputColumn& o, int64_t rows, const ColumnDescriptor& d) {
   ColumnData c = parquet::empty_column(d);
   c.num_rows = rows;
-  c.values.append(o.values.data(), o.values.size() * sizeof(float));
-  if (o.width > 1) {
+  if (o.int64) {
+    c.values.append(o.int64_values.data(), o.int64_values.size() * sizeof(int64_t));
+  } else {
+    c.values.append(o.values.data(), o.values.size() * sizeof(float));
+  }
+  if (!o.row_offsets.empty()) {
+    c.lists[0].offsets = o.row_offsets;
+    if (o.width > 1) {
+      const int64_t items = o.row_offsets.back();
+      auto& inner = c.lists[1].offsets;
+      inner.resize(static_cast<size_t>(items) + 1);
+      for (int64_t i = 0; i <= items; ++i) inner[static_cast<size_t>(i)] = i * o.width;
+    }
+  } else if (o.width > 1) {
     auto& offsets = c.lists[0].offsets;
     offsets.resize(static_cast<size_t>(rows) + 1);
     for (int64_t r = 0; r <= rows; ++r) offsets[static_cast<size_t>(r)] = r * o.width;

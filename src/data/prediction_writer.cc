@@ -104,7 +104,18 @@ void PredictionWriter::write(const std::vector<OutputColumn>& outputs,
       throw DataError(fmt::format("{}: output '{}' is given twice", path_, o.name));
     }
     output_names.push_back(o.name);
-    const auto size = static_cast<int64_t>(o.values.size());
+    const auto size = o.num_values();
+    if (!o.row_offsets.empty()) {
+      const bool ok = o.width >= 1 && o.row_offsets.front() == 0 && o.row_offsets.back() * o.width == size &&
+                      std::is_sorted(o.row_offsets.begin(), o.row_offsets.end());
+      if (!ok) {
+        throw DataError(fmt::format("{}: output '{}' has {} values that its row offsets do not split into rows",
+                                    path_, o.name, size));
+      }
+      add_rows(o.name, static_cast<int64_t>(o.row_offsets.size()) - 1);
+      columns.push_back(o.name + (o.width == 1 ? ": list<float>" : fmt::format(": list<list<float>[{}]>", o.width)));
+      continue;
+    }
     if (o.width < 1 || size % o.width != 0) {
       throw DataError(fmt::format("{}: output '{}' has {} values, not rows x width {}", path_,
                                   o.name, size, o.width));
@@ -112,7 +123,8 @@ void PredictionWriter::write(const std::vector<OutputColumn>& outputs,
     add_rows(o.name, size / o.width);
     columns.push_back(
         o.name + ": " +
-        (o.width == 1 ? std::string("float") : fmt::format("list<float>[{}]", o.width)));
+        (o.width == 1 ? std::string(o.int64 ? "int64" : "float")
+                      : fmt::format("list<{}>[{}]", o.int64 ? "int64" : "float", o.width)));
   }
   for (const auto& c : reserved.columns) {
     add_reserved(c.name);

@@ -6,11 +6,14 @@
 // write() (its columns fix the file's schema); a writer never written creates no file.
 //
 // Outputs are float32 arrays, row-major [rows, width]: width 1 is a scalar float column, width > 1
-// a list<float> column of `width` values per row.
+// a list<float> column of `width` values per row; with row_offsets, a list<float> column of a
+// variable number of items per row (list<float>, or list<list<float>> for items of width > 1;
+// CSV: the items joined by ",", or their values by "," and the items by ";").
 // Reserved columns come as a data::RecordBatch (e.g. feature::LoadedBatch::reserved): its text
 // columns (CSV input) and then its typed columns (Parquet input).
 //
-// ParquetWriter: outputs FLOAT (required) or LIST<FLOAT> (required, required elements); text
+// ParquetWriter: outputs FLOAT (required) or LIST<FLOAT> (required, required elements), INT64 /
+//   LIST<INT64> for int64 outputs; text
 //   reserved columns STRING, an empty cell written as null; typed reserved columns keep their
 //   physical type (boolean, int32, int64, float, double, byte array) and list depth. Map columns
 //   are refused (NotSupportedError naming the column).
@@ -42,6 +45,16 @@ struct OutputColumn {
   std::string name;
   int64_t width = 1;          // values per row: 1 -> float column, > 1 -> list<float> column
   std::vector<float> values;  // [rows * width], row-major
+  // Non-empty: a column of a variable number of items per row — row r holds items
+  // row_offsets[r] .. row_offsets[r + 1] (a generative model's outputs per candidate), each item
+  // `width` values: list<float> for width 1, list<list<float>> otherwise.
+  std::vector<int64_t> row_offsets;
+  bool is_list() const { return width > 1 || !row_offsets.empty(); }
+  // An int64 output (the SID models' codes): its values here instead of in `values`; written as
+  // INT64 / LIST<INT64> (Parquet) and as integers (CSV).
+  bool int64 = false;
+  std::vector<int64_t> int64_values;
+  int64_t num_values() const { return static_cast<int64_t>(int64 ? int64_values.size() : values.size()); }
 };
 
 struct PredictionWriterOptions {

@@ -266,6 +266,39 @@ TEST(ParquetPredictionWriter, MapColumnsAreRefusedByName) {
   EXPECT_NE(msg.find("CsvWriter"), std::string::npos) << msg;
 }
 
+// int64 outputs (the SID models' codes) keep their type: INT64 / LIST<INT64> in Parquet, integers in
+// CSV.
+TEST(PredictionWriter, Int64Outputs) {
+  auto codes = [](std::vector<int64_t> v, int64_t width) {
+    OutputColumn c;
+    c.name = width == 1 ? "code" : "codes";
+    c.width = width;
+    c.int64 = true;
+    c.int64_values = std::move(v);
+    return c;
+  };
+  TempDir dir;
+  auto w = make_prediction_writer("ParquetWriter", dir.file("out"), 0);
+  w->write({codes({3, 0, 9007199254740993LL, 1}, 2), codes({5, 6}, 1)});
+  w->close();
+  parquet::Table t = parquet::FileReader::open(w->path())->read();
+  const auto& list = *t.find("codes.list.element");
+  EXPECT_EQ(list.type(), PhysicalType::kInt64);
+  EXPECT_EQ(list.lists[0].offsets, (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(std::vector<int64_t>(list.data<int64_t>(), list.data<int64_t>() + 4),
+            (std::vector<int64_t>{3, 0, 9007199254740993LL, 1}));  // beyond float precision
+  EXPECT_EQ(t.column("code").type(), PhysicalType::kInt64);
+
+  auto csv = make_prediction_writer("CsvWriter", dir.file("csv"), 0);
+  csv->write({codes({3, 0, 12, 1}, 2)});
+  csv->close();
+  EXPECT_EQ(read_text(csv->path()), "codes\n\"3,0\"\n\"12,1\"\n");
+  // A batch whose int64 output has another width than the first's is refused.
+  auto again = make_prediction_writer("CsvWriter", dir.file("csv2"), 0);
+  again->write({codes({1, 2}, 2)});
+  EXPECT_THROW(again->write({codes({1, 2, 3}, 3)}), DataError);
+}
+
 TEST(CsvPredictionWriter, HeaderQuotingAndListOutputs) {
   TempDir dir;
   auto w = make_prediction_writer("CsvWriter", dir.file("out"), 0);

@@ -49,6 +49,20 @@ class PlanSink : public ColumnSink {
 
 const std::string kSequencePrefix = "sequence_";
 
+// Tags each column a feature adds with the feature's name before passing it on.
+class FeatureTagSink : public ColumnSink {
+ public:
+  FeatureTagSink(std::string feature, ColumnSink* out) : feature_(std::move(feature)), out_(out) {}
+  void add(ColumnSpec spec) override {
+    if (!feature_.empty()) spec.features.push_back(feature_);
+    out_->add(std::move(spec));
+  }
+
+ private:
+  std::string feature_;
+  ColumnSink* out_;
+};
+
 void add_feature(const protos::FeatureConfig& fc, const std::string& path, const FeatureContext& base,
                  ColumnSink* sink) {
   const std::string type = config::feature_type_name(fc);
@@ -67,7 +81,9 @@ void add_feature(const protos::FeatureConfig& fc, const std::string& path, const
   if (producer == nullptr) {
     throw NotSupportedError(fmt::format("gen_data for {}", f.path));
   }
-  producer->add_columns(f, sink);
+  const std::string name = string_field(*f.message, "feature_name");
+  FeatureTagSink tagged(f.grouped && !name.empty() ? f.sequence_name + "__" + name : name, sink);
+  producer->add_columns(f, &tagged);
 }
 
 void add_features(const protos::EasyRecConfig& config, ColumnSink* sink) {
@@ -274,6 +290,7 @@ ColumnPlan plan_columns(const protos::EasyRecConfig& config) {
   add_features(config, &sink);
   add_labels(config, &sink);
   mark_sampler_columns(&plan);
+  plan.generative = plan_generative_layout(config, &plan.columns);
   bool has_input = false;
   for (const auto& c : plan.columns) has_input = has_input || c.role == Role::kInput;
   if (!has_input) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "datagen/column_spec.h"
+#include "datagen/generative_layout.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::datagen {
@@ -38,6 +39,9 @@ struct SamplerInfo {
 struct ColumnPlan {
   std::vector<ColumnSpec> columns;
   SamplerInfo sampler;
+  // Set for generative-recommendation configs (generative_layout.h): which columns hold the
+  // user histories, the candidates and their per-candidate labels.
+  GenerativeLayout generative;
 
   // Index of the column `name`, or -1.
   int index_of(const std::string& name) const;

@@ -229,6 +229,11 @@ void merge_column(ColumnSpec* have, const ColumnSpec& add) {
     merged.sequence_length = std::min(have->sequence_length, add.sequence_length);
   }
   merged.sources.insert(merged.sources.end(), add.sources.begin(), add.sources.end());
+  for (const auto& f : add.features) {
+    if (std::find(merged.features.begin(), merged.features.end(), f) == merged.features.end()) {
+      merged.features.push_back(f);
+    }
+  }
   *have = std::move(merged);
 }
 

@@ -85,6 +85,9 @@ struct ColumnSpec {
   bool item_id = false;
   bool user_id = false;
   std::vector<std::string> sources;
+  // The features that read the column, by the names feature groups use: feature_name, or
+  // {sequence_name}__{feature_name} for a feature of a grouped sequence_feature.
+  std::vector<std::string> features;
 };
 
 // "ids in [0, 100)", "lookup map", ... for messages.

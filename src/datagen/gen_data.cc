@@ -45,13 +45,19 @@ GenDataResult generate_data(const GenDataOptions& options) {
   if (options.num_rows <= 0 || options.num_eval_rows < 0) {
     throw UsageError("--num_rows must be > 0 and --num_eval_rows >= 0");
   }
+  if (options.max_history_length <= 0 || options.max_candidates <= 0) {
+    throw UsageError("the longest history and the most candidates per row must be > 0");
+  }
   const protos::EasyRecConfig config = config::load_pipeline_config(options.pipeline_config_path);
   GenDataResult result;
   result.plan = plan_columns(config);
   const fs::path dir = fs::absolute(options.output_dir).lexically_normal();
   prepare_output_dir(dir);
 
-  const RowGenerator rows(result.plan, options.seed);
+  GenerativeOptions generative;
+  generative.max_history_length = options.max_history_length;
+  generative.max_candidates = options.max_candidates;
+  const RowGenerator rows(result.plan, options.seed, generative);
   result.train_path = (dir / "train.parquet").string();
   std::vector<std::pair<int64_t, int64_t>> pairs;
   const bool want_pairs = !result.plan.sampler.type.empty();

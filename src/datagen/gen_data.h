@@ -1,9 +1,11 @@
 // `tzrec gen_data --pipeline_config_path P --output_dir D`: synthetic data for any pipeline
 // config. Writes D/train.parquet and D/eval.parquet with every column the config reads
-// (column_plan.h; values per row_generator.h, labels per hidden_model.h), the tables of its
-// negative sampler (sampler_tables.h), and D/pipeline.config pointing at them
-// (output_config.h). The config is parsed without the engine's validation, so configs with
-// features or models this build does not run still get their data.
+// (column_plan.h; values per row_generator.h, labels per hidden_model.h; generative-
+// recommendation configs such as DlrmHSTU's get users with histories, candidates and
+// per-candidate labels per generative_rows.h), the tables of its negative sampler
+// (sampler_tables.h), and D/pipeline.config pointing at them (output_config.h). The config is
+// parsed without the engine's validation, so configs with features or models this build does not
+// run still get their data.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,10 @@ struct GenDataOptions {
   int64_t num_eval_rows = 50000;
   uint64_t seed = 2024;
   int64_t row_group_rows = 65536;
+  // Generative-recommendation configs (generative_rows.h): the longest history per channel and
+  // the most candidates per row, each capped by the sequence's sequence_length.
+  int max_history_length = 256;
+  int max_candidates = 8;
 };
 
 struct GenDataResult {

@@ -19,7 +19,7 @@ constexpr int64_t kCalibrationRows = 2000;
 
 }  // namespace
 
-RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed)
+RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed, const GenerativeOptions& generative)
     : plan_(&plan), seed_(seed), hidden_(plan, seed) {
   generators_.reserve(plan.columns.size());
   for (const auto& spec : plan.columns) {
@@ -33,6 +33,28 @@ RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed)
     }
     if (spec.user_id) num_users_ = std::min(kMaxEntities, spec.domain.size);
   }
+  bool hidden_labels = true;
+  if (plan.generative.enabled()) {
+    generative_ = std::make_unique<GenerativeRows>(plan, generators_, seed, generative);
+    hidden_labels = false;
+    for (size_t c = 0; c < plan.columns.size(); ++c) {
+      const ColumnSpec& spec = plan.columns[c];
+      const bool written = plan.generative.writes(static_cast<int>(c));
+      if (spec.role == Role::kLabel && !written) hidden_labels = true;
+      // The sampler's entities are the generative rows' users and items when those write the id
+      // columns.
+      if (spec.item_id && written) {
+        generative_items_ = true;
+        num_items_ = generative_->num_items();
+        item_sequence_group_.clear();
+      }
+      if (spec.user_id && written) {
+        generative_user_ = true;
+        num_users_ = generative_->num_users();
+      }
+    }
+  }
+  if (!hidden_labels) return;  // every label follows the interaction model
   std::vector<std::vector<Contribution>> samples(kCalibrationRows);
   std::vector<Cell> cells;
   for (int64_t i = 0; i < kCalibrationRows; ++i) {
@@ -56,18 +78,21 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
     group_counts.emplace(group, n);
     return n;
   };
+  std::vector<int64_t> generative_items;
+  int64_t generative_user = -1;
+  if (generative_ != nullptr) generative_->fill(row_seed, cells, contributions, &generative_items, &generative_user);
   Rng entity_rng(mix(row_seed, kSaltEntity));
   std::vector<int64_t> item_indexes;
-  if (num_items_ > 0) {
+  if (num_items_ > 0 && !generative_items_) {
     const int n = item_sequence_group_.empty() ? 1 : count_of(item_sequence_group_, 1, item_sequence_length_);
     for (int e = 0; e < n; ++e) item_indexes.push_back(zipf_rank(num_items_, entity_rng.unit()));
   }
-  const int64_t user_index = num_users_ > 0 ? zipf_rank(num_users_, entity_rng.unit()) : -1;
-  if (items != nullptr) *items = item_indexes;
-  if (user != nullptr) *user = user_index;
+  const int64_t user_index = num_users_ > 0 && !generative_user_ ? zipf_rank(num_users_, entity_rng.unit()) : -1;
+  if (items != nullptr) *items = generative_items_ ? generative_items : item_indexes;
+  if (user != nullptr) *user = generative_user_ ? generative_user : user_index;
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns[c];
-    if (spec.role != Role::kInput) continue;
+    if (spec.role != Role::kInput || plan_->generative.writes(static_cast<int>(c))) continue;
     Cell& cell = (*cells)[c];
     Contribution& acc = (*contributions)[c];
     if (spec.user_id) {
@@ -96,7 +121,7 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
   }
   for (size_t c = 0; c < columns.size(); ++c) {
     const ColumnSpec& spec = columns[c];
-    if (spec.role == Role::kInput) continue;
+    if (spec.role == Role::kInput || plan_->generative.writes(static_cast<int>(c))) continue;
     Cell& cell = (*cells)[c];
     cell.clear();
     Rng rng(mix(row_seed, kSaltLabelNoise, hash_text(spec.name)));
@@ -159,6 +184,10 @@ void RowGenerator::sequence_cell(const std::vector<int64_t>& items, int column, 
 }
 
 void RowGenerator::item_attribute(int64_t item, int column, Cell* cell) const {
+  if (generative_ != nullptr && plan_->generative.writes(column)) {
+    generative_->item_attribute(item, column, cell);
+    return;
+  }
   Contribution ignored{};
   entity_cell(item, column, cell, &ignored);
 }

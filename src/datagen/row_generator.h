@@ -7,13 +7,18 @@
 // cost column (1..10). When the item id column is a sequence (column_plan.h), each of its elements
 // is an item drawn so, and element e of every item attribute column of that sequence is item e's
 // attribute.
+// A generative-recommendation config (plan.generative enabled) gets its users, histories,
+// candidates and per-candidate labels from GenerativeRows (generative_rows.h), whose users and
+// items are then the sampler tables' entities; its other columns are drawn as above.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "datagen/column_plan.h"
+#include "datagen/generative_rows.h"
 #include "datagen/hidden_model.h"
 #include "datagen/value_generator.h"
 
@@ -22,7 +27,7 @@ namespace tzrec::datagen {
 class RowGenerator {
  public:
   // Builds the value generators and calibrates the hidden model (on rows of a separate stream).
-  RowGenerator(const ColumnPlan& plan, uint64_t seed);
+  RowGenerator(const ColumnPlan& plan, uint64_t seed, const GenerativeOptions& generative = {});
 
   // Cells of row `index`, one per plan column. *items gets the row's items (one, or one per
   // element of a sequence item id column; none without a sampler), *user its user (-1 without a
@@ -38,6 +43,8 @@ class RowGenerator {
   void item_attribute(int64_t item, int column, Cell* cell) const;
 
   const ColumnPlan& plan() const { return *plan_; }
+  // The generative rows; nullptr unless plan.generative is enabled.
+  const GenerativeRows* generative() const { return generative_.get(); }
 
  private:
   void draw(uint64_t row_seed, std::vector<Cell>* cells, std::vector<Contribution>* contributions,
@@ -52,11 +59,15 @@ class RowGenerator {
   uint64_t seed_;
   std::vector<ValueGenerator> generators_;
   HiddenModel hidden_;
+  std::unique_ptr<GenerativeRows> generative_;
   int64_t num_items_ = 0;
   int64_t num_users_ = 0;
   // Set when the item id column is a sequence: its group and length (items per row).
   std::string item_sequence_group_;
   int item_sequence_length_ = 0;
+  // The sampler's items / users are those of the generative rows.
+  bool generative_items_ = false;
+  bool generative_user_ = false;
 };
 
 }  // namespace tzrec::datagen

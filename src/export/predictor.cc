@@ -15,6 +15,7 @@
 #include "dist/process_group.h"
 #include "export/exported_model.h"
 #include "feature/batch_loader.h"
+#include "models/model.h"
 #include "models/model_tasks.h"
 #include "checkpoint/checkpoint.h"
 #include "train/run_config.h"
@@ -70,11 +71,13 @@ LoadedModel load_model(const PredictOptions& options) {
 // Output name → selected, in the order they are written.
 std::vector<std::string> select_outputs(const PredictOptions& options, const std::map<std::string, torch::Tensor>& first) {
   std::vector<std::string> available;
-  for (const auto& [name, tensor] : first) available.push_back(name);  // sorted (std::map)
+  for (const auto& [name, tensor] : first) {
+    if (name != models::kTargetRepeatKey) available.push_back(name);  // sorted (std::map)
+  }
   if (options.output_columns.empty()) return available;
   auto wanted = split_comma_list(options.output_columns);
   for (const auto& name : wanted) {
-    if (first.count(name) == 0) {
+    if (first.count(name) == 0 || name == models::kTargetRepeatKey) {
       throw UsageError(fmt::format("--output_columns: the model has no output '{}'; its outputs are {}", name,
                                    fmt::join(available, ", ")));
     }
@@ -86,8 +89,25 @@ std::vector<data::OutputColumn> output_columns(const std::vector<std::string>& n
                                                const std::map<std::string, torch::Tensor>& predictions,
                                                int64_t rows) {
   std::vector<data::OutputColumn> out;
+  // A generative model's outputs per candidate: one list per row (TorchEasyRec's ListArray).
+  std::vector<int64_t> row_offsets;
+  auto repeats = predictions.find(models::kTargetRepeatKey);
+  if (repeats != predictions.end()) {
+    auto r = repeats->second.to(torch::kCPU, torch::kInt64).contiguous();
+    row_offsets.assign(static_cast<size_t>(r.numel()) + 1, 0);
+    for (int64_t i = 0; i < r.numel(); ++i) row_offsets[static_cast<size_t>(i) + 1] = row_offsets[i] + r.data_ptr<int64_t>()[i];
+  }
   for (const auto& name : names) {
     auto t = predictions.at(name).detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    if (!row_offsets.empty() && (t.dim() == 1 || t.dim() == 2) && t.size(0) == row_offsets.back()) {
+      data::OutputColumn column;
+      column.name = name;
+      column.width = t.dim() == 1 ? 1 : t.size(1);
+      column.row_offsets = row_offsets;
+      column.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+      out.push_back(std::move(column));
+      continue;
+    }
     // [B, K, D] (MIND's user interests) is written row-major as [B, K·D].
     if (t.dim() == 3) t = t.reshape({t.size(0), -1});
     if (t.dim() == 0 || t.dim() > 2 || t.size(0) != rows) {
@@ -98,7 +118,13 @@ std::vector<data::OutputColumn> output_columns(const std::vector<std::string>& n
     data::OutputColumn column;
     column.name = name;
     column.width = t.dim() == 1 ? 1 : t.size(1);
-    column.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    if (predictions.at(name).scalar_type() == torch::kInt64) {  // the SID models' codes stay integers
+      const torch::Tensor ids = predictions.at(name).detach().to(torch::kCPU).reshape({rows, -1}).contiguous();
+      column.int64 = true;
+      column.int64_values.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    } else {
+      column.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    }
     out.push_back(std::move(column));
   }
   return out;
@@ -152,6 +178,7 @@ PredictSummary predict(const PredictOptions& options) {
   observe::TrainingProfiler profiler(options.is_profiling,
                                    (fs::path(options.predict_output_path) / kPredictTraceDir).string());
   auto& net = model.session->model();
+  net.set_inference(true);  // TorchEasyRec predicts in inference mode (the SID models output only their codes)
   torch::NoGradGuard no_grad;
   PredictSummary summary;
   std::vector<std::string> selected;

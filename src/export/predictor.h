@@ -9,7 +9,8 @@
 // the input (RANK / WORLD_SIZE, as training shards it) and writes its own part file.
 //
 // Columns: the selected model outputs (--output_columns, default all, sorted by name; float32,
-// [B, k] outputs as list<float>, [B, K, D] ones as list<float> of K·D values, row-major), then the
+// [B, k] outputs as list<float>, [B, K, D] ones as list<float> of K·D values, row-major; int64
+// outputs — the SID models' codes — as int64 / list<int64>), then the
 // reserved input columns (--reserved_columns, names or
 // ALL_COLUMNS / ALL_EFFECTIVE_COLUMNS). Labels are not needed in the input.
 #pragma once

@@ -34,6 +34,38 @@ torch::Tensor parse_scalar_column(const ColumnCells& cells, int64_t rows, const 
   return out;
 }
 
+// A label from a list<number> column (TorchEasyRec's jagged labels): values [Σ n] float32 and
+// lengths [B] int64; an empty list is a row without items, a null or non-numeric element a
+// DataError.
+void parse_jagged_label(const ColumnCells& cells, int64_t rows, torch::Tensor* values, torch::Tensor* lengths) {
+  std::vector<float> v;
+  *lengths = torch::empty({rows}, torch::kInt64);
+  int64_t* len = lengths->data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t before = v.size();
+    if (!cells.empty(r)) {
+      cells.for_each_item(r, "", "", [&](const ColumnCells::Item& item) {
+        if (item.empty()) {
+          throw DataError(fmt::format("{}: label '{}' has a null element; every candidate needs a numeric label",
+                                      cells.where(r), cells.name()));
+        }
+        item.for_each([&](const CellValue& x) {
+          double d = 0;
+          if (!as_double(x, &d)) {
+            throw DataError(fmt::format("{}: label '{}' element '{}' is not a number; fix the data", cells.where(r),
+                                        cells.name(), display(x)));
+          }
+          v.push_back(static_cast<float>(d));
+        });
+      });
+    }
+    len[r] = static_cast<int64_t>(v.size() - before);
+  }
+  auto t = torch::empty({static_cast<int64_t>(v.size())}, torch::kFloat32);
+  std::copy(v.begin(), v.end(), t.data_ptr<float>());
+  *values = t;
+}
+
 // A 1-D tensor owning the vector's buffer (no copy).
 template <typename T>
 torch::Tensor to_tensor(std::vector<T>&& v, torch::ScalarType type) {
@@ -259,7 +291,12 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::
     if (features_.force_base_data_group) merge_into_base(&out);
   }
   for (const auto& name : label_fields_) {
-    out.labels[name] = parse_scalar_column(ColumnCells(b, name, "label_fields"), rows, "label");
+    ColumnCells cells(b, name, "label_fields");
+    if (!cells.is_scalar() && !cells.is_map() && cells.leaf_kind() != CellValue::Kind::kText) {
+      parse_jagged_label(cells, rows, &out.jagged_label_values[name], &out.jagged_label_lengths[name]);
+    } else {
+      out.labels[name] = parse_scalar_column(cells, rows, "label");
+    }
   }
   for (const auto& name : sample_weight_fields_) {
     out.sample_weights[name] =

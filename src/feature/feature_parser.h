@@ -3,7 +3,9 @@
 // lists); the parser assembles their outputs: the KJT of sparse and sparse-sequence features in
 // config order, the dense block, the sequence lengths and dense sequences, labels and weights.
 // Labels (label_fields) and sample weights (sample_weight_fields) are float32 [B]; an empty or
-// non-numeric cell is a DataError. A parser built without labels (prediction) neither reads nor
+// non-numeric cell is a DataError. A label in a Parquet list<number> column is a jagged label
+// (Batch::jagged_label_values / _lengths: one value per list element, as TorchEasyRec reads list
+// label columns for its generative models). A parser built without labels (prediction) neither reads nor
 // requires those columns: the batch has no labels and no sample weights.
 // Every DataError names file, line, column and feature, and says how to fix it.
 #pragma once

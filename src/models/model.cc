@@ -20,7 +20,7 @@ namespace tzrec::models {
 Model::Model(const protos::ModelConfig& model_config, std::vector<std::string> labels,
              std::vector<std::string> sample_weights)
     : model_config_(model_config), tasks_(model_tasks(model_config, labels, sample_weights)) {
-  num_class_ = tasks_.front().num_class;
+  num_class_ = tasks_.empty() ? 1 : tasks_.front().num_class;  // SID models have no tasks
   if (is_multi_task(model_config_)) {
     // As tzrec's MultiTaskRank: task towers bring their own losses and metrics.
     for (const char* field : {"losses", "metrics", "train_metrics"}) {
@@ -244,8 +244,41 @@ const torch::Tensor& Model::batch_label(const sparse::Batch& batch, const std::s
   return it->second;
 }
 
+torch::Tensor Model::task_label(const ModelTask& task, const sparse::Batch& batch) const {
+  torch::Tensor label;
+  if (batch.labels.count(task.label_name) == 0 && batch.jagged_label_values.count(task.label_name) > 0) {
+    if (!reads_jagged_labels_) {
+      throw DataError(fmt::format("label '{}' is a list column (one value per candidate); only TorchEasyRec's "
+                                  "generative models (dlrm_hstu, ultra_hstu) read such labels, this model needs one "
+                                  "number per row",
+                                  task.label_name));
+    }
+    label = batch.jagged_label_values.at(task.label_name);
+  } else {
+    label = batch_label(batch, task.label_name);
+  }
+  if (batch.prediction_repeats.defined() && label.size(0) != batch.prediction_repeats.sum().item<int64_t>()) {
+    throw DataError(fmt::format("label '{}' has {} values for {} predictions (one per candidate); a generative "
+                                "model's label is a list column with one value per candidate",
+                                task.label_name, label.size(0), batch.prediction_repeats.sum().item<int64_t>()));
+  }
+  if (task.label_bitmask != 0) {
+    label = (torch::bitwise_and(label.to(torch::kInt64), task.label_bitmask) > 0).to(torch::kFloat32);
+  }
+  return label;
+}
+
+const sparse::Batch& Model::prediction_rows(const TensorMap& predictions, const sparse::Batch& batch,
+                                            std::optional<sparse::Batch>* storage) {
+  auto it = predictions.find(kTargetRepeatKey);
+  if (it == predictions.end()) return batch;
+  storage->emplace(batch);
+  (*storage)->prediction_repeats = it->second;
+  return **storage;
+}
+
 torch::Tensor Model::metric_label(const ModelTask& task, const torch::Tensor& pred, const sparse::Batch& batch) const {
-  if (!task.match) return batch_label(batch, task.label_name);
+  if (!task.match) return task_label(task, batch);
   return metrics::recall_targets(pred, task.in_batch_negative ? metrics::RecallTarget::kDiagonal
                                                               : metrics::RecallTarget::kFirstColumn);
 }

@@ -71,6 +71,12 @@ namespace tzrec::models {
 
 using TensorMap = std::map<std::string, torch::Tensor>;
 
+// Prediction key of the rows per batch row ([B] int64) when a model predicts several rows per
+// batch row (the candidates of the generative models): TorchEasyRec's TARGET_REPEAT_INTERLEAVE_KEY.
+// Losses and metrics then see the batch with prediction_repeats set (grouping keys and sample
+// weights repeated per prediction row), and predictions are written as one list per batch row.
+inline constexpr const char* kTargetRepeatKey = "__TARGET_REPEAT_INTERLEAVE_KEY__";
+
 class Model : public torch::nn::Module {
  public:
   // labels: data_config.label_fields (a single-task model uses the first one, task towers name
@@ -80,6 +86,15 @@ class Model : public torch::nn::Module {
   Model(const protos::ModelConfig& model_config, std::vector<std::string> labels,
         std::vector<std::string> sample_weights);
   virtual ~Model() = default;
+
+  // TorchEasyRec's is_inference (set by predict): models whose outputs differ outside training and
+  // evaluation read it (the SID models then predict only their codes).
+  void set_inference(bool inference) { inference_ = inference; }
+  bool is_inference() const { return inference_; }
+  // TorchEasyRec's on_train_end: called once after the last training step, before its checkpoint
+  // is saved (train/trainer.cc). Returns whether the model's state changed (sid_rqkmeans fits its
+  // codebook here), so that the final checkpoint is saved with it.
+  virtual bool on_train_end() { return false; }
 
   // Rank models: "logits" [B] and "probs" [B] = sigmoid(logits) for binary losses, "y" [B] for l2_loss;
   // "logits" [B, C], "probs" [B, C] = softmax(logits) (+ "probs1" [B] when C == 2) for
@@ -98,7 +113,8 @@ class Model : public torch::nn::Module {
   // Task towers with loss weighting (ModelTask::weighted): the tower's loss with the row weights
   // described there, × the tower weight. `predictions` are predict()'s; the losses read them
   // through task_predictions() (as do the eval and train metrics below).
-  TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
+  // Virtual: models with losses of their own (the SID models, models/sid/sid_model.h) replace it.
+  virtual TensorMap loss(const TensorMap& predictions, const sparse::Batch& batch);
   // The loss that training minimises: the sum of `losses` (from loss()). With
   // model_config.use_pareto_loss_weight (multi-task models), the task losses are weighted by the
   // Pareto-efficient weights of this batch instead (loss/pareto_loss_weights.h; the gradients of
@@ -110,16 +126,17 @@ class Model : public torch::nn::Module {
   // Adds the batch to every eval metric (grouped_auc / grouped_xauc: throws DataError when the batch
   // lacks the grouping feature; a row with no id for it is group 0, as in tzrec); `losses` (from loss()) feed the loss metrics, weighted by the
   // batch size. Pass an empty map to skip the loss metrics.
-  void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
+  // This and the four metric calls below are virtual for models with metrics of their own (SID models).
+  virtual void update_metrics(const TensorMap& predictions, const sparse::Batch& batch, const TensorMap& losses);
   // Metric name → value, e.g. {"auc": .., "binary_cross_entropy": ..}. Does not reset.
-  std::map<std::string, double> compute_metrics();
+  virtual std::map<std::string, double> compute_metrics();
   // Merges every configured metric and every loss metric across the ranks of `pg`, so that
   // compute_metrics() then returns on every rank the value over all ranks' batches (a collective:
   // every rank calls it). Once per evaluation, after the last update_metrics() and before
   // compute_metrics(); a second call before reset_metrics() changes nothing, and update_metrics()
   // after it is refused until reset_metrics(). World size 1: no change.
-  void sync_metrics(dist::ProcessGroup& pg);
-  void reset_metrics();
+  virtual void sync_metrics(dist::ProcessGroup& pg);
+  virtual void reset_metrics();
 
   // Train metrics (model_config.train_metrics, docs/tzrec-compatibility.md §7.3). Each is per
   // rank: it sees only this rank's train batches and is never synced (as tzrec's
@@ -142,6 +159,9 @@ class Model : public torch::nn::Module {
 
   const protos::ModelConfig& model_config() const { return model_config_; }
   const std::vector<ModelTask>& tasks() const { return tasks_; }
+  // The ranks of a distributed job (nullptr or world size 1: one process), for models whose
+  // training loss depends on the other ranks' batches (DlrmHSTU's enable_global_average_loss).
+  void set_process_group(dist::ProcessGroup* pg) { process_group_ = pg; }
   // The first task's label and num_class (the only task of a single-task model).
   const std::string& label_name() const { return tasks_.front().label_name; }
   int64_t num_class() const { return num_class_; }
@@ -176,6 +196,9 @@ class Model : public torch::nn::Module {
   virtual TensorMap feature_p_losses() const;
   // Losses a model adds to the configured ones (DAT's AMM losses); they are not eval metrics.
   virtual TensorMap extra_losses(const TensorMap& predictions, const sparse::Batch& batch) const { return {}; }
+  // A factor on every loss of `task` for this batch (`label`: the task's label); 1 by default.
+  virtual double task_loss_scale(const ModelTask& task, const torch::Tensor& label) const { return 1.0; }
+  dist::ProcessGroup* process_group_ = nullptr;
   // The predictions that loss(), update_metrics() and update_train_metrics() read, from those of
   // predict() for `batch`: the same map unless a model overrides it. PEPNet with
   // domain_input_name predicts every task once per domain ("logits_<tower>_<d>") and keeps, per
@@ -215,6 +238,10 @@ class Model : public torch::nn::Module {
   // Whether the model reads JAGGED_SEQUENCE groups (their "<g>.sequence" holds only the valid items,
   // embedding/sequence_embedding_group.h); make_embedding_group() refuses them otherwise.
   bool reads_jagged_sequences_ = false;
+  bool inference_ = false;  // set_inference
+  // Whether the model reads list label columns (Batch::jagged_label_values: one label per
+  // candidate, TorchEasyRec's jagged labels); task_label() refuses them otherwise.
+  bool reads_jagged_labels_ = false;
   std::vector<ModelTask> tasks_;
   int64_t num_class_ = 1;  // tasks_[0].num_class
   embedding::EmbeddingGroup embedding_group_{nullptr};
@@ -258,6 +285,14 @@ class Model : public torch::nn::Module {
   std::vector<FeatureKey> feature_keys_;
   void check_feature_keys() const;
   const torch::Tensor& batch_label(const sparse::Batch& batch, const std::string& label) const;
+  // The label a task's losses and metrics compare with: its label column ([B]), or its list
+  // column's values ([Σ candidates], models that read jagged labels); with task.label_bitmask, 1
+  // where (label & bitmask) > 0 and 0 elsewhere (FusionSubTaskConfig.task_bitmask).
+  torch::Tensor task_label(const ModelTask& task, const sparse::Batch& batch) const;
+  // `batch`, or when `predictions` hold kTargetRepeatKey a copy of it in *storage with
+  // prediction_repeats set.
+  static const sparse::Batch& prediction_rows(const TensorMap& predictions, const sparse::Batch& batch,
+                                              std::optional<sparse::Batch>* storage);
   // What a metric of `task` compares `pred` with: the task's label column, or for a match task the
   // bool targets [B, N] of its similarity matrix `pred` (column 0, or the diagonal with
   // in_batch_negative).

@@ -222,7 +222,8 @@ TEST(ModelConfigRules, ModelCommonSubset) {
                          "model_config.variational_dropout.regularization_lambda", "must be a finite number >= 0"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { use_pareto_loss_weight: true }"),
                          "model_config.use_pareto_loss_weight", "weights the losses of several tasks"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss"));
+  EXPECT_TRUE(HasProblem(deepfm("model_config { losses { recon_loss {} } }"), "model_config.losses[1].recon_loss",
+                         "a loss of the semantic-ID models"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { metrics { recall_at_k {} } }"), "model_config.metrics[1].recall_at_k",
                          "not supported yet: model_config.metrics[1].recall_at_k: needs a match model's similarity"));
   EXPECT_TRUE(HasProblem(deepfm("model_config { train_metrics { recall_at_k {} } }"),

@@ -26,7 +26,9 @@ torch::Tensor first_id_per_row(const sparse::Batch& batch, const std::string& fe
   torch::Tensor first = values.numel() == 0 ? torch::zeros({lengths.size(0)}, torch::kInt64)
                                             : values.index_select(0, starts.clamp_max(values.numel() - 1));
   if (any_empty != nullptr) *any_empty = !has_id.all().item<bool>();
-  return torch::where(has_id, first, torch::zeros_like(first));
+  torch::Tensor ids = torch::where(has_id, first, torch::zeros_like(first));
+  if (batch.prediction_repeats.defined()) ids = ids.repeat_interleave(batch.prediction_repeats.to(torch::kCPU));
+  return ids;
 }
 
 void throw_recall_at_k_not_supported(const std::string& path) {

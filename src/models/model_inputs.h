@@ -16,7 +16,8 @@ namespace tzrec::models::detail {
 std::string oneof_field(const google::protobuf::Message& msg, const std::string& oneof_name);
 
 // The first id of sparse feature `feature` per row: [B] int64 on the CPU, 0 for a row without ids
-// (tzrec's to_padded_dense(1)[:, 0]); *any_empty (if given) is set when such a row exists.
+// (tzrec's to_padded_dense(1)[:, 0]); *any_empty (if given) is set when such a row exists. With
+// batch.prediction_repeats, each row's id repeated that many times (one per prediction row).
 // Throws DataError "<what> '<feature>' is not a sparse feature of the batch; ..." when the batch
 // has no such feature.
 torch::Tensor first_id_per_row(const sparse::Batch& batch, const std::string& feature, const std::string& what,

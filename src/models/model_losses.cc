@@ -66,7 +66,11 @@ void Model::init_task_losses(size_t task_index) {
     const std::string type = detail::oneof_field(cfg, "loss");
     if (type.empty()) {
       const std::string sid = detail::oneof_field(cfg, "sid_loss");
-      if (!sid.empty()) throw NotSupportedError(fmt::format("{}.{}", path, sid));
+      if (!sid.empty()) {
+        throw ConfigError(fmt::format("{}.{}: a loss of the semantic-ID models (sid_rqvae); this model trains on "
+                                      "losses such as binary_cross_entropy {{}}",
+                                      path, sid));
+      }
       throw ConfigError(fmt::format("{}: no loss set; use e.g. binary_cross_entropy {{}}", path));
     }
     if (!names.insert(type).second) {
@@ -157,6 +161,7 @@ torch::Tensor Model::task_loss_weight(const ModelTask& task, const sparse::Batch
           task.sample_weight_name));
     }
     weight = it->second;
+    if (batch.prediction_repeats.defined()) weight = weight.repeat_interleave(batch.prediction_repeats);
   }
   if (!task.task_space_indicator_label.empty()) {
     torch::Tensor in_space = (batch_label(batch, task.task_space_indicator_label) > 0).to(torch::kFloat32);  // [B]
@@ -166,7 +171,9 @@ torch::Tensor Model::task_loss_weight(const ModelTask& task, const sparse::Batch
   return weight;
 }
 
-TensorMap Model::loss(const TensorMap& predicted, const sparse::Batch& batch) {
+TensorMap Model::loss(const TensorMap& predicted, const sparse::Batch& input_batch) {
+  std::optional<sparse::Batch> storage;
+  const sparse::Batch& batch = prediction_rows(predicted, input_batch, &storage);
   const TensorMap predictions = task_predictions(predicted, batch);
   std::vector<torch::Tensor> weights;
   weights.reserve(tasks_.size());
@@ -178,7 +185,10 @@ TensorMap Model::loss(const TensorMap& predicted, const sparse::Batch& batch) {
     auto it = predictions.find(l.input);
     TORCH_CHECK(it != predictions.end(), "loss ", l.name, ": predictions have no '", l.input, "'");
     // The loss functions normalise the row weights by their batch mean (tzrec div_no_nan).
-    torch::Tensor value = l.compute(it->second, batch_label(batch, task.label_name), weights[l.task], batch);
+    torch::Tensor label = task_label(task, batch);
+    torch::Tensor value = l.compute(it->second, label, weights[l.task], batch);
+    const double scale = task_loss_scale(task, label);
+    if (scale != 1.0) value = value * scale;
     if (task.weighted && task.weight != 1.0) value = value * task.weight;
     losses[l.name] = value;
   }

@@ -104,7 +104,9 @@ void Model::add_metric(size_t task_index, const protos::MetricConfig& cfg, const
   metrics_.push_back(std::move(m));
 }
 
-void Model::update_metrics(const TensorMap& predicted, const sparse::Batch& batch, const TensorMap& losses) {
+void Model::update_metrics(const TensorMap& predicted, const sparse::Batch& input_batch, const TensorMap& losses) {
+  std::optional<sparse::Batch> storage;
+  const sparse::Batch& batch = prediction_rows(predicted, input_batch, &storage);
   const TensorMap predictions = metrics_.empty() ? TensorMap() : task_predictions(predicted, batch);
   for (MetricEntry& m : metrics_) {
     auto it = predictions.find(m.input);
@@ -112,7 +114,7 @@ void Model::update_metrics(const TensorMap& predicted, const sparse::Batch& batc
     m.update(it->second, metric_label(tasks_[m.task], it->second, batch), batch);
   }
   if (losses.empty()) return;
-  const double batch_size = static_cast<double>(batch_label(batch, tasks_.front().label_name).size(0));
+  const double batch_size = static_cast<double>(task_label(tasks_.front(), batch).size(0));
   for (auto& [name, metric] : loss_metrics_) {
     auto it = losses.find(name);
     TORCH_CHECK(it != losses.end(), "update_metrics: losses have no '", name, "'");

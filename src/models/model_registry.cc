@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "models/mixed_precision.h"
 #include "models/model.h"
+#include "models/generative/dlrm_hstu.h"
 #include "models/match/dat.h"
 #include "models/match/dssm.h"
 #include "models/match/dssm_v2.h"
@@ -27,6 +28,8 @@
 #include "models/rank/wide_and_deep.h"
 #include "models/rank/wukong.h"
 #include "models/rank/xdeepfm.h"
+#include "models/sid/sid_rqkmeans.h"
+#include "models/sid/sid_rqvae.h"
 
 namespace tzrec::models {
 namespace {
@@ -69,11 +72,16 @@ const std::map<std::string, Factory>& model_types() {
       {"mmoe", make<MMoE>},
       {"pepnet", make<PEPNet>},
       {"dc2vr", make<DC2VR>},
+      // generative/
+      {"dlrm_hstu", make<DlrmHSTU>},
       // match/
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},
       {"dat", make<DAT>},
       {"mind", make<MIND>},
+      // sid/
+      {"sid_rqvae", make<SidRqvae>},
+      {"sid_rqkmeans", make<SidRqkmeans>},
   };
   return types;
 }

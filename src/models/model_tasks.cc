@@ -1,6 +1,7 @@
 #include "models/model_tasks.h"
 
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 #include <unordered_set>
 
@@ -66,7 +67,9 @@ bool is_multi_task(const protos::ModelConfig& model_config) {
          model_config.model_case() == protos::ModelConfig::kDbmtl ||
          model_config.model_case() == protos::ModelConfig::kPle ||
          model_config.model_case() == protos::ModelConfig::kPepnet ||
-         model_config.model_case() == protos::ModelConfig::kDc2Vr;
+         model_config.model_case() == protos::ModelConfig::kDc2Vr ||
+         model_config.model_case() == protos::ModelConfig::kDlrmHstu ||
+         model_config.model_case() == protos::ModelConfig::kUltraHstu;
 }
 
 bool is_match_model(const protos::ModelConfig& model_config) {
@@ -109,6 +112,48 @@ std::vector<ModelTask> tower_tasks(const google::protobuf::RepeatedPtrField<Towe
   return tasks;
 }
 
+// FusionMTLTower.task_configs (dlrm_hstu, ultra_hstu; TorchEasyRec's DlrmHSTU): one task per
+// entry, named by task_name, its label optionally a bit of the label column (task_bitmask).
+std::vector<ModelTask> fusion_tasks(const protos::FusionMTLTower& tower, const std::string& path,
+                                    const std::vector<std::string>& labels) {
+  if (tower.task_configs().empty()) {
+    throw ConfigError(path + ".task_configs: at least one task is required, e.g. task_configs { task_name: "
+                             "\"is_click\" label_name: \"label\" task_bitmask: 1 losses { binary_cross_entropy {} } }");
+  }
+  std::vector<ModelTask> tasks;
+  std::unordered_set<std::string> names;
+  for (int i = 0; i < tower.task_configs_size(); ++i) {
+    const protos::FusionSubTaskConfig& cfg = tower.task_configs(i);
+    ModelTask task;
+    task.path = fmt::format("{}.task_configs[{}]", path, i);
+    if (cfg.task_name().empty()) throw ConfigError(task.path + ".task_name: required (it names the task's predictions)");
+    if (!names.insert(cfg.task_name()).second) {
+      throw ConfigError(fmt::format("{}.task_name: '{}' is used by another task; task names must be unique", task.path,
+                                    cfg.task_name()));
+    }
+    task.tower = cfg.task_name();
+    task.suffix = "_" + cfg.task_name();
+    task.label_name = cfg.label_name();
+    if (!contains(labels, task.label_name)) {
+      throw ConfigError(fmt::format("{}.label_name: '{}' is not one of data_config.label_fields [{}]; add it there",
+                                    task.path, task.label_name, fmt::join(labels, ", ")));
+    }
+    task.num_class = cfg.num_class();
+    if (task.num_class < 1) throw ConfigError(fmt::format("{}.num_class: must be >= 1, got 0", task.path));
+    task.losses = cfg.losses();
+    task.metrics = cfg.metrics();
+    task.train_metrics = cfg.train_metrics();
+    task.weight = cfg.weight();
+    task.weighted = cfg.has_weight();
+    if (cfg.task_bitmask() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      throw ConfigError(fmt::format("{}.task_bitmask: {} does not fit 63 bits", task.path, cfg.task_bitmask()));
+    }
+    task.label_bitmask = static_cast<int64_t>(cfg.task_bitmask());
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
 }  // namespace
 
 std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,
@@ -129,6 +174,15 @@ std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, cons
     case protos::ModelConfig::kDbmtl:
       return tower_tasks(model_config.dbmtl().task_towers(), "model_config.dbmtl.task_towers", labels,
                          sample_weights, true);
+    case protos::ModelConfig::kDlrmHstu:
+      return fusion_tasks(model_config.dlrm_hstu().fusion_mtl_tower(), "model_config.dlrm_hstu.fusion_mtl_tower",
+                          labels);
+    case protos::ModelConfig::kUltraHstu:
+      return fusion_tasks(model_config.ultra_hstu().fusion_mtl_tower(), "model_config.ultra_hstu.fusion_mtl_tower",
+                          labels);
+    case protos::ModelConfig::kSidRqvae:
+    case protos::ModelConfig::kSidRqkmeans:
+      return {};  // no label: the SID models' losses and metrics are their own (models/sid/sid_model.h)
     default:
       break;
   }

@@ -33,6 +33,9 @@ struct ModelTask {
   double in_task_space_weight = 1.0;
   double out_task_space_weight = 1.0;
   double pareto_min_loss_weight = 0.0;
+  // FusionSubTaskConfig.task_bitmask (generative models): the task's label is 1 where
+  // (label & label_bitmask) > 0; 0 = the label as it is.
+  int64_t label_bitmask = 0;
 
   // Set from the losses when the model is built: which predictions the task has.
   bool has_binary_loss = false;   // "logits<suffix>" [B], "probs<suffix>" [B]
@@ -52,7 +55,7 @@ struct ModelTask {
 };
 
 // Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple, pepnet,
-// dc2vr).
+// dc2vr) or fusion_mtl_tower task_configs (dlrm_hstu, ultra_hstu).
 bool is_multi_task(const protos::ModelConfig& model_config);
 // Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind).
 bool is_match_model(const protos::ModelConfig& model_config);
@@ -64,6 +67,7 @@ bool is_match_model(const protos::ModelConfig& model_config);
 // task_space_indicator_label that is not one of label_fields, a sample_weight_name that is not
 // one of sample_weight_fields, num_class 0. RocketLaunching has two tasks over the top-level fields:
 // "_booster" (training only) and "_light".
+// The SID models (sid_rqvae, sid_rqkmeans) have none: they read no label.
 std::vector<ModelTask> model_tasks(const protos::ModelConfig& model_config, const std::vector<std::string>& labels,
                                    const std::vector<std::string>& sample_weights);
 

@@ -49,12 +49,12 @@ TEST(Model, CreateModelDispatchesOnOneof) {
   EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
   EXPECT_EQ(m2->label_name(), "clk");
 
-  auto hstu = parse_config(R"(model_config { dlrm_hstu { } })");
+  auto hstu = parse_config(R"(model_config { ultra_hstu { } })");
   try {
     create_model(hstu, features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.dlrm_hstu");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.ultra_hstu");
   }
   EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
   EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);
@@ -172,7 +172,7 @@ TEST(Model, UnsupportedMetricAndLoss) {
     EXPECT_NE(std::string(e.what()).find("not supported yet: model_config.metrics[0].recall_at_k"), std::string::npos);
   }
   EXPECT_THROW(create_model(parse_config(config_text("losses { recon_loss {} }", "")), features()),
-               NotSupportedError);
+               ConfigError);  // a SID model's loss
   // Metrics need the prediction their loss produces: MAE / MSE read "y" (l2_loss), the others "probs".
   EXPECT_THROW(create_model(parse_config(config_text("losses { binary_cross_entropy {} }",
                                                      "metrics { mean_absolute_error {} }")),

@@ -50,8 +50,10 @@ void Model::init_task_train_metrics(size_t t) {
   }
 }
 
-void Model::update_train_metrics(const TensorMap& predicted, const sparse::Batch& batch) {
+void Model::update_train_metrics(const TensorMap& predicted, const sparse::Batch& input_batch) {
   if (train_metrics_.empty()) return;
+  std::optional<sparse::Batch> storage;
+  const sparse::Batch& batch = prediction_rows(predicted, input_batch, &storage);
   const TensorMap predictions = task_predictions(predicted, batch);
   for (TrainMetricEntry& m : train_metrics_) {
     auto it = predictions.find(m.input);

@@ -16,6 +16,9 @@ Batch Batch::to(const torch::Device& device) const {
   out.neg_dense_features = neg_dense_features.to(device);
   if (hard_neg_indices.defined()) out.hard_neg_indices = hard_neg_indices.to(device);
   for (const auto& [k, v] : labels) out.labels[k] = v.to(device);
+  for (const auto& [k, v] : jagged_label_values) out.jagged_label_values[k] = v.to(device);
+  for (const auto& [k, v] : jagged_label_lengths) out.jagged_label_lengths[k] = v.to(device);
+  if (prediction_repeats.defined()) out.prediction_repeats = prediction_repeats.to(device);
   for (const auto& [k, v] : sample_weights) out.sample_weights[k] = v.to(device);
   return out;
 }

@@ -39,6 +39,14 @@ struct Batch {
   KeyedTensor neg_dense_features;
   torch::Tensor hard_neg_indices;
   std::map<std::string, torch::Tensor> labels;     // [B] float32 (int columns become float32 too)
+  // Labels read from list columns (TorchEasyRec's jagged labels, one value per candidate item of
+  // the generative models): values [Σ n_b] float32 and lengths [B] int64, keyed like labels.
+  std::map<std::string, torch::Tensor> jagged_label_values;
+  std::map<std::string, torch::Tensor> jagged_label_lengths;
+  // Rows of a model's predictions per batch row, [B] int64 (TorchEasyRec's
+  // TARGET_REPEAT_INTERLEAVE_KEY: a generative model predicts each row's candidates); undefined
+  // when predictions have one row per batch row. Set on the batch the losses and metrics read.
+  torch::Tensor prediction_repeats;
   std::map<std::string, torch::Tensor> sample_weights;  // [B] float32
 
   Batch to(const torch::Device& device) const;

@@ -116,6 +116,7 @@ class TrainLoop {
         train_step(loaded->batch, step, epoch, num_steps);
         current_position_ = loaded->position;
         const bool last = by_steps && step == num_steps - 1;
+        if (last) end_of_training();  // before the last step's checkpoint
         const bool event_time_due =
             event_time_.enabled() && event_time_.observe(all_ranks_event_time(loaded->data_timestamp));
         if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last || event_time_due) {
@@ -142,6 +143,7 @@ class TrainLoop {
       session_.advance_epoch_schedules();
       current_position_.reset();  // the next epoch starts from the beginning of the data
       log::info("epoch {} finished at step {}", epoch, step - 1);
+      if (num_epochs >= 0 && epoch >= num_epochs) end_of_training();  // before the last epoch's checkpoint
       if (save_epochs > 0 && epoch % save_epochs == 0 && last_trained_step_ >= 0) {
         save_and_evaluate(last_trained_step_, epoch, nullptr);
       }
@@ -163,13 +165,23 @@ class TrainLoop {
                 last_trained_step_);
       return;
     }
-    if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
+    end_of_training();
+    if (last_trained_step_ >= 0 && (last_saved_step_ != last_trained_step_ || changed_since_save_)) {
       save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
     }
   }
 
  private:
   bool distributed() const { return pg_ != nullptr && pg_->world_size() > 1; }
+
+  // TorchEasyRec's on_train_end hook (models/model.h): once, after the last trained step and before
+  // its checkpoint (sid_rqkmeans fits its codebook there). Not called when a signal stops training.
+  // A model changed by it after its step was already saved is saved again (the same step).
+  void end_of_training() {
+    if (training_ended_) return;
+    training_ended_ = true;
+    if (session_.model().on_train_end()) changed_since_save_ = true;
+  }
 
   // This rank's embedding tables (its shards when distributed) for parameter histograms.
   observe::NamedTensors local_embedding_tables() {
@@ -335,6 +347,7 @@ class TrainLoop {
       checkpointing::save_checkpoint(config_.model_dir(), data);
     }
     last_saved_step_ = step;
+    changed_since_save_ = false;
     log::info("saved checkpoint {}", checkpointing::checkpoint_dir(config_.model_dir(), step));
   }
 
@@ -380,6 +393,8 @@ class TrainLoop {
   int64_t last_trained_step_ = -1;
   int64_t last_saved_step_ = -1;
   bool stopping_ = false;  // stopped by a signal (all_ranks_status)
+  bool training_ended_ = false;      // end_of_training ran
+  bool changed_since_save_ = false;  // the end-of-training hook changed the model after the last save
   EventTimeTrigger event_time_{config_.train_config()};
   std::optional<data::ReadPosition> current_position_;  // after the last trained batch
   observe::ProgressReporter progress_;

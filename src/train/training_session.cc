@@ -162,6 +162,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     }
     model_ = models::create_model(config_, features_, model_tower);
   }
+  model_->set_process_group(process_group_.get());
   if (with_optimizers && models::mixed_precision_dtype(config_) == c10::ScalarType::BFloat16) {
     tune_malloc_for_bf16_autocast();  // base/malloc_tuning.h
   }

@@ -17,10 +17,12 @@ source "$ROOT/tests/e2e/lib/config_run.sh"
 # same sparse feature dim": its example's dense_mlp ends in 128, its sparse features have dim 16).
 # multi_tower_din_fg_rtp_mock is written for USE_RTP=1 (TorchEasyRec's RTP mode names grouped
 # sequence sub-features "<sequence>_<feature>", tzrec/features/feature.py); without it TorchEasyRec
-# does not find click_50_seq_item_id either, and this engine has no RTP mode.
+# does not find click_50_seq_item_id either, and this engine has no RTP mode; so is
+# dlrm_hstu_rtp_kuairand_1k (uih_seq_video_id).
 declare -A KNOWN_INVALID=(
   [wukong_criteo]="dense_mlp.hidden_units: the last hidden unit must equal the embedding dimension"
   [multi_tower_din_fg_rtp_mock]="unknown feature 'click_50_seq_item_id' (group 'seq')"
+  [dlrm_hstu_rtp_kuairand_1k]="unknown feature 'uih_seq_video_id' (group 'uih')"
 )
 
 cd "$WORK"
