@@ -231,12 +231,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
-     "rocket_launching mmoe dbmtl ple pepnet dc2vr dlrm_hstu dssm dssm_v2 dat mind tdm num_class losses metrics "
-     "train_metrics "
+     "rocket_launching mmoe dbmtl ple pepnet dc2vr dlrm_hstu ultra_hstu dssm dssm_v2 dat mind tdm num_class losses "
+     "metrics train_metrics "
      "variational_dropout use_pareto_loss_weight",
      ""},
     {"ModelConfig", kRefused,
-     "simple_multi_task ultra_hstu "
+     "simple_multi_task "
      "hstu_match",
      ""},
     {"ModelConfig", kWarned,
@@ -261,7 +261,10 @@ constexpr Entry kEntries[] = {
      "domain_input_name task_domain_num task_towers",
      ""},
     {"DlrmHSTU", kHonoured, "hstu fusion_mtl_tower max_seq_len item_embedding_hidden_dim enable_global_average_loss sequence_timestamp_is_ascending concat_contextual_features", ""},
-    {"UltraHSTU", kRefused, "*", ""},
+    {"UltraHSTU", kHonoured,
+     "hstu fusion_mtl_tower max_seq_len item_embedding_hidden_dim enable_global_average_loss "
+     "sequence_timestamp_is_ascending concat_contextual_features",
+     ""},
     {"DLRM", kHonoured, "dense_mlp arch_with_sparse final", ""},
     {"DeepFM", kHonoured, "deep final wide_embedding_dim wide_init_fn", ""},
     {"MultiTower", kHonoured, "towers final", ""},

@@ -74,6 +74,7 @@ const std::map<std::string, Factory>& model_types() {
       {"dc2vr", make<DC2VR>},
       // generative/
       {"dlrm_hstu", make<DlrmHSTU>},
+      {"ultra_hstu", make<UltraHSTU>},
       // match/
       {"dssm", make<DSSM>},
       {"dssm_v2", make<DSSMV2>},

@@ -1,5 +1,7 @@
 #include "models/generative/dlrm_hstu.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -11,12 +13,61 @@ namespace tzrec::models {
 
 namespace {
 
-constexpr const char* kPath = "model_config.dlrm_hstu";
-
 std::map<std::string, torch::Tensor> flip_rows(const std::map<std::string, torch::Tensor>& m) {
   std::map<std::string, torch::Tensor> out;
   for (const auto& [k, v] : m) out[k] = v.flip({0});
   return out;
+}
+
+// What DlrmHSTU and UltraHSTU configure alike (their messages have the same fields apart from the
+// number of `hstu` channels).
+struct GenerativeRankConfig {
+  std::string model;  // "dlrm_hstu" | "ultra_hstu"
+  std::string path;   // "model_config.<model>"
+  std::vector<const protos::HSTU*> channels;
+  const protos::FusionMTLTower* tower = nullptr;
+  uint32_t max_seq_len = 0;
+  uint32_t item_embedding_hidden_dim = 0;
+  bool global_average_loss = true;
+  bool ascending = true;
+  bool concat_contextual_features = false;
+};
+
+template <class M>
+GenerativeRankConfig common(const M& m, const std::string& model) {
+  GenerativeRankConfig c;
+  c.model = model;
+  c.path = "model_config." + model;
+  c.tower = &m.fusion_mtl_tower();
+  c.max_seq_len = m.max_seq_len();
+  c.item_embedding_hidden_dim = m.item_embedding_hidden_dim();
+  c.global_average_loss = m.enable_global_average_loss();
+  c.ascending = m.sequence_timestamp_is_ascending();
+  c.concat_contextual_features = m.concat_contextual_features();
+  return c;
+}
+
+GenerativeRankConfig generative_config(const protos::ModelConfig& mc) {
+  if (mc.has_ultra_hstu()) {
+    GenerativeRankConfig c = common(mc.ultra_hstu(), "ultra_hstu");
+    for (const protos::HSTU& h : mc.ultra_hstu().hstu()) c.channels.push_back(&h);
+    if (c.channels.empty()) throw ConfigError(c.path + ".hstu: at least one channel is required");
+    if (c.channels.size() > 1) {
+      std::set<std::string> names;
+      for (size_t i = 0; i < c.channels.size(); ++i) {
+        const std::string& name = c.channels[i]->name();
+        if (name.empty() || !names.insert(name).second) {
+          throw ConfigError(fmt::format("{}.hstu[{}].name: with several channels every channel needs a unique "
+                                        "non-empty name (its history groups are named after it), got '{}'",
+                                        c.path, i, name));
+        }
+      }
+    }
+    return c;
+  }
+  GenerativeRankConfig c = common(mc.dlrm_hstu(), "dlrm_hstu");
+  c.channels.push_back(&mc.dlrm_hstu().hstu());
+  return c;
 }
 
 }  // namespace
@@ -24,23 +75,26 @@ std::map<std::string, torch::Tensor> flip_rows(const std::map<std::string, torch
 DlrmHSTU::DlrmHSTU(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
                    std::vector<std::string> labels, std::vector<std::string> sample_weights)
     : Model(model_config, std::move(labels), std::move(sample_weights)) {
-  const protos::DlrmHSTU& cfg = model_config.dlrm_hstu();
+  const GenerativeRankConfig cfg = generative_config(model_config);
+  const std::string& path = cfg.path;
   reads_jagged_sequences_ = true;
   reads_jagged_labels_ = true;
-  ascending_ = cfg.sequence_timestamp_is_ascending();
-  global_average_loss_ = cfg.enable_global_average_loss();
-  for (const char* g : {"uih", "candidate", "uih_timestamp", "candidate_timestamp"}) {
-    require_group("dlrm_hstu", g, protos::JAGGED_SEQUENCE);
+  ascending_ = cfg.ascending;
+  global_average_loss_ = cfg.global_average_loss;
+  if (cfg.max_seq_len == 0) throw ConfigError(path + ".max_seq_len: required and must be positive");
+  std::vector<std::string> channel_groups;
+  for (const protos::HSTU* h : cfg.channels) channel_groups.push_back(h->name().empty() ? "uih" : h->name());
+  for (const std::string& g : channel_groups) {
+    require_group(cfg.model, g, protos::JAGGED_SEQUENCE);
+    require_group(cfg.model, g + "_timestamp", protos::JAGGED_SEQUENCE);
   }
+  for (const char* g : {"candidate", "candidate_timestamp"}) require_group(cfg.model, g, protos::JAGGED_SEQUENCE);
   init_input(features);
   auto* seq = embedding_group_->sequence_groups().get();
-  if (cfg.max_seq_len() == 0) throw ConfigError(std::string(kPath) + ".max_seq_len: required and must be positive");
 
   // Contextual features: a DEEP group "contextual", or the query part of a SEQUENCE one.
   nn::gr::InputPreprocessorDims dims;
-  dims.uih_embedding_dim = seq->sequence_dim("uih");
   dims.target_embedding_dim = seq->sequence_dim("candidate");
-  dims.name = cfg.hstu().name();
   std::vector<int64_t> ctx_dims;
   if (embedding_group_->has_group("contextual")) {
     dims.contextual_group = "contextual";
@@ -50,11 +104,12 @@ DlrmHSTU::DlrmHSTU(const protos::ModelConfig& model_config, const std::vector<fe
     const int64_t d = seq->query_dim("contextual");
     if (d > 0) ctx_dims = {d};
   } else {
-    throw ConfigError("model_config.feature_groups: dlrm_hstu needs a feature group named 'contextual' (group_type: "
-                      "DEEP, or SEQUENCE to share tables with the sequences)");
+    throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named 'contextual' "
+                                  "(group_type: DEEP, or SEQUENCE to share tables with the sequences)",
+                                  cfg.model));
   }
   if (!ctx_dims.empty()) {
-    if (cfg.concat_contextual_features()) {
+    if (cfg.concat_contextual_features) {
       int64_t sum = 0;
       for (int64_t d : ctx_dims) sum += d;
       dims.contextual_feature_dim = sum;
@@ -64,30 +119,45 @@ DlrmHSTU::DlrmHSTU(const protos::ModelConfig& model_config, const std::vector<fe
         if (d != ctx_dims.front()) {
           throw ConfigError(fmt::format("{}: the contextual features have different output dims ({} and {}); give them "
                                         "one embedding_dim or set {}.concat_contextual_features",
-                                        group_path("contextual"), ctx_dims.front(), d, kPath));
+                                        group_path("contextual"), ctx_dims.front(), d, path));
         }
       }
       dims.contextual_feature_dim = ctx_dims.front();
       dims.max_contextual_seq_len = static_cast<int64_t>(ctx_dims.size());
     }
   }
-  const nn::gr::HSTUOptions hstu = to_hstu_options(cfg.hstu(), std::string(kPath) + ".hstu");
-  transducer_ = register_module("_hstu_transducer", nn::gr::HSTUTransducer(hstu, dims, cfg.max_seq_len(),
-                                                                           std::string(kPath) + ".hstu"));
-  const int64_t d = hstu.stu.embedding_dim;
-  const int64_t hidden = cfg.item_embedding_hidden_dim();
-  if (hidden <= 0) throw ConfigError(std::string(kPath) + ".item_embedding_hidden_dim: must be positive");
+  std::vector<nn::gr::HSTUTransducer> transducers;
+  int64_t d = 0;
+  for (size_t i = 0; i < cfg.channels.size(); ++i) {
+    const std::string hstu_path = cfg.channels.size() == 1 && cfg.model == "dlrm_hstu"
+                                      ? path + ".hstu"
+                                      : fmt::format("{}.hstu[{}]", path, i);
+    const nn::gr::HSTUOptions hstu = to_hstu_options(*cfg.channels[i], hstu_path);
+    nn::gr::InputPreprocessorDims channel = dims;
+    channel.name = cfg.channels[i]->name();
+    channel.uih_embedding_dim = seq->sequence_dim(channel_groups[i]);
+    transducers.emplace_back(hstu, channel, cfg.max_seq_len, hstu_path);
+    d += hstu.stu.embedding_dim;
+  }
+  if (transducers.size() == 1) {
+    auto t = register_module("_hstu_transducer", transducers.front());
+    encode_ = [t](const std::map<std::string, torch::Tensor>& g) { return t->forward(g); };
+  } else {
+    auto t = register_module("_hstu_transducer", nn::gr::HSTUTransducerStack(std::move(transducers)));
+    encode_ = [t](const std::map<std::string, torch::Tensor>& g) { return t->forward(g); };
+  }
+  const int64_t hidden = cfg.item_embedding_hidden_dim;
+  if (hidden <= 0) throw ConfigError(path + ".item_embedding_hidden_dim: must be positive");
   torch::nn::Linear l0(dims.target_embedding_dim, hidden), l1(hidden, d);
   nn::gr::init_linear_xavier_zero_bias(l0);
   nn::gr::init_linear_xavier_zero_bias(l1);
   item_mlp_ = register_module("_item_embedding_mlp",
                               torch::nn::Sequential(l0, nn::gr::SwishLayerNorm(hidden), l1, nn::gr::LayerNorm(d)));
   std::optional<nn::MLPOptions> mlp;
-  if (cfg.fusion_mtl_tower().has_mlp()) mlp = to_mlp_options(cfg.fusion_mtl_tower().mlp());
+  if (cfg.tower->has_mlp()) mlp = to_mlp_options(cfg.tower->mlp());
   std::vector<nn::FusionTask> tasks;
   for (const ModelTask& t : tasks_) tasks.push_back({t.tower, t.num_class});
-  tower_ = register_module("_multitask_module",
-                           nn::FusionMTLTower(d, mlp, std::move(tasks), std::string(kPath) + ".fusion_mtl_tower"));
+  tower_ = register_module("_multitask_module", nn::FusionMTLTower(d, mlp, std::move(tasks), path + ".fusion_mtl_tower"));
 }
 
 TensorMap DlrmHSTU::predict_impl(const sparse::Batch& batch) {
@@ -96,7 +166,7 @@ TensorMap DlrmHSTU::predict_impl(const sparse::Batch& batch) {
   torch::Tensor num_targets = grouped.at("candidate.sequence_length").to(torch::kInt64);
   if (!ascending_) grouped = flip_rows(grouped);
   auto items = item_mlp_->forward(grouped.at("candidate.sequence"));
-  auto users = transducer_->forward(grouped);
+  auto users = encode_(grouped);
   auto outputs = tower_->forward(users, items);
   if (!ascending_) outputs = flip_rows(outputs);
   TensorMap predictions;

@@ -183,5 +183,57 @@ TEST(DlrmHSTU, ConfigAndDataErrorsNameTheirCause) {
             "model's label is a list column with one value per candidate");
 }
 
+// UltraHSTU: one transducer per channel over its own history groups, outputs concatenated.
+std::string ultra_config(const std::string& second_name) {
+  const std::string channel = R"pb(
+        stu { embedding_dim: 8 num_heads: 1 hidden_dim: 4 attention_dim: 4 output_dropout_ratio: 0.0 }
+        input_dropout_ratio: 0.0 attn_num_layers: 1
+        positional_encoder { num_position_buckets: 64 }
+        input_preprocessor { contextual_preprocessor {
+          content_encoder { slice_content_encoder {} } content_mlp { simple_mlp { hidden_dim: 6 } } } }
+        output_postprocessor { layernorm_postprocessor {} })pb";
+  return R"pb(
+  data_config { label_fields: ["cand_seq__action_weight"] }
+  model_config {
+    feature_groups { group_name: "contextual" feature_names: ["user_id", "user_level"] group_type: DEEP }
+    feature_groups { group_name: "uih_a" feature_names: "uih_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_a_timestamp" feature_names: "uih_seq__action_timestamp" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_b" feature_names: "uih_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_b_timestamp" feature_names: "uih_seq__action_timestamp" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "candidate" feature_names: "cand_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "candidate_timestamp" feature_names: "cand_seq__query_time" group_type: JAGGED_SEQUENCE }
+    ultra_hstu {
+      hstu { name: "uih_a" )pb" + channel + R"pb( }
+      hstu { name: ")pb" + second_name + R"pb(" )pb" + channel + R"pb( }
+      fusion_mtl_tower {
+        task_configs { task_name: "is_click" label_name: "cand_seq__action_weight" task_bitmask: 1
+                       losses { binary_cross_entropy {} } }
+      }
+      max_seq_len: 16
+      item_embedding_hidden_dim: 6
+    }
+  })pb";
+}
+
+TEST(UltraHSTU, OneTransducerPerChannelConcatenated) {
+  torch::manual_seed(0);
+  auto model = build(ultra_config("uih_b"));
+  auto names = testing::keys_of(model->dense_parameters());
+  for (const char* want : {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._uvqk_weight",
+                           "_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.0.weight",
+                           "_hstu_transducer._transducers.1._output_postprocessor._layer_norm.weight"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  }
+  // D = 8 + 8: the item MLP and the tower work on the concatenation.
+  EXPECT_EQ(model->named_parameters()["_item_embedding_mlp.2.weight"].sizes(), torch::IntArrayRef({16, 6}));
+  auto b = batch();
+  auto p = model->predict(b);
+  EXPECT_EQ(p.at("logits_is_click").sizes(), torch::IntArrayRef({3}));
+  model->total_loss(model->loss(p, b)).backward();
+  testing::expect_gradients_everywhere(*model);
+  EXPECT_NE(error_of([&] { build(ultra_config("uih_a")); }).find("model_config.ultra_hstu.hstu[1].name"),
+            std::string::npos);
+}
+
 }  // namespace dlrm_hstu_test
 }  // namespace tzrec::models

@@ -66,4 +66,17 @@ torch::Tensor HSTUTransducerImpl::forward(const std::map<std::string, torch::Ten
   return postprocessor_->forward(candidates, candidate_ts);
 }
 
+HSTUTransducerStackImpl::HSTUTransducerStackImpl(std::vector<HSTUTransducer> transducers)
+    : transducers_(std::move(transducers)) {
+  auto list = register_module("_transducers", torch::nn::ModuleList());
+  for (auto& t : transducers_) list->push_back(t);
+}
+
+torch::Tensor HSTUTransducerStackImpl::forward(const std::map<std::string, torch::Tensor>& grouped) {
+  std::vector<torch::Tensor> parts;
+  parts.reserve(transducers_.size());
+  for (auto& t : transducers_) parts.push_back(t->forward(grouped));
+  return torch::cat(parts, -1);
+}
+
 }  // namespace tzrec::nn::gr

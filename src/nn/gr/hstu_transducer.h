@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -54,5 +55,18 @@ class HSTUTransducerImpl : public torch::nn::Module {
   std::shared_ptr<OutputPostprocessor> postprocessor_;
 };
 TORCH_MODULE(HSTUTransducer);
+
+// Several HSTUTransducers over the same batch, one per channel (TorchEasyRec's UltraHSTU mixture of
+// transducers): "_transducers.<i>.", their candidate embeddings concatenated along the last dim
+// → [Σ num_targets, Σ output_dim()].
+class HSTUTransducerStackImpl : public torch::nn::Module {
+ public:
+  explicit HSTUTransducerStackImpl(std::vector<HSTUTransducer> transducers);
+  torch::Tensor forward(const std::map<std::string, torch::Tensor>& grouped);
+
+ private:
+  std::vector<HSTUTransducer> transducers_;
+};
+TORCH_MODULE(HSTUTransducerStack);
 
 }  // namespace tzrec::nn::gr
