@@ -19,12 +19,16 @@ fail() { echo "FAIL: $*"; for f in "$WORK"/*.log; do echo "== $f"; tail -20 "$f"
 # The last "Eval Result" line's metrics (without the checkpoint name).
 metrics_of() { grep "Eval Result" "$1" | tail -1 | sed 's/.*Eval Result[^:]*: //'; }
 # Whether two metric lines agree to 1e-5 (ranks sum column blocks and merge metrics in another
-# order than one process: float rounding only).
+# order than one process: float rounding only). A binned AUC counts the predictions per threshold
+# bin, so a prediction within that rounding of a threshold moves one count to the next bin, which
+# changes it by (opposite-class rows in those bins) / (positives × negatives) — 3.6e-5 seen once
+# on this data — so those get 5e-4.
 same_metrics() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import sys
 a, b = (dict(kv.split(":") for kv in line.split()) for line in sys.argv[1:3])
-sys.exit(0 if a.keys() == b.keys() and all(abs(float(a[k]) - float(b[k])) <= 1e-5 for k in a) else 1)
+tol = lambda k: 5e-4 if k.startswith("auc_binned") else 1e-5
+sys.exit(0 if a.keys() == b.keys() and all(abs(float(a[k]) - float(b[k])) <= tol(k) for k in a) else 1)
 PY
 }
 
