@@ -149,8 +149,7 @@ constexpr Entry kEntries[] = {
      "sequence_delim sequence_fields stub_type",
      ""},
     {"OverlapFeature", kRefused, "use_mask", ""},
-    {"TextNormalizer", kHonoured, "max_length norm_options", ""},
-    {"TextNormalizer", kRefused, "stop_char_file", ""},
+    {"TextNormalizer", kHonoured, "max_length norm_options stop_char_file", ""},
     {"TokenizeFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim text_normalizer vocab_file asset_dir pooling "
      "default_value tokenizer_type init_fn fg_encoded_default_value trainable stub_type data_type "
@@ -231,14 +230,12 @@ constexpr Entry kEntries[] = {
     {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
-     "rocket_launching mmoe dbmtl ple pepnet dc2vr dlrm_hstu ultra_hstu dssm dssm_v2 dat mind tdm num_class losses "
+     "rocket_launching mmoe dbmtl ple pepnet dc2vr dlrm_hstu ultra_hstu dssm dssm_v2 dat mind hstu_match tdm num_class "
+     "losses "
      "metrics train_metrics "
      "variational_dropout use_pareto_loss_weight",
      ""},
-    {"ModelConfig", kRefused,
-     "simple_multi_task "
-     "hstu_match",
-     ""},
+    {"ModelConfig", kRefused, "simple_multi_task", ""},
     {"ModelConfig", kWarned,
      "kernel",
      "selects GPU kernel implementations (Triton / CUTLASS); this engine runs its own"},
@@ -249,7 +246,8 @@ constexpr Entry kEntries[] = {
     {"DAT", kHonoured,
      "user_tower item_tower output_dim similarity temperature in_batch_negative amm_i_weight amm_u_weight", ""},
     {"MIND", kHonoured, "user_tower item_tower simi_pow similarity in_batch_negative temperature output_dim", ""},
-    {"HSTUMatch", kRefused, "*", ""},
+    {"HSTUMatch", kHonoured,
+     "user_tower item_tower output_dim similarity temperature in_batch_negative sequence_timestamp_is_ascending", ""},
     {"TDM", kHonoured, "multiwindow_din final", ""},
     {"SimpleMultiTask", kRefused, "*", ""},
     {"MMoE", kHonoured, "expert_mlp gate_mlp num_expert task_towers", ""},
@@ -449,7 +447,7 @@ constexpr Entry kEntries[] = {
     {"DATTower", kHonoured, "input augment_input mlp", ""},
     {"MINDUserTower", kHonoured, "input history_input user_mlp hist_seq_mlp capsule_config concat_mlp", ""},
     {"MINDUserTower", kWarned, "user_seq_combine", "TorchEasyRec's MIND does not read it"},
-    {"HSTUUserTower", kRefused, "*", ""},
+    {"HSTUUserTower", kHonoured, "input hstu max_seq_len", ""},
     {"GradScaler", kHonoured, "init_scale growth_factor backoff_factor growth_interval", ""},
     {"GradClipping", kHonoured, "clipping_type max_gradient norm_type", ""},
     {"GradClipping", kRefused, "enable_global_grad_clip", ""},

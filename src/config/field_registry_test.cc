@@ -86,11 +86,11 @@ TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
     train_config { cudnn_allow_tf32: false }
     feature_configs { combo_feature { feature_name: "a" hash_bucket_size: 10 use_mask: true } }
     feature_configs { overlap_feature { feature_name: "b" use_mask: true } }
-    model_config { hstu_match { } kernel: TRITON })"));
+    model_config { simple_multi_task { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
             (V{"data_config.shuffle", "feature_configs[0].combo_feature.use_mask", "feature_configs[1].overlap_feature.use_mask",
-               "model_config.hstu_match"}));
+               "model_config.simple_multi_task"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",
                "model_config.kernel"}));

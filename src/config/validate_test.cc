@@ -28,7 +28,6 @@ TEST(Validate, BaseConfigsAreValid) {
 
 TEST(Validate, UnsupportedModels) {
   EXPECT_TRUE(NotSupported(deepfm("model_config { simple_multi_task {} }"), "model_config.simple_multi_task"));
-  EXPECT_TRUE(NotSupported(deepfm("model_config { hstu_match {} }"), "model_config.hstu_match"));
 }
 
 TEST(Validate, UnsupportedFeatureFields) {

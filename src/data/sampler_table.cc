@@ -888,7 +888,12 @@ class SamplerTableLoader {
       throw ConfigError(fmt::format("{}: attr_delimiter is empty; leave it unset for ':'",
                                     options.config_field.empty() ? "sampler" : options.config_field));
     }
-    if (opts.num_attrs > 0 && options.attr_delimiter.find_first_of(options.field_delimiter) != std::string::npos) {
+    // One attribute is never split: an attr_delimiter equal to field_delimiter (TorchEasyRec's
+    // hstu_match example sets both to a tab) is then harmless.
+    if (opts.num_attrs == 1 && options.attr_delimiter.find_first_of(options.field_delimiter) != std::string::npos) {
+      opts.attr_delimiter.clear();
+    }
+    if (opts.num_attrs > 1 && options.attr_delimiter.find_first_of(options.field_delimiter) != std::string::npos) {
       throw ConfigError(
           fmt::format("{}: attr_delimiter '{}' shares a character with field_delimiter '{}'; use "
                       "different delimiters",

@@ -172,8 +172,10 @@ TEST(GenData, SequenceItemIdFieldItemsAreTheSequenceIds) {
   const auto result = generate_data(options);
   EXPECT_EQ(result.plan.sampler.attr_fields, (std::vector<std::string>{"cand_seq__video_id", "cand_seq__cate"}));
 
-  // The item table: "id, weight 1, video_id \x02 cate" per item.
-  ASSERT_EQ(result.table_paths.size(), 1u);
+  // The item table: "id, weight 1, video_id \x02 cate" per item; then items.parquet, the same
+  // items one per row (the input of hstu_match's item tower package).
+  ASSERT_EQ(result.table_paths.size(), 2u);
+  EXPECT_EQ(std::filesystem::path(result.table_paths[1]).filename(), "items.parquet");
   std::map<int64_t, std::string> cate_of;
   for (const auto& fields : table_lines(result.table_paths[0], "id:int64\tweight:float\tattrs:string")) {
     ASSERT_EQ(fields.size(), 3u);
@@ -222,7 +224,7 @@ TEST(GenData, SequenceItemIdFieldPositiveEdgesPairTheUserWithEachItem) {
   options.num_rows = 100;
   options.num_eval_rows = 0;
   const auto result = generate_data(options);
-  ASSERT_EQ(result.table_paths.size(), 3u);  // items, users, positive edges
+  ASSERT_EQ(result.table_paths.size(), 4u);  // items, users, positive edges, items.parquet
   std::set<std::pair<std::string, std::string>> edges;
   for (const auto& f : table_lines(result.table_paths[2], "userid:int64\titemid:int64\tweight:float")) {
     edges.emplace(f[0], f[1]);

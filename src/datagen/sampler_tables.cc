@@ -8,7 +8,9 @@
 
 #include "base/error.h"
 #include "datagen/feature_view.h"
+#include "data/file_output.h"
 #include "datagen/random.h"
+#include "parquet/writer.h"
 #include "tdm/tree_io.h"
 
 namespace tzrec::datagen {
@@ -58,12 +60,49 @@ void set_string(pb::Message* m, const std::string& field, const std::string& val
   if (fd != nullptr && !value.empty()) m->GetReflection()->SetString(m, fd, value);
 }
 
+// One row per item: each attr column's value for the item under the attr field's own name
+// (int64 when the attribute is integer, else a string column of its text).
+void write_item_rows(const RowGenerator& rows, const SamplerInfo& s, const std::vector<int>& attr_columns,
+                     const std::string& path) {
+  std::vector<parquet::WriterField> fields;
+  std::vector<bool> integer;
+  Cell cell;
+  for (size_t a = 0; a < attr_columns.size(); ++a) {
+    parquet::WriterField f;
+    f.name = s.attr_fields[a].substr(s.sequence_prefix.size());
+    integer.push_back(rows.num_items() > 0 && (rows.item_attribute(0, attr_columns[a], &cell), cell.ints.size() == 1));
+    f.type = integer.back() ? parquet::PhysicalType::kInt64 : parquet::PhysicalType::kByteArray;
+    fields.push_back(f);
+  }
+  parquet::WriterOptions options;
+  data::write_parquet_file(path, fields, options, "gen_data", [&](parquet::FileWriter& writer) {
+    std::vector<parquet::ColumnBuilder> builders;
+    for (size_t c = 0; c < fields.size(); ++c) builders.emplace_back(writer.schema().column(static_cast<int>(c)));
+    for (int64_t k = 0; k < rows.num_items(); ++k) {
+      for (size_t a = 0; a < attr_columns.size(); ++a) {
+        rows.item_attribute(k, attr_columns[a], &cell);
+        if (integer[a] && cell.ints.size() == 1) {
+          builders[a].append<int64_t>(cell.ints[0]);
+        } else if (integer[a]) {
+          builders[a].append_null();
+        } else {
+          builders[a].append_string(ValueGenerator::cell_text(cell, s.multival_sep));
+        }
+      }
+    }
+    parquet::Table table;
+    table.num_rows = rows.num_items();
+    for (auto& b : builders) table.columns.push_back(b.finish());
+    writer.write(std::move(table));
+  });
+}
+
 }  // namespace
 
 std::vector<std::string> SamplerTables::paths() const {
   std::vector<std::string> out;
   for (const auto* p : {&tdm_item_table_path, &item_path, &edge_path, &predict_edge_path, &user_path, &pos_edge_path,
-                        &hard_neg_edge_path}) {
+                        &hard_neg_edge_path, &item_rows_path}) {
     if (!p->empty()) out.push_back(*p);
   }
   return out;
@@ -139,6 +178,10 @@ SamplerTables write_sampler_tables(const RowGenerator& rows, const std::string& 
       items.out() << '\n';
     }
     items.close();
+    if (!s.sequence_prefix.empty() && !attr_columns.empty()) {
+      tables.item_rows_path = path_of("items.parquet");
+      write_item_rows(rows, s, attr_columns, tables.item_rows_path);
+    }
   }
   if (s.type == "negative_sampler") return tables;
 

@@ -10,7 +10,9 @@
 // Items and users are the entities of RowGenerator, so ids and attributes agree with the rows.
 // With a sequence item_id_field (column_plan.h) the items are the ids its elements hold, each
 // attribute the value of the item's element in the (prefixed) attr column, and the positive edges
-// pair the row's user with every item of its sequence.
+// pair the row's user with every item of its sequence; the items are also written as
+// items.parquet, one row per item with the attr_fields (unprefixed) as columns: the input of the
+// item tower package of hstu_match, whose plain features read them.
 // tdm_sampler: the items go to tdm_items.csv (item_id_field, then the attr_fields columns) and
 // `tzrec tdm_init_tree`'s builder (tdm/tree_io.h; n_cluster 2, category = the first attr column,
 // every attr an attr_fields column, attr_delimiter the sampler's) writes tdm_tree/node_table.txt,
@@ -32,6 +34,7 @@ struct SamplerTables {
   std::string user_path;           // *_v2 and hard samplers
   std::string pos_edge_path;       // negative_sampler_v2, hard_negative_sampler_v2
   std::string hard_neg_edge_path;  // hard samplers
+  std::string item_rows_path;      // items.parquet (a sequence item_id_field)
   // tdm_sampler: item_path is the tree's node table; the item table it was built from, the
   // edge and predict edge tables, and the number of tree levels.
   std::string tdm_item_table_path;

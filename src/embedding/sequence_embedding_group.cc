@@ -115,7 +115,10 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
         group.query_dim += slot.dim;
       }
     }
-    if (group.sequence.empty()) {
+    group.path = g.path;
+    // A JAGGED_SEQUENCE group of plain features only is the item tower's view in hstu_match's
+    // export package (TorchEasyRec's scalar projection of the candidates): just "<g>.query".
+    if (group.sequence.empty() && !(g.jagged && !group.query.empty())) {
       throw ConfigError(fmt::format("{}.feature_names: sequence group '{}' has no sequence feature; add a "
                                     "sequence_feature sub-feature or a sequence_* feature",
                                     g.path, g.group_name));
@@ -188,7 +191,13 @@ const SequenceEmbeddingGroupImpl::Group& SequenceEmbeddingGroupImpl::group_of(co
 
 int64_t SequenceEmbeddingGroupImpl::query_dim(const std::string& name) const { return group_of(name).query_dim; }
 int64_t SequenceEmbeddingGroupImpl::sequence_dim(const std::string& name) const {
-  return group_of(name).sequence_dim;
+  const Group& g = group_of(name);
+  if (g.sequence.empty()) {
+    throw ConfigError(fmt::format("{}.feature_names: sequence group '{}' has no sequence feature; add a "
+                                  "sequence_feature sub-feature or a sequence_* feature",
+                                  g.path, g.name));
+  }
+  return g.sequence_dim;
 }
 
 std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const sparse::Batch& batch) {
@@ -239,9 +248,6 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   for (auto& [dim, keys] : dynamic_keys_by_dim_) lookup(keys, dynamic_ebcs_.at(dim));
   std::map<std::string, torch::Tensor> out;
   for (const Group& g : groups_) {
-    const std::string& first = g.sequence.front().name;
-    const torch::Tensor& length = batch.sequence_lengths.at(first);
-    const int64_t group_steps = length.numel() > 0 ? length.max().item<int64_t>() : 0;
     if (!g.query.empty()) {
       std::vector<torch::Tensor> parts;
       for (const Slot& s : g.query) {
@@ -250,6 +256,10 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
       }
       out[g.name + ".query"] = torch::cat(parts, 1);
     }
+    if (g.sequence.empty()) continue;  // plain features only (see the constructor)
+    const std::string& first = g.sequence.front().name;
+    const torch::Tensor& length = batch.sequence_lengths.at(first);
+    const int64_t group_steps = length.numel() > 0 ? length.max().item<int64_t>() : 0;
     std::vector<torch::Tensor> parts;
     for (const Slot& s : g.sequence) {
       if (s.is_sparse) {

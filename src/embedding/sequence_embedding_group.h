@@ -13,7 +13,8 @@
 //   "<g>.sequence_length"  [B] int64: the first sequence feature's items per row
 // A JAGGED_SEQUENCE group (TorchEasyRec's jagged sequence groups, read by its generative models)
 // has the same outputs except "<g>.sequence" [Σ_b L_b, Ds]: only each row's valid items, rows in
-// order (L_b = "<g>.sequence_length"[b]), no padding.
+// order (L_b = "<g>.sequence_length"[b]), no padding; one of plain features only (hstu_match's item
+// tower package) has just "<g>.query" (sequence_dim() is then a ConfigError).
 // Tables: every sparse feature of a SEQUENCE group looks up its own table, named embedding_name or
 // "{feature}_emb" (features naming the same table share it, rows and dims must agree); they are
 // not the tables DEEP / WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
@@ -68,6 +69,8 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   // unknown group).
   int64_t query_dim(const std::string& group) const;
   int64_t sequence_dim(const std::string& group) const;
+  // Whether `group` has sequence features (a JAGGED_SEQUENCE group may have plain ones only).
+  bool has_sequence(const std::string& group) const { return !group_of(group).sequence.empty(); }
   bool has_group(const std::string& group) const { return index_.count(group) > 0; }
   bool is_jagged(const std::string& group) const { return group_of(group).jagged; }
 
@@ -92,6 +95,7 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
   };
   struct Group {
     std::string name;
+    std::string path;  // "model_config.feature_groups[i]"
     std::vector<Slot> query;
     std::vector<Slot> sequence;
     int64_t query_dim = 0;

@@ -21,6 +21,7 @@
 #include "feature/assets.h"
 #include "feature/feature_subset.h"
 #include "feature/fg_json.h"
+#include "models/match/hstu_match.h"
 #include "models/match/match_model.h"
 #include "models/rank/tdm.h"
 #include "embedding/embedding_group.h"
@@ -324,7 +325,11 @@ std::string export_model(const ExportOptions& options) {
       std::map<std::string, torch::Tensor> trained;
       for (auto& [name, tensor] : session.model_tensors()) trained.emplace(name, tensor);
       for (const auto& [tower, tower_groups] : models::match_towers(config.model_config())) {
-        const protos::EasyRecConfig tower_config = tower_package_config(config, tower_groups);
+        protos::EasyRecConfig tower_config = tower_package_config(config, tower_groups);
+        // HSTUMatch's item package embeds one item per row from plain features.
+        if (config.model_config().has_hstu_match() && tower == models::MatchModel::kItemTower) {
+          tower_config = models::HSTUMatch::item_package_config(tower_config);
+        }
         embedding::DeferTableAllocation defer;  // the tower's model names its tensors; the values are the trained ones
         train::TrainingSession tower_session(tower_config, /*with_optimizers=*/false, nullptr, std::nullopt, tower);
         // Its tensors: dense ones by state-dict name, tables (not allocated here) by their names.

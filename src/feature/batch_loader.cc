@@ -52,7 +52,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
     const std::string list_sep = data::sampler_multival_sep(dc);
     negatives = std::make_shared<const NegativeRows>(
         data::NegativeSampler::create(*sampler_config, mode == Mode::kTrain), parser_->neg_input_columns(), list_sep,
-        shard.rank);
+        shard.rank, parser_->candidate());
     for (const std::string& c : negatives->id_columns()) {
       if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }

@@ -13,6 +13,7 @@ std::vector<bool> negative_features(const protos::DataConfig& data_config, const
   std::vector<bool> neg(features.size(), false);
   const auto sampler = data::negative_sampler_config(data_config);
   if (!sampler) return neg;
+  if (candidate_sequence(data_config, features)) return neg;  // the negatives join the candidate sequence
   const auto& attrs = sampler->attr_fields;
   auto is_attr = [&](const std::string& c) { return std::find(attrs.begin(), attrs.end(), c) != attrs.end(); };
   for (size_t i = 0; i < features.size(); ++i) {
@@ -36,6 +37,36 @@ std::vector<bool> negative_features(const protos::DataConfig& data_config, const
     neg[i] = true;
   }
   return neg;
+}
+
+std::optional<CandidateSequence> candidate_sequence(const protos::DataConfig& data_config,
+                                                    const std::vector<FeaturePtr>& features) {
+  const auto sampler = data::negative_sampler_config(data_config);
+  if (!sampler) return std::nullopt;
+  const Feature* item = nullptr;
+  for (const FeaturePtr& f : features) {
+    if (f->info().stub || f->info().sequence_name.empty()) continue;
+    const std::vector<std::string> inputs = f->input_columns();
+    if (std::find(inputs.begin(), inputs.end(), sampler->item_id_field) != inputs.end()) item = f.get();
+  }
+  if (item == nullptr) return std::nullopt;
+  CandidateSequence c;
+  c.name = item->info().sequence_name;
+  c.delim = item->info().sequence_delim;
+  c.prefix = c.name + "__";
+  for (const std::string& a : sampler->attr_fields) c.columns.push_back(c.prefix + a);
+  for (const FeaturePtr& f : features) {
+    if (f->info().stub || f->info().sequence_name != c.name) continue;
+    for (const std::string& col : f->input_columns()) {
+      if (std::find(c.columns.begin(), c.columns.end(), col) != c.columns.end()) continue;
+      throw ConfigError(fmt::format(
+          "{} (feature {}): the candidate sequence '{}' gets its negatives from {} (item_id_field {}), which "
+          "provides only the columns {}; add '{}' (without the '{}' prefix) to attr_fields",
+          f->field_path(), f->info().name, c.name, sampler->config_path, sampler->item_id_field,
+          fmt::join(c.columns, ", "), col.rfind(c.prefix, 0) == 0 ? col.substr(c.prefix.size()) : col, c.prefix));
+    }
+  }
+  return c;
 }
 
 }  // namespace tzrec::feature

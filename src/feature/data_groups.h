@@ -4,6 +4,7 @@
 // create_features with neg_fields: a feature is negative when its inputs meet the attr_fields).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,25 @@ namespace tzrec::feature {
 // inputs), a sequence feature over attr_fields. ConfigError (data_config.<sampler>.<field>) for a
 // sampler config without its required fields.
 std::vector<bool> negative_features(const protos::DataConfig& data_config, const std::vector<FeaturePtr>& features);
+
+// A negative sampler whose item_id_field is the input column of a grouped sequence's sub-feature
+// ("<sequence_name>__<input>": TorchEasyRec's candidate sequences, read by hstu_match): each row's
+// items of that sequence are its positives, the sampler draws negatives for all of them, and
+// the negatives are appended to the batch's last row of that sequence (feature/negative_rows.h)
+// instead of forming data group __NEG__. attr_fields name the sub-features' inputs without the
+// prefix ("video_id" for column "cand_seq__video_id"), as TorchEasyRec.
+struct CandidateSequence {
+  std::string name;    // sequence_name
+  std::string delim;   // its sequence_delim
+  std::string prefix;  // "<name>__"
+  // The sub-features' input columns, each "<prefix><attr field>".
+  std::vector<std::string> columns;
+};
+
+// The candidate sequence of `data_config`'s sampler, or nullopt (no sampler, or a scalar
+// item_id_field). ConfigError naming the feature for a sub-feature of that sequence reading a
+// column the sampler does not provide (its input must be one of attr_fields).
+std::optional<CandidateSequence> candidate_sequence(const protos::DataConfig& data_config,
+                                                    const std::vector<FeaturePtr>& features);
 
 }  // namespace tzrec::feature

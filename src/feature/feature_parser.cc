@@ -110,7 +110,9 @@ std::vector<std::string> FeatureParser::input_columns() const {
 std::vector<std::string> FeatureParser::neg_input_columns() const {
   std::vector<std::string> out;
   for (size_t i = 0; i < features_.features.size(); ++i) {
-    if (!features_.neg[i] || features_.features[i]->info().stub) continue;
+    const FeatureInfo& info = features_.features[i]->info();
+    const bool candidate = features_.candidate && info.sequence_name == features_.candidate->name;
+    if (!(features_.neg[i] || candidate) || info.stub) continue;
     for (const std::string& c : features_.features[i]->input_columns()) {
       if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     }
@@ -129,10 +131,16 @@ sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b, const data::Re
   return parse_rows(*b, neg_rows);
 }
 
-void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::KeyedJaggedTensor* sparse_out,
+void FeatureParser::parse_group(const data::RecordBatch& b, Group group, sparse::KeyedJaggedTensor* sparse_out,
                                 sparse::KeyedTensor* dense_out, sparse::Batch* out) const {
   const int64_t rows = b.num_rows();
-  auto in_group = [&](size_t i) { return !features_.features[i]->info().stub && features_.neg[i] == neg; };
+  const bool neg = group == Group::kNeg;
+  auto in_group = [&](size_t i) {
+    const FeatureInfo& info = features_.features[i]->info();
+    if (info.stub) return false;
+    if (group == Group::kCandidate) return info.sequence_name == features_.candidate->name;
+    return features_.neg[i] == neg;
+  };
   SparseOut sp;
   sp.values = recycled_values_->take();
   sp.lengths = recycled_lengths_->take();
@@ -154,7 +162,7 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
   // Most features have one value per row: reserve that much (the base group: at least as much as
   // the largest batch so far), vectors grow for the rest.
   const size_t one_each = static_cast<size_t>(rows) * sparse_keys.size();
-  const auto expected = neg ? one_each : std::max(one_each, values_hint_->load());
+  const auto expected = group != Group::kBase ? one_each : std::max(one_each, values_hint_->load());
   sp.lengths.reserve(one_each);
   sp.values.reserve(expected);
   if (sp.with_weights) {
@@ -202,7 +210,7 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
             sequence_lengths[r], info.name, it->second.first->input_columns().front(), f->input_columns().front()));
       }
     }
-    if (info.is_sequence) {  // base group only (data_groups.h)
+    if (info.is_sequence) {  // base or candidate group only (data_groups.h)
       out->sequence_lengths[info.name] = torch::tensor(sequence_lengths, torch::kInt64);
       if (info.is_sparse && info.value_dim != 1) {
         out->sequence_item_lengths[info.name] = torch::tensor(item_lengths, torch::kInt64);
@@ -218,7 +226,7 @@ void FeatureParser::parse_group(const data::RecordBatch& b, bool neg, sparse::Ke
     }
   }
   sp.with_weights = any_weighted;
-  if (!neg && sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
+  if (group == Group::kBase && sp.values.size() > values_hint_->load()) values_hint_->store(sp.values.size());
   if (!sparse_keys.empty()) {
     *sparse_out = sparse::KeyedJaggedTensor(
         sparse_keys, recycled_values_->to_tensor(std::move(sp.values), torch::kInt64),
@@ -277,17 +285,74 @@ void merge_into_base(sparse::Batch* batch) {
   batch->base_padded = true;
 }
 
+// The candidate sequence's negatives (parsed over their own rows, `negatives`) appended to the
+// last row of that sequence in *batch: per sparse key, the negatives' values after the key's
+// values and its last row's length grown by theirs; the sequences' item counts, ids per item and
+// dense items likewise (their last row's items are the last ones).
+void append_to_last_row(const sparse::Batch& negatives, sparse::Batch* batch) {
+  const int64_t b = batch->batch_size;
+  const sparse::KeyedJaggedTensor& neg = negatives.sparse_features;
+  const sparse::KeyedJaggedTensor& base = batch->sparse_features;
+  if (!neg.empty()) {
+    const bool weighted = base.has_weights() || neg.has_weights();
+    std::vector<torch::Tensor> values, weights;
+    torch::Tensor lengths = base.lengths().clone().view({-1, b});
+    for (size_t k = 0; k < base.keys().size(); ++k) {
+      const std::string& key = base.keys()[k];
+      const int64_t start = base.offset_per_key()[k], n = base.length_per_key()[k];
+      values.push_back(base.values().narrow(0, start, n));
+      if (weighted) weights.push_back(base.has_weights() ? base.weights().narrow(0, start, n) : torch::ones({n}));
+      if (!neg.contains(key)) continue;
+      const int64_t nk = neg.key_index(key);
+      const int64_t ns = neg.offset_per_key()[static_cast<size_t>(nk)];
+      const int64_t nn = neg.length_per_key()[static_cast<size_t>(nk)];
+      values.push_back(neg.values().narrow(0, ns, nn));
+      if (weighted) weights.push_back(neg.has_weights() ? neg.weights().narrow(0, ns, nn) : torch::ones({nn}));
+      lengths[static_cast<int64_t>(k)][b - 1] += nn;
+    }
+    batch->sparse_features = sparse::KeyedJaggedTensor(base.keys(), torch::cat(values), lengths.view({-1}),
+                                                       weighted ? torch::cat(weights) : torch::Tensor());
+  }
+  for (const auto& [name, l] : negatives.sequence_lengths) {
+    torch::Tensor& to = batch->sequence_lengths.at(name);
+    to = to.clone();
+    to[b - 1] += l.sum();
+  }
+  for (const auto& [name, l] : negatives.sequence_item_lengths) {
+    torch::Tensor& to = batch->sequence_item_lengths.at(name);
+    to = torch::cat({to, l});
+  }
+  for (const auto& [name, d] : negatives.sequence_dense_features) {
+    torch::Tensor& to = batch->sequence_dense_features.at(name);
+    to = torch::cat({to, d});
+  }
+}
+
 }  // namespace
 
 sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::RecordBatch* neg_rows) const {
   const int64_t rows = b.num_rows();
   sparse::Batch out;
   out.batch_size = rows;
-  parse_group(b, /*neg=*/false, &out.sparse_features, &out.dense_features, &out);
+  parse_group(b, Group::kBase, &out.sparse_features, &out.dense_features, &out);
+  if (features_.candidate) {
+    const CandidateSequence& c = *features_.candidate;
+    for (const auto& f : features_.features) {
+      if (f->info().stub || f->info().sequence_name != c.name) continue;
+      out.candidate_pos_lengths = out.sequence_lengths.at(f->info().name).clone();
+      break;
+    }
+    if (neg_rows != nullptr && rows > 0 && neg_rows->num_rows() > 0) {
+      sparse::Batch negatives;
+      negatives.batch_size = neg_rows->num_rows();
+      parse_group(*neg_rows, Group::kCandidate, &negatives.sparse_features, &negatives.dense_features, &negatives);
+      append_to_last_row(negatives, &out);
+    }
+  }
   if (features_.has_neg()) {
     const data::RecordBatch& nb = neg_rows != nullptr ? *neg_rows : b;
     out.neg_batch_size = nb.num_rows();
-    parse_group(nb, /*neg=*/true, &out.neg_sparse_features, &out.neg_dense_features, &out);
+    parse_group(nb, Group::kNeg, &out.neg_sparse_features, &out.neg_dense_features, &out);
     if (features_.force_base_data_group) merge_into_base(&out);
   }
   for (const auto& name : label_fields_) {

@@ -43,18 +43,27 @@ class FeatureParser {
   // The same on a batch the caller gives up: under FG_DAG the added columns go into it instead of
   // a copy (the loader's workers, whose batches are dropped afterwards). With a negative sampler,
   // `neg_rows` holds the __NEG__ features' columns over the batch's rows followed by the sampled
-  // negatives' (negative_rows.h); nullptr: they read `batch` (no negatives, as in predict).
+  // negatives' (negative_rows.h); nullptr: they read `batch` (no negatives, as in predict). With a
+  // candidate sequence (data_groups.h) `neg_rows` holds the negatives' rows only: the sequence's
+  // sub-features parse them as one item each, appended to the batch's last row of the sequence
+  // (not truncated by sequence_length), and Batch::candidate_pos_lengths keeps the rows' own items.
   sparse::Batch parse_in_place(data::RecordBatch* batch, const data::RecordBatch* neg_rows = nullptr) const;
 
   const std::vector<FeaturePtr>& features() const { return features_.features; }
-  // The columns data group __NEG__'s features read (the sampler's attr_fields they use), each once.
+  // The columns data group __NEG__'s features read (the sampler's attr_fields they use), each once;
+  // with a candidate sequence, those its sub-features read.
   std::vector<std::string> neg_input_columns() const;
+  // The sequence the sampler's negatives join (data_groups.h), or nullopt.
+  const std::optional<CandidateSequence>& candidate() const { return features_.candidate; }
 
  private:
   sparse::Batch parse_rows(const data::RecordBatch& batch, const data::RecordBatch* neg_rows) const;
-  // The features of data group __NEG__ (neg) or __BASE__ over `batch` into *sparse_out /
-  // *dense_out; sequences (base group only) into `out`'s sequence maps.
-  void parse_group(const data::RecordBatch& batch, bool neg, sparse::KeyedJaggedTensor* sparse_out,
+  // Which features parse_group parses: data group __BASE__, __NEG__, or the candidate sequence's
+  // sub-features (over its negatives' rows, data_groups.h).
+  enum class Group { kBase, kNeg, kCandidate };
+  // The features of `group` over `batch` into *sparse_out / *dense_out; sequences (base and
+  // candidate) into `out`'s sequence maps.
+  void parse_group(const data::RecordBatch& batch, Group group, sparse::KeyedJaggedTensor* sparse_out,
                    sparse::KeyedTensor* dense_out, sparse::Batch* out) const;
 
   FeatureSet features_;

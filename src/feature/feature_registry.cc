@@ -155,6 +155,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
   }
   if (ctx.fg_dag) set.dag = plan_fg_dag(set.features);
   set.neg = negative_features(dc, set.features);
+  set.candidate = candidate_sequence(dc, set.features);
   set.force_base_data_group = dc.force_base_data_group();
   return set;
 }

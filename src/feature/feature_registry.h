@@ -9,6 +9,7 @@
 
 #include <google/protobuf/message.h>
 
+#include "feature/data_groups.h"
 #include "feature/feature.h"
 #include "feature/fg_dag.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -28,6 +29,8 @@ struct FeatureSet {
   // data_config.force_base_data_group: the sampled features are parsed over the negatives' rows
   // as above but join __BASE__ (FeatureParser pads the others; FeatureInfo::neg stays false).
   bool force_base_data_group = false;
+  // A sampler drawing negatives for a grouped sequence's items (data_groups.h): that sequence.
+  std::optional<CandidateSequence> candidate;
   bool has_neg() const { return std::find(neg.begin(), neg.end(), true) != neg.end(); }
 };
 

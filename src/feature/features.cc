@@ -35,7 +35,8 @@ std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config
       continue;
     }
     out.push_back(info);
-    out.back().sampled = set.neg[i];
+    // A candidate sequence's sub-features carry the negatives in the batch's last row.
+    out.back().sampled = set.neg[i] || (set.candidate && info.sequence_name == set.candidate->name);
     out.back().neg = set.neg[i] && !set.force_base_data_group;
   }
   if (stubs.empty()) return out;

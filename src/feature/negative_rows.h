@@ -12,11 +12,17 @@
 //             FG_NONE — as TorchEasyRec splits the sampled attribute strings), then one cell per
 //             negative: its attribute text from the item table.
 //   origins   the batch's rows, then "<item table> negative k" for the negatives (messages).
+// Candidate sequences (data_groups.h, CandidateSequence): item_id_field is a grouped sequence's
+// input column; the ids are every row's items in order (user_id_field repeated per item for the
+// v2 / hard samplers, as TorchEasyRec's build_sampler_input), and the result holds the negatives'
+// rows only, their columns named "<sequence>__<attr field>" (FeatureParser appends them to the
+// sequence's last row); hard_neg_indices' rows then count the items.
 //   randomness  the sampler's stream for (rank, the batch's first row: file and line), so a batch
 //             gets the same negatives in every run and after --continue_train (data/negative_sampler.h).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,7 @@
 
 #include "data/negative_sampler.h"
 #include "data/record_batch.h"
+#include "feature/data_groups.h"
 
 namespace tzrec::feature {
 
@@ -31,8 +38,9 @@ class NegativeRows {
  public:
   // `columns`: the attr_fields the __NEG__ features read; `list_sep`: how typed list cells are
   // joined. `rank`: the global rank (independent negatives per rank).
+  // `candidate`: the sequence the negatives join (its columns are then `columns`), or nullopt.
   NegativeRows(std::shared_ptr<const data::NegativeSampler> sampler, std::vector<std::string> columns,
-               std::string list_sep, int32_t rank);
+               std::string list_sep, int32_t rank, std::optional<CandidateSequence> candidate = std::nullopt);
 
   // The columns the ids are read from (item_id_field, user_id_field when the sampler reads it).
   std::vector<std::string> id_columns() const;
@@ -42,12 +50,16 @@ class NegativeRows {
   data::RecordBatch sample(const data::RecordBatch& batch, torch::Tensor* hard_neg_indices) const;
 
  private:
-  std::vector<int64_t> keys(const data::RecordBatch& batch, const std::string& column) const;
+  // One id per row of `column`; with `items_per_row`, every item of the candidate sequence's
+  // cells instead, *items_per_row receiving their count per row.
+  std::vector<int64_t> keys(const data::RecordBatch& batch, const std::string& column,
+                            std::vector<int64_t>* items_per_row = nullptr) const;
 
   std::shared_ptr<const data::NegativeSampler> sampler_;
   std::vector<std::string> columns_;
   std::string list_sep_;
   int32_t rank_ = 0;
+  std::optional<CandidateSequence> candidate_;
 };
 
 }  // namespace tzrec::feature

@@ -183,5 +183,82 @@ TEST_F(NegativeRowsTest, BadIdsNameTheRow) {
   }
 }
 
+// A sampler over a grouped sequence's items (data_groups.h, CandidateSequence; TorchEasyRec's
+// hstu_match layout): every row's items are positives, and the negatives are appended to the
+// batch's last row of that sequence, past its sequence_length (which cuts only the rows' own
+// items), with Batch::candidate_pos_lengths the rows' own item counts.
+TEST_F(NegativeRowsTest, CandidateSequenceNegativesJoinTheLastRow) {
+  const std::string text =
+      "data_config { batch_size: 4 dataset_type: CsvDataset with_header: true fg_mode: FG_DAG label_fields: 'clk' "
+      "negative_sampler { input_path: '" +
+      (dir_ / "item.txt").string() +
+      "' num_sample: 3 attr_fields: ['video_id', 'cate'] item_id_field: 'cand_seq__video_id' } } "
+      "feature_configs { id_feature { feature_name: 'user_id' expression: 'user:user_id' num_buckets: 100 "
+      "embedding_dim: 4 } } "
+      "feature_configs { sequence_feature { sequence_name: 'cand_seq' sequence_length: 2 sequence_delim: '|' "
+      "features { id_feature { feature_name: 'video_id' expression: 'item:video_id' num_buckets: 100 "
+      "embedding_dim: 4 } } "
+      "features { id_feature { feature_name: 'cate' expression: 'item:cate' num_buckets: 200 embedding_dim: 4 } } "
+      "} } ";
+  const auto cfg = parse_config(text);
+  const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
+  ASSERT_TRUE(parser.candidate().has_value());
+  EXPECT_EQ(parser.candidate()->name, "cand_seq");
+  EXPECT_EQ(parser.neg_input_columns(), (std::vector<std::string>{"cand_seq__video_id", "cand_seq__cate"}));
+  const FeatureSet set = build_features(cfg);
+  EXPECT_EQ(set.neg, (std::vector<bool>{false, false, false}));  // no __NEG__ group
+  const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
+                          parser.neg_input_columns(), "\x1d", 0, parser.candidate());
+  data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9"}},
+                                        {"cand_seq__video_id", {"1|2", "3", "4|5|6"}},
+                                        {"cand_seq__cate", {"10|20", "30", "40|50|60"}},
+                                        {"clk", {"1", "0", "1"}}});
+  torch::Tensor hard;
+  const data::RecordBatch neg = rows.sample(batch, &hard);
+  ASSERT_EQ(neg.num_rows(), 3);  // the negatives' rows only
+  EXPECT_EQ(neg.columns[0].name, "cand_seq__video_id");
+  const sparse::Batch b = parser.parse_in_place(&batch, &neg);
+  EXPECT_EQ(b.batch_size, 3);
+  EXPECT_EQ(ids_of(b.candidate_pos_lengths), (Ids{2, 1, 2}));  // row 3 cut to sequence_length 2
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("cand_seq__video_id")), (Ids{2, 1, 5}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("cand_seq__cate")), (Ids{2, 1, 5}));
+  EXPECT_EQ(ids_of(b.sparse_features["cand_seq__video_id"].lengths), (Ids{2, 1, 5}));
+  const Ids items = ids_of(b.sparse_features["cand_seq__video_id"].values);
+  const Ids cates = ids_of(b.sparse_features["cand_seq__cate"].values);
+  ASSERT_EQ(items.size(), 8u);
+  EXPECT_EQ(Ids(items.begin(), items.begin() + 5), (Ids{1, 2, 3, 4, 5}));
+  EXPECT_EQ(Ids(cates.begin(), cates.begin() + 5), (Ids{10, 20, 30, 40, 50}));
+  for (size_t k = 5; k < 8; ++k) {
+    // (Six of the ten items are the batch's: the sampler's retry limit may let one through.)
+    EXPECT_GE(items[k], 1);
+    EXPECT_LE(items[k], 10);
+    EXPECT_EQ(cates[k], items[k] * 10) << "negative " << k << " carries another item's attributes";
+  }
+  EXPECT_EQ(ids_of(b.sparse_features["user_id"].values), (Ids{7, 8, 9}));  // the user side is untouched
+}
+
+TEST_F(NegativeRowsTest, CandidateSequenceFeaturesReadTheSampledColumns) {
+  // A sub-feature of the candidate sequence reading a column the sampler does not provide.
+  const std::string text =
+      "data_config { fg_mode: FG_DAG label_fields: 'clk' negative_sampler { input_path: '" + (dir_ / "item.txt").string() +
+      "' num_sample: 3 attr_fields: ['video_id'] item_id_field: 'cand_seq__video_id' } } "
+      "feature_configs { sequence_feature { sequence_name: 'cand_seq' sequence_length: 2 sequence_delim: '|' "
+      "features { id_feature { feature_name: 'video_id' expression: 'item:video_id' num_buckets: 100 "
+      "embedding_dim: 4 } } "
+      "features { id_feature { feature_name: 'cate' expression: 'item:cate' num_buckets: 200 embedding_dim: 4 } } "
+      "} } ";
+  try {
+    build_features(parse_config(text));
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("(feature cand_seq__cate): the candidate sequence 'cand_seq' gets its "
+                                         "negatives from data_config.negative_sampler (item_id_field "
+                                         "cand_seq__video_id), which provides only the columns cand_seq__video_id; "
+                                         "add 'cate' (without the 'cand_seq__' prefix) to attr_fields"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace negative_rows_test
 }  // namespace tzrec::feature

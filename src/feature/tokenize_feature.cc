@@ -45,7 +45,13 @@ TokenizeFeature::TokenizeFeature(const protos::TokenizeFeature& c, const std::st
   tokenizer_ = load_text_tokenizer(c.tokenizer_type(), vocab_file_, path + ".vocab_file", path + ".tokenizer_type");
   info_.num_embeddings = tokenizer_->vocab_size();
   table_size_source_ = fmt::format("the tokenizer's vocabulary of {} tokens", info_.num_embeddings);
-  if (c.has_text_normalizer()) normalizer_.emplace(c.text_normalizer(), path + ".text_normalizer");
+  if (c.has_text_normalizer()) {
+    const protos::TextNormalizer& n = c.text_normalizer();
+    if (n.has_stop_char_file()) {
+      stop_char_file_ = config::vocab_file_path(n.stop_char_file(), c.has_asset_dir(), c.asset_dir());
+    }
+    normalizer_.emplace(n, path + ".text_normalizer", stop_char_file_);
+  }
 
   if (reads_encoded_column(fg_mode_)) {
     // FG_BUCKETIZE too: the tokenizer's ids are the FG output (there is no bucketizer).
@@ -60,7 +66,12 @@ TokenizeFeature::TokenizeFeature(const protos::TokenizeFeature& c, const std::st
   tokenizer_->encode(default_value_, &default_ids_);
 }
 
-std::vector<FeatureAsset> TokenizeFeature::assets() const { return {{"vocab_file", vocab_file_}}; }
+// TorchEasyRec's TokenizeFeature.assets(): the tokenizer file and the normalizer's stop characters.
+std::vector<FeatureAsset> TokenizeFeature::assets() const {
+  std::vector<FeatureAsset> assets{{"vocab_file", vocab_file_}};
+  if (!stop_char_file_.empty()) assets.push_back({"text_normalizer.stop_char_file", stop_char_file_});
+  return assets;
+}
 
 bool TokenizeFeature::tokenize(std::string_view text, std::string* norm_buf, std::vector<int64_t>* ids) const {
   if (normalizer_) {
@@ -190,7 +201,7 @@ std::vector<nlohmann::ordered_json> TokenizeFeature::fg_json_entries() const {
     e["stub_type"] = true;
     if (n.has_max_length()) e["max_length"] = n.max_length();
     if (n.has_stop_char_file()) {
-      e["stop_char_file"] = config::vocab_file_path(n.stop_char_file(), c.has_asset_dir(), c.asset_dir());
+      e["stop_char_file"] = stop_char_file_;
     }
     if (n.norm_options_size() > 0) {
       // The feature generator's bit flags of the options; TEXT_REMOVE_SPACE is a key of its own.

@@ -4,7 +4,8 @@
 // Always sparse; the table has the tokenizer's vocabulary size (text_tokenizer.h). vocab_file (joined
 // to asset_dir) is the tokenizer: a Hugging Face tokenizer.json for tokenizer_type "bpe"
 // (bpe_tokenizer.h), a SentencePiece .model for "sentencepiece" (sentencepiece_tokenizer.h); it is
-// loaded once when the feature is built and is the feature's asset.
+// loaded once when the feature is built and is the feature's asset, as is text_normalizer's
+// stop_char_file (joined to asset_dir too).
 //
 // FG_NONE (the column named after the feature holds FG output): token ids as an id_feature's
 // column (fg_encoded_multival_sep, fg_encoded_default_value; sequences: items by sequence_delim).
@@ -58,6 +59,7 @@ class TokenizeFeature : public Feature {
 
   protos::TokenizeFeature config_;  // for fg_json_entries()
   std::string vocab_file_;          // joined to asset_dir
+  std::string stop_char_file_;      // text_normalizer.stop_char_file joined to asset_dir; "" when unset
   std::shared_ptr<const TextTokenizer> tokenizer_;
   std::optional<TextNormalizer> normalizer_;
   bool tokens_as_sequence_ = false;

@@ -10,9 +10,15 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "base/error.h"
+#include "feature/assets.h"
 #include "feature/feature_registry.h"
+#include "feature/fg_json.h"
 #include "feature/testing_config.h"
 #include "feature/testing_tensors.h"
 #include "feature/testing_typed_batch.h"
@@ -100,6 +106,64 @@ TEST(TokenizeFeature, TextOfListColumnsAndNormalizedToEmpty) {
     c.end_list();
   });
   EXPECT_EQ(bag(p.parse(t.batch), "token_feat"), (std::pair<Ids, Ids>{{19758, 73, 1944, 35609}, {3, 1}}));
+}
+
+TEST(TokenizeFeature, DefaultTextNormalizer) {
+  // text_normalizer {}: TEXT_LOWER2UPPER, TEXT_SBC2DBC, TEXT_CHT2CHS, TEXT_FILTER, so
+  // "ａｂｃ，ｅｆｇ！ hij" reads as "ABCEFG HIJ" (full-width letters and punctuation to ASCII, upper
+  // case, punctuation removed).
+  auto normalized = parser(feature("expression: \"user:t\" text_normalizer {}"), "fg_mode: FG_NORMAL");
+  auto plain = parser(feature("expression: \"user:t\""), "fg_mode: FG_NORMAL");
+  EXPECT_EQ(bag(normalized.parse(make_batch({{"t", {"\uff41\uff42\uff43\uff0c\uff45\uff46\uff47\uff01 hij"}}})),
+                "token_feat"),
+            bag(plain.parse(make_batch({{"t", {"ABCEFG HIJ"}}})), "token_feat"));
+}
+
+// TorchEasyRec's TokenizeFeature.assets(): text_normalizer.stop_char_file (joined to asset_dir) is
+// an asset next to the tokenizer; fg.json names it, and copies name the md5 copy (feature/assets.h;
+// md5 of "#\n" 552dacb15f2019c8f3f74c55befa242c, of small_tokenizer.json a0ae9ae4...).
+TEST(TokenizeFeature, StopCharFileIsAnAsset) {
+  namespace fs = std::filesystem;
+  const std::string dir = ::testing::TempDir() + "/tokenize_stop_chars_" + std::to_string(::getpid());
+  fs::create_directories(dir + "/package");
+  std::ofstream(dir + "/stop_chars.txt", std::ios::binary) << "#\n";
+  const std::string features = feature("expression: \"user:t\" asset_dir: \"" + dir +
+                                       "\" text_normalizer { stop_char_file: \"stop_chars.txt\" "
+                                       "norm_options: [TEXT_FILTER] }");
+  auto p = parser(features, "fg_mode: FG_NORMAL");
+  // Only '#' is a stop character: "abc# efg" reads as "abc efg", the '!' stays.
+  EXPECT_EQ(bag(p.parse(make_batch({{"t", {"abc# efg"}}})), "token_feat"),
+            (std::pair<Ids, Ids>{{19758, 299, 16054}, {3}}));
+  EXPECT_EQ(bag(p.parse(make_batch({{"t", {"abc efg!"}}})), "token_feat"),
+            bag(parser(feature("expression: \"user:t\""), "fg_mode: FG_NORMAL")
+                    .parse(make_batch({{"t", {"abc efg!"}}})),
+                "token_feat"));
+  const auto assets = p.features().at(0)->assets();
+  ASSERT_EQ(assets.size(), 2u);
+  EXPECT_EQ(assets[0].field, "vocab_file");
+  EXPECT_EQ(assets[0].path, kBpe);
+  EXPECT_EQ(assets[1].field, "text_normalizer.stop_char_file");
+  EXPECT_EQ(assets[1].path, dir + "/stop_chars.txt");
+  const auto entries = p.features().at(0)->fg_json();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]["stop_char_file"], dir + "/stop_chars.txt");
+  EXPECT_EQ(entries[0]["parameter"], 32);
+  // create_fg_json(asset_dir=...): the entry names the copy.
+  FgJsonOptions options;
+  options.asset_dir = dir + "/package";
+  const auto doc = create_fg_json(parse_config("data_config { fg_mode: FG_NORMAL } " + features), options);
+  EXPECT_EQ(doc["features"][0]["stop_char_file"], "stop_chars_552dacb15f2019c8f3f74c55befa242c.txt");
+  EXPECT_TRUE(fs::is_regular_file(dir + "/package/stop_chars_552dacb15f2019c8f3f74c55befa242c.txt"));
+  // An export package's config: the copies, read from the package.
+  auto config = parse_config("data_config { fg_mode: FG_NORMAL } " + features);
+  relocate_assets(&config, dir + "/package", dir + "/package");
+  const protos::TokenizeFeature& t = config.feature_configs(0).tokenize_feature();
+  EXPECT_EQ(t.text_normalizer().stop_char_file(), "stop_chars_552dacb15f2019c8f3f74c55befa242c.txt");
+  EXPECT_EQ(t.vocab_file(), "small_tokenizer_a0ae9ae42e0e8bbfc632ac3f160449ce.json");
+  EXPECT_EQ(t.asset_dir(), dir + "/package");
+  fs::remove(dir + "/stop_chars.txt");
+  EXPECT_NO_THROW(build_features(config));  // the copies are read from the package
+  fs::remove_all(dir);
 }
 
 TEST(TokenizeFeature, SentencePieceAsTorchEasyRec) {
@@ -266,8 +330,12 @@ TEST(TokenizeFeature, BadConfigs) {
   EXPECT_NE(error(feature("expression: \"user:a\" tokenizer_type: \"sentencepiece\"", kBpe))
                 .find("small_tokenizer.json' is not a SentencePiece model"),
             std::string::npos);
-  EXPECT_EQ(error(feature("expression: \"user:a\" text_normalizer { norm_options: [TEXT_CHT2CHS] }")),
-            "not supported yet: " + path + ".text_normalizer.norm_options[0]: TEXT_CHT2CHS");
+  // stop_char_file is read from asset_dir when it is set.
+  EXPECT_EQ(error(feature("expression: \"user:a\" asset_dir: \"" + kDir +
+                          "\" text_normalizer { stop_char_file: \"missing_stop_chars.txt\" }")),
+            path + ".text_normalizer.stop_char_file: cannot read stop character file " + kDir +
+                "/missing_stop_chars.txt; check the path (relative paths are read from the working directory, or from "
+                "asset_dir when it is set)");
   EXPECT_EQ(error(feature("expression: \"a\"")).rfind(path + ".expression", 0), 0u);
   EXPECT_EQ(error(feature("expression: \"user:a\" tokens_as_sequence: true"))
                 .rfind(path + ".sequence_length: set the most tokens", 0),

@@ -39,7 +39,7 @@ TEST(ModelConfigRules, ModelRequired) {
 TEST(ModelConfigRules, SamplerNeedsAMatchModel) {
   auto sampled = deepfm("data_config { negative_sampler { input_path: 'x' num_sample: 1 item_id_field: 'c0' } }");
   EXPECT_TRUE(HasProblem(sampled, "data_config.negative_sampler",
-                         "negative samplers feed match models (dssm, dssm_v2, dat, mind); deepfm is a rank model"));
+                         "negative samplers feed match models (dssm, dssm_v2, dat, mind, hstu_match); deepfm is a rank model"));
 }
 
 TEST(ModelConfigRules, FeatureGroups) {

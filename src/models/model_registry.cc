@@ -10,6 +10,7 @@
 #include "models/match/dat.h"
 #include "models/match/dssm.h"
 #include "models/match/dssm_v2.h"
+#include "models/match/hstu_match.h"
 #include "models/match/mind.h"
 #include "models/multi_task/dbmtl.h"
 #include "models/multi_task/dc2vr.h"
@@ -80,6 +81,7 @@ const std::map<std::string, Factory>& model_types() {
       {"dssm_v2", make<DSSMV2>},
       {"dat", make<DAT>},
       {"mind", make<MIND>},
+      {"hstu_match", make<HSTUMatch>},
       // sid/
       {"sid_rqvae", make<SidRqvae>},
       {"sid_rqkmeans", make<SidRqkmeans>},
@@ -115,7 +117,7 @@ std::shared_ptr<Model> create_model(const protos::EasyRecConfig& config,
                                       : "tdm_sampler feeds the tdm model only; use model_config.tdm"));
   }
   if (sampler != nullptr && !tdm && !is_match_model(mc)) {
-    throw ConfigError(fmt::format("data_config.{}: negative samplers feed match models (dssm, dssm_v2, dat, mind); "
+    throw ConfigError(fmt::format("data_config.{}: negative samplers feed match models (dssm, dssm_v2, dat, mind, hstu_match); "
                                   "{} is a rank model — remove the sampler or use a match model",
                                   sampler->name(), field->name()));
   }

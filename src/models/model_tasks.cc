@@ -78,6 +78,7 @@ bool is_match_model(const protos::ModelConfig& model_config) {
     case protos::ModelConfig::kDssmV2:
     case protos::ModelConfig::kDat:
     case protos::ModelConfig::kMind:
+    case protos::ModelConfig::kHstuMatch:
       return true;
     default:
       return false;

@@ -57,7 +57,8 @@ struct ModelTask {
 // Whether the model oneof of `model_config` is a multi-task model with task_towers (mmoe, dbmtl, ple, pepnet,
 // dc2vr) or fusion_mtl_tower task_configs (dlrm_hstu, ultra_hstu).
 bool is_multi_task(const protos::ModelConfig& model_config);
-// Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind).
+// Whether it is a match (retrieval) model scoring users against items (dssm, dssm_v2, dat, mind,
+// hstu_match).
 bool is_match_model(const protos::ModelConfig& model_config);
 
 // The tasks of `model_config`. labels / sample_weights: data_config.label_fields /

@@ -49,12 +49,12 @@ TEST(Model, CreateModelDispatchesOnOneof) {
   EXPECT_NE(dynamic_cast<MultiTower*>(m2.get()), nullptr);
   EXPECT_EQ(m2->label_name(), "clk");
 
-  auto hstu = parse_config(R"(model_config { hstu_match { } })");
+  auto refused = parse_config(R"(model_config { simple_multi_task { } })");
   try {
-    create_model(hstu, features());
+    create_model(refused, features());
     ADD_FAILURE();
   } catch (const NotSupportedError& e) {
-    EXPECT_STREQ(e.what(), "not supported yet: model_config.hstu_match");
+    EXPECT_STREQ(e.what(), "not supported yet: model_config.simple_multi_task");
   }
   EXPECT_THROW(create_model(parse_config(R"(model_config { })"), features()), ConfigError);
   EXPECT_THROW(create_model(parse_config(""), features()), ConfigError);

@@ -15,6 +15,7 @@ Batch Batch::to(const torch::Device& device) const {
   out.neg_sparse_features = neg_sparse_features.empty() ? neg_sparse_features : neg_sparse_features.to(device);
   out.neg_dense_features = neg_dense_features.to(device);
   if (hard_neg_indices.defined()) out.hard_neg_indices = hard_neg_indices.to(device);
+  if (candidate_pos_lengths.defined()) out.candidate_pos_lengths = candidate_pos_lengths.to(device);
   for (const auto& [k, v] : labels) out.labels[k] = v.to(device);
   for (const auto& [k, v] : jagged_label_values) out.jagged_label_values[k] = v.to(device);
   for (const auto& [k, v] : jagged_label_lengths) out.jagged_label_lengths[k] = v.to(device);

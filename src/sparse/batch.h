@@ -38,6 +38,12 @@ struct Batch {
   KeyedJaggedTensor neg_sparse_features;
   KeyedTensor neg_dense_features;
   torch::Tensor hard_neg_indices;
+  // A sampler drawing negatives for a candidate sequence (feature/data_groups.h,
+  // CandidateSequence): each row's own items of that sequence (its positives), [B] int64
+  // (TorchEasyRec's CAND_POS_LENGTHS); the sequence's last row holds its positives followed by
+  // the negatives, and hard_neg_indices' rows count the positives of all rows in order.
+  // Undefined otherwise.
+  torch::Tensor candidate_pos_lengths;
   std::map<std::string, torch::Tensor> labels;     // [B] float32 (int columns become float32 too)
   // Labels read from list columns (TorchEasyRec's jagged labels, one value per candidate item of
   // the generative models): values [Σ n_b] float32 and lengths [B] int64, keyed like labels.

@@ -44,9 +44,9 @@ expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.c
 printf 'model_dir: "x"\nbogus_field: 1\n' > "$WORK/unknown.config"
 expect_error "unknown.config:2:" check_config --pipeline_config_path "$WORK/unknown.config"
 # A model this build refuses (the model oneof's last member set wins in text format).
-{ cat "$ROOT/examples/deepfm_criteo_synth.config"; echo 'model_config { hstu_match {} }'; } > "$WORK/refused.config"
-expect_error "not supported yet: model_config.hstu_match" check_config --pipeline_config_path "$WORK/refused.config"
-expect_error "not supported yet: model_config.hstu_match" train_eval --pipeline_config_path "$WORK/refused.config"
+{ cat "$ROOT/examples/deepfm_criteo_synth.config"; echo 'model_config { simple_multi_task {} }'; } > "$WORK/refused.config"
+expect_error "not supported yet: model_config.simple_multi_task" check_config --pipeline_config_path "$WORK/refused.config"
+expect_error "not supported yet: model_config.simple_multi_task" train_eval --pipeline_config_path "$WORK/refused.config"
 "$TZREC" check_config --pipeline_config_path "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/ok" \
   || fail "check_config rejects the example"
 # A normalizer under FG_NONE is valid but not applied: a warning says so.

@@ -13,12 +13,6 @@ namespace tzrec::models {
 
 namespace {
 
-std::map<std::string, torch::Tensor> flip_rows(const std::map<std::string, torch::Tensor>& m) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [k, v] : m) out[k] = v.flip({0});
-  return out;
-}
-
 // What DlrmHSTU and UltraHSTU configure alike (their messages have the same fields apart from the
 // number of `hstu` channels).
 struct GenerativeRankConfig {
@@ -95,36 +89,12 @@ DlrmHSTU::DlrmHSTU(const protos::ModelConfig& model_config, const std::vector<fe
   // Contextual features: a DEEP group "contextual", or the query part of a SEQUENCE one.
   nn::gr::InputPreprocessorDims dims;
   dims.target_embedding_dim = seq->sequence_dim("candidate");
-  std::vector<int64_t> ctx_dims;
-  if (embedding_group_->has_group("contextual")) {
-    dims.contextual_group = "contextual";
-    ctx_dims = embedding_group_->group_feature_dims("contextual");
-  } else if (seq->has_group("contextual")) {
-    dims.contextual_group = "contextual.query";
-    const int64_t d = seq->query_dim("contextual");
-    if (d > 0) ctx_dims = {d};
-  } else {
+  if (!set_contextual_dims(*embedding_group_, cfg.concat_contextual_features,
+                           [this](const std::string& g) { return group_path(g); },
+                           " or set " + path + ".concat_contextual_features", &dims)) {
     throw ConfigError(fmt::format("model_config.feature_groups: {} needs a feature group named 'contextual' "
                                   "(group_type: DEEP, or SEQUENCE to share tables with the sequences)",
                                   cfg.model));
-  }
-  if (!ctx_dims.empty()) {
-    if (cfg.concat_contextual_features) {
-      int64_t sum = 0;
-      for (int64_t d : ctx_dims) sum += d;
-      dims.contextual_feature_dim = sum;
-      dims.max_contextual_seq_len = 1;
-    } else {
-      for (int64_t d : ctx_dims) {
-        if (d != ctx_dims.front()) {
-          throw ConfigError(fmt::format("{}: the contextual features have different output dims ({} and {}); give them "
-                                        "one embedding_dim or set {}.concat_contextual_features",
-                                        group_path("contextual"), ctx_dims.front(), d, path));
-        }
-      }
-      dims.contextual_feature_dim = ctx_dims.front();
-      dims.max_contextual_seq_len = static_cast<int64_t>(ctx_dims.size());
-    }
   }
   std::vector<nn::gr::HSTUTransducer> transducers;
   int64_t d = 0;
@@ -164,11 +134,11 @@ TensorMap DlrmHSTU::predict_impl(const sparse::Batch& batch) {
   auto grouped = build_input(batch);
   // The candidates per row, in the batch's own row order.
   torch::Tensor num_targets = grouped.at("candidate.sequence_length").to(torch::kInt64);
-  if (!ascending_) grouped = flip_rows(grouped);
+  if (!ascending_) grouped = flip_grouped_rows(grouped);
   auto items = item_mlp_->forward(grouped.at("candidate.sequence"));
   auto users = encode_(grouped);
   auto outputs = tower_->forward(users, items);
-  if (!ascending_) outputs = flip_rows(outputs);
+  if (!ascending_) outputs = flip_grouped_rows(outputs);
   TensorMap predictions;
   for (size_t t = 0; t < tasks_.size(); ++t) task_output_to_prediction(t, outputs.at(tasks_[t].tower), &predictions);
   predictions[kTargetRepeatKey] = num_targets;

@@ -151,4 +151,44 @@ nn::gr::HSTUOptions to_hstu_options(const protos::HSTU& hstu, const std::string&
   return o;
 }
 
+bool set_contextual_dims(const embedding::EmbeddingGroupImpl& group, bool concat,
+                         const std::function<std::string(const std::string&)>& group_path,
+                         const std::string& concat_hint, nn::gr::InputPreprocessorDims* dims) {
+  std::vector<int64_t> ctx_dims;
+  if (group.has_group("contextual")) {
+    dims->contextual_group = "contextual";
+    ctx_dims = group.group_feature_dims("contextual");
+  } else if (group.sequence_groups()->has_group("contextual")) {
+    dims->contextual_group = "contextual.query";
+    const int64_t d = group.sequence_groups()->query_dim("contextual");
+    if (d > 0) ctx_dims = {d};
+  } else {
+    return false;
+  }
+  if (ctx_dims.empty()) return true;
+  if (concat) {
+    int64_t sum = 0;
+    for (int64_t d : ctx_dims) sum += d;
+    dims->contextual_feature_dim = sum;
+    dims->max_contextual_seq_len = 1;
+    return true;
+  }
+  for (int64_t d : ctx_dims) {
+    if (d != ctx_dims.front()) {
+      throw ConfigError(fmt::format("{}: the contextual features have different output dims ({} and {}); give them "
+                                    "one embedding_dim{}",
+                                    group_path("contextual"), ctx_dims.front(), d, concat_hint));
+    }
+  }
+  dims->contextual_feature_dim = ctx_dims.front();
+  dims->max_contextual_seq_len = static_cast<int64_t>(ctx_dims.size());
+  return true;
+}
+
+std::map<std::string, torch::Tensor> flip_grouped_rows(const std::map<std::string, torch::Tensor>& grouped) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : grouped) out[k] = v.flip({0});
+  return out;
+}
+
 }  // namespace tzrec::models

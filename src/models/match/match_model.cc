@@ -32,6 +32,14 @@ std::vector<std::pair<std::string, std::vector<std::string>>> match_towers(const
   TORCH_CHECK(set != nullptr, "match_towers: no model set");
   const google::protobuf::Message& m = model_config.GetReflection()->GetMessage(model_config, set);
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  if (model_config.has_hstu_match()) {  // HSTUMatch's user tower reads every group but the candidates
+    const std::string& candidates = model_config.hstu_match().item_tower().input();
+    std::vector<std::string> user;
+    for (const auto& g : model_config.feature_groups()) {
+      if (g.group_name() != candidates) user.push_back(g.group_name());
+    }
+    return {{MatchModel::kUserTower, user}, {MatchModel::kItemTower, {candidates}}};
+  }
   for (const char* tower : {MatchModel::kUserTower, MatchModel::kItemTower}) {
     const auto* field = m.GetDescriptor()->FindFieldByName(tower);
     TORCH_CHECK(field != nullptr, "match model ", set->name(), " has no ", tower);

@@ -36,8 +36,8 @@ torch::Tensor match_similarity(const torch::Tensor& user_emb, const torch::Tenso
                                double temperature = 1.0);
 
 // The towers of a match model ("user_tower", "item_tower") and the feature groups each reads (its
-// `input`, then DAT's `augment_input` / MIND's `history_input`), from the model message of
-// `model_config` (which must be a match model).
+// `input`, then DAT's `augment_input` / MIND's `history_input`; HSTUMatch's user tower every group
+// but the item tower's), from the model message of `model_config` (which must be a match model).
 std::vector<std::pair<std::string, std::vector<std::string>>> match_towers(const protos::ModelConfig& model_config);
 
 class MatchModel : public Model {

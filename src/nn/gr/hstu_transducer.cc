@@ -7,9 +7,11 @@
 
 namespace tzrec::nn::gr {
 
-HSTUTransducerImpl::HSTUTransducerImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
-                                       const std::string& config_path)
-    : embedding_dim_(options.stu.embedding_dim), input_dropout_ratio_(options.input_dropout_ratio) {
+HSTUPipelineImpl::HSTUPipelineImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
+                                   const std::string& config_path, std::string query_time_key)
+    : embedding_dim_(options.stu.embedding_dim),
+      input_dropout_ratio_(options.input_dropout_ratio),
+      query_time_key_(std::move(query_time_key)) {
   if (options.attn_num_layers < 1) {
     throw ConfigError(fmt::format("{}.attn_num_layers: must be at least 1", config_path));
   }
@@ -42,23 +44,35 @@ HSTUTransducerImpl::HSTUTransducerImpl(const HSTUOptions& options, InputPreproce
       make_output_postprocessor(options.output_postprocessor, embedding_dim_, config_path + ".output_postprocessor"));
 }
 
-torch::Tensor HSTUTransducerImpl::forward(const std::map<std::string, torch::Tensor>& grouped) {
+HSTUPipelineImpl::Encoded HSTUPipelineImpl::encode(const std::map<std::string, torch::Tensor>& grouped) {
   PreprocessedSequences s = preprocessor_->forward(grouped);
   auto x = s.seq_embeddings;
-  if (positional_encoder_) x = positional_encoder_->forward(s.seq_offsets, s.seq_timestamps, x, s.num_targets);
+  if (positional_encoder_) {
+    torch::Tensor query_time;
+    if (!query_time_key_.empty()) query_time = grouped.at(query_time_key_);
+    x = positional_encoder_->forward(s.seq_offsets, s.seq_timestamps, x, s.num_targets, query_time);
+  }
   x = torch::dropout(x, input_dropout_ratio_, is_training());
   STUStackOutput out = stu_->forward(x, s.seq_offsets, s.max_seq_len, s.num_targets);
-  auto timestamps = s.seq_timestamps;
-  auto lengths = s.seq_lengths;
+  Encoded e{out.x, s.seq_timestamps, s.seq_lengths, s.num_targets};
   if (out.plan.has_value()) {
-    timestamps = apply_stu_truncation_plan(timestamps, *out.plan);
-    lengths = out.plan->new_lengths;
+    e.timestamps = apply_stu_truncation_plan(e.timestamps, *out.plan);
+    e.lengths = out.plan->new_lengths;
   }
+  return e;
+}
+
+HSTUTransducerImpl::HSTUTransducerImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
+                                       const std::string& config_path)
+    : HSTUPipelineImpl(options, std::move(dims), scaling_seqlen, config_path) {}
+
+torch::Tensor HSTUTransducerImpl::forward(const std::map<std::string, torch::Tensor>& grouped) {
+  const Encoded e = encode(grouped);
   // Each row: [its items before the targets | its targets].
-  auto uih_offsets = complete_cumsum(lengths - s.num_targets);
-  auto target_offsets = complete_cumsum(s.num_targets);
-  auto candidates = split_2d_jagged(out.x, uih_offsets, target_offsets).second;
-  auto candidate_ts = split_2d_jagged(timestamps.unsqueeze(-1), uih_offsets, target_offsets).second.squeeze(-1);
+  auto uih_offsets = complete_cumsum(e.lengths - e.num_targets);
+  auto target_offsets = complete_cumsum(e.num_targets);
+  auto candidates = split_2d_jagged(e.x, uih_offsets, target_offsets).second;
+  auto candidate_ts = split_2d_jagged(e.timestamps.unsqueeze(-1), uih_offsets, target_offsets).second.squeeze(-1);
   if (preprocessor_->interleave_targets()) {
     candidates = candidates.view({-1, 2, candidates.size(-1)}).select(1, 0);
     candidate_ts = candidate_ts.view({-1, 2}).select(1, 0);

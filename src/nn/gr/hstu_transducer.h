@@ -35,24 +35,45 @@ struct HSTUOptions {
   int64_t attn_truncation_tail_len = 0;
 };
 
-class HSTUTransducerImpl : public torch::nn::Module {
+// What the HSTU encoders share (TorchEasyRec's _HSTUPipelineBase): "_input_preprocessor" →
+// "_positional_encoder" (optional; anchored on the grouped input `query_time_key` when set) →
+// dropout(input_dropout_ratio) → "_stu_module", the truncation plan replayed on the timestamps;
+// "_output_postprocessor" is the subclasses' to apply.
+class HSTUPipelineImpl : public torch::nn::Module {
  public:
+  int64_t output_dim() const { return embedding_dim_; }
+
+ protected:
   // dims: the input widths and contextual layout (dims.output_embedding_dim is set from
   // options.stu.embedding_dim); scaling_seqlen: the model's max_seq_len (used when the STU
   // config leaves it unset). ConfigError naming config_path (the HSTU message) for bad settings.
-  HSTUTransducerImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
-                     const std::string& config_path);
-  // grouped: the embedding group outputs (input_preprocessor.h) → [Σ num_targets, D]
-  torch::Tensor forward(const std::map<std::string, torch::Tensor>& grouped);
-  int64_t output_dim() const { return embedding_dim_; }
+  HSTUPipelineImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
+                   const std::string& config_path, std::string query_time_key = "");
 
- private:
+  // The STU stack's output over each row's sequence (contextual items, history, targets).
+  struct Encoded {
+    torch::Tensor x;            // [L, D]
+    torch::Tensor timestamps;   // [L]
+    torch::Tensor lengths;      // [B] int64
+    torch::Tensor num_targets;  // [B] int64
+  };
+  Encoded encode(const std::map<std::string, torch::Tensor>& grouped);
+
   int64_t embedding_dim_;
   double input_dropout_ratio_;
+  std::string query_time_key_;
   std::shared_ptr<InputPreprocessor> preprocessor_;
   PositionalEncoder positional_encoder_{nullptr};
   STUStack stu_{nullptr};
   std::shared_ptr<OutputPostprocessor> postprocessor_;
+};
+
+class HSTUTransducerImpl : public HSTUPipelineImpl {
+ public:
+  HSTUTransducerImpl(const HSTUOptions& options, InputPreprocessorDims dims, int64_t scaling_seqlen,
+                     const std::string& config_path);
+  // grouped: the embedding group outputs (input_preprocessor.h) → [Σ num_targets, D]
+  torch::Tensor forward(const std::map<std::string, torch::Tensor>& grouped);
 };
 TORCH_MODULE(HSTUTransducer);
 

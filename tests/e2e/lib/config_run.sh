@@ -3,7 +3,7 @@
 #
 # run_generated_config NAME W: W is the output dir of `tzrec gen_data` for config NAME. A config
 # check_config accepts trains 20 steps, exports and predicts with every exported package (match
-# models: user, item; TDM: model, embedding); a refused one must be refused for `not supported
+# models: user, item — hstu_match's item package on gen_data's items.parquet; TDM: model, embedding); a refused one must be refused for `not supported
 # yet:` only, by check_config and by train_eval before reading data. Prints one line and sets
 # RUN_RESULT to accepted or refused.
 run_generated_config() {
@@ -23,7 +23,10 @@ run_generated_config() {
     local p
     for p in $packages; do
       [[ -s "$W/export/$p/model.safetensors" ]] || fail "$name: no exported model in export/$p"
-      "$TZREC" predict --scripted_model_path "$W/export/$p" --predict_input_path "$W/eval.parquet" \
+      # hstu_match's item package reads one item per row (gen_data's items.parquet).
+      local input="$W/eval.parquet"
+      [[ $p == item && -s "$W/items.parquet" ]] && input="$W/items.parquet"
+      "$TZREC" predict --scripted_model_path "$W/export/$p" --predict_input_path "$input" \
         --predict_output_path "$W/pred_$p" 2> "$W.predict.log" || { tail -5 "$W.predict.log"; fail "$name: predict"; }
       [[ -s "$W/pred_$p/part-0.parquet" ]] || fail "$name: no predictions of export/$p"
     done
