@@ -3,7 +3,7 @@
 // ReadPosition; a checkpoint stores all of them (index = rank). position_for_rank turns them
 // into the position one rank of a resumed run starts from — on the same or on another world size:
 //
-//   - same world size: rank r gets exactly the position rank r saved, so every rank continues
+//   - same world size (files and row ranges): rank r gets exactly the position rank r saved, so every rank continues
 //     with its next batch, as if the run had not stopped;
 //   - another world size (1 → 2, 2 → 4, 4 → 1, ...):
 //       Parquet (kRowRanges): the rows no rank has consumed yet (each saved worker's ranges minus
@@ -14,6 +14,10 @@
 //       advanced it) and the files are dealt round-robin over the new ranks' workers;
 //     every remaining row is read exactly once by the new ranks; batch boundaries and order
 //     differ from an uninterrupted run.
+//   - Kafka streams (kStream), any world size: every rank gets every partition's furthest saved
+//     position (partitions are global; the readers take their partitions from it), so a resumed
+//     rank's own saved position also lists the partitions other ranks read, at the offsets the
+//     run resumed from — harmless, since the furthest position of a partition wins.
 // A null entry (a rank saved at the end of an epoch) must be null on every rank.
 #pragma once
 

@@ -13,6 +13,9 @@ std::map<std::string, double> measure_pooling_factors(const protos::EasyRecConfi
                                                       const std::vector<embedding::BagConfig>& bags,
                                                       dist::ProcessGroup* pg, int max_batches) {
   if (config.train_input_path().empty() || bags.empty()) return {};
+  // A stream is not read twice: its first messages would be consumed here and, with
+  // auto.offset.reset=latest, never trained (and the read would wait for new messages).
+  if (config.data_config().dataset_type() == protos::KafkaDataset) return {};
   std::vector<std::string> tables;  // distinct, in bag order
   std::map<std::string, size_t> table_index;
   for (const auto& b : bags) {

@@ -20,7 +20,8 @@ constexpr int kPoolingFactorBatches = 4;
 // first `max_batches` batches of train_input_path that each rank would train on, summed over the
 // ranks of `pg` (nullptr: this process alone), so every rank gets the same numbers. A collective
 // when `pg` is given: every rank calls it. Returns an empty map — the planner then keeps its
-// estimates — when there is no train input or no rank read a row; a rank that cannot read its
+// estimates — when there is no train input, the input is a KafkaDataset stream (not read ahead
+// of training), or no rank read a row; a rank that cannot read its
 // data logs a warning and the measurement is dropped on every rank (training then reports the
 // data error itself).
 std::map<std::string, double> measure_pooling_factors(const protos::EasyRecConfig& config,

@@ -69,6 +69,10 @@ TEST(PoolingFactors, NoInputOrUnreadableInputKeepsEstimates) {
   EXPECT_TRUE(measure_pooling_factors(config_for(bad, 4), kBags, nullptr).empty());
   const std::string empty = dir.write("empty.csv", "clk,a,b,c\n");
   EXPECT_TRUE(measure_pooling_factors(config_for(empty, 4), kBags, nullptr).empty());
+  // A Kafka stream is not read ahead of training (no broker is contacted: this one does not exist).
+  auto kafka = config_for("kafka://127.0.0.1:1/clicks?group.id=g", 4);
+  kafka.mutable_data_config()->set_dataset_type(protos::KafkaDataset);
+  EXPECT_TRUE(measure_pooling_factors(kafka, kBags, nullptr).empty());
 }
 
 // Two ranks, each reading its own file: both get the figures over both files' rows, equal to one

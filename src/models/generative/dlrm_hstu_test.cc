@@ -1,4 +1,5 @@
-// DlrmHSTU on a hand-built batch: TorchEasyRec's parameter names, predictions per candidate with
+// DlrmHSTU against dlrm_hstu_reference.py (an independent plain-PyTorch DlrmHSTU in training, values
+// and gradients), and on a hand-built batch: TorchEasyRec's parameter names, predictions per candidate with
 // the candidates per row (kTargetRepeatKey), task labels as bits of the list label, grouping keys
 // repeated per candidate, gradients everywhere, and the config rules.
 #include "models/generative/dlrm_hstu.h"
@@ -7,6 +8,7 @@
 
 #include "base/error.h"
 #include "models/testing.h"
+#include "nn/testing.h"
 
 namespace tzrec::models {
 namespace dlrm_hstu_test {
@@ -233,6 +235,189 @@ TEST(UltraHSTU, OneTransducerPerChannelConcatenated) {
   testing::expect_gradients_everywhere(*model);
   EXPECT_NE(error_of([&] { build(ultra_config("uih_a")); }).find("model_config.ultra_hstu.hstu[1].name"),
             std::string::npos);
+}
+
+// The whole model against dlrm_hstu_reference.py, on the inputs of src/nn/gr/gr_modules_reference.py
+// (three users: histories of 2, 0 and 3 items, 1, 2 and 1 candidates; actions with a watch-time
+// bit; two contextual features), in training (targets interleaved with their actions).
+std::string reference_config() {
+  return R"pb(
+  data_config { label_fields: ["cand_seq__action_weight", "cand_seq__watch_time"] }
+  model_config {
+    feature_groups { group_name: "contextual" feature_names: ["user_id", "user_level"] group_type: DEEP }
+    feature_groups { group_name: "uih" feature_names: "uih_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "candidate" feature_names: "cand_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_action" feature_names: "uih_seq__action_weight" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_watchtime" feature_names: "uih_seq__watch_time" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "uih_timestamp" feature_names: "uih_seq__action_timestamp" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "candidate_timestamp" feature_names: "cand_seq__query_time" group_type: JAGGED_SEQUENCE }
+    dlrm_hstu {
+      hstu {
+        stu { embedding_dim: 4 num_heads: 2 hidden_dim: 3 attention_dim: 2 output_dropout_ratio: 0.0 }
+        input_dropout_ratio: 0.0
+        attn_num_layers: 2
+        positional_encoder { num_position_buckets: 16 num_time_buckets: 8 use_time_encoding: true }
+        input_preprocessor {
+          contextual_interleave_preprocessor {
+            action_encoder { simple_action_encoder { action_embedding_dim: 2 action_weights: [1, 2, 4]
+                                                     watchtime_to_action_thresholds: [10]
+                                                     watchtime_to_action_weights: [8] } }
+            action_mlp { parameterized_mlp { hidden_dim: 5 contextual_dropout_ratio: 0.0 } }
+            content_encoder { slice_content_encoder {} }
+            content_mlp { simple_mlp { hidden_dim: 6 } }
+          }
+        }
+        output_postprocessor { timestamp_layernorm_postprocessor {
+          time_duration_period_units: [3600, 86400] time_duration_units_per_period: [24, 7] } }
+      }
+      fusion_mtl_tower {
+        mlp { hidden_units: [5] activation: "nn.SiLU" }
+        task_configs { task_name: "is_click" label_name: "cand_seq__action_weight" task_bitmask: 1
+                       losses { binary_cross_entropy {} } }
+        task_configs { task_name: "watchtime" label_name: "cand_seq__watch_time" losses { l2_loss {} } }
+      }
+      max_seq_len: 10
+      item_embedding_hidden_dim: 5
+    }
+  })pb";
+}
+
+std::vector<feature::FeatureInfo> reference_features() {
+  auto uih_video = testing::sparse_feature("uih_seq__video_id", 20, 4);
+  uih_video.embedding_name = "uih_video_emb";
+  auto cand_video = testing::sparse_feature("cand_seq__video_id", 20, 6);
+  cand_video.embedding_name = "cand_video_emb";
+  return {
+      testing::sparse_feature("user_id", 10, 3),
+      testing::sparse_feature("user_level", 5, 3),
+      sequence_feature(uih_video, "uih_seq"),
+      sequence_feature(testing::dense_feature("uih_seq__action_weight", 1), "uih_seq"),
+      sequence_feature(testing::dense_feature("uih_seq__watch_time", 1), "uih_seq"),
+      sequence_feature(testing::dense_feature("uih_seq__action_timestamp", 1), "uih_seq"),
+      sequence_feature(cand_video, "cand_seq"),
+      sequence_feature(testing::dense_feature("cand_seq__query_time", 1), "cand_seq"),
+  };
+}
+
+sparse::Batch reference_batch() {
+  sparse::Batch b;
+  b.batch_size = 3;
+  b.sparse_features = make_kjt({"user_id", "user_level", "uih_seq__video_id", "cand_seq__video_id"},
+                               {{{7}, {3}, {1}}, {{1}, {2}, {0}}, {{4, 5}, {}, {6, 7, 8}}, {{10}, {11, 12}, {13}}});
+  const auto lengths = [](std::vector<int64_t> v) { return torch::tensor(v, torch::kInt64); };
+  const auto column = [](std::vector<float> v) { return torch::tensor(v).unsqueeze(1); };
+  for (const char* f : {"uih_seq__video_id", "uih_seq__action_weight", "uih_seq__watch_time",
+                        "uih_seq__action_timestamp"}) {
+    b.sequence_lengths[f] = lengths({2, 0, 3});
+  }
+  b.sequence_lengths["cand_seq__video_id"] = lengths({1, 2, 1});
+  b.sequence_lengths["cand_seq__query_time"] = lengths({1, 2, 1});
+  b.sequence_dense_features["uih_seq__action_weight"] = column({1, 6, 3, 0, 5});
+  b.sequence_dense_features["uih_seq__watch_time"] = column({12, 3, 10, 9, 0});
+  b.sequence_dense_features["uih_seq__action_timestamp"] = column({1000, 4600, 200, 90000, 100000});
+  b.sequence_dense_features["cand_seq__query_time"] = column({8200, 1000, 1300, 190000});
+  b.jagged_label_values["cand_seq__action_weight"] = torch::tensor({1.f, 2.f, 3.f, 0.f});
+  b.jagged_label_lengths["cand_seq__action_weight"] = lengths({1, 2, 1});
+  b.jagged_label_values["cand_seq__watch_time"] = torch::tensor({30.f, 0.f, 12.f, 5.f});
+  b.jagged_label_lengths["cand_seq__watch_time"] = lengths({1, 2, 1});
+  return b;
+}
+
+TEST(DlrmHSTU, MatchesThePythonReference) {
+  // Expected values: /usr/bin/python3 src/models/generative/dlrm_hstu_reference.py
+  auto cfg = parse_config(reference_config());
+  DlrmHSTU model(cfg.model_config(), reference_features(), {"cand_seq__action_weight", "cand_seq__watch_time"}, {});
+  model.train();
+  {
+    // Dense parameters pattern(shape, 0.1 i) over their sorted names, tables pattern(shape, 1 + 0.1 j).
+    torch::NoGradGuard no_grad;
+    int i = 0;
+    for (auto& [name, p] : testing::dense_of(model)) p.copy_(nn::testing::pattern(p.sizes().vec(), 0.1 * i++));
+    int j = 0;
+    for (auto& [name, w] : testing::tables_of(model)) w.copy_(nn::testing::pattern(w.sizes().vec(), 1 + 0.1 * j++));
+  }
+  const sparse::Batch b = reference_batch();
+  auto p = model.predict(b);
+  EXPECT_TRUE(torch::allclose(p.at("logits_is_click"), torch::tensor({-0.30169963, -0.29843217, -0.29620125, -0.29814456}), 1e-5, 2e-5))
+      << p.at("logits_is_click");
+  EXPECT_TRUE(torch::allclose(p.at("y_watchtime"), torch::tensor({-0.37112312, -0.36931583, -0.36777458, -0.36895540}), 1e-5, 2e-5))
+      << p.at("y_watchtime");
+  auto losses = model.loss(p, b);
+  EXPECT_NEAR(losses.at("binary_cross_entropy_is_click").item<double>(), 0.70441870, 2e-5);
+  EXPECT_NEAR(losses.at("l2_loss_watchtime").item<double>(), 276.08226103, 2e-3);
+  model.total_loss(losses).backward();
+  const std::map<std::string, double> want = {
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.bias", -0.00017003},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.weight", -0.00075307},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._attn_weights_norm.bias", 0.00016937},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._attn_weights_norm.weight", 0.00107110},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._dense_features_compress.bias", 0.00010833},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._dense_features_compress.weight", 0.00012535},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.0.bias", -0.00028586},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.0.weight", -0.00014407},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.1.bias", -0.00005830},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.1.weight", -0.00006149},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.2.bias", 0.00013626},
+      {"_hstu_transducer._input_preprocessor._action_embedding_mlp._res_weights.2.weight", -0.00081720},
+      {"_hstu_transducer._input_preprocessor._action_encoder._action_embedding_table", 0.00072048},
+      {"_hstu_transducer._input_preprocessor._action_encoder._target_action_embedding_table", 0.00000000},
+      {"_hstu_transducer._input_preprocessor._batched_contextual_linear_bias", 0.00058605},
+      {"_hstu_transducer._input_preprocessor._batched_contextual_linear_weights", 0.00020390},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.0.bias", 0.04180786},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.0.weight", -0.00262133},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.1.bias", 0.00284913},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.1.weight", 0.00705756},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.2.bias", 0.00325760},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.2.weight", -0.05243356},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.3.bias", 0.01257010},
+      {"_hstu_transducer._input_preprocessor._content_embedding_mlp._mlp.3.weight", -0.08866875},
+      {"_hstu_transducer._output_postprocessor._layer_norm.bias", -0.46325904},
+      {"_hstu_transducer._output_postprocessor._layer_norm.weight", 0.52913258},
+      {"_hstu_transducer._output_postprocessor._time_feature_combiner.bias", -0.00374443},
+      {"_hstu_transducer._output_postprocessor._time_feature_combiner.weight", -0.36087359},
+      {"_hstu_transducer._positional_encoder._position_embeddings_weight", -0.01530267},
+      {"_hstu_transducer._positional_encoder._timestamp_embeddings_weight", 0.00578920},
+      {"_hstu_transducer._stu_module._stu_layers.0._input_norm_bias", -0.00829116},
+      {"_hstu_transducer._stu_module._stu_layers.0._input_norm_weight", 0.00098600},
+      {"_hstu_transducer._stu_module._stu_layers.0._output_norm_bias", -0.00031928},
+      {"_hstu_transducer._stu_module._stu_layers.0._output_norm_weight", -0.00158389},
+      {"_hstu_transducer._stu_module._stu_layers.0._output_weight", -0.00195909},
+      {"_hstu_transducer._stu_module._stu_layers.0._uvqk_beta", 0.00711965},
+      {"_hstu_transducer._stu_module._stu_layers.0._uvqk_weight", -0.00055595},
+      {"_hstu_transducer._stu_module._stu_layers.1._input_norm_bias", 0.00276203},
+      {"_hstu_transducer._stu_module._stu_layers.1._input_norm_weight", -0.01168314},
+      {"_hstu_transducer._stu_module._stu_layers.1._output_norm_bias", -0.00028029},
+      {"_hstu_transducer._stu_module._stu_layers.1._output_norm_weight", 0.00485582},
+      {"_hstu_transducer._stu_module._stu_layers.1._output_weight", 0.00863203},
+      {"_hstu_transducer._stu_module._stu_layers.1._uvqk_beta", 0.01231127},
+      {"_hstu_transducer._stu_module._stu_layers.1._uvqk_weight", -0.00277561},
+      {"_item_embedding_mlp.0.bias", 0.01343983},
+      {"_item_embedding_mlp.0.weight", -0.01670846},
+      {"_item_embedding_mlp.1.bias", -0.00348553},
+      {"_item_embedding_mlp.1.weight", 0.00727251},
+      {"_item_embedding_mlp.2.bias", 0.00474298},
+      {"_item_embedding_mlp.2.weight", 0.07261018},
+      {"_item_embedding_mlp.3.bias", 0.34506027},
+      {"_item_embedding_mlp.3.weight", -0.47766123},
+      {"_multitask_module.linear.bias", -12.09080057},
+      {"_multitask_module.linear.weight", 2.35333401},
+      {"_multitask_module.tower_mlp.mlp.0.perceptron.0.bias", -10.09765654},
+      {"_multitask_module.tower_mlp.mlp.0.perceptron.0.weight", -0.03859904},
+      {"sequence.cand_video_emb", 0.01353041},
+      {"sequence.uih_video_emb", -0.00001179},
+      {"user_id_emb", 0.00028702},
+      {"user_level_emb", 0.00017090},
+  };
+  std::map<std::string, torch::Tensor> params = testing::dense_of(model);
+  for (auto& [name, w] : testing::tables_of(model)) params[name] = w;
+  ASSERT_EQ(params.size(), want.size());
+  for (const auto& [name, value] : want) {
+    ASSERT_TRUE(params.count(name)) << name;
+    ASSERT_TRUE(params[name].grad().defined()) << name;
+    torch::Tensor grad = params[name].grad().is_sparse() ? params[name].grad().to_dense() : params[name].grad();
+    const double got = (grad * nn::testing::pattern(grad.sizes().vec(), 1.1)).sum().item<double>();
+    EXPECT_NEAR(got, value, 2e-5 + 1e-4 * std::abs(value)) << name;
+  }
 }
 
 }  // namespace dlrm_hstu_test

@@ -186,18 +186,23 @@ def postprocess(x, ts):
     return layer_norm(y, W["post._layer_norm.weight"], W["post._layer_norm.bias"])
 
 
-for mode in ("eval", "train"):
-    x, ts, lengths, nts = preprocess(mode == "train")
-    x = positional(x, ts, lengths, nts)
-    print(f"# {mode}: lengths {lengths} num_targets {nts}")
-    print(f"# {mode}: timestamps", ts.tolist())
-    print(f"# {mode}: encoded rows [{x.shape[0]}, {D}]")
-    print(x)
-    # candidates: each row's last items (every other one when interleaved), postprocessed
-    idx, s0 = [], 0
-    for b, n in enumerate(lengths):
-        cand_pos = list(range(s0 + n - nts[b], s0 + n))
-        idx += cand_pos[::2] if mode == "train" else cand_pos
-        s0 += n
-    print(f"# {mode}: postprocessed candidates")
-    print(postprocess(x[idx], ts[idx]))
+def main():
+    for mode in ("eval", "train"):
+        x, ts, lengths, nts = preprocess(mode == "train")
+        x = positional(x, ts, lengths, nts)
+        print(f"# {mode}: lengths {lengths} num_targets {nts}")
+        print(f"# {mode}: timestamps", ts.tolist())
+        print(f"# {mode}: encoded rows [{x.shape[0]}, {D}]")
+        print(x)
+        # candidates: each row's last items (every other one when interleaved), postprocessed
+        idx, s0 = [], 0
+        for b, n in enumerate(lengths):
+            cand_pos = list(range(s0 + n - nts[b], s0 + n))
+            idx += cand_pos[::2] if mode == "train" else cand_pos
+            s0 += n
+        print(f"# {mode}: postprocessed candidates")
+        print(postprocess(x[idx], ts[idx]))
+
+
+if __name__ == "__main__":
+    main()
