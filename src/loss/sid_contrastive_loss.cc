@@ -32,18 +32,23 @@ SidContrastiveLossImpl::SidContrastiveLossImpl() {
 
 torch::Tensor SidContrastiveLossImpl::forward(const torch::Tensor& embed_a_in, const torch::Tensor& embed_b_in,
                                               const torch::Tensor& embed_a_ori, const torch::Tensor& embed_b_ori,
-                                              const torch::Tensor& pair_mask) {
+                                              const torch::Tensor& pair_mask, const RankRows* ranks) {
   namespace F = torch::nn::functional;
   auto scaled = [](const torch::Tensor& s) { return s.clamp_max(kLogitScaleMax).exp(); };
   const torch::Tensor scale_self = scaled(logit_scale_self);
   const torch::Tensor scale_ori = scaled(logit_scale_ori);
   const torch::Tensor scale_cl = scaled(logit_scale_cl);
   const int64_t b = embed_a_in.size(0);
-  const torch::Tensor labels = torch::arange(b, torch::dtype(torch::kInt64).device(embed_a_in.device()));
+  const torch::Tensor labels = torch::arange(b, torch::dtype(torch::kInt64).device(embed_a_in.device())) +
+                               (ranks != nullptr ? ranks->offset : 0);
   const auto unit = F::NormalizeFuncOptions().p(2).dim(-1);
   const torch::Tensor a = F::normalize(embed_a_in, unit);
   const torch::Tensor bv = F::normalize(embed_b_in, unit);
-  const torch::Tensor col_mask = pair_mask.logical_not().unsqueeze(0);  // [1, B]
+  // The targets: this rank's rows, or every rank's.
+  auto all = [&](const torch::Tensor& x) { return ranks != nullptr ? ranks->rows(x) : x; };
+  const torch::Tensor a_all = all(a), b_all = all(bv), a_ori_all = all(embed_a_ori), b_ori_all = all(embed_b_ori);
+  const torch::Tensor mask_all = ranks != nullptr ? ranks->rows(pair_mask.to(torch::kFloat32)) > 0.5 : pair_mask;
+  const torch::Tensor col_mask = mask_all.logical_not().unsqueeze(0);  // [1, B of all ranks]
   const torch::Tensor fallback = pair_mask.to(torch::kInt64).argmax();  // the first pair row
   const torch::Tensor safe_labels = torch::where(pair_mask, labels, fallback.expand_as(labels));
   const torch::Tensor mask_f = pair_mask.to(torch::kFloat32);
@@ -54,7 +59,7 @@ torch::Tensor SidContrastiveLossImpl::forward(const torch::Tensor& embed_a_in, c
     const torch::Tensor& b_target;
   };
   const Group groups[] = {
-      {scale_self, bv, a}, {scale_ori, embed_b_ori, embed_a_ori}, {scale_cl, embed_a_ori, embed_b_ori}};
+      {scale_self, b_all, a_all}, {scale_ori, b_ori_all, a_ori_all}, {scale_cl, a_ori_all, b_ori_all}};
   torch::Tensor loss = torch::zeros({}, a.options());
   for (const Group& g : groups) {
     torch::Tensor logits_a = torch::matmul(g.scale * a, g.a_target.t());

@@ -12,20 +12,31 @@
 //   group loss = Σ_pair rows (ce_view1 + ce_view2) / (2 · max(#pairs, 1)); loss = Σ groups / 3.
 // State: "logit_scale_self", "logit_scale_cl", "logit_scale_ori" (scalar parameters, ln(1/0.07) at
 // start), so the module sits in the model as "_loss_modules.contrastive_loss".
-// Single process: TorchEasyRec all-gathers the rows of every rank first; SID models refuse
-// distributed runs here (models/sid/sid_model.h).
+// On several ranks (`ranks` given), as TorchEasyRec: the targets are every rank's rows (gathered
+// with their gradient), the columns of all ranks' non-pair rows are masked, and row i of this rank
+// targets column ranks.offset + i; the sums stay over this rank's rows.
 #pragma once
+
+#include <functional>
 
 #include <torch/torch.h>
 
 namespace tzrec::loss {
+
+// Rows of every rank: `rows(x)` is every rank's x concatenated in rank order (differentiable);
+// `offset` is where this rank's rows start in it.
+struct RankRows {
+  std::function<torch::Tensor(const torch::Tensor&)> rows;
+  int64_t offset = 0;
+};
 
 class SidContrastiveLossImpl : public torch::nn::Module {
  public:
   SidContrastiveLossImpl();
   // embed_a, embed_b, embed_a_ori, embed_b_ori: [B, D]; pair_mask: [B] bool. Scalar.
   torch::Tensor forward(const torch::Tensor& embed_a, const torch::Tensor& embed_b, const torch::Tensor& embed_a_ori,
-                        const torch::Tensor& embed_b_ori, const torch::Tensor& pair_mask);
+                        const torch::Tensor& embed_b_ori, const torch::Tensor& pair_mask,
+                        const RankRows* ranks = nullptr);
 
   torch::Tensor logit_scale_self;
   torch::Tensor logit_scale_cl;

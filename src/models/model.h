@@ -161,7 +161,7 @@ class Model : public torch::nn::Module {
   const std::vector<ModelTask>& tasks() const { return tasks_; }
   // The ranks of a distributed job (nullptr or world size 1: one process), for models whose
   // training loss depends on the other ranks' batches (DlrmHSTU's enable_global_average_loss).
-  void set_process_group(dist::ProcessGroup* pg) { process_group_ = pg; }
+  virtual void set_process_group(dist::ProcessGroup* pg) { process_group_ = pg; }
   // The first task's label and num_class (the only task of a single-task model).
   const std::string& label_name() const { return tasks_.front().label_name; }
   int64_t num_class() const { return num_class_; }

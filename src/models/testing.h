@@ -1,7 +1,9 @@
 // Helpers for the models/ unit tests only (header-only; not used by the library).
 #pragma once
 
+#include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "feature/feature_info.h"
 #include "feature/features.h"
 #include "models/model.h"
+#include "nn/testing.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -56,6 +59,17 @@ inline feature::FeatureInfo dense_feature(const std::string& name, int64_t value
   f.type = "raw_feature";
   f.is_sparse = false;
   f.value_dim = value_dim;
+  return f;
+}
+
+// `f` as an item feature of grouped sequence `sequence` (a sparse one: one id per item);
+// `sampled`: the sequence gets a negative sampler's items (feature/data_groups.h).
+inline feature::FeatureInfo sequence_feature(feature::FeatureInfo f, const std::string& sequence,
+                                             bool sampled = false) {
+  f.is_sequence = true;
+  f.sequence_name = sequence;
+  f.sampled = sampled;
+  if (f.is_sparse) f.value_dim = 1;
   return f;
 }
 
@@ -203,6 +217,33 @@ inline void expect_gradients_everywhere(Model& model) {
     torch::Tensor grad = table.weight.grad();
     if (grad.is_sparse()) grad = grad.to_dense();
     EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << table.name;
+  }
+}
+
+// What the Python references of whole models (e.g. src/models/match/hstu_match_reference.py) set:
+// every dense parameter pattern(shape, 0.1 i), i its index among the dense parameter names in
+// sorted order, every embedding table pattern(shape, 1 + 0.1 j) over the sorted table names.
+inline void set_reference_parameters(Model& model) {
+  torch::NoGradGuard no_grad;
+  int i = 0;
+  for (auto& [name, p] : dense_of(model)) p.copy_(nn::testing::pattern(p.sizes().vec(), 0.1 * i++));
+  int j = 0;
+  for (auto& [name, w] : tables_of(model)) w.copy_(nn::testing::pattern(w.sizes().vec(), 1 + 0.1 * j++));
+}
+
+// After a backward: every parameter and table of `model` has the gradient checksum
+// sum(grad * pattern(grad, 1.1)) its reference printed (`want`: name → checksum), within
+// 2e-5 + 1e-4 |checksum| (float32 against the references' float64), and there is no other.
+inline void expect_gradient_checksums(Model& model, const std::map<std::string, double>& want) {
+  std::map<std::string, torch::Tensor> params = dense_of(model);
+  for (auto& [name, w] : tables_of(model)) params[name] = w;
+  ASSERT_EQ(params.size(), want.size());
+  for (const auto& [name, value] : want) {
+    ASSERT_TRUE(params.count(name)) << name;
+    ASSERT_TRUE(params[name].grad().defined()) << name;
+    torch::Tensor grad = params[name].grad().is_sparse() ? params[name].grad().to_dense() : params[name].grad();
+    const double got = (grad * nn::testing::pattern(grad.sizes().vec(), 1.1)).sum().item<double>();
+    EXPECT_NEAR(got, value, 2e-5 + 1e-4 * std::abs(value)) << name;
   }
 }
 

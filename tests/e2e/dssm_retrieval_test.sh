@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Retrieval end to end with DSSM and its negative sampler (tests/configs/gen_data/
-# dssm_negative_sampler.config) on `gen_data --pipeline_config_path` data:
+# Retrieval end to end with DSSM and its negative sampler (examples/dssm_negative_sampler.config) on `gen_data --pipeline_config_path` data:
 #   - train_eval learns: recall@5 over the positive and 64 sampled negatives well above chance;
 #   - export writes one package per tower (export/user, export/item), each config reduced to the
 #     tower's features; predict writes user_tower_emb / item_tower_emb;
@@ -19,7 +18,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 PY=/usr/bin/python3
 cd "$WORK"
 
-"$TZREC" gen_data --pipeline_config_path "$ROOT/tests/configs/gen_data/dssm_negative_sampler.config" \
+"$TZREC" gen_data --pipeline_config_path "$ROOT/examples/dssm_negative_sampler.config" \
   --output_dir data --num_rows 40000 --num_eval_rows 4000 2> gen.log || { cat gen.log; fail "gen_data"; }
 "$TZREC" train_eval --pipeline_config_path data/pipeline.config --model_dir model \
   --edit_config_json '{"train_config.num_epochs":2}' 2> train.log || { tail -5 train.log; fail "train_eval"; }

@@ -36,11 +36,14 @@ declare -A EXPECTED=(
   [dense_embedding]="uid age price=FLOAT ctr pic_emb.list.element=FLOAT sales kv_cate_ctr=BYTE_ARRAY u_age i_age iid cate clk"
   [fg_bucketize]="user_id gender=BYTE_ARRAY age=FLOAT price=FLOAT age_x_cate cate_cnt=FLOAT cate_brand_hit clk"
   [tdm]="user_id=INT64 age item_id=INT64 cate brand click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY clk"
+  [dlrm_hstu_kuairand_synth]="user_id=INT64 user_active_degree=INT64 uih_seq__video_id=BYTE_ARRAY uih_seq__action_timestamp=BYTE_ARRAY uih_seq__action_weight=BYTE_ARRAY uih_seq__watch_time=BYTE_ARRAY cand_seq__video_id=BYTE_ARRAY cand_seq__query_time=BYTE_ARRAY cand_seq__action_weight.list.element=INT64 cand_seq__watch_time.list.element=INT64"
+  [hstu_match_kuairand_synth]="user_id=INT64 user_active_degree=INT64 uih_seq__video_id=BYTE_ARRAY uih_seq__action_timestamp=BYTE_ARRAY cand_seq__video_id=BYTE_ARRAY request_time cand_seq__action_weight.list.element=INT64"
   [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events=BYTE_ARRAY clk"
 )
 # Sampler tables each test config must get.
 declare -A TABLES=(
   [dssm_negative_sampler]="sampler_item.txt"
+  [hstu_match_kuairand_synth]="sampler_item.txt items.parquet"
   [dat_negative_sampler]="sampler_item.txt"
   [mind_negative_sampler]="sampler_item.txt"
   [dssm_v2_hard_negative]="sampler_item.txt sampler_user.txt sampler_pos_edge.txt sampler_hard_neg_edge.txt"

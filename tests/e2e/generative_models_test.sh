@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Generative ranking end to end: DlrmHSTU (tests/configs/generative/dlrm_hstu_small.config, the
+# Generative ranking end to end: DlrmHSTU (examples/dlrm_hstu_kuairand_synth.config, the
 # interleaving preprocessor with watch-time actions, contextual features, two STU layers) on
 # `gen_data --pipeline_config_path` data (KuaiRand-shaped histories, one list label per candidate):
 #   - train_eval learns: is_click AUC over the ~3 600 eval candidates above 0.55 (chance 0.5, its
@@ -8,7 +8,7 @@
 #     the two-class task), the reserved columns alongside;
 #   - a config without the contextual group is refused by check_config and by train_eval with one
 #     line naming the group.
-# Generative retrieval: HSTUMatch (tests/configs/generative/hstu_match_small.config: two STU layers
+# Generative retrieval: HSTUMatch (examples/hstu_match_kuairand_synth.config: two STU layers
 # over the history, 31 sampled negatives per batch appended to its last candidate sequence):
 #   - train_eval learns: recall@5 over the eval candidates above 0.3 (chance 5 / 32 = 0.16);
 #   - export writes the user and item towers; predict writes one user_tower_emb per eval row and
@@ -22,7 +22,7 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 PY=/usr/bin/python3
 cd "$WORK"
-CONFIG="$ROOT/tests/configs/generative/dlrm_hstu_small.config"
+CONFIG="$ROOT/examples/dlrm_hstu_kuairand_synth.config"
 
 "$TZREC" gen_data --pipeline_config_path "$CONFIG" --output_dir data --num_rows 4000 --num_eval_rows 800 \
   2> gen.log || { cat gen.log; fail "gen_data"; }
@@ -61,7 +61,7 @@ grep -v WARNING no_ctx_train.log > no_ctx_errors.log || true
 [[ $(wc -l < no_ctx_errors.log) -eq 1 ]] && grep -q "^error: .*needs a feature group named 'contextual'" no_ctx_errors.log \
   || { cat no_ctx_train.log; fail "train_eval without the contextual group: not one error line"; }
 
-MATCH="$ROOT/tests/configs/generative/hstu_match_small.config"
+MATCH="$ROOT/examples/hstu_match_kuairand_synth.config"
 "$TZREC" gen_data --pipeline_config_path "$MATCH" --output_dir mdata --num_rows 4000 --num_eval_rows 800 \
   2> mgen.log || { cat mgen.log; fail "gen_data (hstu_match)"; }
 "$TZREC" train_eval --pipeline_config_path mdata/pipeline.config --model_dir mmodel 2> mtrain.log \

@@ -97,27 +97,7 @@ echo "interrupted twice and continued: same weights, optimizer state and positio
 # rule, with the rows of each step worked out from the message layout.
 SAVE='"train_config.save_checkpoints_steps":1000,"train_config.save_checkpoints_timestamp_interval":10' \
   train "$WORK/timed" || { tail -5 "$WORK/timed.log"; fail "event-time run"; }
-/usr/bin/python3 - "$WORK/timed" <<'PY' || fail "event-time checkpoints"
-import json, os, sys
-d = sys.argv[1]
-expected, last = {}, None
-for step in range(40):
-    worker, k = step % 2, step // 2          # workers alternate; k-th batch of the worker
-    j = (64 * k + 63) // 40                  # last message of the batch within its partition
-    t = 1700000000 + 2 * j + worker          # partition p holds messages p, p + 2, ...
-    if last is None:
-        last = t
-    elif t // 10 > last // 10 or step == 39:
-        expected[step] = t
-        last = t
-got = {}
-for name in os.listdir(d):
-    if name.startswith("model.ckpt-"):
-        state = json.load(open(os.path.join(d, name, "dataloader_state.json")))
-        got[int(name.split("-")[1])] = state.get("__data_ts_watermark__")
-assert got == expected, (sorted(got.items()), sorted(expected.items()))
-print(f"event-time checkpoints at steps {sorted(got)}")
-PY
+/usr/bin/python3 "$ROOT/tests/tools/kafka_event_time_checkpoints.py" "$WORK/timed" 1 || fail "event-time checkpoints"
 
 # The broker goes away: an error naming it within the timeout, not a hang.
 kill "$MOCK_PID"; wait "$MOCK_PID" 2> /dev/null || true; MOCK_PID=

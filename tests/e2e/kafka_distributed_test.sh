@@ -186,29 +186,7 @@ SAVE='"train_config.save_checkpoints_steps":1000,"train_config.save_checkpoints_
 SAVE+=',"train_config.save_checkpoints_timestamp_quorum":1'
 launch "$WORK/timed" "$WORK/timed.log"
 finish "$WORK/timed.log"
-/usr/bin/python3 - "$WORK/timed" <<'PY' || fail "event-time checkpoints"
-import json, os, sys
-d = sys.argv[1]
-expected, last = {}, None
-for step in range(40):
-    worker, k = step % 2, step // 2          # workers alternate; k-th batch of the worker
-    j = (64 * k + 63) // 40                  # last message of the batch within its partition
-    # Rank r's worker w reads partition 2r + w, which holds messages p, p + 4, ...
-    times = [1700000000 + 4 * j + 2 * rank + worker for rank in (0, 1)]
-    t = min(times)                           # the time both ranks reached
-    if last is None:
-        last = t
-    elif t // 10 > last // 10 or step == 39:
-        expected[step] = t
-        last = t
-got = {}
-for name in os.listdir(d):
-    if name.startswith("model.ckpt-"):
-        state = json.load(open(os.path.join(d, name, "dataloader_state.json")))
-        got[int(name.split("-")[1])] = state.get("__data_ts_watermark__")
-assert got == expected, (sorted(got.items()), sorted(expected.items()))
-print(f"2-rank event-time checkpoints at steps {sorted(got)}")
-PY
+/usr/bin/python3 "$ROOT/tests/tools/kafka_event_time_checkpoints.py" "$WORK/timed" 2 || fail "event-time checkpoints"
 
 # 6. The broker goes away: the ranks fail naming it within the timeout, the launcher too.
 kill "$MOCK_PID"; wait "$MOCK_PID" 2> /dev/null || true; MOCK_PID=

@@ -10,6 +10,8 @@
 #     codebook; predicting from the checkpoint gives the same codes; sid_rqkmeans' codes equal a
 #     numpy residual nearest-centroid walk over the exported centroids; candidate SIDs through
 #     predict's --edit_config_json;
+#   - sid_rqvae_contrastive_mock trains on 2 ranks (`tzrec launch`: Sinkhorn sums over the ranks,
+#     rank 0's k-means codebooks broadcast, the contrastive targets of both ranks) and exports;
 #   - bad configs and runs fail with one line naming the field.
 set -euo pipefail
 TZREC=$1
@@ -168,6 +170,14 @@ for l in open(sys.argv[1]):
     assert all(c[3 * k:3 * k + 2] == r["codes"][:2] for k in range(4)), r  # the greedy prefix
     assert s == sorted(s), r
 PY
+
+# sid_rqvae on 2 ranks: trains (the collectives of both ranks match), reports its metrics, exports.
+C="$WORK/sid_rqvae_contrastive_mock"
+"$TZREC" launch --nproc-per-node 2 --standalone -- train_eval --pipeline_config_path "$C/data/pipeline.config" \
+  --model_dir "$WORK/two_ranks" > "$WORK/two_ranks.log" 2>&1 || { tail -5 "$WORK/two_ranks.log"; fail "sid_rqvae on 2 ranks"; }
+check_metrics "$WORK/two_ranks/train_eval_result_v2.txt"
+"$TZREC" export --pipeline_config_path "$WORK/two_ranks/pipeline.config" --export_dir "$WORK/two_ranks_export" \
+  2> "$WORK/two_ranks_export.log" || { tail -5 "$WORK/two_ranks_export.log"; fail "export of the 2-rank sid_rqvae"; }
 
 # Bad configs and runs: one line naming the field.
 sed 's/recon_type: "l2"/recon_type: "l3"/' "$R/data/pipeline.config" > "$WORK/bad_recon.config"

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nn", "gr"))
 import gr_modules_reference as g  # noqa: E402
-from stu_reference import pattern, stu_layer  # noqa: E402
+from stu_reference import fmt, pattern, print_checksums, stu_layer  # noqa: E402
 
 H, HD, AD, LAYERS, MAX_SEQ_LEN, ITEM_HIDDEN, TOWER_HIDDEN = 2, 3, 2, 2, 10, 5, 5
 T = "_hstu_transducer."
@@ -102,10 +102,6 @@ def model():
     return out[:, 0], out[:, 1]
 
 
-def fmt(t):
-    return ", ".join(f"{v:.8f}" for v in t.reshape(-1).tolist())
-
-
 def main():
     logits, y = model()
     bce = F.binary_cross_entropy_with_logits(logits, (click.long() & 1).double())
@@ -115,10 +111,8 @@ def main():
     print(f"y_watchtime: {{{fmt(y.detach())}}}")
     print(f"binary_cross_entropy_is_click: {bce.item():.8f}")
     print(f"l2_loss_watchtime: {l2.item():.8f}")
-    for n in sorted(W):
-        print(f"  {{\"{n}\", {(W[n].grad * pattern(list(W[n].shape), 1.1)).sum().item():.8f}}},")
-    for n in sorted(E):
-        print(f"  {{\"{n}\", {(E[n].grad * pattern(list(E[n].shape), 1.1)).sum().item():.8f}}},")
+    print_checksums(W)
+    print_checksums(E)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ namespace tzrec::models {
 namespace dlrm_hstu_test {
 
 using testing::error_of;
+using testing::sequence_feature;
 using testing::make_kjt;
 using testing::parse_config;
 
@@ -59,13 +60,6 @@ std::string config(const std::string& hstu_extra = "", const std::string& model_
       )pb" + model_extra + R"pb(
     }
   })pb";
-}
-
-feature::FeatureInfo sequence_feature(feature::FeatureInfo f, const std::string& sequence) {
-  f.is_sequence = true;
-  f.sequence_name = sequence;
-  if (f.is_sparse) f.value_dim = 1;  // one id per item
-  return f;
 }
 
 std::vector<feature::FeatureInfo> features() {
@@ -328,14 +322,7 @@ TEST(DlrmHSTU, MatchesThePythonReference) {
   auto cfg = parse_config(reference_config());
   DlrmHSTU model(cfg.model_config(), reference_features(), {"cand_seq__action_weight", "cand_seq__watch_time"}, {});
   model.train();
-  {
-    // Dense parameters pattern(shape, 0.1 i) over their sorted names, tables pattern(shape, 1 + 0.1 j).
-    torch::NoGradGuard no_grad;
-    int i = 0;
-    for (auto& [name, p] : testing::dense_of(model)) p.copy_(nn::testing::pattern(p.sizes().vec(), 0.1 * i++));
-    int j = 0;
-    for (auto& [name, w] : testing::tables_of(model)) w.copy_(nn::testing::pattern(w.sizes().vec(), 1 + 0.1 * j++));
-  }
+  testing::set_reference_parameters(model);
   const sparse::Batch b = reference_batch();
   auto p = model.predict(b);
   EXPECT_TRUE(torch::allclose(p.at("logits_is_click"), torch::tensor({-0.30169963, -0.29843217, -0.29620125, -0.29814456}), 1e-5, 2e-5))
@@ -408,16 +395,7 @@ TEST(DlrmHSTU, MatchesThePythonReference) {
       {"user_id_emb", 0.00028702},
       {"user_level_emb", 0.00017090},
   };
-  std::map<std::string, torch::Tensor> params = testing::dense_of(model);
-  for (auto& [name, w] : testing::tables_of(model)) params[name] = w;
-  ASSERT_EQ(params.size(), want.size());
-  for (const auto& [name, value] : want) {
-    ASSERT_TRUE(params.count(name)) << name;
-    ASSERT_TRUE(params[name].grad().defined()) << name;
-    torch::Tensor grad = params[name].grad().is_sparse() ? params[name].grad().to_dense() : params[name].grad();
-    const double got = (grad * nn::testing::pattern(grad.sizes().vec(), 1.1)).sum().item<double>();
-    EXPECT_NEAR(got, value, 2e-5 + 1e-4 * std::abs(value)) << name;
-  }
+  testing::expect_gradient_checksums(model, want);
 }
 
 }  // namespace dlrm_hstu_test

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nn", "gr"))
-from stu_reference import pattern, stu_layer  # noqa: E402
+from stu_reference import fmt, pattern, print_checksums, stu_layer  # noqa: E402
 
 B, DU, C, DC, D, OUT, HID = 3, 6, 2, 3, 4, 3, 5
 H, HD, AD, LAYERS, MAX_SEQ_LEN = 2, 3, 2, 2, 10
@@ -117,10 +117,6 @@ def item_tower():
     return F.normalize(item, p=2.0, dim=-1, eps=1e-6)
 
 
-def fmt(t):
-    return ", ".join(f"{v:.8f}" for v in t.reshape(-1).tolist())
-
-
 def main():
     user = user_tower()
     item = item_tower()
@@ -134,10 +130,8 @@ def main():
     print(f"user: {{{fmt(user.detach())}}}")
     print(f"similarity: {{{fmt(sim.detach())}}}")
     print(f"loss: {loss.item():.8f}")
-    for n in sorted(W):
-        print(f"  {{\"{n}\", {(W[n].grad * pattern(list(W[n].shape), 1.1)).sum().item():.8f}}},")
-    for n in sorted(T):
-        print(f"  {{\"{n}\", {(T[n].grad * pattern(list(T[n].shape), 1.1)).sum().item():.8f}}},")
+    print_checksums(W)
+    print_checksums(T)
 
 
 if __name__ == "__main__":

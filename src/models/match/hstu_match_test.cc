@@ -15,6 +15,7 @@ namespace tzrec::models {
 namespace hstu_match_test {
 
 using testing::error_of;
+using testing::sequence_feature;
 using testing::make_kjt;
 using testing::parse_config;
 
@@ -50,14 +51,6 @@ std::string config(const std::string& model_extra = "", const std::string& hstu_
     losses { softmax_cross_entropy {} }
     metrics { recall_at_k { top_k: 1 } }
   })pb";
-}
-
-feature::FeatureInfo sequence_feature(feature::FeatureInfo f, const std::string& sequence, bool sampled = false) {
-  f.is_sequence = true;
-  f.sequence_name = sequence;
-  f.sampled = sampled;
-  if (f.is_sparse) f.value_dim = 1;
-  return f;
 }
 
 std::vector<feature::FeatureInfo> features() {
@@ -103,26 +96,11 @@ std::shared_ptr<HSTUMatch> build(const std::string& text, const std::string& tow
   return std::make_shared<HSTUMatch>(cfg.model_config(), features(), labels, std::vector<std::string>{}, tower);
 }
 
-// Dense parameters pattern(shape, 0.1 i) over their sorted names, tables pattern(shape, 1 + 0.1 j)
-// over their sorted names, as hstu_match_reference.py sets them.
-void set_reference_parameters(Model& model) {
-  torch::NoGradGuard no_grad;
-  int i = 0;
-  for (auto& [name, p] : testing::dense_of(model)) p.copy_(nn::testing::pattern(p.sizes().vec(), 0.1 * i++));
-  int j = 0;
-  for (auto& [name, w] : testing::tables_of(model)) w.copy_(nn::testing::pattern(w.sizes().vec(), 1 + 0.1 * j++));
-}
-
-double checksum(const torch::Tensor& grad) {
-  torch::Tensor g = grad.is_sparse() ? grad.to_dense() : grad;
-  return (g * nn::testing::pattern(g.sizes().vec(), 1.1)).sum().item<double>();
-}
-
 TEST(HSTUMatch, MatchesThePythonReference) {
   // Expected values: /usr/bin/python3 src/models/match/hstu_match_reference.py
   auto model = build(config());
   model->train();
-  set_reference_parameters(*model);
+  testing::set_reference_parameters(*model);
   const sparse::Batch b = batch();
   auto predictions = model->predict(b);
   const torch::Tensor sim = predictions.at("similarity");
@@ -166,14 +144,7 @@ TEST(HSTUMatch, MatchesThePythonReference) {
       {"user_id_emb", -0.00003174},
       {"user_level_emb", -0.00268363},
   };
-  std::map<std::string, torch::Tensor> params = testing::dense_of(*model);
-  for (auto& [name, w] : testing::tables_of(*model)) params[name] = w;
-  ASSERT_EQ(params.size(), want.size());
-  for (const auto& [name, value] : want) {
-    ASSERT_TRUE(params.count(name)) << name;
-    ASSERT_TRUE(params[name].grad().defined()) << name;
-    EXPECT_NEAR(checksum(params[name].grad()), value, 2e-5 + 1e-4 * std::abs(value)) << name;
-  }
+  testing::expect_gradient_checksums(*model, want);
 }
 
 // Each row's history reversed (its items newest first), the rest of the batch unchanged.
@@ -192,8 +163,8 @@ TEST(HSTUMatch, DescendingHistoriesAreReadOldestFirst) {
   // same histories oldest first (TorchEasyRec flips the grouped inputs, then the users back).
   auto asc = build(config());
   auto desc = build(config("sequence_timestamp_is_ascending: false"));
-  set_reference_parameters(*asc);
-  set_reference_parameters(*desc);
+  testing::set_reference_parameters(*asc);
+  testing::set_reference_parameters(*desc);
   asc->eval();
   desc->eval();
   const auto a = asc->predict(batch()).at("similarity");

@@ -1,5 +1,7 @@
 #include "models/sid/sid_model.h"
 
+#include "dist/all_gather_with_grad.h"
+
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -148,9 +150,19 @@ TensorMap SidModel::loss(const TensorMap& predictions, const sparse::Batch& batc
     } else if (type == "commitment_loss") {
       losses[type] = (*commitment_)(predictions.at("encoder_out"), predictions.at("latents"));
     } else {
+      // In training every rank's rows are the targets (see the header); evaluation stays local.
+      std::optional<loss::RankRows> ranks;
+      if (is_training() && process_group_ != nullptr && process_group_->world_size() > 1) {
+        dist::ProcessGroup* pg = process_group_;
+        const std::vector<torch::Tensor> sizes =
+            pg->all_gather(torch::tensor({predictions.at("embed_a").size(0)}, torch::kInt64), "sid contrastive rows");
+        ranks.emplace();
+        for (int r = 0; r < pg->rank(); ++r) ranks->offset += sizes[static_cast<size_t>(r)].item<int64_t>();
+        ranks->rows = [pg](const torch::Tensor& x) { return dist::all_gather_with_grad(*pg, x, "sid contrastive rows"); };
+      }
       losses[type] =
           contrastive_->forward(predictions.at("embed_a"), predictions.at("embed_b"), predictions.at("embed_a_ori"),
-                                predictions.at("embed_b_ori"), predictions.at("pair_mask"));
+                                predictions.at("embed_b_ori"), predictions.at("pair_mask"), ranks ? &*ranks : nullptr);
     }
   }
   return losses;

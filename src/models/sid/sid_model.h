@@ -17,9 +17,11 @@
 //   - Predictions always hold "codes" [B, L] int64; in inference mode (predict) with
 //     candidate_output_config enabled also "candidate_codes" [B, K · L] int64 (row-major [K, L]) and
 //     "candidate_scores" [B, K] float32.
-//   - One process: WORLD_SIZE > 1 is refused (TorchEasyRec's cross-rank Sinkhorn sums, k-means
-//     broadcast and contrastive all-gather are not implemented; sid_rqkmeans is single-process in
-//     TorchEasyRec too).
+//   - Several ranks (sid_rqvae; sid_rqkmeans fits in one process, as TorchEasyRec asserts): in
+//     training Sinkhorn's sums run over the ranks, rank 0's k-means initialisation is broadcast
+//     (nn/sid/residual_vector_quantizer.h) and the contrastive loss targets every rank's rows
+//     (loss/sid_contrastive_loss.h), as TorchEasyRec; in evaluation each rank scores its own rows
+//     (the ranks' evaluation batch counts may differ, so no collective runs there).
 #pragma once
 
 #include <cstdint>

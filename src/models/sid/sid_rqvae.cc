@@ -35,13 +35,6 @@ SidRqvae::SidRqvae(const protos::ModelConfig& model_config, const std::vector<fe
                    ? &model_config.sid_rqvae().candidate_output_config()
                    : nullptr) {
   const protos::SidRqvae& cfg = model_config_.sid_rqvae();
-  const int world_size = dist::dist_env_from_environment().world_size;
-  if (world_size > 1) {
-    throw NotSupportedError(
-        fmt::format("{} with WORLD_SIZE={} (distributed RQ-VAE: the cross-rank Sinkhorn sums, "
-                    "k-means init broadcast and contrastive all-gather); run one process",
-                    path_, world_size));
-  }
   init_sid_losses();
   use_contrastive_ = cfg.has_contrastive_config();
   if (use_contrastive_ != has_contrastive_loss()) {
@@ -123,6 +116,18 @@ SidRqvae::Pass SidRqvae::rqvae_pass(const torch::Tensor& x) {
   p.quant = quantizer_->forward(p.z_e);
   p.x_hat = decoder_->forward(p.quant.quantized_embeddings);
   return p;
+}
+
+void SidRqvae::set_process_group(dist::ProcessGroup* pg) {
+  Model::set_process_group(pg);
+  auto ranks = std::make_shared<nn::Collectives>();
+  if (pg != nullptr && pg->world_size() > 1) {
+    ranks->world_size = pg->world_size();
+    ranks->rank = pg->rank();
+    ranks->all_reduce_sum = [pg](torch::Tensor& t) { pg->all_reduce(t, dist::ReduceOp::kSum, "rq-vae sinkhorn sums"); };
+    ranks->broadcast = [pg](torch::Tensor& t, int root) { pg->broadcast(t, root, "rq-vae k-means init"); };
+  }
+  quantizer_->set_collectives(ranks);
 }
 
 TensorMap SidRqvae::predict_impl(const sparse::Batch& batch) {

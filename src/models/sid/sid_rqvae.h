@@ -33,6 +33,8 @@ class SidRqvae : public SidModel {
   SidRqvae(const protos::ModelConfig& model_config, const std::vector<feature::FeatureInfo>& features,
            std::vector<std::string> labels, std::vector<std::string> sample_weights);
   TensorMap predict_impl(const sparse::Batch& batch) override;
+  // The ranks of a distributed run also reach the quantizer (Sinkhorn sums, k-means broadcast).
+  void set_process_group(dist::ProcessGroup* pg) override;
 
   nn::sid::ResidualVectorQuantizer& quantizer() { return quantizer_; }
 

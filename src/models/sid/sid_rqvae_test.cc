@@ -8,7 +8,13 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "dist/all_gather_with_grad.h"
+#include "dist/testing_multiprocess.h"
+#include "loss/sid_contrastive_loss.h"
 #include "models/testing.h"
+#include "nn/sid/residual_vector_quantizer.h"
+#include "nn/sid/sinkhorn.h"
+#include "nn/testing.h"
 
 namespace tzrec::models {
 namespace sid_rqvae_test {
@@ -277,28 +283,62 @@ TEST(SidRqvae, ConfigRules) {
                          p + ".contrastive_config.pair_flag_feature_group", "width 1"));
 }
 
-// WORLD_SIZE=2 (with the variables a launcher sets beside it) while alive.
-class TwoRanksEnv {
- public:
-  TwoRanksEnv() {
-    for (const auto& [k, v] : kVars) ::setenv(k, v, 1);
-  }
-  ~TwoRanksEnv() {
-    for (const auto& [k, v] : kVars) ::unsetenv(k);
-  }
-
- private:
-  static constexpr std::pair<const char*, const char*> kVars[] = {
-      {"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
-};
-
-TEST(SidRqvae, RefusesDistributedRuns) {
-  std::string error;
-  {
-    TwoRanksEnv env;
-    error = testing::construction_error(config());
-  }
-  EXPECT_NE(error.find("not supported yet: model_config.sid_rqvae with WORLD_SIZE=2"), std::string::npos) << error;
+// Two ranks (dist/testing_multiprocess.h). Expected values from the one-process computation on
+// the ranks' rows together: Sinkhorn's assignment (its sums over the ranks), the k-means codebooks
+// (rank 0's fit, broadcast), the contrastive loss (every rank's rows as targets; with as many pair
+// rows on each rank the mean of the ranks' losses is the one-process loss of all rows).
+TEST(SidRqvae, TwoRanksAgreeWithOneProcessOnTheirRowsTogether) {
+  auto statuses = dist::testing::run_ranks(2, [](dist::ProcessGroup& pg) {
+    auto ranks = std::make_shared<nn::Collectives>();
+    ranks->world_size = 2;
+    ranks->rank = pg.rank();
+    ranks->all_reduce_sum = [&pg](torch::Tensor& t) { pg.all_reduce(t, dist::ReduceOp::kSum, "test sums"); };
+    ranks->broadcast = [&pg](torch::Tensor& t, int root) { pg.broadcast(t, root, "test broadcast"); };
+    const int64_t half = 6;
+    // Sinkhorn: cost [12, 4] split by rows.
+    const torch::Tensor cost = nn::testing::pattern({2 * half, 4}, 0.3).abs();
+    const torch::Tensor mine = cost.narrow(0, pg.rank() * half, half);
+    const torch::Tensor whole = nn::sid::sinkhorn(cost, 3, 2.0);
+    EXPECT_TRUE(torch::allclose(nn::sid::sinkhorn(mine, 3, 2.0, *ranks), whole.narrow(0, pg.rank() * half, half),
+                                1e-5, 1e-7));
+    // k-means init: different rows per rank, rank 0's codebooks everywhere.
+    nn::sid::ResidualVectorQuantizerOptions q;
+    q.embed_dim = 3;
+    q.n_embed = {4, 2};
+    q.kmeans_init = true;
+    q.use_sinkhorn = true;
+    nn::sid::ResidualVectorQuantizer rvq(q);
+    rvq->set_collectives(ranks);
+    rvq->train();
+    const torch::Tensor data = nn::testing::pattern({8, 3}, 0.1 + pg.rank());
+    rvq->forward(data);
+    nn::sid::ResidualVectorQuantizer alone(q);
+    alone->train();
+    alone->forward(nn::testing::pattern({8, 3}, 0.1));
+    for (size_t i = 0; i < 2; ++i) {
+      const auto name = "layers." + std::to_string(i) + ".embedding.weight";
+      EXPECT_TRUE(torch::allclose(rvq->named_parameters()[name], alone->named_parameters()[name], 1e-6, 1e-7)) << name;
+    }
+    // Contrastive loss: 3 pair rows of 4 on each rank.
+    const torch::Tensor a = nn::testing::pattern({8, 5}, 0.2), b = nn::testing::pattern({8, 5}, 0.7);
+    const torch::Tensor ao = nn::testing::pattern({8, 5}, 1.2), bo = nn::testing::pattern({8, 5}, 1.7);
+    const torch::Tensor mask = torch::tensor({true, false, true, true, true, true, false, true});
+    loss::SidContrastiveLoss one, two;
+    const double whole_loss = one->forward(a, b, ao, bo, mask).item<double>();
+    loss::RankRows rows;
+    rows.offset = pg.rank() * 4;
+    rows.rows = [&pg](const torch::Tensor& x) { return dist::all_gather_with_grad(pg, x, "test rows"); };
+    auto slice = [&](const torch::Tensor& x) { return x.narrow(0, pg.rank() * 4, 4); };
+    const torch::Tensor mine_a = slice(a).clone().requires_grad_(true);
+    torch::Tensor l = two->forward(mine_a, slice(b), slice(ao), slice(bo), slice(mask), &rows);
+    torch::Tensor both = l.detach().clone();
+    pg.all_reduce(both, dist::ReduceOp::kSum, "test loss");
+    EXPECT_NEAR(both.item<double>() / 2, whole_loss, 1e-5);
+    l.backward();  // the gathered targets' gradients travel back through the ranks
+    ASSERT_TRUE(mine_a.grad().defined());
+    EXPECT_GT(mine_a.grad().abs().sum().item<double>(), 0.0);
+  });
+  dist::testing::expect_all_succeeded(statuses);
 }
 
 }  // namespace sid_rqvae_test

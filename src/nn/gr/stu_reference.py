@@ -162,6 +162,14 @@ def fmt(t):
     return ", ".join(f"{v:.8f}" for v in t.reshape(-1).tolist())
 
 
+def print_checksums(tensors):
+    """One C++ initializer line {"name", checksum} per tensor of `tensors` (name -> tensor), in
+    name order: the checksum sum(grad * pattern(grad, 1.1)) of its gradient."""
+    for n in sorted(tensors):
+        t = tensors[n]
+        print(f"  {{\"{n}\", {(t.grad * pattern(list(t.shape), 1.1)).sum().item():.8f}}},")
+
+
 def main():
     for name, cfg in CONFIGS.items():
         params = make_params(cfg)

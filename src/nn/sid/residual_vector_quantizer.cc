@@ -71,21 +71,35 @@ ResidualVectorQuantizerImpl::ResidualVectorQuantizerImpl(ResidualVectorQuantizer
   }
 }
 
+void ResidualVectorQuantizerImpl::set_collectives(std::shared_ptr<const Collectives> ranks) {
+  ranks_ = std::move(ranks);
+  for (size_t i = 0; i < options_.n_embed.size(); ++i) static_cast<VectorQuantizeLayerImpl&>(layer(i)).set_collectives(ranks_);
+}
+
 void ResidualVectorQuantizerImpl::init_embed(const torch::Tensor& data) {
   if (initted.item<bool>()) return;
   torch::NoGradGuard no_grad;
   const int64_t max_k = *std::max_element(options_.n_embed.begin(), options_.n_embed.end());
-  if (data.size(0) < max_k) {
-    throw DataError(
-        fmt::format("kmeans_init: the first training batch has {} rows, fewer than the largest codebook "
-                    "({}); raise data_config.batch_size or turn kmeans_init off",
-                    data.size(0), max_k));
+  // Rank 0's batch decides (its verdict is sent first, so that no rank waits for codebooks that
+  // never come).
+  torch::Tensor rows = torch::tensor({data.size(0)}, torch::kInt64);
+  if (ranks_->distributed()) ranks_->broadcast(rows, 0);
+  if (rows.item<int64_t>() < max_k) {
+    throw DataError(fmt::format("kmeans_init: the first training batch{} has {} rows, fewer than the largest codebook "
+                                "({}); raise data_config.batch_size or turn kmeans_init off",
+                                ranks_->distributed() ? " of rank 0" : "", rows.item<int64_t>(), max_k));
   }
-  KMeansOptions km;
-  km.niter = 10;
-  km.seed = 123;
-  const std::vector<torch::Tensor> centers = residual_kmeans(data, options_.n_embed, km);
+  std::vector<torch::Tensor> centers;
+  if (ranks_->rank == 0) {
+    KMeansOptions km;
+    km.niter = 10;
+    km.seed = 123;
+    centers = residual_kmeans(data, options_.n_embed, km);
+  } else {
+    for (int64_t k : options_.n_embed) centers.push_back(torch::empty({k, options_.embed_dim}, torch::kFloat32));
+  }
   for (size_t i = 0; i < centers.size(); ++i) {
+    if (ranks_->distributed()) ranks_->broadcast(centers[i], 0);
     static_cast<VectorQuantizeLayerImpl&>(layer(i)).embedding->weight.copy_(centers[i]);
   }
   initted.fill_(true);

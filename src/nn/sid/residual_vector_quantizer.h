@@ -6,7 +6,9 @@
 // else true), "layers.<i>.embedding.weight" [n_embed[i], embed_dim].
 // forward(input [B, D]):
 //   training with kmeans_init, first call: every codebook from residual_kmeans() of this batch
-//     (faiss settings niter 10, seed 123; no residual normalisation, as TorchEasyRec);
+//     (faiss settings niter 10, seed 123; no residual normalisation, as TorchEasyRec); on several
+//     ranks rank 0 fits on its batch and broadcasts the codebooks (and first whether its batch is
+//     large enough, so that every rank fails alike), as TorchEasyRec;
 //   training, ste: the walk runs on input.detach() and the output carries the encoder gradient
 //     by the straight-through estimator input + (Σq − input).detach(), or with rotation_trick by
 //     the rotation trick (rotation_trick() below); the codebooks are trained by the commitment
@@ -53,12 +55,15 @@ class ResidualVectorQuantizerImpl : public ResidualQuantizerImpl {
   // codebook.
   ResidualQuantizerOutput forward(const torch::Tensor& input);
   const ResidualVectorQuantizerOptions& options() const { return options_; }
+  // The ranks of a distributed run (the k-means initialisation, the layers' Sinkhorn sums).
+  void set_collectives(std::shared_ptr<const Collectives> ranks);
 
   torch::Tensor initted;
 
  private:
   void init_embed(const torch::Tensor& data);
   ResidualVectorQuantizerOptions options_;
+  std::shared_ptr<const Collectives> ranks_ = std::make_shared<const Collectives>();
 };
 TORCH_MODULE(ResidualVectorQuantizer);
 

@@ -53,7 +53,8 @@ QuantizeOutput VectorQuantizeLayerImpl::quantize(const torch::Tensor& x, int64_t
   }
   if (is_training()) {
     out.ids =
-        options_.use_sinkhorn ? sinkhorn_codes(d, options_.sinkhorn_iters, options_.sinkhorn_epsilon) : d.argmin(-1);
+        options_.use_sinkhorn ? sinkhorn_codes(d, options_.sinkhorn_iters, options_.sinkhorn_epsilon, *ranks_)
+                              : d.argmin(-1);
     out.embeddings = embedding->forward(out.ids);  // the codebook's gradient flows through here
     return out;
   }

@@ -19,6 +19,7 @@
 
 #include <torch/torch.h>
 
+#include "nn/collectives.h"
 #include "nn/sid/quantize_layer.h"
 #include "nn/sid/sid_types.h"
 
@@ -46,11 +47,14 @@ class VectorQuantizeLayerImpl : public QuantizeLayerImpl {
   // x [B, D] → [B, n_embed] (see the file comment); gradients flow to x and the codebook.
   torch::Tensor distances(const torch::Tensor& x) const;
   const VectorQuantizeOptions& options() const { return options_; }
+  // The ranks Sinkhorn's sums run over (sinkhorn.h); unset: this process alone.
+  void set_collectives(std::shared_ptr<const Collectives> ranks) { ranks_ = std::move(ranks); }
 
   torch::nn::Embedding embedding{nullptr};
 
  private:
   VectorQuantizeOptions options_;
+  std::shared_ptr<const Collectives> ranks_ = std::make_shared<const Collectives>();
 };
 TORCH_MODULE(VectorQuantizeLayer);
 
