@@ -15,7 +15,10 @@ sorted order, and every embedding table pattern(shape, 1 + 0.1 * j), j its index
 names in sorted order (the test does the same). Prints the task outputs, the losses, and for every
 parameter the checksum sum(grad * pattern(grad, 1.1)) of the gradient of the summed losses.
 
-Run: /usr/bin/python3 src/models/generative/dlrm_hstu_reference.py
+Run: /usr/bin/python3 src/models/generative/dlrm_hstu_reference.py [ultra]
+With `ultra`, UltraHSTU (tzrec/models/ultra_hstu.py) with two channels over the same history: one
+such transducer per channel, their candidate encodings concatenated before the item MLP's output
+width and the tower.
 """
 
 import os
@@ -29,33 +32,39 @@ import gr_modules_reference as g  # noqa: E402
 from stu_reference import fmt, pattern, print_checksums, stu_layer  # noqa: E402
 
 H, HD, AD, LAYERS, MAX_SEQ_LEN, ITEM_HIDDEN, TOWER_HIDDEN = 2, 3, 2, 2, 10, 5, 5
-T = "_hstu_transducer."
-PREFIX = {"pos.": T + "_positional_encoder.", "post.": T + "_output_postprocessor."}
+# `ultra` (argument): UltraHSTU with two channels over the same history, each its own transducer
+# "_hstu_transducer._transducers.<i>.", their candidate embeddings concatenated.
+ULTRA = len(sys.argv) > 1 and sys.argv[1] == "ultra"
+CHANNELS = ["_hstu_transducer._transducers.0.", "_hstu_transducer._transducers.1."] if ULTRA else ["_hstu_transducer."]
+LOCAL_PREFIX = {"pos.": "_positional_encoder.", "post.": "_output_postprocessor."}
 
 
-def full_name(local):
-    for short, long in PREFIX.items():
+def full_name(t, local):
+    for short, long in LOCAL_PREFIX.items():
         if local.startswith(short):
-            return long + local[len(short):]
-    return T + "_input_preprocessor." + local
+            return t + long + local[len(short):]
+    return t + "_input_preprocessor." + local
 
 
 D = g.D
-dense_shapes = {full_name(n): s for n, s in g.names_shapes.items()}
-for layer in range(LAYERS):
-    s = f"{T}_stu_module._stu_layers.{layer}."
-    w = (2 * HD + 2 * AD) * H
-    dense_shapes.update({
-        s + "_uvqk_weight": (D, w), s + "_uvqk_beta": (w,), s + "_input_norm_weight": (D,),
-        s + "_input_norm_bias": (D,), s + "_output_weight": (3 * H * HD, D),
-        s + "_output_norm_weight": (H * HD,), s + "_output_norm_bias": (H * HD,),
-    })
+DU = D * len(CHANNELS)  # the user embedding: the channels' outputs side by side
+dense_shapes = {}
+for t in CHANNELS:
+    dense_shapes.update({full_name(t, n): s for n, s in g.names_shapes.items()})
+    for layer in range(LAYERS):
+        s = f"{t}_stu_module._stu_layers.{layer}."
+        w = (2 * HD + 2 * AD) * H
+        dense_shapes.update({
+            s + "_uvqk_weight": (D, w), s + "_uvqk_beta": (w,), s + "_input_norm_weight": (D,),
+            s + "_input_norm_bias": (D,), s + "_output_weight": (3 * H * HD, D),
+            s + "_output_norm_weight": (H * HD,), s + "_output_norm_bias": (H * HD,),
+        })
 dense_shapes.update({
     "_item_embedding_mlp.0.weight": (ITEM_HIDDEN, g.DT), "_item_embedding_mlp.0.bias": (ITEM_HIDDEN,),
     "_item_embedding_mlp.1.weight": (ITEM_HIDDEN,), "_item_embedding_mlp.1.bias": (ITEM_HIDDEN,),
-    "_item_embedding_mlp.2.weight": (D, ITEM_HIDDEN), "_item_embedding_mlp.2.bias": (D,),
-    "_item_embedding_mlp.3.weight": (D,), "_item_embedding_mlp.3.bias": (D,),
-    "_multitask_module.tower_mlp.mlp.0.perceptron.0.weight": (TOWER_HIDDEN, D),
+    "_item_embedding_mlp.2.weight": (DU, ITEM_HIDDEN), "_item_embedding_mlp.2.bias": (DU,),
+    "_item_embedding_mlp.3.weight": (DU,), "_item_embedding_mlp.3.bias": (DU,),
+    "_multitask_module.tower_mlp.mlp.0.perceptron.0.weight": (TOWER_HIDDEN, DU),
     "_multitask_module.tower_mlp.mlp.0.perceptron.0.bias": (TOWER_HIDDEN,),
     "_multitask_module.linear.weight": (2, TOWER_HIDDEN), "_multitask_module.linear.bias": (2,),
 })
@@ -71,16 +80,13 @@ click = torch.tensor([1.0, 2.0, 3.0, 0.0], dtype=torch.float64)  # action bitmas
 watch_time = torch.tensor([30.0, 0.0, 12.0, 5.0], dtype=torch.float64)
 
 
-def model():
-    # The embedding group's outputs feed gr_modules_reference's module-level inputs.
-    g.uih = E["sequence.uih_video_emb"][uih_ids]
-    g.cand = E["sequence.cand_video_emb"][cand_ids]
-    g.ctx_in = torch.cat([E["user_id_emb"][user_id], E["user_level_emb"][user_level]], 1)
-    g.W = {local: W[full_name(local)] for local in g.names_shapes}
+def channel(t):
+    """One transducer (parameters under `t`): each candidate's encoding [4, D]."""
+    g.W = {local: W[full_name(t, local)] for local in g.names_shapes}
     x, ts, lengths, nts = g.preprocess(True)
     x = g.positional(x, ts, lengths, nts)
     for layer in range(LAYERS):
-        s = f"{T}_stu_module._stu_layers.{layer}."
+        s = f"{t}_stu_module._stu_layers.{layer}."
         params = {k[len(s):]: v for k, v in W.items() if k.startswith(s)}
         cfg = dict(D=D, H=H, hidden=HD, attn=AD, lengths=lengths, targets=nts, max_seq_len=max(lengths),
                    scaling=MAX_SEQ_LEN, contextual=g.C)
@@ -89,7 +95,15 @@ def model():
     for b, n in enumerate(lengths):
         idx += list(range(s0 + n - nts[b], s0 + n))[::2]  # the content item of each (content, action) pair
         s0 += n
-    user = g.postprocess(x[idx], ts[idx])
+    return g.postprocess(x[idx], ts[idx])
+
+
+def model():
+    # The embedding group's outputs feed gr_modules_reference's module-level inputs.
+    g.uih = E["sequence.uih_video_emb"][uih_ids]
+    g.cand = E["sequence.cand_video_emb"][cand_ids]
+    g.ctx_in = torch.cat([E["user_id_emb"][user_id], E["user_level_emb"][user_level]], 1)
+    user = torch.cat([channel(t) for t in CHANNELS], -1)
     i = "_item_embedding_mlp."
     h = F.linear(g.cand, W[i + "0.weight"], W[i + "0.bias"])
     h = g.swish_ln(h, W[i + "1.weight"], W[i + "1.bias"])

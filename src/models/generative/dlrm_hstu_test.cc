@@ -1,4 +1,4 @@
-// DlrmHSTU against dlrm_hstu_reference.py (an independent plain-PyTorch DlrmHSTU in training, values
+// DlrmHSTU and UltraHSTU against dlrm_hstu_reference.py (independent plain-PyTorch versions in training, values
 // and gradients), and on a hand-built batch: TorchEasyRec's parameter names, predictions per candidate with
 // the candidates per row (kTargetRepeatKey), task labels as bits of the list label, grouping keys
 // repeated per candidate, gradients everywhere, and the config rules.
@@ -234,19 +234,9 @@ TEST(UltraHSTU, OneTransducerPerChannelConcatenated) {
 // The whole model against dlrm_hstu_reference.py, on the inputs of src/nn/gr/gr_modules_reference.py
 // (three users: histories of 2, 0 and 3 items, 1, 2 and 1 candidates; actions with a watch-time
 // bit; two contextual features), in training (targets interleaved with their actions).
-std::string reference_config() {
-  return R"pb(
-  data_config { label_fields: ["cand_seq__action_weight", "cand_seq__watch_time"] }
-  model_config {
-    feature_groups { group_name: "contextual" feature_names: ["user_id", "user_level"] group_type: DEEP }
-    feature_groups { group_name: "uih" feature_names: "uih_seq__video_id" group_type: JAGGED_SEQUENCE }
-    feature_groups { group_name: "candidate" feature_names: "cand_seq__video_id" group_type: JAGGED_SEQUENCE }
-    feature_groups { group_name: "uih_action" feature_names: "uih_seq__action_weight" group_type: JAGGED_SEQUENCE }
-    feature_groups { group_name: "uih_watchtime" feature_names: "uih_seq__watch_time" group_type: JAGGED_SEQUENCE }
-    feature_groups { group_name: "uih_timestamp" feature_names: "uih_seq__action_timestamp" group_type: JAGGED_SEQUENCE }
-    feature_groups { group_name: "candidate_timestamp" feature_names: "cand_seq__query_time" group_type: JAGGED_SEQUENCE }
-    dlrm_hstu {
-      hstu {
+// The HSTU settings of the reference (one channel's), and the config of DlrmHSTU or of UltraHSTU
+// with two channels "uih_a" / "uih_b" over the same history (dlrm_hstu_reference.py [ultra]).
+const char* kReferenceHstu = R"pb(
         stu { embedding_dim: 4 num_heads: 2 hidden_dim: 3 attention_dim: 2 output_dropout_ratio: 0.0 }
         input_dropout_ratio: 0.0
         attn_num_layers: 2
@@ -262,8 +252,32 @@ std::string reference_config() {
           }
         }
         output_postprocessor { timestamp_layernorm_postprocessor {
-          time_duration_period_units: [3600, 86400] time_duration_units_per_period: [24, 7] } }
-      }
+          time_duration_period_units: [3600, 86400] time_duration_units_per_period: [24, 7] } })pb";
+
+std::string reference_config(bool ultra = false) {
+  std::string groups;
+  for (const std::string channel : ultra ? std::vector<std::string>{"uih_a", "uih_b"} : std::vector<std::string>{"uih"}) {
+    groups += R"pb(feature_groups { group_name: ")pb" + channel +
+              R"pb(" feature_names: "uih_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: ")pb" + channel +
+              R"pb(_action" feature_names: "uih_seq__action_weight" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: ")pb" + channel +
+              R"pb(_watchtime" feature_names: "uih_seq__watch_time" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: ")pb" + channel +
+              R"pb(_timestamp" feature_names: "uih_seq__action_timestamp" group_type: JAGGED_SEQUENCE }
+    )pb";
+  }
+  const std::string hstu = ultra ? std::string("hstu { name: \"uih_a\" ") + kReferenceHstu + " }\n      hstu { name: \"uih_b\" " +
+                                       kReferenceHstu + " }"
+                                 : std::string("hstu { ") + kReferenceHstu + " }";
+  return R"pb(
+  data_config { label_fields: ["cand_seq__action_weight", "cand_seq__watch_time"] }
+  model_config {
+    feature_groups { group_name: "contextual" feature_names: ["user_id", "user_level"] group_type: DEEP }
+    feature_groups { group_name: "candidate" feature_names: "cand_seq__video_id" group_type: JAGGED_SEQUENCE }
+    feature_groups { group_name: "candidate_timestamp" feature_names: "cand_seq__query_time" group_type: JAGGED_SEQUENCE }
+    )pb" + groups + (ultra ? "ultra_hstu" : "dlrm_hstu") + R"pb( {
+      )pb" + hstu + R"pb(
       fusion_mtl_tower {
         mlp { hidden_units: [5] activation: "nn.SiLU" }
         task_configs { task_name: "is_click" label_name: "cand_seq__action_weight" task_bitmask: 1
@@ -394,6 +408,131 @@ TEST(DlrmHSTU, MatchesThePythonReference) {
       {"sequence.uih_video_emb", -0.00001179},
       {"user_id_emb", 0.00028702},
       {"user_level_emb", 0.00017090},
+  };
+  testing::expect_gradient_checksums(model, want);
+}
+
+TEST(UltraHSTU, MatchesThePythonReference) {
+  // Expected values: /usr/bin/python3 src/models/generative/dlrm_hstu_reference.py ultra
+  auto cfg = parse_config(reference_config(/*ultra=*/true));
+  UltraHSTU model(cfg.model_config(), reference_features(), {"cand_seq__action_weight", "cand_seq__watch_time"}, {});
+  model.train();
+  testing::set_reference_parameters(model);
+  const sparse::Batch b = reference_batch();
+  auto p = model.predict(b);
+  EXPECT_TRUE(torch::allclose(p.at("logits_is_click"), torch::tensor({0.21051584, 0.21529452, 0.19495508, 0.21084090}), 1e-5, 2e-5))
+      << p.at("logits_is_click");
+  EXPECT_TRUE(torch::allclose(p.at("y_watchtime"), torch::tensor({-0.20894889, -0.21927715, -0.21291174, -0.21259546}), 1e-5, 2e-5))
+      << p.at("y_watchtime");
+  auto losses = model.loss(p, b);
+  EXPECT_NEAR(losses.at("binary_cross_entropy_is_click").item<double>(), 0.70113078, 2e-5);
+  EXPECT_NEAR(losses.at("l2_loss_watchtime").item<double>(), 272.23876002, 2e-3);
+  model.total_loss(losses).backward();
+  const std::map<std::string, double> want = {
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.bias", -0.00006453},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.weight", -0.00038453},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._attn_weights_norm.bias", 0.00010031},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._attn_weights_norm.weight", 0.00043379},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._dense_features_compress.bias", 0.00006457},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._dense_features_compress.weight", 0.00005622},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.0.bias", -0.00008711},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.0.weight", -0.00004337},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.1.bias", -0.00001824},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.1.weight", -0.00001929},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.2.bias", 0.00005653},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_embedding_mlp._res_weights.2.weight", -0.00031277},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_encoder._action_embedding_table", 0.00026426},
+      {"_hstu_transducer._transducers.0._input_preprocessor._action_encoder._target_action_embedding_table", 0.00000000},
+      {"_hstu_transducer._transducers.0._input_preprocessor._batched_contextual_linear_bias", 0.00143198},
+      {"_hstu_transducer._transducers.0._input_preprocessor._batched_contextual_linear_weights", 0.00020341},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.0.bias", -0.09459695},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.0.weight", 0.00439753},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.1.bias", -0.00941230},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.1.weight", -0.01839296},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.2.bias", 0.00133610},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.2.weight", 0.04779538},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.3.bias", 0.20907493},
+      {"_hstu_transducer._transducers.0._input_preprocessor._content_embedding_mlp._mlp.3.weight", 0.12293987},
+      {"_hstu_transducer._transducers.0._output_postprocessor._layer_norm.bias", 0.65593229},
+      {"_hstu_transducer._transducers.0._output_postprocessor._layer_norm.weight", -0.00623139},
+      {"_hstu_transducer._transducers.0._output_postprocessor._time_feature_combiner.bias", 0.01813595},
+      {"_hstu_transducer._transducers.0._output_postprocessor._time_feature_combiner.weight", 0.57184700},
+      {"_hstu_transducer._transducers.0._positional_encoder._position_embeddings_weight", -0.09136810},
+      {"_hstu_transducer._transducers.0._positional_encoder._timestamp_embeddings_weight", 0.10487029},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._input_norm_bias", 0.00199472},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._input_norm_weight", -0.00058647},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._output_norm_bias", 0.00175300},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._output_norm_weight", 0.01578265},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._output_weight", -0.01943395},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._uvqk_beta", -0.00470697},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.0._uvqk_weight", -0.00377221},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._input_norm_bias", -0.01304523},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._input_norm_weight", 0.01312830},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._output_norm_bias", 0.00151718},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._output_norm_weight", -0.01484958},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._output_weight", -0.02501322},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._uvqk_beta", -0.02231796},
+      {"_hstu_transducer._transducers.0._stu_module._stu_layers.1._uvqk_weight", -0.00848580},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.bias", -0.00000154},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._attn_raw_weights.0.weight", 0.00000429},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._attn_weights_norm.bias", 0.00000251},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._attn_weights_norm.weight", -0.00000080},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._dense_features_compress.bias", -0.00000343},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._dense_features_compress.weight", 0.00000213},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.0.bias", -0.00000508},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.0.weight", 0.00000183},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.1.bias", 0.00000016},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.1.weight", -0.00000133},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.2.bias", -0.00000022},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_embedding_mlp._res_weights.2.weight", 0.00000469},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_encoder._action_embedding_table", 0.00001273},
+      {"_hstu_transducer._transducers.1._input_preprocessor._action_encoder._target_action_embedding_table", 0.00000000},
+      {"_hstu_transducer._transducers.1._input_preprocessor._batched_contextual_linear_bias", 0.00001590},
+      {"_hstu_transducer._transducers.1._input_preprocessor._batched_contextual_linear_weights", -0.00000626},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.0.bias", 0.00004896},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.0.weight", 0.00005609},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.1.bias", 0.00001227},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.1.weight", -0.00001227},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.2.bias", 0.00000596},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.2.weight", 0.00011193},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.3.bias", -0.00410771},
+      {"_hstu_transducer._transducers.1._input_preprocessor._content_embedding_mlp._mlp.3.weight", 0.00062278},
+      {"_hstu_transducer._transducers.1._output_postprocessor._layer_norm.bias", -0.08983819},
+      {"_hstu_transducer._transducers.1._output_postprocessor._layer_norm.weight", 0.11512350},
+      {"_hstu_transducer._transducers.1._output_postprocessor._time_feature_combiner.bias", 0.00036636},
+      {"_hstu_transducer._transducers.1._output_postprocessor._time_feature_combiner.weight", 0.00122740},
+      {"_hstu_transducer._transducers.1._positional_encoder._position_embeddings_weight", 0.00202282},
+      {"_hstu_transducer._transducers.1._positional_encoder._timestamp_embeddings_weight", 0.00059255},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._input_norm_bias", 0.00011975},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._input_norm_weight", 0.00031658},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._output_norm_bias", -0.00002431},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._output_norm_weight", -0.00005236},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._output_weight", -0.00015976},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._uvqk_beta", -0.00052499},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.0._uvqk_weight", 0.00041534},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._input_norm_bias", -0.00017890},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._input_norm_weight", 0.00023134},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._output_norm_bias", -0.00012741},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._output_norm_weight", 0.00034254},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._output_weight", -0.00037525},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._uvqk_beta", 0.00023725},
+      {"_hstu_transducer._transducers.1._stu_module._stu_layers.1._uvqk_weight", 0.00001310},
+      {"_item_embedding_mlp.0.bias", -0.56490810},
+      {"_item_embedding_mlp.0.weight", 0.09357322},
+      {"_item_embedding_mlp.1.bias", -0.02652092},
+      {"_item_embedding_mlp.1.weight", -0.18230456},
+      {"_item_embedding_mlp.2.bias", 0.18798450},
+      {"_item_embedding_mlp.2.weight", 0.19842843},
+      {"_item_embedding_mlp.3.bias", -0.39335280},
+      {"_item_embedding_mlp.3.weight", -0.04843435},
+      {"_multitask_module.linear.bias", -11.87963428},
+      {"_multitask_module.linear.weight", -4.83893436},
+      {"_multitask_module.tower_mlp.mlp.0.perceptron.0.bias", 3.02221879},
+      {"_multitask_module.tower_mlp.mlp.0.perceptron.0.weight", 0.14257551},
+      {"sequence.cand_video_emb", -0.04420305},
+      {"sequence.uih_video_emb", -0.00003270},
+      {"user_id_emb", 0.00048445},
+      {"user_level_emb", -0.00005264},
   };
   testing::expect_gradient_checksums(model, want);
 }
