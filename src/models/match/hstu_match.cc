@@ -88,6 +88,25 @@ HSTUMatch::HSTUMatch(const protos::ModelConfig& model_config, const std::vector<
     require_group("hstu_match", uih + "_timestamp", protos::JAGGED_SEQUENCE);
   }
   if (has_tower(kItemTower)) require_group("hstu_match", candidate_group_, protos::JAGGED_SEQUENCE);
+  // Every group is read by a tower (TorchEasyRec looks them up by these names); another name, or
+  // query_time / contextual of a type no tower reads, would be silently unused.
+  const std::vector<std::string> known = {uih,         uih + "_action",    uih + "_watchtime", uih + "_timestamp",
+                                          "contextual", kQueryTime,        candidate_group_};
+  for (const auto& g : model_config_.feature_groups()) {
+    if (std::find(known.begin(), known.end(), g.group_name()) == known.end()) {
+      throw ConfigError(fmt::format("{}.group_name: hstu_match reads no group '{}'; its groups are {} (and "
+                                    "{}_action / {}_watchtime for the action encoder, optional contextual and "
+                                    "query_time); remove it",
+                                    group_path(g.group_name()), g.group_name(),
+                                    fmt::format("{}, {}_timestamp, {}", uih, uih, candidate_group_), uih, uih));
+    }
+    if (g.group_name() == kQueryTime) require_group("hstu_match", kQueryTime, protos::DEEP);
+    if (g.group_name() == "contextual" && g.group_type() == protos::JAGGED_SEQUENCE) {
+      throw ConfigError(fmt::format("{}.group_type: hstu_match's contextual group must be DEEP (or SEQUENCE, whose "
+                                    "query features are read)",
+                                    group_path("contextual")));
+    }
+  }
   if (has_tower(kUserTower) && has_tower(kItemTower)) {
     const bool sampled = std::any_of(features_.begin(), features_.end(), [&](const feature::FeatureInfo& f) {
       return f.sampled && !f.sequence_name.empty();

@@ -265,6 +265,20 @@ TEST(HSTUMatch, ConfigErrors) {
                             "user history alone"),
             std::string::npos)
       << error(ctx);
+  // Groups no tower reads.
+  std::string extra = config();
+  extra.replace(extra.find("hstu_match {"), 12,
+                "feature_groups { group_name: \"other\" feature_names: \"user_id\" group_type: DEEP }\n    hstu_match {");
+  EXPECT_NE(error(extra).find("model_config.feature_groups[5].group_name: hstu_match reads no group 'other'"),
+            std::string::npos)
+      << error(extra);
+  std::string jagged_time = config();
+  jagged_time.replace(jagged_time.find("group_name: \"query_time\" feature_names: \"request_time\" group_type: DEEP"),
+                      std::string("group_name: \"query_time\" feature_names: \"request_time\" group_type: DEEP").size(),
+                      "group_name: \"query_time\" feature_names: \"uih_seq__action_timestamp\" group_type: JAGGED_SEQUENCE");
+  EXPECT_NE(error(jagged_time).find("model_config.feature_groups[4].group_type: hstu_match group 'query_time' must be DEEP"),
+            std::string::npos)
+      << error(jagged_time);
   // No sampled candidate feature: the model cannot train.
   auto unsampled = features();
   unsampled[4].sampled = false;
