@@ -1,9 +1,11 @@
 #include "feature/builtin_operators.h"
 
 #include <algorithm>
-#include <memory>
+#include <iterator>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,6 +129,82 @@ void edit_distance_destroy(void* state) { delete static_cast<EditDistanceState*>
 const tzrec_custom_operator kEditDistance = {TZREC_CUSTOM_OPERATOR_ABI_VERSION, /*thread_safe=*/1,
                                              &edit_distance_create, &edit_distance_evaluate, &edit_distance_destroy};
 
+// ---- RegexReplace (pyfg/lib/libregex_replace.so) ------------------------------------------------
+// Each value of its one input with every match of operator_params "regex_patten" (pyfg's
+// spelling; "regex_pattern" is read too) replaced by "replacement" (default ""; $1 .. $9 and $&
+// refer to the match's groups). The pattern is an ECMAScript regular expression (std::regex; pyfg's
+// regex dialect is not documented — this engine's choice). Outputs one text per input value.
+
+struct RegexReplaceState {
+  std::regex pattern;
+  std::string replacement;
+};
+
+void* regex_replace_create(const char* params_json, char* error, size_t error_size) {
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
+    return nullptr;
+  }
+  std::string pattern_key;
+  for (const auto& item : params.items()) {
+    if (item.key() == "regex_patten" || item.key() == "regex_pattern") {
+      if (!pattern_key.empty()) {
+        write_error(error, error_size, "set one of \"regex_patten\" and \"regex_pattern\", not both");
+        return nullptr;
+      }
+      pattern_key = item.key();
+    } else if (item.key() != "replacement") {
+      write_error(error, error_size,
+                  "unknown parameter \"" + item.key() + "\" (RegexReplace takes \"regex_patten\" and \"replacement\")");
+      return nullptr;
+    }
+    if (!item.value().is_string()) {
+      write_error(error, error_size, "parameter \"" + item.key() + "\" must be a string_value");
+      return nullptr;
+    }
+  }
+  if (pattern_key.empty()) {
+    write_error(error, error_size, "parameter \"regex_patten\" (the regular expression) is required");
+    return nullptr;
+  }
+  auto state = std::make_unique<RegexReplaceState>();
+  const std::string pattern = params[pattern_key].get<std::string>();
+  try {
+    state->pattern = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    write_error(error, error_size, "\"" + pattern_key + "\" \"" + pattern + "\" is not a regular expression: " + e.what());
+    return nullptr;
+  }
+  if (params.contains("replacement")) state->replacement = params["replacement"].get<std::string>();
+  return state.release();
+}
+
+int regex_replace_evaluate(void* state, const tzrec_operator_input* inputs, size_t num_inputs,
+                           tzrec_operator_output* out, const tzrec_operator_output_api* api, char* error,
+                           size_t error_size) {
+  if (num_inputs != 1) {
+    write_error(error, error_size, "RegexReplace takes one input, got " + std::to_string(num_inputs));
+    return 1;
+  }
+  const auto& st = *static_cast<RegexReplaceState*>(state);
+  std::string replaced;
+  for (size_t i = 0; i < inputs[0].num_values; ++i) {
+    const tzrec_string_view& v = inputs[0].values[i];
+    replaced.clear();
+    std::regex_replace(std::back_inserter(replaced), v.data, v.data + v.size, st.pattern, st.replacement);
+    api->add_text(out, replaced.data(), replaced.size());
+  }
+  return 0;
+}
+
+void regex_replace_destroy(void* state) { delete static_cast<RegexReplaceState*>(state); }
+
+const tzrec_custom_operator kRegexReplace = {TZREC_CUSTOM_OPERATOR_ABI_VERSION, /*thread_safe=*/1,
+                                             &regex_replace_create, &regex_replace_evaluate, &regex_replace_destroy};
+
 struct Builtin {
   const char* lib_file;
   const char* name;
@@ -135,6 +213,7 @@ struct Builtin {
 
 const Builtin kBuiltins[] = {
     {"pyfg/lib/libedit_distance.so", "EditDistance", &kEditDistance},
+    {"pyfg/lib/libregex_replace.so", "RegexReplace", &kRegexReplace},
 };
 
 }  // namespace

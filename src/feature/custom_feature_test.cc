@@ -54,6 +54,24 @@ TEST(CustomFeature, EditDistanceAsTorchEasyRec) {
   EXPECT_EQ(bag(b, "bucket"), (std::pair<Ids, Ids>{{1, 1, 1}, {1, 1, 1}}));
 }
 
+// RegexReplace (docs/custom_operators.md; TorchEasyRec's feature.md table of official operators):
+// every match replaced, one text per value, hashed as an id_feature's text (hand-computed below).
+TEST(CustomFeature, RegexReplace) {
+  const std::string features =
+      "feature_configs { custom_feature { feature_name: \"clean\" operator_name: \"RegexReplace\" "
+      "operator_lib_file: \"pyfg/lib/libregex_replace.so\" expression: [\"item:title\"] "
+      "operator_params { fields { key: \"regex_patten\" value { string_value: \"[0-9]+\" } } "
+      "fields { key: \"replacement\" value { string_value: \"#\" } } } "
+      "hash_bucket_size: 1000000 embedding_dim: 4 } }";
+  auto p = parser(features, "fg_mode: FG_NORMAL");
+  auto b = p.parse(make_batch({{"title", {"iphone 15 pro 256gb", "no digits", "7"}}}));
+  // "iphone # pro #gb", "no digits", "#": each hashed as id_feature text (std::hash % buckets).
+  const Ids want = {static_cast<int64_t>(std::hash<std::string>()("iphone # pro #gb") % 1000000),
+                    static_cast<int64_t>(std::hash<std::string>()("no digits") % 1000000),
+                    static_cast<int64_t>(std::hash<std::string>()("#") % 1000000)};
+  EXPECT_EQ(bag(b, "clean"), (std::pair<Ids, Ids>{want, {1, 1, 1}}));
+}
+
 TEST(CustomFeature, ExampleLibraryNumbersAndTexts) {
   const std::string features =
       "feature_configs { custom_feature { feature_name: \"overlap\" operator_name: \"TokenOverlap\" "
@@ -159,9 +177,16 @@ TEST(CustomFeature, LibraryErrorsNameFileAndSymbol) {
                 .find("operator_params: operator TokenOverlap of " + kExampleLib +
                       " refused its parameters {\"min_length\":-1}: min_length must be a non-negative number"),
             std::string::npos);
-  EXPECT_NE(error_of(feature("pyfg/lib/libregex_replace.so", "RegexReplace"))
-                .find("official operator RegexReplace of pyfg/lib/libregex_replace.so (built in: EditDistance "
-                      "(pyfg/lib/libedit_distance.so))"),
+  EXPECT_NE(error_of(feature("pyfg/lib/libseq_expr.so", "SeqExpr"))
+                .find("official operator SeqExpr of pyfg/lib/libseq_expr.so (built in: EditDistance "
+                      "(pyfg/lib/libedit_distance.so), RegexReplace (pyfg/lib/libregex_replace.so))"),
+            std::string::npos);
+  const std::string regex = "pyfg/lib/libregex_replace.so";
+  EXPECT_NE(error_of(feature(regex, "RegexReplace")).find("parameter \"regex_patten\" (the regular expression) is required"),
+            std::string::npos);
+  EXPECT_NE(error_of(feature(regex, "RegexReplace",
+                             "operator_params { fields { key: \"regex_patten\" value { string_value: \"a(\" } } }"))
+                .find("\"regex_patten\" \"a(\" is not a regular expression"),
             std::string::npos);
   EXPECT_NE(error_of(edit_distance("e", "gbk")).find("encoding \"gbk\": use \"utf-8\" or \"latin\""),
             std::string::npos);
