@@ -1,6 +1,7 @@
 // Columns of the text features: tokenize_feature (text split by a tokenizer), overlap_feature
-// (query and title terms), kv_dot_product (two "key:value" lists) and custom_feature (text
-// inputs of the operators whose inputs are known: EditDistance, RegexReplace).
+// (query and title terms), kv_dot_product (two "key:value" lists) and custom_feature (the inputs
+// of the operators whose inputs are known: texts for EditDistance and RegexReplace, numbers for
+// SeqExpr).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -194,15 +195,20 @@ class CustomFeatureColumns : public FeatureColumns {
       return;
     }
     const std::string op = string_field(*f.message, "operator_name");
-    if (op != "EditDistance" && op != "RegexReplace") {
+    if (op != "EditDistance" && op != "RegexReplace" && op != "SeqExpr") {
       throw ConfigError(fmt::format(
           "{}: cannot infer the input columns of custom operator '{}' (gen_data knows "
-          "EditDistance and RegexReplace); use fg_mode FG_NONE or write its inputs yourself",
+          "EditDistance, RegexReplace and SeqExpr); use fg_mode FG_NONE or write its inputs yourself",
           field_path(f, "operator_name"), op));
     }
     for (const auto& input : inputs_of(f, "expression")) {
       auto spec = input_column(f, input, /*single_input_type=*/false);
       if (!spec) continue;
+      if (op == "SeqExpr") {  // the formula's numbers (degrees for spherical_distance are fine too)
+        spec->domain = Domain::floats(0.0, 1.0);
+        out->add(std::move(*spec));
+        continue;
+      }
       out->add(text_column(f, std::move(*spec), Layout::kJoined, kTermWords, " ", 1, 4));
     }
   }

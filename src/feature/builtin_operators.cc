@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,10 @@
 
 #include <nlohmann/json.hpp>
 #include <tzrec/custom_operator.h>
+
+#include "feature/expr_parser.h"
+#include "feature/expr_program.h"
+#include "feature/text_values.h"
 
 namespace tzrec::feature {
 namespace {
@@ -103,7 +108,7 @@ void* edit_distance_create(const char* params_json, char* error, size_t error_si
     }
   }
   for (const auto& item : params.items()) {
-    if (item.key() != "encoding") {
+    if (item.key() != "encoding" && item.key() != kBuiltinInputNamesKey) {
       write_error(error, error_size, "unknown parameter \"" + item.key() + "\" (EditDistance takes \"encoding\")");
       return nullptr;
     }
@@ -156,6 +161,8 @@ void* regex_replace_create(const char* params_json, char* error, size_t error_si
         return nullptr;
       }
       pattern_key = item.key();
+    } else if (item.key() == kBuiltinInputNamesKey) {
+      continue;
     } else if (item.key() != "replacement") {
       write_error(error, error_size,
                   "unknown parameter \"" + item.key() + "\" (RegexReplace takes \"regex_patten\" and \"replacement\")");
@@ -205,6 +212,97 @@ void regex_replace_destroy(void* state) { delete static_cast<RegexReplaceState*>
 const tzrec_custom_operator kRegexReplace = {TZREC_CUSTOM_OPERATOR_ABI_VERSION, /*thread_safe=*/1,
                                              &regex_replace_create, &regex_replace_evaluate, &regex_replace_destroy};
 
+// ---- SeqExpr (pyfg/lib/libseq_expr.so) ---------------------------------------------------------
+// operator_params "formula": an expression of the expr_feature language (feature/expr_program.h)
+// over the inputs' names (TorchEasyRec's example "cur_time-clk_time_seq" with expression
+// ["user:cur_time", "item:clk_time_seq"]), evaluated per row — per item in a sequence, where a
+// sequence input gives the item's value and a plain one the row's; its value(s) are the output.
+// "spherical_distance" with four inputs (lng1, lat1, lng2, lat2) is the great-circle distance in
+// km, sphere_dist of the expr language (this engine's reading: pyfg documents the name only). An
+// input value that is not a number is NaN (pyfg's expression inputs are numbers).
+
+struct SeqExprState {
+  ExprProgram program;
+  size_t num_inputs = 0;
+};
+
+void* seq_expr_create(const char* params_json, char* error, size_t error_size) {
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
+    return nullptr;
+  }
+  for (const auto& item : params.items()) {
+    if (item.key() != "formula" && item.key() != kBuiltinInputNamesKey) {
+      write_error(error, error_size, "unknown parameter \"" + item.key() + "\" (SeqExpr takes \"formula\")");
+      return nullptr;
+    }
+  }
+  if (!params.contains("formula") || !params["formula"].is_string()) {
+    write_error(error, error_size, "parameter \"formula\" (a string_value expression over the inputs) is required");
+    return nullptr;
+  }
+  std::vector<std::string> names;
+  if (params.contains(kBuiltinInputNamesKey)) names = params[kBuiltinInputNamesKey].get<std::vector<std::string>>();
+  std::string formula = params["formula"].get<std::string>();
+  if (formula == "spherical_distance") {
+    if (names.size() != 4) {
+      write_error(error, error_size,
+                  "formula spherical_distance takes four inputs (lng1, lat1, lng2, lat2), got " + std::to_string(names.size()));
+      return nullptr;
+    }
+    formula = "sphere_dist(" + names[0] + ", " + names[1] + ", " + names[2] + ", " + names[3] + ")";
+  }
+  auto state = std::make_unique<SeqExprState>();
+  try {
+    state->program = ExprProgram(formula, names);
+  } catch (const ExprSyntaxError& e) {
+    write_error(error, error_size,
+                "formula \"" + formula + "\" at position " + std::to_string(e.position()) + ": " + e.what() +
+                    (e.hint().empty() ? std::string() : "; " + e.hint()));
+    return nullptr;
+  }
+  state->num_inputs = names.size();
+  return state.release();
+}
+
+int seq_expr_evaluate(void* state, const tzrec_operator_input* inputs, size_t num_inputs, tzrec_operator_output* out,
+                      const tzrec_operator_output_api* api, char* error, size_t error_size) {
+  const auto& st = *static_cast<SeqExprState*>(state);
+  if (num_inputs != st.num_inputs) {
+    write_error(error, error_size,
+                "SeqExpr got " + std::to_string(num_inputs) + " inputs for " + std::to_string(st.num_inputs) + " names");
+    return 1;
+  }
+  thread_local std::vector<std::vector<double>> values;
+  thread_local std::vector<ExprArg> args;
+  thread_local ExprProgram::Scratch scratch;
+  thread_local std::vector<double> result;
+  values.resize(num_inputs);
+  args.resize(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    values[i].clear();
+    for (size_t j = 0; j < inputs[i].num_values; ++j) {
+      double x = std::numeric_limits<double>::quiet_NaN();
+      parse_double(std::string_view(inputs[i].values[j].data, inputs[i].values[j].size), &x);
+      values[i].push_back(x);
+    }
+    if (values[i].empty()) values[i].push_back(std::numeric_limits<double>::quiet_NaN());
+    args[i] = ExprArg{values[i].data(), values[i].size()};
+  }
+  result.clear();
+  st.program.evaluate(args.data(), &scratch, &result);
+  for (double v : result) api->add_number(out, v);
+  return 0;
+}
+
+void seq_expr_destroy(void* state) { delete static_cast<SeqExprState*>(state); }
+
+const tzrec_custom_operator kSeqExpr = {TZREC_CUSTOM_OPERATOR_ABI_VERSION, /*thread_safe=*/1, &seq_expr_create,
+                                        &seq_expr_evaluate, &seq_expr_destroy};
+
 struct Builtin {
   const char* lib_file;
   const char* name;
@@ -214,6 +312,7 @@ struct Builtin {
 const Builtin kBuiltins[] = {
     {"pyfg/lib/libedit_distance.so", "EditDistance", &kEditDistance},
     {"pyfg/lib/libregex_replace.so", "RegexReplace", &kRegexReplace},
+    {"pyfg/lib/libseq_expr.so", "SeqExpr", &kSeqExpr},
 };
 
 }  // namespace

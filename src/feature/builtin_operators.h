@@ -10,6 +10,10 @@ struct tzrec_custom_operator;
 
 namespace tzrec::feature {
 
+// The operator_params key under which a custom_feature hands a built-in operator the names of its
+// inputs (the input_name of each `side:input_name` expression), as a JSON array.
+inline constexpr const char* kBuiltinInputNamesKey = "__input_names__";
+
 // The built-in operator `operator_name` of official library `lib_file`, or nullptr.
 const tzrec_custom_operator* builtin_custom_operator(const std::string& lib_file, const std::string& operator_name);
 

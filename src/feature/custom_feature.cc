@@ -1,5 +1,9 @@
 #include "feature/custom_feature.h"
 
+#include <nlohmann/json.hpp>
+
+#include "feature/builtin_operators.h"
+
 #include <google/protobuf/util/json_util.h>
 
 #include "feature/dense_embedding_settings.h"
@@ -88,7 +92,15 @@ CustomFeature::CustomFeature(const protos::CustomFeature& c, const std::string& 
   } else {
     check_text_default(default_value, bucketizer, path);
   }
-  operator_ = std::make_shared<const CustomOperator>(operator_lib_file_, c.operator_name(), params_json(c, path),
+  std::string params = params_json(c, path);
+  if (CustomOperator::is_official_library(operator_lib_file_)) {
+    // Built-in operators also get the names of their inputs (SeqExpr's formula uses them).
+    nlohmann::json p = nlohmann::json::parse(params);
+    auto& names = p[kBuiltinInputNamesKey] = nlohmann::json::array();
+    for (const std::string& e : c.expression()) names.push_back(e.substr(e.find(':') + 1));
+    params = p.dump();
+  }
+  operator_ = std::make_shared<const CustomOperator>(operator_lib_file_, c.operator_name(), params,
                                                      c.is_op_thread_safe(), path);
 }
 

@@ -72,6 +72,38 @@ TEST(CustomFeature, RegexReplace) {
   EXPECT_EQ(bag(b, "clean"), (std::pair<Ids, Ids>{want, {1, 1, 1}}));
 }
 
+// SeqExpr (docs/custom_operators.md; TorchEasyRec's feature.md examples "cur_time-clk_time_seq"
+// over ["user:cur_time", "item:clk_time_seq"] and "spherical_distance"): the formula per item of a
+// grouped sequence, the row's user input broadcast; hand-computed values.
+TEST(CustomFeature, SeqExpr) {
+  auto p = parser(R"(
+    feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5 sequence_delim: ";"
+      features { custom_feature { feature_name: "gap" operator_name: "SeqExpr"
+                                  operator_lib_file: "pyfg/lib/libseq_expr.so"
+                                  expression: ["user:cur_time", "item:clk_time"]
+                                  operator_params { fields { key: "formula" value { string_value: "cur_time-clk_time" } } }
+      } } } }
+    feature_configs { custom_feature { feature_name: "dist" operator_name: "SeqExpr"
+                                       operator_lib_file: "pyfg/lib/libseq_expr.so"
+                                       expression: ["user:ulng", "user:ulat", "item:ilng", "item:ilat"]
+                                       operator_params { fields { key: "formula" value { string_value: "spherical_distance" } } }
+    } })",
+                  "fg_mode: FG_NORMAL");
+  auto b = p.parse(make_batch({{"cur_time", {"100", "50"}},
+                               {"s__clk_time", {"90;70;100", "49"}},
+                               {"ulng", {"0", "120"}},
+                               {"ulat", {"0", "30"}},
+                               {"ilng", {"0", "120"}},
+                               {"ilat", {"1", "30"}}}));
+  EXPECT_EQ(floats_of(b.sequence_dense_features["s__gap"]), (Floats{10, 30, 0, 1}));
+  EXPECT_EQ(ids_of(b.sequence_lengths["s__gap"]), (Ids{3, 1}));
+  // One degree of latitude on a 6371 km sphere: 6371 · π / 180 = 111.19493 km; the same point: 0.
+  const Floats dist = floats_of(b.dense_features["dist"]);
+  ASSERT_EQ(dist.size(), 2u);
+  EXPECT_NEAR(dist[0], 111.19493, 1e-3);
+  EXPECT_NEAR(dist[1], 0.0, 1e-3);
+}
+
 TEST(CustomFeature, ExampleLibraryNumbersAndTexts) {
   const std::string features =
       "feature_configs { custom_feature { feature_name: \"overlap\" operator_name: \"TokenOverlap\" "
@@ -177,9 +209,22 @@ TEST(CustomFeature, LibraryErrorsNameFileAndSymbol) {
                 .find("operator_params: operator TokenOverlap of " + kExampleLib +
                       " refused its parameters {\"min_length\":-1}: min_length must be a non-negative number"),
             std::string::npos);
-  EXPECT_NE(error_of(feature("pyfg/lib/libseq_expr.so", "SeqExpr"))
-                .find("official operator SeqExpr of pyfg/lib/libseq_expr.so (built in: EditDistance "
-                      "(pyfg/lib/libedit_distance.so), RegexReplace (pyfg/lib/libregex_replace.so))"),
+  EXPECT_NE(error_of(feature("pyfg/lib/libnope.so", "Nope"))
+                .find("official operator Nope of pyfg/lib/libnope.so (built in: EditDistance "
+                      "(pyfg/lib/libedit_distance.so), RegexReplace (pyfg/lib/libregex_replace.so), SeqExpr "
+                      "(pyfg/lib/libseq_expr.so))"),
+            std::string::npos);
+  const std::string seq_expr = "pyfg/lib/libseq_expr.so";
+  EXPECT_NE(error_of(feature(seq_expr, "SeqExpr")).find("parameter \"formula\""), std::string::npos);
+  EXPECT_NE(error_of(feature(seq_expr, "SeqExpr",
+                             "operator_params { fields { key: \"formula\" value { string_value: \"a - c\" } } }"))
+                .find("formula \"a - c\" at position 4"),
+            std::string::npos)
+      << error_of(feature(seq_expr, "SeqExpr",
+                          "operator_params { fields { key: \"formula\" value { string_value: \"a - c\" } } }"));
+  EXPECT_NE(error_of(feature(seq_expr, "SeqExpr",
+                             "operator_params { fields { key: \"formula\" value { string_value: \"spherical_distance\" } } }"))
+                .find("formula spherical_distance takes four inputs (lng1, lat1, lng2, lat2), got 2"),
             std::string::npos);
   const std::string regex = "pyfg/lib/libregex_replace.so";
   EXPECT_NE(error_of(feature(regex, "RegexReplace")).find("parameter \"regex_patten\" (the regular expression) is required"),

@@ -38,6 +38,7 @@ declare -A EXPECTED=(
   [tdm]="user_id=INT64 age item_id=INT64 cate brand click_seq__item_id=BYTE_ARRAY click_seq__cate=BYTE_ARRAY clk"
   [dlrm_hstu_kuairand_synth]="user_id=INT64 user_active_degree=INT64 uih_seq__video_id=BYTE_ARRAY uih_seq__action_timestamp=BYTE_ARRAY uih_seq__action_weight=BYTE_ARRAY uih_seq__watch_time=BYTE_ARRAY cand_seq__video_id=BYTE_ARRAY cand_seq__query_time=BYTE_ARRAY cand_seq__action_weight.list.element=INT64 cand_seq__watch_time.list.element=INT64"
   [hstu_match_kuairand_synth]="user_id=INT64 user_active_degree=INT64 uih_seq__video_id=BYTE_ARRAY uih_seq__action_timestamp=BYTE_ARRAY cand_seq__video_id=BYTE_ARRAY request_time cand_seq__action_weight.list.element=INT64"
+  [fg_seq_expr]="cate=INT64 ulng=FLOAT ulat=FLOAT ilng=FLOAT ilat=FLOAT cur_time=FLOAT clk_time_seq=BYTE_ARRAY click__cate=BYTE_ARRAY click__clk_time=BYTE_ARRAY clk"
   [fg_features_dag]="cate age kv_cate_cnt=BYTE_ARRAY kv_cate_vec kv_age_ctr kkv_cate_brand=BYTE_ARRAY brand u_age i_age query title title_text doc_kv query_kv click_items.list.element click_valid.list.element events=BYTE_ARRAY clk"
 )
 # Sampler tables each test config must get.
