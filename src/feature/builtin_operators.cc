@@ -26,6 +26,21 @@ void write_error(char* error, size_t error_size, const std::string& message) {
   std::snprintf(error, error_size, "%s", message.c_str());
 }
 
+// The operator_params JSON object into *params; false with a message for anything else.
+bool parse_params(const char* params_json, nlohmann::json* params, char* error, size_t error_size) {
+  try {
+    *params = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
+    return false;
+  }
+  if (!params->is_object()) {
+    write_error(error, error_size, "operator_params is not a JSON object");
+    return false;
+  }
+  return true;
+}
+
 // ---- EditDistance (pyfg/lib/libedit_distance.so) --------------------------------------------------
 // The Levenshtein distance (insertions, deletions and substitutions of cost 1) between the texts
 // of its two inputs; an input's text is its values joined by "\x1d" (the default separator, so a
@@ -91,12 +106,7 @@ std::string joined(const tzrec_operator_input& in) {
 void* edit_distance_create(const char* params_json, char* error, size_t error_size) {
   auto state = std::make_unique<EditDistanceState>();
   nlohmann::json params;
-  try {
-    params = nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
-    return nullptr;
-  }
+  if (!parse_params(params_json, &params, error, error_size)) return nullptr;
   if (params.contains("encoding")) {
     const auto& enc = params["encoding"];
     const std::string value = enc.is_string() ? enc.get<std::string>() : enc.dump();
@@ -147,12 +157,7 @@ struct RegexReplaceState {
 
 void* regex_replace_create(const char* params_json, char* error, size_t error_size) {
   nlohmann::json params;
-  try {
-    params = nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
-    return nullptr;
-  }
+  if (!parse_params(params_json, &params, error, error_size)) return nullptr;
   std::string pattern_key;
   for (const auto& item : params.items()) {
     if (item.key() == "regex_patten" || item.key() == "regex_pattern") {
@@ -228,12 +233,7 @@ struct SeqExprState {
 
 void* seq_expr_create(const char* params_json, char* error, size_t error_size) {
   nlohmann::json params;
-  try {
-    params = nlohmann::json::parse(params_json);
-  } catch (const nlohmann::json::exception& e) {
-    write_error(error, error_size, std::string("operator_params is not JSON: ") + e.what());
-    return nullptr;
-  }
+  if (!parse_params(params_json, &params, error, error_size)) return nullptr;
   for (const auto& item : params.items()) {
     if (item.key() != "formula" && item.key() != kBuiltinInputNamesKey) {
       write_error(error, error_size, "unknown parameter \"" + item.key() + "\" (SeqExpr takes \"formula\")");
