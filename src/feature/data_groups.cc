@@ -56,7 +56,7 @@ std::optional<CandidateSequence> candidate_sequence(const protos::DataConfig& da
   c.prefix = c.name + "__";
   for (const std::string& a : sampler->attr_fields) c.columns.push_back(c.prefix + a);
   for (const FeaturePtr& f : features) {
-    if (f->info().stub || f->info().sequence_name != c.name) continue;
+    if (!c.holds(f->info())) continue;
     for (const std::string& col : f->input_columns()) {
       if (std::find(c.columns.begin(), c.columns.end(), col) != c.columns.end()) continue;
       throw ConfigError(fmt::format(

@@ -32,6 +32,9 @@ struct CandidateSequence {
   std::string prefix;  // "<name>__"
   // The sub-features' input columns, each "<prefix><attr field>".
   std::vector<std::string> columns;
+
+  // Whether `f` is one of the sequence's sub-features (parsed into batches: stubs are not).
+  bool holds(const FeatureInfo& f) const { return !f.stub && f.sequence_name == name; }
 };
 
 // The candidate sequence of `data_config`'s sampler, or nullopt (no sampler, or a scalar

@@ -111,7 +111,7 @@ std::vector<std::string> FeatureParser::neg_input_columns() const {
   std::vector<std::string> out;
   for (size_t i = 0; i < features_.features.size(); ++i) {
     const FeatureInfo& info = features_.features[i]->info();
-    const bool candidate = features_.candidate && info.sequence_name == features_.candidate->name;
+    const bool candidate = features_.candidate && features_.candidate->holds(info);
     if (!(features_.neg[i] || candidate) || info.stub) continue;
     for (const std::string& c : features_.features[i]->input_columns()) {
       if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
@@ -138,7 +138,7 @@ void FeatureParser::parse_group(const data::RecordBatch& b, Group group, sparse:
   auto in_group = [&](size_t i) {
     const FeatureInfo& info = features_.features[i]->info();
     if (info.stub) return false;
-    if (group == Group::kCandidate) return info.sequence_name == features_.candidate->name;
+    if (group == Group::kCandidate) return features_.candidate->holds(info);
     return features_.neg[i] == neg;
   };
   SparseOut sp;
@@ -338,7 +338,7 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::
   if (features_.candidate) {
     const CandidateSequence& c = *features_.candidate;
     for (const auto& f : features_.features) {
-      if (f->info().stub || f->info().sequence_name != c.name) continue;
+      if (!c.holds(f->info())) continue;
       out.candidate_pos_lengths = out.sequence_lengths.at(f->info().name).clone();
       break;
     }

@@ -36,7 +36,7 @@ std::vector<FeatureInfo> build_feature_infos(const protos::EasyRecConfig& config
     }
     out.push_back(info);
     // A candidate sequence's sub-features carry the negatives in the batch's last row.
-    out.back().sampled = set.neg[i] || (set.candidate && info.sequence_name == set.candidate->name);
+    out.back().sampled = set.neg[i] || (set.candidate && set.candidate->holds(info));
     out.back().neg = set.neg[i] && !set.force_base_data_group;
   }
   if (stubs.empty()) return out;

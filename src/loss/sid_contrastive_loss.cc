@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace tzrec::loss {
 namespace {
@@ -44,10 +45,26 @@ torch::Tensor SidContrastiveLossImpl::forward(const torch::Tensor& embed_a_in, c
   const auto unit = F::NormalizeFuncOptions().p(2).dim(-1);
   const torch::Tensor a = F::normalize(embed_a_in, unit);
   const torch::Tensor bv = F::normalize(embed_b_in, unit);
-  // The targets: this rank's rows, or every rank's.
-  auto all = [&](const torch::Tensor& x) { return ranks != nullptr ? ranks->rows(x) : x; };
-  const torch::Tensor a_all = all(a), b_all = all(bv), a_ori_all = all(embed_a_ori), b_ori_all = all(embed_b_ori);
-  const torch::Tensor mask_all = ranks != nullptr ? ranks->rows(pair_mask.to(torch::kFloat32)) > 0.5 : pair_mask;
+  // The targets: this rank's rows, or every rank's — the four views and the pair mask in one
+  // gather (side by side in their common dtype, each given back its own: exact both ways).
+  torch::Tensor a_all = a, b_all = bv, a_ori_all = embed_a_ori, b_ori_all = embed_b_ori, mask_all = pair_mask;
+  if (ranks != nullptr) {
+    const std::vector<torch::Tensor> parts = {a, bv, embed_a_ori, embed_b_ori, pair_mask.unsqueeze(1)};
+    c10::ScalarType common = parts[0].scalar_type();
+    for (const torch::Tensor& p : parts) common = c10::promoteTypes(common, p.scalar_type());
+    std::vector<torch::Tensor> side_by_side;
+    std::vector<int64_t> widths;
+    for (const torch::Tensor& p : parts) {
+      side_by_side.push_back(p.to(common));
+      widths.push_back(p.size(1));
+    }
+    const std::vector<torch::Tensor> gathered = ranks->rows(torch::cat(side_by_side, 1)).split_with_sizes(widths, 1);
+    a_all = gathered[0].to(a.scalar_type());
+    b_all = gathered[1].to(bv.scalar_type());
+    a_ori_all = gathered[2].to(embed_a_ori.scalar_type());
+    b_ori_all = gathered[3].to(embed_b_ori.scalar_type());
+    mask_all = gathered[4].squeeze(1) > 0.5;
+  }
   const torch::Tensor col_mask = mask_all.logical_not().unsqueeze(0);  // [1, B of all ranks]
   const torch::Tensor fallback = pair_mask.to(torch::kInt64).argmax();  // the first pair row
   const torch::Tensor safe_labels = torch::where(pair_mask, labels, fallback.expand_as(labels));

@@ -16,6 +16,18 @@ namespace {
 constexpr const char* kPath = "model_config.hstu_match";
 constexpr const char* kQueryTime = "query_time";
 
+// `grouped` without the outputs of group `group` ("<group>.…"): the user tower's inputs, so that a
+// descending run does not flip the candidates it never reads (TorchEasyRec filters them too).
+std::map<std::string, torch::Tensor> without_group(const std::map<std::string, torch::Tensor>& grouped,
+                                                   const std::string& group) {
+  std::map<std::string, torch::Tensor> out;
+  const std::string prefix = group + ".";
+  for (const auto& [k, v] : grouped) {
+    if (k.rfind(prefix, 0) != 0) out.emplace(k, v);
+  }
+  return out;
+}
+
 torch::Tensor l2_normalize(const torch::Tensor& x) {
   return torch::nn::functional::normalize(x, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1).eps(1e-6));
 }
@@ -166,7 +178,7 @@ TensorMap HSTUMatch::predict_similarity(const sparse::Batch& batch) {
               "hstu_match: the batch has no candidate positives (a negative sampler over the candidate sequence "
               "provides them)");
   auto grouped = embedding_group_->forward(batch);
-  torch::Tensor user = user_tower_->forward(grouped);                                   // [B, D]
+  torch::Tensor user = user_tower_->forward(without_group(grouped, candidate_group_));   // [B, D]
   torch::Tensor item = item_tower_->forward(grouped.at(candidate_group_ + ".sequence"));  // [Q + N (+ H), D]
   torch::Tensor query = user.repeat_interleave(batch.candidate_pos_lengths.to(user.device()), 0);  // [Q, D]
   return {{"similarity", match_similarity(query, item, batch.hard_neg_indices, false, options().temperature)}};
