@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "embedding/fused_row_optimizer.h"
 
 namespace tzrec::dist {
 namespace {
@@ -376,6 +377,36 @@ FeatureBatch normalise(const FusedFeatureInput& in, const embedding::FusedFeatur
 }
 
 }  // namespace
+
+void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in, const torch::Tensor& values) {
+  Impl& m = *impl_;
+  torch::NoGradGuard no_grad;
+  const ShardedTableSpec& spec = m.tables.at(table);
+  const torch::Tensor rows = rows_in.to(torch::kInt64);
+  int64_t done = 0;
+  std::map<std::string, torch::Tensor> state;
+  if (m.local) state = m.local->state_dict();
+  for (const LocalShard& ls : m.shards) {
+    if (ls.table != spec.name) continue;
+    const Shard& sh = ls.shard;
+    const torch::Tensor mask = rows.ge(sh.row_offset).logical_and(rows.lt(sh.row_offset + sh.rows));
+    const torch::Tensor local_rows = rows.index({mask}) - sh.row_offset;
+    if (local_rows.numel() == 0) continue;
+    TORCH_CHECK(sh.col_offset == 0 && sh.cols == spec.embedding_dim,
+                "ShardedEmbeddingBags::reset_rows: table '", spec.name, "' is split by columns");
+    torch::Tensor weight = ls.weight;
+    weight.index_copy_(0, local_rows, values.index({mask}).to(weight.scalar_type()));
+    if (auto it = state.find(ls.local_name + ".momentum1"); it != state.end()) {
+      it->second.index_fill_(0, local_rows, embedding::initial_momentum1(m.local->options()));
+    }
+    if (auto it = state.find(ls.local_name + ".momentum2"); it != state.end()) {
+      it->second.index_fill_(0, local_rows, 0.0);
+    }
+    done += local_rows.numel();
+  }
+  TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::reset_rows: rows of table '", spec.name,
+              "' outside this rank's shards");
+}
 
 torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& inputs) {
   Impl& m = *impl_;

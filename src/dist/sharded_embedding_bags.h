@@ -72,6 +72,8 @@ class ShardedEmbeddingBags : public embedding::ShardedLookup {
   // outside a table → tzrec::DataError naming the feature and table (checked before any exchange,
   // so the other ranks then fail in the next collective naming this rank).
   torch::Tensor forward(const std::vector<embedding::FusedFeatureInput>& inputs) override;
+  // ShardedLookup::reset_rows on the local shards (row_wise / table_wise: whole rows).
+  void reset_rows(size_t table, const torch::Tensor& rows, const torch::Tensor& values) override;
 
   struct LocalShard {
     std::string table;

@@ -20,9 +20,6 @@ constexpr uint64_t kMaxScore = std::numeric_limits<uint32_t>::max();
 // TIMESTAMP scores are ms + 1 above a base that the newest time keeps 2^31 ms behind it (moved
 // forward once a time would pass 2^32 - 1), so the last 2^31 ms at least keep their order.
 constexpr int64_t kTimeWindow = int64_t{1} << 31;
-// owner_rank()'s hash is mix64(id ^ kOwnerSeed): unrelated to the bucket hash mix64(id), so the
-// ids of one rank still spread over all buckets and digests.
-constexpr uint64_t kOwnerSeed = 0x5851f42d4c957f2dULL;
 
 uint32_t clamp_score(int64_t value) {
   return static_cast<uint32_t>(std::clamp<int64_t>(value, 0, static_cast<int64_t>(kMaxScore)));
@@ -153,12 +150,6 @@ int64_t DynamicTable::memory_bytes() const {
                                        sizes_.size() * sizeof(uint32_t) + free_rows_.capacity() * sizeof(uint32_t) +
                                        protected_.size() * sizeof(uint64_t));
   return bytes + (counter_ ? counter_->memory_bytes() : 0);
-}
-
-int DynamicTable::owner_rank(int64_t id, int world_size) {
-  if (world_size < 1) throw std::invalid_argument("DynamicTable::owner_rank: world_size < 1");
-  const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(id) ^ kOwnerSeed);
-  return static_cast<int>(dynamic_hash::bucket_of(h, static_cast<uint64_t>(world_size)));
 }
 
 int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {

@@ -93,7 +93,7 @@ struct DynamicTableOptions {
   // Named in DataErrors about checkpoint state.
   std::string table_name = "dynamic";
 
-  // The options of one rank's shard when ids are spread over world_size ranks by owner_rank():
+  // The options of one rank's shard when ids are spread over world_size ranks by id_owner_rank() (id_owner.h):
   // max_capacity ceil(max_capacity / world_size) and the counter floor(counter_capacity /
   // world_size) rounded up to a multiple of 16 (TorchEasyRec's and dynamicemb's per-rank sizes);
   // init_capacity is already per rank.
@@ -165,7 +165,7 @@ class DynamicTable {
   // Every live entry sorted by key, and the admission counter's entries.
   DynamicTableState export_state() const;
   // Replaces the table's contents with `state` (a state exported by any table: another capacity,
-  // bucket layout or world size — filter its entries with owner_rank() first), sizing the index
+  // bucket layout or world size — filter its entries with id_owner_rank() (id_owner.h) first), sizing the index
   // for them as growth would. Where entries compete for a bucket's slots at max_capacity() (or,
   // under NO_EVICTION, for its max_capacity() rows) the highest scores stay (ties: the larger row,
   // then key) and the others are dropped — what eviction would have done. With kKeep the rows stay
@@ -175,11 +175,6 @@ class DynamicTable {
   // negative row, with kKeep a row >= max_capacity() or given twice, a negative STEP / LFU score,
   // or a bad counter state; the table is unchanged then.
   DynamicTableLoadResult load(const DynamicTableState& state, DynamicRowMode mode);
-
-  // The rank in [0, world_size) that owns id when a table is spread over world_size ranks: a
-  // 64-bit mix of the id (independent of the bucket hash) scaled to world_size. Stable across
-  // builds and platforms: part of the checkpoint contract (world_size 1 → 0).
-  static int owner_rank(int64_t id, int world_size);
 
   int64_t size() const { return live_; }  // live keys (= rows in use)
   int64_t capacity() const;               // rows the index holds now without growing

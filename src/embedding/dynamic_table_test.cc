@@ -1,4 +1,5 @@
 #include "embedding/dynamic_table.h"
+#include "embedding/id_owner.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -402,16 +403,16 @@ TEST(DynamicTable, PerRankOptions) {
 }
 
 TEST(DynamicTable, OwnerRankIsStableAndBalanced) {
-  EXPECT_EQ(DynamicTable::owner_rank(123, 1), 0);
+  EXPECT_EQ(id_owner_rank(123, 1), 0);
   // Pinned values, part of the checkpoint contract (a change would move ids between ranks),
   // computed from the documented formula floor(mix64(id ^ 0x5851f42d4c957f2d) * 8 / 2^64) by an
   // independent Python one-liner.
-  const std::vector<int> pinned = {DynamicTable::owner_rank(0, 8), DynamicTable::owner_rank(1, 8),
-                                   DynamicTable::owner_rank(-1, 8), DynamicTable::owner_rank(kMax, 8)};
+  const std::vector<int> pinned = {id_owner_rank(0, 8), id_owner_rank(1, 8),
+                                   id_owner_rank(-1, 8), id_owner_rank(kMax, 8)};
   EXPECT_EQ(pinned, (std::vector<int>{7, 4, 6, 2}));
   // Patterned ids (multiples of 4) spread evenly over 4 ranks.
   std::vector<int> counts(4, 0);
-  for (int64_t i = 0; i < 100000; ++i) ++counts[DynamicTable::owner_rank(i * 4, 4)];
+  for (int64_t i = 0; i < 100000; ++i) ++counts[id_owner_rank(i * 4, 4)];
   for (const int c : counts) EXPECT_NEAR(c, 25000, 1000);
 }
 
@@ -613,7 +614,7 @@ TEST(DynamicTable, ReshardByOwnerRank) {
   for (int rank = 0; rank < 3; ++rank) {
     DynamicTableState part;
     for (size_t i = 0; i < state.keys.size(); ++i) {
-      if (DynamicTable::owner_rank(state.keys[i], 3) != rank) continue;
+      if (id_owner_rank(state.keys[i], 3) != rank) continue;
       part.keys.push_back(state.keys[i]);
       part.rows.push_back(state.rows[i]);
       part.scores.push_back(state.scores[i]);

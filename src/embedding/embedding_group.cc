@@ -387,13 +387,17 @@ std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() co
   std::vector<Collection> out;
   for (const DataGroup& dg : data_groups_) {
     out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
-    if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module()});
+    if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module(), true});
     if (dg.data->dynamicemb_ebc) {
       out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc->embedding_module()});
     }
   }
   if (sequence_) {
-    for (const EmbeddingBagCollection& ebc : sequence_->collections()) out.push_back({kSequenceTablePrefix, ebc});
+    std::set<const void*> zch;
+    for (const ZchEmbeddingBagCollection& mc : sequence_->zch_collections()) zch.insert(mc->embedding_module().get());
+    for (const EmbeddingBagCollection& ebc : sequence_->collections()) {
+      out.push_back({kSequenceTablePrefix, ebc, zch.count(ebc.get()) > 0});
+    }
   }
   return out;
 }

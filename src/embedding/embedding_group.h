@@ -132,6 +132,7 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   struct Collection {
     std::string prefix;
     EmbeddingBagCollection ebc;
+    bool zch = false;  // the inner collection of a zero-collision hashed one (sharded row-wise only)
   };
   std::vector<Collection> collections() const;
 

@@ -33,6 +33,14 @@ std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupSet::collections() con
   return out;
 }
 
+std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> EmbeddingGroupSet::zch_collections() const {
+  std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> out;
+  for (const Member& m : members_) {
+    for (auto& [prefix, mc] : m.group->zch_collections()) out.emplace_back(m.table_prefix + prefix, mc);
+  }
+  return out;
+}
+
 std::vector<std::string> EmbeddingGroupSet::table_names() const {
   std::vector<std::string> out;
   for (const EmbeddingGroupImpl::Collection& c : collections()) {

@@ -35,6 +35,9 @@ class EmbeddingGroupSet {
   std::vector<std::string> table_names() const;
   // Every collection of every member, its prefix "<table prefix><collection prefix>".
   std::vector<EmbeddingGroupImpl::Collection> collections() const;
+  // Every zero-collision hashed collection of every member, with the prefix of its tables in
+  // tables() ("<table prefix><collection prefix>").
+  std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> zch_collections() const;
   // State-dict name below the model of a table of tables():
   // "<module path>.<member's parameter_name_of>", e.g.
   // "user_tower.embedding_group.emb_impls.__BASE__.ebc.embedding_bags.user_id_emb.weight".

@@ -23,8 +23,8 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
   if (rows_in.numel() == 0) return;
   torch::NoGradGuard no_grad;
   const torch::Tensor rows = rows_in.to(torch::kInt64);
-  torch::Tensor weight = ebc->tables().at(table).weight;
-  torch::Tensor fresh = torch::empty({rows.size(0), weight.size(1)}, weight.options().requires_grad(false));
+  const TableConfig& config = ebc->table_configs().at(table);
+  torch::Tensor fresh = torch::empty({rows.size(0), config.embedding_dim}, torch::TensorOptions().dtype(config.dtype));
   {
     at::Generator gen = at::detail::getDefaultCPUGenerator();
     const torch::Tensor saved = gen.get_state();
@@ -32,14 +32,17 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
     draw(fresh);
     gen.set_state(saved);
   }
-  weight.index_copy_(0, rows, fresh);
+  if (ShardedLookup* sharded = ebc->sharded()) {  // the rows live in this rank's shard
+    sharded->reset_rows(table, rows, fresh);
+    return;
+  }
+  ebc->tables().at(table).weight.index_copy_(0, rows, fresh);
   if (FusedEmbeddingBags* fused = ebc->fused()) {
-    const std::string& name = ebc->table_configs().at(table).name;
     const std::map<std::string, torch::Tensor> state = fused->state_dict();
-    if (auto it = state.find(name + ".momentum1"); it != state.end()) {
+    if (auto it = state.find(config.name + ".momentum1"); it != state.end()) {
       it->second.index_fill_(0, rows, initial_momentum1(fused->options()));
     }
-    if (auto it = state.find(name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
+    if (auto it = state.find(config.name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
   }
 }
 

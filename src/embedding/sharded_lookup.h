@@ -21,6 +21,11 @@ class ShardedLookup {
   // inputs: this rank's batch, one per bag in bag order (FusedFeatureInput). Returns [B, sum of
   // the bags' dims] like FusedEmbeddingBags::forward.
   virtual torch::Tensor forward(const std::vector<FusedFeatureInput>& inputs) = 0;
+  // Overwrites rows `rows` [K] int64 (row numbers of the whole table) of table `table` (its index in
+  // the collection's table_configs()) with `values` [K, dim] and puts their sparse optimizer state
+  // back to its initial value (row_reset.h). The rows must lie whole in this rank's shards (a
+  // zero-collision hashed table's rows in its rank's row block).
+  virtual void reset_rows(size_t table, const torch::Tensor& rows, const torch::Tensor& values) = 0;
 };
 
 // While one is alive on this thread, new EmbeddingBagCollections defer their tables (see above).

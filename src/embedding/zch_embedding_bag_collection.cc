@@ -28,18 +28,89 @@ ZchEmbeddingBagCollectionImpl::ZchEmbeddingBagCollectionImpl(std::vector<ZchTabl
   embedding_module_ = register_module(
       "_embedding_module", EmbeddingBagCollection(std::move(plain_tables), bags_->inner_bags(), tables_module));
 
+  for (const ZchTableConfig& t : tables_) modules_.push_back(std::make_shared<ZchModule>(t.zch));
+  mc_collection_ = std::make_shared<torch::nn::Module>();
+  register_module_buffers();
+  register_module("_managed_collision_collection", mc_collection_);
+}
+
+void ZchEmbeddingBagCollectionImpl::register_module_buffers() {
   // "_managed_collision_collection._managed_collision_modules.<table>.<buffer>" (TorchRec).
   std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> holders;
-  for (const ZchTableConfig& t : tables_) {
-    auto module = std::make_shared<ZchModule>(t.zch);
+  for (size_t t = 0; t < tables_.size(); ++t) {
     auto holder = std::make_shared<torch::nn::Module>();
-    for (const auto& [name, tensor] : module->state()) holder->register_buffer(name, tensor);
-    modules_.push_back(std::move(module));
-    holders.emplace_back(t.table.name, holder);
+    for (const auto& [name, tensor] : modules_[t]->state()) holder->register_buffer(name, tensor);
+    holders.emplace_back(tables_[t].table.name, holder);
   }
-  mc_collection_ = std::make_shared<torch::nn::Module>();
-  mc_collection_->register_module("_managed_collision_modules", torch::nn::ModuleDict(holders));
-  register_module("_managed_collision_collection", mc_collection_);
+  torch::nn::ModuleDict dict(holders);
+  if (mc_collection_->named_children().contains("_managed_collision_modules")) {
+    mc_collection_->replace_module("_managed_collision_modules", dict);
+  } else {
+    mc_collection_->register_module("_managed_collision_modules", dict);
+  }
+}
+
+void ZchEmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<IdExchange> exchange,
+                                                   const std::vector<std::vector<int64_t>>& boundaries) {
+  TORCH_CHECK(boundaries.size() == tables_.size(), "ZchEmbeddingBagCollection::attach_sharded: one block list per table");
+  const int rank = exchange->rank();
+  const int world = exchange->world_size();
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const std::vector<int64_t>& b = boundaries[t];
+    TORCH_CHECK(static_cast<int>(b.size()) == world + 1, "ZchEmbeddingBagCollection::attach_sharded: W + 1 boundaries");
+    check_zch_row_blocks(b, tables_[t].zch.field_path);
+    ZchOptions options = tables_[t].zch;
+    options.output_global_offset = b[rank];
+    options.zch_size = b[rank + 1] - b[rank];
+    options.output_segments = b;
+    modules_[t] = std::make_shared<ZchModule>(options);
+  }
+  register_module_buffers();
+  history_sized_.assign(tables_.size(), false);
+  exchange_ = std::move(exchange);
+}
+
+std::vector<ZchEmbeddingBagCollectionImpl::PlaceBuffer> ZchEmbeddingBagCollectionImpl::place_buffers() const {
+  std::vector<PlaceBuffer> out;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const auto names = place_buffer_names(t);
+    for (const auto& [name, tensor] : modules_[t]->state()) {
+      if (!is_zch_place_buffer(name)) continue;
+      out.push_back({names.at(name), tensor, tables_[t].table.num_embeddings,
+                     modules_[t]->options().output_global_offset});
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ZchEmbeddingBagCollectionImpl::place_buffer_names(size_t t) const {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, tensor] : modules_.at(t)->state()) {
+    if (is_zch_place_buffer(name)) {
+      out.emplace(name, fmt::format("_managed_collision_collection._managed_collision_modules.{}.{}",
+                                    tables_[t].table.name, name));
+    }
+  }
+  return out;
+}
+
+ZchShardState ZchEmbeddingBagCollectionImpl::load_sharded_state(size_t t, const std::map<std::string, torch::Tensor>& saved) {
+  ZchModule& module = *modules_.at(t);
+  const ZchOptions& o = module.options();
+  const int rank = exchange_ ? exchange_->rank() : 0;
+  const int world = exchange_ ? exchange_->world_size() : 1;
+  std::vector<std::string> names;
+  std::map<std::string, torch::Tensor> own;
+  for (const auto& [name, tensor] : module.state()) {
+    if (is_zch_place_buffer(name)) names.push_back(name);
+    own.emplace(name, tensor.clone());
+  }
+  const std::string where = fmt::format("zero-collision hash of table '{}'", tables_[t].table.name);
+  ZchShardState state = zch_shard_state(saved, names, o.output_global_offset, o.zch_size, rank, world, where);
+  for (const auto& [name, tensor] : state.places) own[name] = tensor;
+  own["_output_segments_tensor"] = module.initial_output_segments();
+  module.load_state(own, where);
+  return state;
 }
 
 ZchModule& ZchEmbeddingBagCollectionImpl::zch_module(const std::string& table) {
@@ -51,7 +122,37 @@ ZchModule& ZchEmbeddingBagCollectionImpl::zch_module(const std::string& table) {
 
 sparse::KeyedJaggedTensor ZchEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                               bool training) {
-  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return modules_[t]->forward(ids, training); });
+  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return rows_of(t, ids, training); });
+}
+
+torch::Tensor ZchEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tensor& ids, bool training) {
+  if (!exchange_) return modules_[t]->forward(ids, training);
+  // Each id to the rank owning it (grouped by owner), its row back in the same order.
+  const int world = exchange_->world_size();
+  const torch::Tensor owners = zch_input_owner(ids, world);
+  const torch::Tensor order = torch::argsort(owners, /*stable=*/true, 0);
+  const torch::Tensor counts = torch::bincount(owners, {}, world);
+  const std::vector<int64_t> send(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + world);
+  std::vector<int64_t> recv;
+  const std::string& table = tables_[t].table.name;
+  if (training && !history_sized_[t]) {
+    // The history holds what the first batch of all ranks together would (its routed share varies
+    // from step to step: a run resumed at another step would size it otherwise).
+    const torch::Tensor mine = torch::full({world}, ids.numel(), torch::kInt64);
+    const torch::Tensor all = exchange_->exchange(mine, std::vector<int64_t>(world, 1), nullptr,
+                                                  fmt::format("zero-collision hash batch size of table '{}'", table),
+                                                  nullptr);
+    modules_[t]->reserve_history(all.sum().item<int64_t>());
+    history_sized_[t] = true;
+  }
+  const torch::Tensor received =
+      exchange_->exchange(ids.index({order}), send, &recv, fmt::format("zero-collision hash ids of table '{}'", table));
+  const torch::Tensor rows = modules_[t]->forward(received, training);
+  const torch::Tensor back =
+      exchange_->exchange(rows, recv, nullptr, fmt::format("zero-collision hash rows of table '{}'", table), &send);
+  torch::Tensor out = torch::empty_like(ids);
+  out.index_put_({order}, back);
+  return out;
 }
 
 void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const torch::Tensor& rows_in) {
@@ -61,7 +162,10 @@ void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const t
   if (t == tables_.size()) throw ConfigError(fmt::format("no zero-collision hashed embedding table '{}'", table));
   // Drawn from a stream of their own: resumed runs re-draw the same rows (row_reset.h).
   const TableConfig& config = tables_[t].table;
-  reset_table_rows(embedding_module_, t, rows_in, table_step_seed(table, modules_[t]->current_iter()),
+  // Ranks other than the first draw from streams of their own (the block's offset in the name).
+  const int64_t offset = modules_[t]->options().output_global_offset;
+  const std::string stream = offset == 0 ? table : fmt::format("{}@{}", table, offset);
+  reset_table_rows(embedding_module_, t, rows_in, table_step_seed(stream, modules_[t]->current_iter()),
                    [&config](torch::Tensor& fresh) { init_table_weight(config, fresh); });
 }
 
@@ -78,8 +182,8 @@ std::map<std::string, torch::Tensor> ZchEmbeddingBagCollectionImpl::evict_and_re
 
 sparse::KeyedTensor ZchEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
   if (bags_->bags().empty()) return sparse::KeyedTensor();
-  if (embedding_module_->tables_deferred()) {
-    throw NotSupportedError(fmt::format("{} with more than one rank (zero-collision hashed tables are not sharded)",
+  if (embedding_module_->tables_deferred() && !exchange_) {
+    throw NotSupportedError(fmt::format("{} with more than one rank (the collection is not attached to its sharded tables)",
                                         tables_.front().zch.field_path));
   }
   sparse::KeyedJaggedTensor remapped = remap(kjt, is_training());

@@ -23,9 +23,12 @@
 // place (checkpoints, exports) restores the remapping; call reload_zch_state() afterwards so the
 // step count and history follow the restored buffers.
 //
-// Single process only: a collection built under DeferTableAllocation (no local tables: the
-// config checks and export naming build it so) has its names and buffers, but its forward()
-// throws NotSupportedError ("<zch field path> with more than one rank").
+// Across ranks (zch_sharding.h): the inner collection's tables are sharded row-wise and
+// attach_sharded() gives each rank's modules the slots of its row block; every forward then sends
+// each raw id to the rank that owns it and gets its row back (two exchanges per table), and each
+// rank resets the rows its own evictions freed in its own shard. A collection built under
+// DeferTableAllocation and never attached (config checks, export naming) has its names and
+// buffers, but its forward() throws NotSupportedError.
 #pragma once
 
 #include <map>
@@ -37,8 +40,10 @@
 
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
+#include "embedding/id_exchange.h"
 #include "embedding/remapped_bags.h"
 #include "embedding/zch_module.h"
+#include "embedding/zch_sharding.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -81,12 +86,42 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
   // its own buffers (re-sorts, clears the history, continues the step count).
   void reload_zch_state();
 
+  // Row-wise sharding across ranks: boundaries[t] holds the row blocks of table t in rank order
+  // (world_size + 1 values, the sharding plan's row_wise shards). This rank's module of each table
+  // is rebuilt, as new, with the slots of its block [b[rank], b[rank + 1]) and the blocks as its
+  // output segments (restore checkpoints afterwards). ConfigError naming the zch field for a block
+  // of fewer than 2 rows.
+  void attach_sharded(std::shared_ptr<IdExchange> exchange, const std::vector<std::vector<int64_t>>& boundaries);
+
+  // The per-place buffers of every table's module (is_zch_place_buffer), the part sharded by rows:
+  // `value` is rows [row_offset, row_offset + value.size(0)) of a tensor of `total_rows` rows.
+  struct PlaceBuffer {
+    std::string name;  // below this collection: "_managed_collision_collection._managed_collision_modules.<table>.<buffer>"
+    torch::Tensor value;
+    int64_t total_rows = 0;
+    int64_t row_offset = 0;
+  };
+  std::vector<PlaceBuffer> place_buffers() const;
+  // The names place_buffers() gives for table t, by buffer name.
+  std::map<std::string, std::string> place_buffer_names(size_t t) const;
+
+  // Sharded restore of table t's module: its state from `saved`, the whole table's place buffers
+  // by buffer name (saved on any world size), its step count from its own _current_iter_tensor
+  // (restored before). Returns where rows move (zch_sharding.h); the caller moves the weights and
+  // optimizer state.
+  ZchShardState load_sharded_state(size_t t, const std::map<std::string, torch::Tensor>& saved);
+
  private:
+  // Registers the modules' state() under "_managed_collision_collection._managed_collision_modules".
+  void register_module_buffers();
+  torch::Tensor rows_of(size_t t, const torch::Tensor& ids, bool training);
   std::vector<ZchTableConfig> tables_;
   std::unique_ptr<RemappedBags> bags_;  // as given
   std::vector<std::shared_ptr<ZchModule>> modules_;  // per table
   EmbeddingBagCollection embedding_module_{nullptr};
   std::shared_ptr<torch::nn::Module> mc_collection_;
+  std::shared_ptr<IdExchange> exchange_;  // set when sharded across ranks
+  std::vector<bool> history_sized_;       // per table, sharded: reserve_history called
 };
 TORCH_MODULE(ZchEmbeddingBagCollection);
 

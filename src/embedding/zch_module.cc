@@ -21,7 +21,6 @@ using torch::indexing::None;
 using torch::indexing::Slice;
 
 constexpr int64_t kMaxOutputSegments = 1025;  // TorchRec: at most 1024 row-wise shards
-constexpr int64_t kEmptyId = std::numeric_limits<int64_t>::max();
 
 // For each value, the position of the first entry >= it among the first S - 1 entries of the
 // sorted buffer (so S - 1 at most), and whether the entry there equals it.
@@ -64,7 +63,7 @@ ZchModule::ZchModule(ZchOptions options) : options_(std::move(options)) {
       torch::tensor(segments, torch::TensorOptions().dtype(torch::kInt64)).to(o.device);
   output_segments_ = init_output_segments_.clone();
   current_iter_tensor_ = torch::zeros({1}, i64);
-  sorted_raw_ids_ = torch::full({o.zch_size}, kEmptyId, i64);
+  sorted_raw_ids_ = torch::full({o.zch_size}, kZchEmptyId, i64);
   remapped_ids_mapping_ =
       torch::arange(o.output_global_offset, o.output_global_offset + o.zch_size, i64);
   if (policy_->uses_counts()) metadata_.counts = torch::zeros({o.zch_size}, i64);
@@ -118,6 +117,10 @@ void ZchModule::profile(const torch::Tensor& values) {
     coalesce_history();
     last_eviction_iter_ = current_iter_;
   }
+}
+
+void ZchModule::reserve_history(int64_t first_batch_size) {
+  if (history_capacity_ < 0) init_history(first_batch_size);
 }
 
 torch::Tensor ZchModule::forward(const torch::Tensor& values, bool training) {
@@ -198,7 +201,7 @@ std::optional<torch::Tensor> ZchModule::evict() {
 int64_t ZchModule::open_slots() const {
   // Entries before the first INT64_MAX are taken; the sentinel is not a slot to open.
   const torch::Tensor first_empty =
-      torch::searchsorted(sorted_raw_ids_, torch::full({1}, kEmptyId, sorted_raw_ids_.options()));
+      torch::searchsorted(sorted_raw_ids_, torch::full({1}, kZchEmptyId, sorted_raw_ids_.options()));
   return (options_.zch_size - 1) - first_empty.item<int64_t>();
 }
 

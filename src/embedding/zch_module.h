@@ -23,7 +23,8 @@
 //   result is a tensor even if it is empty.
 //
 // The history buffer holds int(N_first * eviction_interval * 1.25) ids, N_first the size of the
-// first profiled batch; ids beyond it in an interval are dropped (as TorchRec).
+// first profiled batch (or reserve_history's); ids beyond it in an interval are dropped (as
+// TorchRec).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,9 @@
 #include "embedding/zch_threshold_filter.h"
 
 namespace tzrec::embedding {
+
+// The raw id of an empty place (and of the sentinel).
+inline constexpr int64_t kZchEmptyId = std::numeric_limits<int64_t>::max();
 
 struct ZchOptions {
   int64_t zch_size = 0;           // S, > 0
@@ -69,6 +73,10 @@ class ZchModule {
   torch::Tensor remap(const torch::Tensor& values) const;
   void profile(const torch::Tensor& values);
   torch::Tensor forward(const torch::Tensor& values, bool training);
+  // Sizes the history from `first_batch_size` ids instead of the first profiled batch (no effect
+  // once it is sized). Row-wise sharded tables pass the ids of the first batch of all ranks
+  // together (zch_embedding_bag_collection.h).
+  void reserve_history(int64_t first_batch_size);
   std::optional<torch::Tensor> evict();
 
   // Empty entries left (the sentinel not counted).
@@ -77,6 +85,8 @@ class ZchModule {
   int64_t input_size() const { return options_.input_hash_size; }
   int64_t current_iter() const;
   const ZchOptions& options() const { return options_; }
+  // The output segments the module was built with, as _output_segments_tensor holds them.
+  const torch::Tensor& initial_output_segments() const { return init_output_segments_; }
   const ZchEvictionPolicy& policy() const { return *policy_; }
 
   // The persistent buffers under TorchRec's state-dict names, in its order:

@@ -9,7 +9,9 @@
 #include "base/logging.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "embedding/fused_row_optimizer.h"
+#include "dist/process_group_id_exchange.h"
 #include "embedding/sharded_lookup.h"
+#include "embedding/zch_sharding.h"
 #include "feature/features.h"
 #include "models/model.h"
 #include "train/optimizer_builder.h"
@@ -154,6 +156,37 @@ uint64_t shard_seed(const std::string& table, int shard_index) {
 
 }  // namespace
 
+namespace {
+
+// The row blocks of every table of a zero-collision hashed collection in `plan` (row_wise, each
+// block of at least 2 rows; ConfigError otherwise).
+std::vector<std::vector<int64_t>> zch_row_blocks(const std::string& prefix, const embedding::ZchEmbeddingBagCollection& mc,
+                                                 const dist::ShardingPlan& plan) {
+  std::vector<std::vector<int64_t>> out;
+  for (const embedding::ZchTableConfig& t : mc->zch_table_configs()) {
+    const dist::TableSharding& ts = plan.table(prefix + t.table.name);
+    if (ts.type != dist::ShardingType::kRowWise) {
+      throw ConfigError(fmt::format("the sharding plan shards zero-collision hashed table '{}' {}; it must be "
+                                    "row_wise (a plan from FORCE_LOAD_SHARDING_PLAN?)",
+                                    ts.table, dist::sharding_type_name(ts.type)));
+    }
+    std::vector<int64_t> b;
+    for (const dist::Shard& shard : ts.shards) b.push_back(shard.row_offset);
+    b.push_back(ts.num_embeddings);
+    embedding::check_zch_row_blocks(b, t.zch.field_path);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace
+
+void attach_zch_sharding(const embedding::EmbeddingGroupSet& group, const dist::ShardingPlan& plan,
+                         std::shared_ptr<dist::ProcessGroup> pg) {
+  auto exchange = std::make_shared<dist::ProcessGroupIdExchange>(std::move(pg));
+  for (auto& [prefix, mc] : group.zch_collections()) mc->attach_sharded(exchange, zch_row_blocks(prefix, mc, plan));
+}
+
 std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSet& group) {
   std::vector<embedding::BagConfig> out;
   for (const auto& c : group.collections()) {
@@ -210,6 +243,19 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
         throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "
                                       "type for embedding table '{}'",
                                       it->second.path, p.name));
+      }
+      if (c.zch) {
+        // Zero-collision hashed tables are sharded row-wise only (TorchRec's managed-collision
+        // sharding; embedding/zch_sharding.h).
+        if (!p.allowed.empty() &&
+            std::find(p.allowed.begin(), p.allowed.end(), dist::ShardingType::kRowWise) == p.allowed.end()) {
+          throw ConfigError(fmt::format("{}: embedding table '{}' has zch, which is sharded row_wise only; add "
+                                        "\"row_wise\" to its sharding_types",
+                                        it != constraints.end() ? it->second.path
+                                                                : std::string("train_config.global_embedding_constraints"),
+                                        p.name));
+        }
+        p.allowed = {dist::ShardingType::kRowWise};
       }
     }
   }
@@ -317,17 +363,13 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
     c.ebc->attach_sharded(sharded);
     members.push_back(std::move(sharded));
   }
+  attach_zch_sharding(group, plan, pg);
   return std::make_unique<ShardedTables>(plan, std::move(members));
 }
 
 void refuse_unsharded_tables_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size) {
   if (world_size <= 1) return;
   for (const feature::FeatureInfo& f : features) {
-    if (!f.zch_path.empty()) {
-      throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: zero-collision hashed tables "
-                                          "are not sharded; train on one process)",
-                                          f.zch_path, world_size));
-    }
     if (!f.dynamicemb.path.empty()) {
       throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: dynamic embedding tables are "
                                           "not sharded; train on one process)",
@@ -350,6 +392,7 @@ JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_
   if (measure) apply_pooling_factors(measure_pooling_factors(config, planner_bags(group), nullptr), &out.tables);
   out.topology = dist::topology_from_env(world_size, local_world_size, config.data_config().batch_size());
   out.plan = dist::plan_sharding(out.tables, out.topology);
+  for (const auto& [prefix, mc] : group.zch_collections()) zch_row_blocks(prefix, mc, out.plan);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "base/logging.h"
 #include "checkpoint/local_shard_state.h"
 #include "checkpoint/sharded_checkpoint.h"
+#include "train/zch_shard_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -211,8 +212,13 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
 
   result.model = sharded ? load_partial_sharded(session, checkpoint, *index, param_map)
                          : load_partial(checkpoint.model, session.model_tensors(), param_map);
-  // Zero-collision hashing and dynamic tables: their state from the loaded buffers.
+  // Zero-collision hashing and dynamic tables: their state from the loaded buffers (sharded zch
+  // tables: from the checkpoint's place buffers, rows of moved ids moved).
   if (!sharded) session.model().embeddings().reload_embedding_state();
+  if (sharded) {
+    restore_zch_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
+                       *index, /*move_optimizer_state=*/false, /*required=*/false);
+  }
   log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
             result.model.loaded.size() + result.model.missing.size(), latest->first);
   if (!result.model.missing.empty()) {
@@ -254,6 +260,9 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   }
   if (sharded) {
     restore_sharded_state(session, *index);  // checked to fit above
+    // The moved rows' optimizer state follows them (the weights move again, identically).
+    restore_zch_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
+                       *index, /*move_optimizer_state=*/true, /*required=*/false);
   } else {
     session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above
   }

@@ -189,6 +189,7 @@ class TrainLoop {
     if (session_.distributed()) {
       std::set<std::string> seen;
       for (auto& b : session_.checkpoint_blocks().model) {
+        if (!b.value.is_floating_point()) continue;  // zero-collision hash state
         if (seen.insert(b.name).second) out.emplace_back(b.name, b.value);
       }
       return out;

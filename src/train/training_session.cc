@@ -3,6 +3,7 @@
 #include <cctype>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
 #include "train/pooling_factors.h"
+#include "train/zch_shard_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -281,8 +283,12 @@ std::vector<std::pair<std::string, torch::Tensor>> TrainingSession::model_tensor
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     out.emplace_back(item.key(), item.value());
   }
+  // Distributed: the zero-collision hashed tables' per-place buffers are row blocks of the
+  // shards (checkpoint_blocks).
+  const std::set<std::string> sharded_buffers =
+      sharded_ != nullptr ? zch_place_buffer_names(*model_, model_->embeddings()) : std::set<std::string>{};
   for (const auto& item : model_->named_buffers(/*recurse=*/true)) {
-    out.emplace_back(item.key(), item.value());
+    if (!sharded_buffers.count(item.key())) out.emplace_back(item.key(), item.value());
   }
   return out;
 }
@@ -357,6 +363,7 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
     out.model.push_back({checkpointing::table_weight_name(model_->embeddings(), ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
+  for (auto& block : zch_place_blocks(*model_, model_->embeddings())) out.model.push_back(std::move(block));
   if (!has_optimizers()) return out;
   for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
@@ -389,7 +396,16 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
     }
     ls.weight.copy_(index.read_block(name, ls.shard.row_offset, ls.shard.rows, ls.shard.col_offset, ls.shard.cols));
   }
-  if (!restore_optimizer || !has_optimizers()) return;
+  const bool with_optimizer_state = restore_optimizer && has_optimizers();
+  if (with_optimizer_state) restore_shard_optimizer_state(ckpt_dir, index);
+  // Zero-collision hashed tables: this rank's modules, and the rows of ids that moved.
+  restore_zch_shards(*model_, model_->embeddings(), *sharded_, ckpt_dir, index, with_optimizer_state,
+                     /*required=*/true);
+}
+
+void TrainingSession::restore_shard_optimizer_state(const std::string& ckpt_dir,
+                                                    const checkpointing::CheckpointTensorIndex& index) {
+  torch::NoGradGuard no_grad;
   for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     if (!index.contains(s.stored_name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "

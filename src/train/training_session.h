@@ -27,6 +27,7 @@
 #include "checkpoint/checkpoint.h"
 #include "train/dense_gradient_sync.h"
 #include "checkpoint/distributed_checkpoint.h"
+#include "checkpoint/sharded_checkpoint.h"
 #include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::train {
@@ -173,6 +174,7 @@ class TrainingSession {
   std::unique_ptr<DenseGradientSync> gradient_sync_;     // distributed
   void set_sparse_lr(double lr);
   void restore_shards(const std::string& ckpt_dir, bool restore_optimizer);
+  void restore_shard_optimizer_state(const std::string& ckpt_dir, const checkpointing::CheckpointTensorIndex& index);
   std::unique_ptr<optim::DenseOptimizer> dense_optimizer_;
   std::unique_ptr<optim::LrScheduler> sparse_lr_;
   std::unique_ptr<optim::LrScheduler> dense_lr_;
