@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "embedding/id_owner.h"
 #include "embedding/row_reset.h"
+#include "embedding/sharded_lookup.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -49,7 +51,8 @@ int64_t now_ms() {
 DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector<DynamicEmbTableConfig> tables,
                                                                      std::vector<BagConfig> bags,
                                                                      const std::string& tables_module)
-    : tables_(std::move(tables)) {
+    : tables_(std::move(tables)),
+      world_size_(DeferTableAllocation::active() ? DeferTableAllocation::world_size() : 1) {
   std::vector<std::string> names;
   for (const DynamicEmbTableConfig& t : tables_) names.push_back(t.table.name);
   bags_ = std::make_unique<RemappedBags>(names, std::move(bags));
@@ -63,8 +66,9 @@ DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector
       throw NotSupportedError(path + ".frequency_admission_strategy.initializer_args.mode other than CONSTANT");
     }
     t.dynamic.table.table_name = t.table.name;
-    dynamic_.push_back(std::make_unique<DynamicTable>(t.dynamic.table));
-    t.table.num_embeddings = dynamic_.back()->max_capacity() + 2;
+    dynamic_.push_back(std::make_unique<DynamicTable>(world_size_ > 1 ? t.dynamic.table.per_rank(world_size_)
+                                                                      : t.dynamic.table));
+    t.table.num_embeddings = world_size_ * (dynamic_.back()->max_capacity() + 2);
     plain_tables.push_back(t.table);
   }
   embedding_module_ = register_module(
@@ -102,8 +106,12 @@ int64_t DynamicEmbeddingBagCollectionImpl::step() const {
   return buffers_.empty() ? 0 : buffers_.front().step.item<int64_t>();
 }
 
+int64_t DynamicEmbeddingBagCollectionImpl::block_offset(size_t t) const {
+  return static_cast<int64_t>(rank_) * (dynamic_[t]->max_capacity() + 2);
+}
+
 void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
-  const int64_t r = dynamic_[t]->max_capacity();
+  const int64_t r = block_offset(t) + dynamic_[t]->max_capacity();
   const DynamicEmbOptions& d = tables_[t].dynamic;
   const double admission = d.admission_init.value;
   const double eval = d.eval_init.value;
@@ -117,42 +125,156 @@ void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
 sparse::KeyedJaggedTensor DynamicEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                                   bool training) {
   const int64_t time_ms = training ? now_ms() : 0;
-  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) {
-    const int64_t n = ids.size(0);
-    const int64_t reserved = dynamic_[t]->max_capacity();
-    torch::Tensor rows = torch::empty({n}, torch::kInt64);
-    if (!training) {
-      int64_t* out = rows.data_ptr<int64_t>();
-      dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), out);
-      for (int64_t i = 0; i < n; ++i) out[i] = out[i] < 0 ? reserved + 1 : out[i];
-      return rows;
-    }
-    reset_reserved_rows(t);
-    const int64_t step = buffers_[t].step.item<int64_t>() + 1;
-    buffers_[t].step.fill_(step);
-    dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
-    // One serial pass: a `rows < 0` mask and masked_fill_ were two more passes, each a parallel
-    // region of torch's thread pool (0.7-1.1 ms per 106k ids against 0.13 ms for this loop; more
-    // when another process holds the second core, bench/README.md `dynamic_embedding_bench`).
-    int64_t* out = rows.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) out[i] = scratch_.rows[i] < 0 ? reserved : scratch_.rows[i];
-    if (!scratch_.new_rows.empty()) {
-      const DynamicEmbInitializer& init = tables_[t].dynamic.init;
-      reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64),
-                       table_step_seed(tables_[t].table.name, step),
-                       [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
-    }
+  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return rows_of(t, ids, training, time_ms); });
+}
+
+torch::Tensor DynamicEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tensor& ids, bool training,
+                                                         int64_t time_ms) {
+  if (!exchange_) return local_rows(t, ids, training, time_ms);
+  return route_to_owners(
+      *exchange_, ids, [&](const torch::Tensor& owned) { return local_rows(t, owned, training, time_ms); },
+      fmt::format("dynamic embedding table '{}'", tables_[t].table.name));
+}
+
+torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torch::Tensor& ids_in, bool training,
+                                                            int64_t time_ms) {
+  const torch::Tensor ids = ids_in.contiguous();
+  const int64_t n = ids.size(0);
+  const int64_t offset = block_offset(t);
+  const int64_t reserved = offset + dynamic_[t]->max_capacity();
+  torch::Tensor rows = torch::empty({n}, torch::kInt64);
+  int64_t* out = rows.data_ptr<int64_t>();
+  if (!training) {
+    dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), out);
+    for (int64_t i = 0; i < n; ++i) out[i] = out[i] < 0 ? reserved + 1 : out[i] + offset;
     return rows;
-  });
+  }
+  reset_reserved_rows(t);
+  const int64_t step = buffers_[t].step.item<int64_t>() + 1;
+  buffers_[t].step.fill_(step);
+  dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
+  // One serial pass: a `rows < 0` mask and masked_fill_ were two more passes, each a parallel
+  // region of torch's thread pool (0.7-1.1 ms per 106k ids against 0.13 ms for this loop; more
+  // when another process holds the second core, bench/README.md `dynamic_embedding_bench`).
+  for (int64_t i = 0; i < n; ++i) out[i] = scratch_.rows[i] < 0 ? reserved : scratch_.rows[i] + offset;
+  if (!scratch_.new_rows.empty()) {
+    const DynamicEmbInitializer& init = tables_[t].dynamic.init;
+    // Ranks other than the first draw from streams of their own (the block's offset in the name).
+    const std::string& table = tables_[t].table.name;
+    const std::string stream = offset == 0 ? table : fmt::format("{}@{}", table, offset);
+    reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64) + offset,
+                     table_step_seed(stream, step), [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
+  }
+  return rows;
 }
 
 sparse::KeyedTensor DynamicEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
   if (bags_->bags().empty()) return sparse::KeyedTensor();
-  if (embedding_module_->tables_deferred()) {
-    throw NotSupportedError(fmt::format("{} with more than one rank (dynamic embedding tables are not sharded)",
+  if (embedding_module_->tables_deferred() && !exchange_) {
+    throw NotSupportedError(fmt::format("{} with more than one rank (the collection is not attached to its sharded "
+                                        "tables)",
                                         tables_.front().dynamic.table.field_path));
   }
   return embedding_module_->forward(remap(kjt, is_training()));
+}
+
+void DynamicEmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<IdExchange> exchange) {
+  TORCH_CHECK(exchange->world_size() == world_size_, "DynamicEmbeddingBagCollection::attach_sharded: built for ",
+              world_size_, " ranks, the exchange has ", exchange->world_size());
+  rank_ = exchange->rank();
+  exchange_ = std::move(exchange);
+  for (size_t t = 0; t < tables_.size(); ++t) reset_reserved_rows(t);
+}
+
+std::map<std::string, std::string> DynamicEmbeddingBagCollectionImpl::state_buffer_names(size_t t) const {
+  std::map<std::string, std::string> out;
+  for (const char* b : {"row_keys", "row_scores", "row_live", "admission_keys", "admission_counts"}) {
+    out.emplace(b, fmt::format("dynamic_tables.{}.{}", tables_.at(t).table.name, b));
+  }
+  return out;
+}
+
+std::vector<RowBlockBuffer> DynamicEmbeddingBagCollectionImpl::state_buffers() const {
+  std::vector<RowBlockBuffer> out;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    const auto names = state_buffer_names(t);
+    const Buffers& b = buffers_[t];
+    const int64_t rows = b.row_keys.size(0), slots = b.admission_keys.size(0);
+    for (const auto& [name, value] : {std::pair<const char*, torch::Tensor>{"row_keys", b.row_keys},
+                                      {"row_scores", b.row_scores},
+                                      {"row_live", b.row_live}}) {
+      out.push_back({names.at(name), value, world_size_ * rows, rank_ * rows});
+    }
+    for (const auto& [name, value] : {std::pair<const char*, torch::Tensor>{"admission_keys", b.admission_keys},
+                                      {"admission_counts", b.admission_counts}}) {
+      out.push_back({names.at(name), value, world_size_ * slots, rank_ * slots});
+    }
+  }
+  return out;
+}
+
+DynamicEmbeddingBagCollectionImpl::ShardRestore DynamicEmbeddingBagCollectionImpl::load_sharded_state(
+    size_t t, const std::map<std::string, torch::Tensor>& saved, int64_t saved_weight_rows) {
+  const std::string& table = tables_.at(t).table.name;
+  const std::string where = fmt::format("dynamic embedding table '{}'", table);
+  for (const char* b : {"row_keys", "row_scores", "row_live", "admission_keys", "admission_counts"}) {
+    if (!saved.count(b)) throw CheckpointError(fmt::format("{}: state '{}' is missing", where, b));
+  }
+  const torch::Tensor keys = saved.at("row_keys").to(torch::kInt64).contiguous();
+  const torch::Tensor scores = saved.at("row_scores").to(torch::kInt64).contiguous();
+  const torch::Tensor live = saved.at("row_live").to(torch::kUInt8).contiguous();
+  const int64_t state_rows = keys.numel();
+  // The saved layout: W_s blocks of R_s + 2 weight rows, the state W_s blocks of R_s rows.
+  const int64_t extra = saved_weight_rows - state_rows;
+  if (scores.numel() != state_rows || live.numel() != state_rows || extra <= 0 || extra % 2 != 0 ||
+      state_rows % (extra / 2) != 0) {
+    throw CheckpointError(fmt::format("{}: the checkpoint's state ({} rows) does not fit its weight ({} rows)", where,
+                                      state_rows, saved_weight_rows));
+  }
+  const int64_t saved_world = extra / 2;
+  const int64_t saved_rows = state_rows / saved_world;
+  const int64_t capacity = dynamic_[t]->max_capacity();
+  const bool same_layout = saved_world == world_size_ && saved_rows == capacity;
+
+  DynamicTableState state;
+  std::vector<int64_t> from;
+  const int64_t* k = keys.data_ptr<int64_t>();
+  const int64_t* sc = scores.data_ptr<int64_t>();
+  const uint8_t* lv = live.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < state_rows; ++i) {
+    if (lv[i] == 0 || id_owner_rank(k[i], world_size_) != rank_) continue;
+    state.keys.push_back(k[i]);
+    state.scores.push_back(sc[i]);
+    state.rows.push_back(i % saved_rows);
+    from.push_back((i / saved_rows) * (saved_rows + 2) + i % saved_rows);
+  }
+  const torch::Tensor counter_keys = saved.at("admission_keys").to(torch::kInt64).contiguous();
+  const torch::Tensor counts = saved.at("admission_counts").to(torch::kInt64).contiguous();
+  if (counts.numel() != counter_keys.numel()) {
+    throw CheckpointError(fmt::format("{}: admission_keys and admission_counts differ in length", where));
+  }
+  for (int64_t i = 0; i < counts.numel(); ++i) {
+    const int64_t key = counter_keys.data_ptr<int64_t>()[i];
+    if (counts.data_ptr<int64_t>()[i] == 0 || id_owner_rank(key, world_size_) != rank_) continue;
+    state.counter.keys.push_back(key);
+    state.counter.counts.push_back(counts.data_ptr<int64_t>()[i]);
+  }
+  const DynamicTableLoadResult result =
+      dynamic_[t]->load(state, same_layout ? DynamicRowMode::kKeep : DynamicRowMode::kCompact);
+  sync_state();
+  ShardRestore out;
+  out.dropped = result.dropped;
+  out.counter_dropped = result.counter_dropped;
+  std::vector<int64_t> moved_from, moved_to;
+  const int64_t offset = block_offset(t);
+  for (size_t j = 0; j < result.rows.size(); ++j) {
+    if (result.rows[j] < 0) continue;
+    moved_from.push_back(from[j]);
+    moved_to.push_back(offset + result.rows[j]);
+  }
+  out.moved_from = torch::tensor(moved_from, torch::kInt64);
+  out.moved_to = torch::tensor(moved_to, torch::kInt64);
+  return out;
 }
 
 void DynamicEmbeddingBagCollectionImpl::sync_state() {

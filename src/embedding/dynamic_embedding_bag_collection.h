@@ -31,8 +31,17 @@
 // The buffers are written from the tables by sync_state() (call it before reading them: checkpoints,
 // exports) and read back by reload_state() (after they were overwritten: restores).
 //
-// Single process only, as the zero-collision hashed tables: a collection built under
-// DeferTableAllocation throws NotSupportedError from forward().
+// Across W ranks (a collection built under DeferTableAllocation(W), then attach_sharded): each
+// rank's DynamicTable has the per-rank options (DynamicTableOptions::per_rank: R = its
+// max_capacity()) and owns the ids id_owner_rank gives it; the weight has W·(R + 2) rows, rank r's
+// block [r·(R + 2), (r + 1)·(R + 2)) holding R rows for its ids and then its two reserved rows
+// (the sharding plan keeps the table row_wise, so the block is the rank's shard). Every forward
+// sends each raw id to its owner and gets its row back (two exchanges per table); the owner does
+// what one process does on its own table, in its own block. The state buffers are the rank's
+// blocks of the whole table's (row_keys & co. [R] at r·R of [W·R], the counter [C] at r·C of
+// [W·C]; `step` the same everywhere). load_sharded_state() rebuilds a rank's table from a
+// checkpoint of any world size. A collection built under DeferTableAllocation and never attached
+// throws NotSupportedError from forward().
 #pragma once
 
 #include <map>
@@ -45,7 +54,9 @@
 #include "embedding/dynamic_table.h"
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/embedding_config.h"
+#include "embedding/id_exchange.h"
 #include "embedding/remapped_bags.h"
+#include "embedding/row_block_buffer.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -84,7 +95,34 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   // Buffers → tables (DynamicTable::load with kKeep; DataError naming the table for bad state).
   void reload_state();
 
+  // Across ranks: this rank's block of every table (see above) and the id exchange; resets the
+  // block's reserved rows.
+  void attach_sharded(std::shared_ptr<IdExchange> exchange);
+  // The state buffers sharded by rows, named "dynamic_tables.<table>.<buffer>" (call sync_state()
+  // first).
+  std::vector<RowBlockBuffer> state_buffers() const;
+  // Names of table t's buffers below this collection, by buffer name ("row_keys", ...).
+  std::map<std::string, std::string> state_buffer_names(size_t t) const;
+
+  // Where a restored table's rows move: saved weight rows → this rank's rows.
+  struct ShardRestore {
+    torch::Tensor moved_from;  // [M] int64, rows of the saved weight
+    torch::Tensor moved_to;    // [M] int64, rows of the weight now
+    int64_t dropped = 0;       // entries that did not fit
+    int64_t counter_dropped = 0;
+  };
+  // Rebuilds this rank's table t from `saved` — the whole table's row_keys, row_scores, row_live
+  // and admission_keys / admission_counts, written on any world size — whose weight had
+  // `saved_weight_rows` rows: the live entries and counter entries this rank owns, keeping their
+  // rows when the saved layout is this one (same world size and capacity), else numbered 0, 1, ...
+  // (DynamicTable::load). The buffers follow (sync_state). DataError / CheckpointError naming the
+  // table for an inconsistent state.
+  ShardRestore load_sharded_state(size_t t, const std::map<std::string, torch::Tensor>& saved, int64_t saved_weight_rows);
+
  private:
+  // Rows of table t's ids on this rank (reserved rows for ids without one), training as remap().
+  torch::Tensor local_rows(size_t t, const torch::Tensor& ids, bool training, int64_t time_ms);
+  torch::Tensor rows_of(size_t t, const torch::Tensor& ids, bool training, int64_t time_ms);
   // Puts rows R and R + 1 of table t back to their constants (and their optimizer state).
   void reset_reserved_rows(size_t t);
 
@@ -97,6 +135,11 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   std::vector<Buffers> buffers_;
   EmbeddingBagCollection embedding_module_{nullptr};
   DynamicTableLookup scratch_;
+  int world_size_ = 1;                    // ranks the tables are spread over
+  int rank_ = 0;
+  std::shared_ptr<IdExchange> exchange_;  // set when sharded across ranks
+  // This rank's first weight row of table t: rank · (R + 2).
+  int64_t block_offset(size_t t) const;
 };
 TORCH_MODULE(DynamicEmbeddingBagCollection);
 

@@ -194,10 +194,19 @@ std::vector<EmbeddingTable> EmbeddingBagCollectionImpl::tables() {
 
 namespace {
 thread_local bool defer_tables = false;
+thread_local int defer_world_size = 1;
 }  // namespace
 
-DeferTableAllocation::DeferTableAllocation() : previous_(defer_tables) { defer_tables = true; }
-DeferTableAllocation::~DeferTableAllocation() { defer_tables = previous_; }
+DeferTableAllocation::DeferTableAllocation(int world_size)
+    : previous_(defer_tables), previous_world_size_(defer_world_size) {
+  defer_tables = true;
+  defer_world_size = world_size;
+}
+DeferTableAllocation::~DeferTableAllocation() {
+  defer_tables = previous_;
+  defer_world_size = previous_world_size_;
+}
 bool DeferTableAllocation::active() { return defer_tables; }
+int DeferTableAllocation::world_size() { return defer_world_size; }
 
 }  // namespace tzrec::embedding

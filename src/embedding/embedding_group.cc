@@ -387,16 +387,20 @@ std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() co
   std::vector<Collection> out;
   for (const DataGroup& dg : data_groups_) {
     out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
-    if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module(), true});
+    if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module(), "zch"});
     if (dg.data->dynamicemb_ebc) {
-      out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc->embedding_module()});
+      out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc->embedding_module(), "dynamicemb"});
     }
   }
   if (sequence_) {
-    std::set<const void*> zch;
-    for (const ZchEmbeddingBagCollection& mc : sequence_->zch_collections()) zch.insert(mc->embedding_module().get());
+    std::map<const void*, std::string> remapping;
+    for (const ZchEmbeddingBagCollection& mc : sequence_->zch_collections()) remapping[mc->embedding_module().get()] = "zch";
+    for (const DynamicEmbeddingBagCollection& d : sequence_->dynamic_collections()) {
+      remapping[d->embedding_module().get()] = "dynamicemb";
+    }
     for (const EmbeddingBagCollection& ebc : sequence_->collections()) {
-      out.push_back({kSequenceTablePrefix, ebc, zch.count(ebc.get()) > 0});
+      auto it = remapping.find(ebc.get());
+      out.push_back({kSequenceTablePrefix, ebc, it == remapping.end() ? std::string() : it->second});
     }
   }
   return out;

@@ -132,7 +132,9 @@ class EmbeddingGroupImpl : public torch::nn::Module {
   struct Collection {
     std::string prefix;
     EmbeddingBagCollection ebc;
-    bool zch = false;  // the inner collection of a zero-collision hashed one (sharded row-wise only)
+    // "zch" / "dynamicemb" for the inner collection of a zero-collision hashed / dynamic one
+    // (sharded row-wise only), else empty.
+    std::string remapping;
   };
   std::vector<Collection> collections() const;
 

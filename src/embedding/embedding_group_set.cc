@@ -41,6 +41,14 @@ std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> EmbeddingGroupSet
   return out;
 }
 
+std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> EmbeddingGroupSet::dynamic_collections() const {
+  std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> out;
+  for (const Member& m : members_) {
+    for (auto& [prefix, d] : m.group->dynamic_collections()) out.emplace_back(m.table_prefix + prefix, d);
+  }
+  return out;
+}
+
 std::vector<std::string> EmbeddingGroupSet::table_names() const {
   std::vector<std::string> out;
   for (const EmbeddingGroupImpl::Collection& c : collections()) {

@@ -38,6 +38,8 @@ class EmbeddingGroupSet {
   // Every zero-collision hashed collection of every member, with the prefix of its tables in
   // tables() ("<table prefix><collection prefix>").
   std::vector<std::pair<std::string, ZchEmbeddingBagCollection>> zch_collections() const;
+  // Every dynamic embedding collection of every member, with the prefix of its tables.
+  std::vector<std::pair<std::string, DynamicEmbeddingBagCollection>> dynamic_collections() const;
   // State-dict name below the model of a table of tables():
   // "<module path>.<member's parameter_name_of>", e.g.
   // "user_tower.embedding_group.emb_impls.__BASE__.ebc.embedding_bags.user_id_emb.weight".

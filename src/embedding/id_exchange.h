@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,16 @@ class IdExchange {
                                  std::vector<int64_t>* recv_counts, const std::string& what,
                                  const std::vector<int64_t>* known_recv_counts = nullptr) = 0;
 };
+
+// [N] int64 raw ids → [N] int64 owner ranks (id_owner_rank, id_owner.h).
+torch::Tensor owner_ranks(const torch::Tensor& ids, int world_size);
+
+// Collective: sends each of `ids` ([N] int64) to the rank owning it, calls `owner_rows` once with
+// every id this rank received (all ranks' ids it owns, grouped by source rank, each source's in
+// its order) and returns the row each id got from its owner, in the order of `ids`. `what` names
+// the exchanges in errors.
+torch::Tensor route_to_owners(IdExchange& exchange, const torch::Tensor& ids,
+                              const std::function<torch::Tensor(const torch::Tensor&)>& owner_rows,
+                              const std::string& what);
 
 }  // namespace tzrec::embedding

@@ -29,16 +29,21 @@ class ShardedLookup {
 };
 
 // While one is alive on this thread, new EmbeddingBagCollections defer their tables (see above).
+// `world_size`: the ranks the tables will be sharded over (dynamic tables size their rows per
+// rank: dynamic_embedding_bag_collection.h); 1 when the model is built for names or checks only.
 class DeferTableAllocation {
  public:
-  DeferTableAllocation();
+  explicit DeferTableAllocation(int world_size = 1);
   ~DeferTableAllocation();
   DeferTableAllocation(const DeferTableAllocation&) = delete;
   DeferTableAllocation& operator=(const DeferTableAllocation&) = delete;
   static bool active();
+  // The innermost guard's world size; 1 without one.
+  static int world_size();
 
  private:
   bool previous_;
+  int previous_world_size_;
 };
 
 }  // namespace tzrec::embedding

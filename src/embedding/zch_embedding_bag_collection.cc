@@ -70,8 +70,8 @@ void ZchEmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<IdExchange> e
   exchange_ = std::move(exchange);
 }
 
-std::vector<ZchEmbeddingBagCollectionImpl::PlaceBuffer> ZchEmbeddingBagCollectionImpl::place_buffers() const {
-  std::vector<PlaceBuffer> out;
+std::vector<RowBlockBuffer> ZchEmbeddingBagCollectionImpl::place_buffers() const {
+  std::vector<RowBlockBuffer> out;
   for (size_t t = 0; t < tables_.size(); ++t) {
     const auto names = place_buffer_names(t);
     for (const auto& [name, tensor] : modules_[t]->state()) {
@@ -127,13 +127,7 @@ sparse::KeyedJaggedTensor ZchEmbeddingBagCollectionImpl::remap(const sparse::Key
 
 torch::Tensor ZchEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tensor& ids, bool training) {
   if (!exchange_) return modules_[t]->forward(ids, training);
-  // Each id to the rank owning it (grouped by owner), its row back in the same order.
   const int world = exchange_->world_size();
-  const torch::Tensor owners = zch_input_owner(ids, world);
-  const torch::Tensor order = torch::argsort(owners, /*stable=*/true, 0);
-  const torch::Tensor counts = torch::bincount(owners, {}, world);
-  const std::vector<int64_t> send(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + world);
-  std::vector<int64_t> recv;
   const std::string& table = tables_[t].table.name;
   if (training && !history_sized_[t]) {
     // The history holds what the first batch of all ranks together would (its routed share varies
@@ -145,14 +139,9 @@ torch::Tensor ZchEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tens
     modules_[t]->reserve_history(all.sum().item<int64_t>());
     history_sized_[t] = true;
   }
-  const torch::Tensor received =
-      exchange_->exchange(ids.index({order}), send, &recv, fmt::format("zero-collision hash ids of table '{}'", table));
-  const torch::Tensor rows = modules_[t]->forward(received, training);
-  const torch::Tensor back =
-      exchange_->exchange(rows, recv, nullptr, fmt::format("zero-collision hash rows of table '{}'", table), &send);
-  torch::Tensor out = torch::empty_like(ids);
-  out.index_put_({order}, back);
-  return out;
+  return route_to_owners(
+      *exchange_, ids, [&](const torch::Tensor& owned) { return modules_[t]->forward(owned, training); },
+      fmt::format("zero-collision hash of table '{}'", table));
 }
 
 void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const torch::Tensor& rows_in) {

@@ -42,6 +42,7 @@
 #include "embedding/embedding_config.h"
 #include "embedding/id_exchange.h"
 #include "embedding/remapped_bags.h"
+#include "embedding/row_block_buffer.h"
 #include "embedding/zch_module.h"
 #include "embedding/zch_sharding.h"
 #include "sparse/keyed_jagged_tensor.h"
@@ -93,15 +94,9 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
   // of fewer than 2 rows.
   void attach_sharded(std::shared_ptr<IdExchange> exchange, const std::vector<std::vector<int64_t>>& boundaries);
 
-  // The per-place buffers of every table's module (is_zch_place_buffer), the part sharded by rows:
-  // `value` is rows [row_offset, row_offset + value.size(0)) of a tensor of `total_rows` rows.
-  struct PlaceBuffer {
-    std::string name;  // below this collection: "_managed_collision_collection._managed_collision_modules.<table>.<buffer>"
-    torch::Tensor value;
-    int64_t total_rows = 0;
-    int64_t row_offset = 0;
-  };
-  std::vector<PlaceBuffer> place_buffers() const;
+  // The per-place buffers of every table's module (is_zch_place_buffer), the part sharded by rows,
+  // named "_managed_collision_collection._managed_collision_modules.<table>.<buffer>".
+  std::vector<RowBlockBuffer> place_buffers() const;
   // The names place_buffers() gives for table t, by buffer name.
   std::map<std::string, std::string> place_buffer_names(size_t t) const;
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "embedding/id_owner.h"
+#include "embedding/id_exchange.h"
 #include "embedding/zch_module.h"
 
 namespace tzrec::embedding {
@@ -20,16 +20,6 @@ void check_zch_row_blocks(const std::vector<int64_t>& b, const std::string& fiel
                                     field_path, b.back(), world, r, b[r + 1] - b[r]));
     }
   }
-}
-
-torch::Tensor zch_input_owner(const torch::Tensor& ids_in, int world_size) {
-  TORCH_CHECK(ids_in.dim() == 1 && ids_in.scalar_type() == torch::kInt64, "zch_input_owner: ids must be [N] int64");
-  const torch::Tensor ids = ids_in.contiguous();
-  torch::Tensor out = torch::empty_like(ids);
-  const int64_t* in = ids.data_ptr<int64_t>();
-  int64_t* owner = out.data_ptr<int64_t>();
-  for (int64_t i = 0; i < ids.numel(); ++i) owner[i] = id_owner_rank(in[i], world_size);
-  return out;
 }
 
 bool is_zch_place_buffer(const std::string& name) {
@@ -63,7 +53,7 @@ ZchShardState zch_shard_state(const std::map<std::string, torch::Tensor>& saved,
   }
 
   // The ids this block owns, in ascending id order.
-  torch::Tensor mine = torch::nonzero(ids.ne(kZchEmptyId).logical_and(zch_input_owner(ids, world_size).eq(rank)))
+  torch::Tensor mine = torch::nonzero(ids.ne(kZchEmptyId).logical_and(owner_ranks(ids, world_size).eq(rank)))
                            .flatten();
   mine = mine.index({torch::argsort(ids.index({mine}), /*stable=*/true, 0)});
   ZchShardState out;

@@ -33,9 +33,6 @@ namespace tzrec::embedding {
 // the block's ids and the sentinel row of the ids it does not hold.
 void check_zch_row_blocks(const std::vector<int64_t>& boundaries, const std::string& field_path);
 
-// [N] int64 raw ids → [N] int64 owner ranks in [0, world_size).
-torch::Tensor zch_input_owner(const torch::Tensor& ids, int world_size);
-
 // Whether `name` is one of ZchModule::state()'s per-place buffers ([zch_size] each:
 // _mch_sorted_raw_ids, _mch_remapped_ids_mapping, _mch_counts, _mch_last_access_iter), the ones
 // that are sharded by rows; the others (_output_segments_tensor, _current_iter_tensor) are the same

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "embedding/id_exchange.h"
 #include "embedding/id_owner.h"
 
 namespace tzrec::embedding {
@@ -37,12 +38,12 @@ std::vector<int64_t> owned_ids(int rank, int world, size_t n) {
 
 TEST(ZchSharding, OwnersAreTheSharedIdOwnerRule) {
   const std::vector<int64_t> ids = {0, 1, -1, kEmpty, 123456789, -987654321};
-  const std::vector<int64_t> owners = values(zch_input_owner(i64(ids), 8));
+  const std::vector<int64_t> owners = values(owner_ranks(i64(ids), 8));
   // Pinned by dynamic_table_test against the documented formula: 0 → 7, 1 → 4, -1 → 6, 2^63-1 → 2.
   EXPECT_EQ(std::vector<int64_t>(owners.begin(), owners.begin() + 4), (std::vector<int64_t>{7, 4, 6, 2}));
   for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(owners[i], id_owner_rank(ids[i], 8));
-  EXPECT_EQ(values(zch_input_owner(i64({5, -5}), 1)), (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(zch_input_owner(i64({}), 2).numel(), 0);
+  EXPECT_EQ(values(owner_ranks(i64({5, -5}), 1)), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(owner_ranks(i64({}), 2).numel(), 0);
 }
 
 TEST(ZchSharding, RowBlockMessageNamesTheFieldAndRank) {

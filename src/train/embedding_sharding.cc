@@ -181,10 +181,27 @@ std::vector<std::vector<int64_t>> zch_row_blocks(const std::string& prefix, cons
 
 }  // namespace
 
-void attach_zch_sharding(const embedding::EmbeddingGroupSet& group, const dist::ShardingPlan& plan,
-                         std::shared_ptr<dist::ProcessGroup> pg) {
+void attach_remapping_sharding(const embedding::EmbeddingGroupSet& group, const dist::ShardingPlan& plan,
+                               std::shared_ptr<dist::ProcessGroup> pg) {
   auto exchange = std::make_shared<dist::ProcessGroupIdExchange>(std::move(pg));
   for (auto& [prefix, mc] : group.zch_collections()) mc->attach_sharded(exchange, zch_row_blocks(prefix, mc, plan));
+  for (auto& [prefix, d] : group.dynamic_collections()) {
+    for (const embedding::DynamicEmbTableConfig& t : d->dynamic_table_configs()) {
+      // Rank r's block is its R + 2 rows (the plan was made for these shapes, so only a forced
+      // plan from elsewhere can differ).
+      const dist::TableSharding& ts = plan.table(prefix + t.table.name);
+      const int64_t block = t.table.num_embeddings / plan.world_size;
+      for (size_t r = 0; r < ts.shards.size(); ++r) {
+        if (ts.type != dist::ShardingType::kRowWise || ts.shards[r].row_offset != static_cast<int64_t>(r) * block ||
+            ts.shards[r].rows != block) {
+          throw ConfigError(fmt::format("the sharding plan shards dynamic embedding table '{}' otherwise than in "
+                                        "row_wise blocks of {} rows (a plan from FORCE_LOAD_SHARDING_PLAN?)",
+                                        ts.table, block));
+        }
+      }
+    }
+    d->attach_sharded(exchange);
+  }
 }
 
 std::vector<embedding::BagConfig> planner_bags(const embedding::EmbeddingGroupSet& group) {
@@ -244,16 +261,16 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
                                       "type for embedding table '{}'",
                                       it->second.path, p.name));
       }
-      if (c.zch) {
-        // Zero-collision hashed tables are sharded row-wise only (TorchRec's managed-collision
-        // sharding; embedding/zch_sharding.h).
+      if (!c.remapping.empty()) {
+        // Zero-collision hashed and dynamic tables are sharded row-wise only: each rank owns the
+        // ids of its row block (embedding/zch_sharding.h, dynamic_embedding_bag_collection.h).
         if (!p.allowed.empty() &&
             std::find(p.allowed.begin(), p.allowed.end(), dist::ShardingType::kRowWise) == p.allowed.end()) {
-          throw ConfigError(fmt::format("{}: embedding table '{}' has zch, which is sharded row_wise only; add "
+          throw ConfigError(fmt::format("{}: embedding table '{}' has {}, which is sharded row_wise only; add "
                                         "\"row_wise\" to its sharding_types",
                                         it != constraints.end() ? it->second.path
                                                                 : std::string("train_config.global_embedding_constraints"),
-                                        p.name));
+                                        p.name, c.remapping));
         }
         p.allowed = {dist::ShardingType::kRowWise};
       }
@@ -283,11 +300,18 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
     bool reuse = false;
     if (saved) {
       reuse = saved->world_size == pg.world_size();
+      // A dynamic table's rows depend on the world size (W · per-rank rows + 2 per rank).
+      std::set<std::string> dynamic;
+      for (const auto& c : group.collections()) {
+        if (c.remapping != "dynamicemb") continue;
+        for (const embedding::TableConfig& t : c.ebc->table_configs()) dynamic.insert(c.prefix + t.name);
+      }
       for (const auto& t : tables) {
         bool found = false;
         for (const auto& s : saved->tables) {
           if (s.table == t.name) {
-            found = s.num_embeddings == t.num_embeddings && s.embedding_dim == t.embedding_dim;
+            found = (s.num_embeddings == t.num_embeddings || (!reuse && dynamic.count(t.name))) &&
+                    s.embedding_dim == t.embedding_dim;
           }
         }
         if (!found) {
@@ -363,27 +387,15 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
     c.ebc->attach_sharded(sharded);
     members.push_back(std::move(sharded));
   }
-  attach_zch_sharding(group, plan, pg);
+  attach_remapping_sharding(group, plan, pg);
   return std::make_unique<ShardedTables>(plan, std::move(members));
-}
-
-void refuse_unsharded_tables_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size) {
-  if (world_size <= 1) return;
-  for (const feature::FeatureInfo& f : features) {
-    if (!f.dynamicemb.path.empty()) {
-      throw NotSupportedError(fmt::format("{} with more than one rank (world_size {}: dynamic embedding tables are "
-                                          "not sharded; train on one process)",
-                                          f.dynamicemb.path, world_size));
-    }
-  }
 }
 
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure) {
   const auto features = feature::build_feature_infos(config);
-  refuse_unsharded_tables_with_ranks(features, world_size);
   std::shared_ptr<models::Model> model;
   {
-    embedding::DeferTableAllocation defer;  // the plan needs table shapes only
+    embedding::DeferTableAllocation defer(world_size);  // the plan needs table shapes only
     model = models::create_model(config, features);
   }
   const embedding::EmbeddingGroupSet& group = model->embeddings();

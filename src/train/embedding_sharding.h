@@ -72,23 +72,18 @@ struct JobPlan {
   dist::PlannerTopology topology;
   dist::ShardingPlan plan;
 };
-// Dynamic tables (docs/tzrec-compatibility.md §5.13) are not sharded: with world_size > 1 and a
-// feature with `dynamicemb`, NotSupportedError "<its dynamicemb path> with more than one rank".
-// Called by plan_job and by distributed sessions.
-void refuse_unsharded_tables_with_ranks(const std::vector<feature::FeatureInfo>& features, int world_size);
-
 JobPlan plan_job(const protos::EasyRecConfig& config, int world_size, int local_world_size, bool measure);
 
-// Gives every zero-collision hashed collection of `group` its row blocks from `plan` (row_wise;
-// ConfigError otherwise) and the id exchange over `pg` (embedding/zch_sharding.h). Called by
-// attach_sharded_tables.
-void attach_zch_sharding(const embedding::EmbeddingGroupSet& group, const dist::ShardingPlan& plan,
-                         std::shared_ptr<dist::ProcessGroup> pg);
+// Gives every zero-collision hashed and dynamic collection of `group` its row blocks from `plan`
+// (row_wise; ConfigError otherwise) and the id exchange over `pg` (embedding/zch_sharding.h,
+// dynamic_embedding_bag_collection.h). Called by attach_sharded_tables.
+void attach_remapping_sharding(const embedding::EmbeddingGroupSet& group, const dist::ShardingPlan& plan,
+                               std::shared_ptr<dist::ProcessGroup> pg);
 
 // Builds this rank's shards for `plan`, initialises them with each table's init_fn (a replicated
 // table identically on every rank; other shards from a seed of table and shard, so runs are
 // reproducible), and attaches them to each collection of `group` (and the zero-collision hashed
-// collections their row blocks: attach_zch_sharding). with_optimizer=false (evaluation) freezes
+// collections their row blocks: attach_remapping_sharding). with_optimizer=false (evaluation) freezes
 // them.
 
 std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingGroupSet& group,

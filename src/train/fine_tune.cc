@@ -12,7 +12,7 @@
 #include "base/logging.h"
 #include "checkpoint/local_shard_state.h"
 #include "checkpoint/sharded_checkpoint.h"
-#include "train/zch_shard_checkpoint.h"
+#include "train/remapped_shard_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -130,11 +130,17 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
     auto it = table_map.find(name);
     return it != table_map.end() ? it->second : name;
   };
+  // Dynamic tables' rows depend on the world size: restore_remapped_shards moves their live rows.
+  const std::set<std::string> dynamic = dynamic_table_names(group);
   for (const auto& ts : sharded.plan().tables) {
     const std::string name = checkpointing::table_weight_name(group, ts.table);
     const std::string source = source_of(name);
     if (!index.contains(source)) {
       result.missing.push_back(name);
+      continue;
+    }
+    if (dynamic.count(ts.table)) {
+      result.loaded.push_back(name);
       continue;
     }
     const std::vector<int64_t> expected = {ts.num_embeddings, ts.embedding_dim};
@@ -149,6 +155,7 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
   }
   torch::NoGradGuard no_grad;
   for (const auto& ls : sharded.local_shards()) {
+    if (dynamic.count(ls.table)) continue;
     const std::string name = checkpointing::table_weight_name(group, ls.table);
     const std::string source = source_of(name);
     if (index.contains(source)) ls.weight.copy_(checkpointing::read_shard_block(index, source, ls.shard));
@@ -159,10 +166,12 @@ PartialLoadResult load_partial_sharded(TrainingSession& session, const checkpoin
 // Why this rank's sparse optimizer state cannot come from the checkpoint, or "" when every slot
 // of every local shard is stored with this shard's shape.
 std::string sharded_state_mismatch(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
+  const std::set<std::string> dynamic = dynamic_table_names(session.model().embeddings());
   for (const checkpointing::LocalShardState& s : session.sharded_embeddings()->shard_states()) {
     if (!index.contains(s.stored_name)) {
       return fmt::format("sparse optimizer state '{}' is not in the checkpoint", s.stored_name);
     }
+    if (dynamic.count(s.shard->table)) continue;  // moved with their rows
     std::vector<int64_t> shape = index.shape(s.stored_name);
     if (shape.size() >= 1) shape[0] = s.shard->shard.rows;
     if (shape.size() == 2) shape[1] = s.shard->shard.cols;
@@ -176,7 +185,9 @@ std::string sharded_state_mismatch(TrainingSession& session, const checkpointing
 
 void restore_sharded_state(TrainingSession& session, const checkpointing::CheckpointTensorIndex& index) {
   torch::NoGradGuard no_grad;
+  const std::set<std::string> dynamic = dynamic_table_names(session.model().embeddings());
   for (const checkpointing::LocalShardState& s : session.sharded_embeddings()->shard_states()) {
+    if (dynamic.count(s.shard->table)) continue;  // moved with their rows
     torch::Tensor value = s.value;
     value.copy_(checkpointing::read_shard_block(index, s.stored_name, s.shard->shard));
   }
@@ -204,7 +215,12 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   FineTuneResult result;
   result.checkpoint_dir = latest->first;
   const bool sharded = session.distributed();
-  const checkpointing::CheckpointData checkpoint = checkpointing::load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
+  checkpointing::CheckpointData checkpoint = checkpointing::load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
+  if (!sharded) {  // dynamic tables saved with another layout (another world size): into this one first
+    relayout_dynamic_checkpoint(session.model(), session.model().embeddings(), checkpoint,
+                                session.has_optimizers() ? session.sparse_optimizer().state_dict()
+                                                         : std::map<std::string, torch::Tensor>{});
+  }
   std::optional<checkpointing::CheckpointTensorIndex> index;
   if (sharded) index.emplace(latest->first);
   std::map<std::string, std::string> param_map;
@@ -212,11 +228,11 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
 
   result.model = sharded ? load_partial_sharded(session, checkpoint, *index, param_map)
                          : load_partial(checkpoint.model, session.model_tensors(), param_map);
-  // Zero-collision hashing and dynamic tables: their state from the loaded buffers (sharded zch
-  // tables: from the checkpoint's place buffers, rows of moved ids moved).
+  // Zero-collision hashing and dynamic tables: their state from the loaded buffers (sharded: from
+  // the checkpoint's state, rows of moved ids moved).
   if (!sharded) session.model().embeddings().reload_embedding_state();
   if (sharded) {
-    restore_zch_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
+    restore_remapped_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
                        *index, /*move_optimizer_state=*/false, /*required=*/false);
   }
   log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
@@ -261,7 +277,7 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   if (sharded) {
     restore_sharded_state(session, *index);  // checked to fit above
     // The moved rows' optimizer state follows them (the weights move again, identically).
-    restore_zch_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
+    restore_remapped_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
                        *index, /*move_optimizer_state=*/true, /*required=*/false);
   } else {
     session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above

@@ -23,7 +23,7 @@
 #include "train/lr_scheduler_builder.h"
 #include "train/optimizer_builder.h"
 #include "train/pooling_factors.h"
-#include "train/zch_shard_checkpoint.h"
+#include "train/remapped_shard_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -145,13 +145,12 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     : config_(config), process_group_(std::move(process_group)) {
   features_ = feature::build_feature_infos(config_);
   const bool distributed = process_group_ != nullptr && process_group_->world_size() > 1;
-  if (distributed) refuse_unsharded_tables_with_ranks(features_, process_group_->world_size());
   const auto sparse_options = (distributed || with_optimizers)
                                   ? sparse_optimizer_options(config_.train_config().sparse_optimizer())
                                   : embedding::FusedOptimizerOptions{};
   if (distributed || tables_deferred_for_check) {
     // No full table is ever allocated: the collection gets this rank's shards below.
-    embedding::DeferTableAllocation defer;
+    embedding::DeferTableAllocation defer(distributed ? process_group_->world_size() : check_world_size);
     model_ = models::create_model(config_, features_, model_tower);
     // check_config of a single-process job: the memory rule that job applies below.
     if (tables_deferred_for_check && check_world_size == 1) {
@@ -283,10 +282,10 @@ std::vector<std::pair<std::string, torch::Tensor>> TrainingSession::model_tensor
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     out.emplace_back(item.key(), item.value());
   }
-  // Distributed: the zero-collision hashed tables' per-place buffers are row blocks of the
-  // shards (checkpoint_blocks).
+  // Distributed: the remapping tables' per-row state buffers are row blocks of the shards
+  // (checkpoint_blocks).
   const std::set<std::string> sharded_buffers =
-      sharded_ != nullptr ? zch_place_buffer_names(*model_, model_->embeddings()) : std::set<std::string>{};
+      sharded_ != nullptr ? remapped_state_buffer_names(*model_, model_->embeddings()) : std::set<std::string>{};
   for (const auto& item : model_->named_buffers(/*recurse=*/true)) {
     if (!sharded_buffers.count(item.key())) out.emplace_back(item.key(), item.value());
   }
@@ -363,7 +362,7 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
     out.model.push_back({checkpointing::table_weight_name(model_->embeddings(), ls.table), {ts.num_embeddings, ts.embedding_dim},
                          ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
-  for (auto& block : zch_place_blocks(*model_, model_->embeddings())) out.model.push_back(std::move(block));
+  for (auto& block : remapped_state_blocks(*model_, model_->embeddings())) out.model.push_back(std::move(block));
   if (!has_optimizers()) return out;
   for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
@@ -383,7 +382,10 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
 void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_optimizer) {
   const checkpointing::CheckpointTensorIndex index(ckpt_dir);
   torch::NoGradGuard no_grad;
+  // Dynamic tables' rows depend on the world size: restore_remapped_shards moves their live rows.
+  const std::set<std::string> dynamic = dynamic_table_names(model_->embeddings());
   for (const auto& ls : sharded_->local_shards()) {
+    if (dynamic.count(ls.table)) continue;
     const std::string name = checkpointing::table_weight_name(model_->embeddings(), ls.table);
     if (!index.contains(name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, name));
@@ -398,15 +400,17 @@ void TrainingSession::restore_shards(const std::string& ckpt_dir, bool restore_o
   }
   const bool with_optimizer_state = restore_optimizer && has_optimizers();
   if (with_optimizer_state) restore_shard_optimizer_state(ckpt_dir, index);
-  // Zero-collision hashed tables: this rank's modules, and the rows of ids that moved.
-  restore_zch_shards(*model_, model_->embeddings(), *sharded_, ckpt_dir, index, with_optimizer_state,
-                     /*required=*/true);
+  // Zero-collision hashed and dynamic tables: this rank's state, and the rows of ids that moved.
+  restore_remapped_shards(*model_, model_->embeddings(), *sharded_, ckpt_dir, index, with_optimizer_state,
+                          /*required=*/true);
 }
 
 void TrainingSession::restore_shard_optimizer_state(const std::string& ckpt_dir,
                                                     const checkpointing::CheckpointTensorIndex& index) {
   torch::NoGradGuard no_grad;
+  const std::set<std::string> dynamic = dynamic_table_names(model_->embeddings());
   for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
+    if (dynamic.count(s.shard->table)) continue;  // moved with their rows
     if (!index.contains(s.stored_name)) {
       throw CheckpointError(fmt::format("checkpoint {} has no sparse optimizer state '{}' (trained with another "
                                         "sparse optimizer?); pass --ignore_restore_optimizer to start it afresh",
@@ -437,14 +441,19 @@ void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, b
     checkpointing::restore_tensors(stored, dense, "model");
     restore_shards(checkpoint.dir, restore_optimizer);
   } else {
-    checkpointing::restore_tensors(checkpoint.model, model_tensors(), "model");
+    // Dynamic tables saved with another layout (another world size): into this one first.
+    checkpointing::CheckpointData relaid = checkpoint;
+    relayout_dynamic_checkpoint(*model_, model_->embeddings(), relaid,
+                                sparse_optimizer_ != nullptr ? sparse_optimizer_->state_dict()
+                                                             : std::map<std::string, torch::Tensor>{});
+    checkpointing::restore_tensors(relaid.model, model_tensors(), "model");
     // Zero-collision hashing: step count from the restored buffers; dynamic tables: their index.
     model_->embeddings().reload_embedding_state();
+    if (restore_optimizer && sparse_optimizer_ != nullptr) {
+      sparse_optimizer_->load_state_dict(strip_prefix(relaid.optimizer, kSparsePrefix));
+    }
   }
   if (restore_optimizer && has_optimizers()) {
-    if (sparse_optimizer_ != nullptr) {
-      sparse_optimizer_->load_state_dict(strip_prefix(checkpoint.optimizer, kSparsePrefix));
-    }
     dense_optimizer_->load_state_dict(dense_optimizer_state(checkpoint.optimizer));
     for (Part& part : parts_) {
       part.optimizer->load_state_dict(strip_prefix(

@@ -179,23 +179,6 @@ TEST_F(TrainingSessionTest, MemoryCheckLeavesInitialValuesUnchanged) {
   EXPECT_EQ(compared, static_cast<int>(expected.size()));
 }
 
-TEST(DynamicRanks, MoreThanOneRankIsRefusedZchIsNot) {
-  feature::FeatureInfo plain, zch, dynamic;
-  zch.zch_path = "feature_configs[3].id_feature.zch";
-  dynamic.dynamicemb.path = "feature_configs[4].id_feature.dynamicemb";
-  EXPECT_NO_THROW(refuse_unsharded_tables_with_ranks({plain, zch, dynamic}, 1));
-  EXPECT_NO_THROW(refuse_unsharded_tables_with_ranks({plain, zch}, 4));  // sharded row-wise
-  try {
-    refuse_unsharded_tables_with_ranks({plain, zch, dynamic}, 2);
-    ADD_FAILURE() << "no error";
-  } catch (const NotSupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "not supported yet: feature_configs[4].id_feature.dynamicemb with more than one rank"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
 TEST_F(TrainingSessionTest, IgnoringOptimizerStateDiverges) {
   auto data = batches();
   torch::manual_seed(1);

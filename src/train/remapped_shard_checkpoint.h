@@ -1,0 +1,60 @@
+// Checkpoints of remapping tables sharded across ranks: zero-collision hashed tables (row-wise,
+// docs/tzrec-compatibility.md §5.12, embedding/zch_sharding.h) and dynamic tables (§5.13,
+// embedding/dynamic_embedding_bag_collection.h).
+//
+// Every rank writes its block of the per-row state (zch: the place buffers; dynamic: row_keys,
+// row_scores, row_live and the admission counter) as row blocks of the whole table's buffers,
+// under their state-dict names; the scalars (_output_segments_tensor, _current_iter_tensor, a
+// dynamic table's step) are the same on every rank and go with the dense tensors. A restore on any
+// world size reads the whole tables' state, rebuilds this rank's part from it and moves the
+// embedding rows (and sparse optimizer state) of the ids that now live in another row; the
+// weights of the dynamic tables come only from those moves (their row count depends on the world
+// size).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/sharded_checkpoint.h"
+#include "embedding/embedding_group_set.h"
+#include "train/sharded_tables.h"
+
+namespace tzrec::train {
+
+// State-dict names (below `model`) of the row-sharded state buffers of every remapping collection.
+std::set<std::string> remapped_state_buffer_names(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group);
+
+// This rank's blocks of those buffers (dynamic tables: synced from their index first).
+std::vector<checkpointing::TensorBlock> remapped_state_blocks(torch::nn::Module& model,
+                                                               const embedding::EmbeddingGroupSet& group);
+
+// The prefixed names (EmbeddingGroupSet::tables()) of the dynamic tables: their weights and
+// optimizer state are restored by restore_remapped_shards, not block by block.
+std::set<std::string> dynamic_table_names(const embedding::EmbeddingGroupSet& group);
+
+// Rebuilds this rank's remapping state from the checkpoint of `index` (any world size; the
+// scalars restored before with the dense tensors) and moves the rows of ids whose row changed:
+// weights always, sparse optimizer state when `move_optimizer_state`. A checkpoint without a
+// table's state → CheckpointError naming it when `required`, else that table keeps its fresh state
+// (fine-tuning). Dropped ids (a rank too small for the ids it now owns) are logged.
+void restore_remapped_shards(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+                             const ShardedTables& sharded, const std::string& ckpt_dir,
+                             const checkpointing::CheckpointTensorIndex& index, bool move_optimizer_state,
+                             bool required);
+
+// One process, before the generic restore: the dynamic tables of `checkpoint` saved with another
+// layout (another world size or capacity) are rewritten into this model's — their state rebuilt
+// in the model's tables as restore_remapped_shards does on one rank, the live rows of their
+// weights and of their "sparse.<table>.<slot>" optimizer state moved to the rows they now have,
+// the other rows as the model has them (`sparse_state`: the live fused optimizer state of the
+// model without the "sparse." prefix; empty when it has none).
+void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+                                 checkpointing::CheckpointData& checkpoint,
+                                 const std::map<std::string, torch::Tensor>& sparse_state);
+
+}  // namespace tzrec::train
