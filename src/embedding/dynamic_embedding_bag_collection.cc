@@ -125,15 +125,19 @@ void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
 sparse::KeyedJaggedTensor DynamicEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                                   bool training) {
   const int64_t time_ms = training ? now_ms() : 0;
-  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return rows_of(t, ids, training, time_ms); });
-}
-
-torch::Tensor DynamicEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tensor& ids, bool training,
-                                                         int64_t time_ms) {
-  if (!exchange_) return local_rows(t, ids, training, time_ms);
-  return route_to_owners(
-      *exchange_, ids, [&](const torch::Tensor& owned) { return local_rows(t, owned, training, time_ms); },
-      fmt::format("dynamic embedding table '{}'", tables_[t].table.name));
+  return bags_->remap(kjt, [&](const std::vector<torch::Tensor>& ids) {
+    if (!exchange_) {
+      std::vector<torch::Tensor> out(ids.size());
+      for (size_t t = 0; t < ids.size(); ++t) {
+        if (ids[t].defined()) out[t] = local_rows(t, ids[t], training, time_ms);
+      }
+      return out;
+    }
+    return route_to_owners(
+        *exchange_, ids,
+        [&](size_t t, const torch::Tensor& owned) { return local_rows(t, owned, training, time_ms); },
+        "dynamic embedding tables");
+  });
 }
 
 torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torch::Tensor& ids_in, bool training,

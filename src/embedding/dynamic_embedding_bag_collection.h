@@ -36,7 +36,7 @@
 // max_capacity()) and owns the ids id_owner_rank gives it; the weight has W·(R + 2) rows, rank r's
 // block [r·(R + 2), (r + 1)·(R + 2)) holding R rows for its ids and then its two reserved rows
 // (the sharding plan keeps the table row_wise, so the block is the rank's shard). Every forward
-// sends each raw id to its owner and gets its row back (two exchanges per table); the owner does
+// sends each raw id to its owner and gets its row back (three exchanges for all tables); the owner does
 // what one process does on its own table, in its own block. The state buffers are the rank's
 // blocks of the whole table's (row_keys & co. [R] at r·R of [W·R], the counter [C] at r·C of
 // [W·C]; `step` the same everywhere). load_sharded_state() rebuilds a rank's table from a
@@ -122,7 +122,6 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
  private:
   // Rows of table t's ids on this rank (reserved rows for ids without one), training as remap().
   torch::Tensor local_rows(size_t t, const torch::Tensor& ids, bool training, int64_t time_ms);
-  torch::Tensor rows_of(size_t t, const torch::Tensor& ids, bool training, int64_t time_ms);
   // Puts rows R and R + 1 of table t back to their constants (and their optimizer state).
   void reset_reserved_rows(size_t t);
 

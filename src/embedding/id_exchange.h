@@ -31,12 +31,14 @@ class IdExchange {
 // [N] int64 raw ids → [N] int64 owner ranks (id_owner_rank, id_owner.h).
 torch::Tensor owner_ranks(const torch::Tensor& ids, int world_size);
 
-// Collective: sends each of `ids` ([N] int64) to the rank owning it, calls `owner_rows` once with
-// every id this rank received (all ranks' ids it owns, grouped by source rank, each source's in
-// its order) and returns the row each id got from its owner, in the order of `ids`. `what` names
-// the exchanges in errors.
-torch::Tensor route_to_owners(IdExchange& exchange, const torch::Tensor& ids,
-                              const std::function<torch::Tensor(const torch::Tensor&)>& owner_rows,
-                              const std::string& what);
+// Collective: sends each id of every table (ids[t], [N_t] int64; an undefined entry: a table
+// every rank skips) to the rank owning it, calls owner_rows(t, owned) once per defined table with
+// every id of table t this rank received (grouped by source rank, each source's in its order) and
+// returns the row each id got from its owner, per table in the order of ids[t] (undefined where
+// ids[t] is). Three exchanges for all tables together: the counts per rank and table, the ids, the
+// rows. `what` names them in errors.
+std::vector<torch::Tensor> route_to_owners(IdExchange& exchange, const std::vector<torch::Tensor>& ids,
+                                           const std::function<torch::Tensor(size_t t, const torch::Tensor& owned)>& owner_rows,
+                                           const std::string& what);
 
 }  // namespace tzrec::embedding

@@ -29,15 +29,15 @@ std::vector<BagConfig> RemappedBags::inner_bags() const {
   return inner;
 }
 
-sparse::KeyedJaggedTensor RemappedBags::remap(
-    const sparse::KeyedJaggedTensor& kjt,
-    const std::function<torch::Tensor(size_t t, const torch::Tensor& ids)>& rows_of) const {
+sparse::KeyedJaggedTensor RemappedBags::remap(const sparse::KeyedJaggedTensor& kjt,
+                                              const RowsOfTables& rows_of_tables) const {
   torch::NoGradGuard no_grad;
   std::vector<sparse::JaggedTensor> out(bags_.size());
+  std::vector<torch::Tensor> ids(tables_.size());
+  std::vector<std::vector<int64_t>> sizes(tables_.size());
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (table_bags_[t].empty()) continue;
     std::vector<torch::Tensor> values;
-    std::vector<int64_t> sizes;
     for (size_t b : table_bags_[t]) {
       const BagConfig& bag = bags_[b];
       if (!kjt.contains(bag.feature_name)) {
@@ -48,13 +48,16 @@ sparse::KeyedJaggedTensor RemappedBags::remap(
       out[b].lengths = jt.lengths.to(torch::kInt64);
       if (bag.weighted && jt.weights.defined()) out[b].weights = jt.weights;
       values.push_back(jt.values.to(torch::kInt64));
-      sizes.push_back(jt.values.size(0));
+      sizes[t].push_back(jt.values.size(0));
     }
-    const torch::Tensor rows = rows_of(t, torch::cat(values).contiguous());  // [sum of sizes]
+    ids[t] = torch::cat(values).contiguous();  // [sum of sizes]
+  }
+  const std::vector<torch::Tensor> rows = rows_of_tables(ids);
+  for (size_t t = 0; t < tables_.size(); ++t) {
     int64_t start = 0;
     for (size_t i = 0; i < table_bags_[t].size(); ++i) {
-      out[table_bags_[t][i]].values = rows.slice(0, start, start + sizes[i]);
-      start += sizes[i];
+      out[table_bags_[t][i]].values = rows[t].slice(0, start, start + sizes[t][i]);
+      start += sizes[t][i];
     }
   }
   std::vector<std::string> keys;

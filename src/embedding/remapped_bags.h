@@ -26,11 +26,12 @@ class RemappedBags {
   std::vector<BagConfig> inner_bags() const;
 
   // One key per bag (its key()), in bag order: lengths and weights (weighted bags) as in `kjt`,
-  // values = rows_of(t, ids) of table t's ids — those of all its bags, concatenated in bag order,
-  // int64 — cut back into the bags. Tables without bags are skipped. DataError for a bag whose
-  // feature `kjt` lacks.
-  sparse::KeyedJaggedTensor remap(const sparse::KeyedJaggedTensor& kjt,
-                                  const std::function<torch::Tensor(size_t t, const torch::Tensor& ids)>& rows_of) const;
+  // values = the rows rows_of_tables gives each table for its ids — those of all its bags,
+  // concatenated in bag order, int64 — cut back into the bags. rows_of_tables is called once, with
+  // one entry per table: the ids of the tables with bags, undefined for the others (to be returned
+  // as they are). DataError for a bag whose feature `kjt` lacks (before rows_of_tables is called).
+  using RowsOfTables = std::function<std::vector<torch::Tensor>(const std::vector<torch::Tensor>& ids)>;
+  sparse::KeyedJaggedTensor remap(const sparse::KeyedJaggedTensor& kjt, const RowsOfTables& rows_of_tables) const;
 
  private:
   std::vector<std::string> tables_;

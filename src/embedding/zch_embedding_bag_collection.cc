@@ -122,26 +122,33 @@ ZchModule& ZchEmbeddingBagCollectionImpl::zch_module(const std::string& table) {
 
 sparse::KeyedJaggedTensor ZchEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
                                                               bool training) {
-  return bags_->remap(kjt, [&](size_t t, const torch::Tensor& ids) { return rows_of(t, ids, training); });
+  return bags_->remap(kjt, [&](const std::vector<torch::Tensor>& ids) { return rows_of(ids, training); });
 }
 
-torch::Tensor ZchEmbeddingBagCollectionImpl::rows_of(size_t t, const torch::Tensor& ids, bool training) {
-  if (!exchange_) return modules_[t]->forward(ids, training);
+std::vector<torch::Tensor> ZchEmbeddingBagCollectionImpl::rows_of(const std::vector<torch::Tensor>& ids,
+                                                                  bool training) {
+  std::vector<torch::Tensor> out(ids.size());
+  if (!exchange_) {
+    for (size_t t = 0; t < ids.size(); ++t) {
+      if (ids[t].defined()) out[t] = modules_[t]->forward(ids[t], training);
+    }
+    return out;
+  }
   const int world = exchange_->world_size();
-  const std::string& table = tables_[t].table.name;
-  if (training && !history_sized_[t]) {
+  for (size_t t = 0; t < ids.size(); ++t) {
+    if (!training || !ids[t].defined() || history_sized_[t]) continue;
     // The history holds what the first batch of all ranks together would (its routed share varies
     // from step to step: a run resumed at another step would size it otherwise).
-    const torch::Tensor mine = torch::full({world}, ids.numel(), torch::kInt64);
-    const torch::Tensor all = exchange_->exchange(mine, std::vector<int64_t>(world, 1), nullptr,
-                                                  fmt::format("zero-collision hash batch size of table '{}'", table),
-                                                  nullptr);
+    const torch::Tensor mine = torch::full({world}, ids[t].numel(), torch::kInt64);
+    const torch::Tensor all = exchange_->exchange(
+        mine, std::vector<int64_t>(world, 1), nullptr,
+        fmt::format("zero-collision hash batch size of table '{}'", tables_[t].table.name), nullptr);
     modules_[t]->reserve_history(all.sum().item<int64_t>());
     history_sized_[t] = true;
   }
   return route_to_owners(
-      *exchange_, ids, [&](const torch::Tensor& owned) { return modules_[t]->forward(owned, training); },
-      fmt::format("zero-collision hash of table '{}'", table));
+      *exchange_, ids, [&](size_t t, const torch::Tensor& owned) { return modules_[t]->forward(owned, training); },
+      "zero-collision hashed tables");
 }
 
 void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const torch::Tensor& rows_in) {

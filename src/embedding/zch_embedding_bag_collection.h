@@ -25,7 +25,7 @@
 //
 // Across ranks (zch_sharding.h): the inner collection's tables are sharded row-wise and
 // attach_sharded() gives each rank's modules the slots of its row block; every forward then sends
-// each raw id to the rank that owns it and gets its row back (two exchanges per table), and each
+// each raw id to the rank that owns it and gets its row back (three exchanges for all tables), and each
 // rank resets the rows its own evictions freed in its own shard. A collection built under
 // DeferTableAllocation and never attached (config checks, export naming) has its names and
 // buffers, but its forward() throws NotSupportedError.
@@ -109,7 +109,8 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
  private:
   // Registers the modules' state() under "_managed_collision_collection._managed_collision_modules".
   void register_module_buffers();
-  torch::Tensor rows_of(size_t t, const torch::Tensor& ids, bool training);
+  // Rows of every table's ids (RemappedBags::remap's rows_of_tables), routed when sharded.
+  std::vector<torch::Tensor> rows_of(const std::vector<torch::Tensor>& ids, bool training);
   std::vector<ZchTableConfig> tables_;
   std::unique_ptr<RemappedBags> bags_;  // as given
   std::vector<std::shared_ptr<ZchModule>> modules_;  // per table

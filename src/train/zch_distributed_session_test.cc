@@ -7,6 +7,8 @@
 //   - saved again from three ranks, every id keeps its weight row and its sparse optimizer state
 //     (rows of ids that changed blocks moved with them), compared id by id with the two-rank
 //     checkpoint read independently from the files.
+//   - fine_tune_checkpoint on two ranks from a one-process checkpoint loads every id's weights and
+//     optimizer state into the rank owning it, and predicts what one process fine-tuned from it does.
 #include <limits>
 #include <map>
 #include <string>
@@ -16,6 +18,7 @@
 #include "checkpoint/sharded_checkpoint.h"
 #include "embedding/id_owner.h"
 #include "train/distributed_session_testing.h"
+#include "train/fine_tune.h"
 
 namespace tzrec::train {
 namespace zch_distributed_session_test {
@@ -131,6 +134,47 @@ TEST_F(ZchDistributedSessionTest, ShardedTablesRestoreOnAnyWorldSizeWithIdentica
   from_two.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(ckpt2, 2)), false);
   from_three.restore(checkpointing::load_checkpoint(checkpointing::checkpoint_dir(ckpt3, 2)), false);
   EXPECT_TRUE(torch::allclose(predict_eval(from_two, data[3]), predict_eval(from_three, data[3]), 1e-6, 1e-6));
+}
+
+// fine_tune_checkpoint on two ranks from a one-process checkpoint: each rank takes the ids it owns
+// with their weights and optimizer state, and predicts what one process fine-tuned from it does.
+TEST_F(ZchDistributedSessionTest, FineTuneOnTwoRanksFromOneProcess) {
+  auto data = batches();
+  const std::string source = shared_dir() + "/pretrained", tuned = shared_dir() + "/tuned";
+  if (!dt::is_rank_worker()) {
+    torch::manual_seed(1);
+    TrainingSession trained(config_, true);
+    for (int i = 0; i < 4; ++i) train_on(trained, data[i], i);
+    checkpointing::save_checkpoint(source, snapshot(trained, 3));
+  }
+  dt::expect_all_succeeded(dt::run_ranks(2, [&](dist::ProcessGroup& pg) {
+    FineTuneOptions options;
+    options.checkpoint_path = source;
+    torch::manual_seed(3);
+    TrainingSession session(config_, true, pg.shared_from_this());
+    const FineTuneResult result = fine_tune_restore(session, options);
+    EXPECT_TRUE(result.model.missing.empty());
+    EXPECT_TRUE(result.optimizer_restored);
+    TrainingSession single(config_, false);
+    fine_tune_restore(single, options);
+    for (int b = 0; b < 4; ++b) {
+      EXPECT_TRUE(torch::allclose(predict_eval(session, data[b]), predict_eval(single, data[b]), 1e-6, 1e-6))
+          << "batch " << b << ", rank " << pg.rank();
+    }
+    save_distributed(session, tuned, 3, pg);
+  }, options("finetune")));
+  if (dt::is_rank_worker()) return;
+  for (const char* table : {"cat_0_emb", "cat_1_emb", "cat_2_emb"}) {
+    const auto before = rows_by_id(checkpointing::checkpoint_dir(source, 3), table);
+    const auto after = rows_by_id(checkpointing::checkpoint_dir(tuned, 3), table);
+    EXPECT_GT(before.size(), 50u) << table;
+    ASSERT_EQ(before.size(), after.size()) << table;
+    for (const auto& [id, rows] : before) {
+      ASSERT_EQ(after.count(id), 1u) << table << " id " << id;
+      EXPECT_TRUE(torch::equal(rows.weight, after.at(id).weight)) << table << " weight of id " << id;
+      EXPECT_TRUE(torch::equal(rows.momentum, after.at(id).momentum)) << table << " accumulator of id " << id;
+    }
+  }
 }
 
 }  // namespace zch_distributed_session_test
