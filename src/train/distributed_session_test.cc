@@ -146,15 +146,9 @@ TEST_F(DistributedSessionTest, FineTuneOnTwoRanksLoadsShardsAndTheirOptimizerSta
   }
   set_sharding({"row_wise"});
   dt::expect_all_succeeded(dt::run_ranks(2, [&](dist::ProcessGroup& pg) {
-    FineTuneOptions options;
-    options.checkpoint_path = source;
-    torch::manual_seed(3);
-    TrainingSession session(config_, true, pg.shared_from_this());
-    const FineTuneResult result = fine_tune_restore(session, options);
-    EXPECT_TRUE(result.model.missing.empty());
-    EXPECT_TRUE(result.optimizer_restored);
-    TrainingSession single(config_, true);
-    fine_tune_restore(single, options);
+    auto [session_ptr, single_ptr] = fine_tune_on_rank_and_alone(config_, source, pg, /*single_with_optimizers=*/true);
+    TrainingSession& session = *session_ptr;
+    TrainingSession& single = *single_ptr;
     EXPECT_TRUE(torch::allclose(predict_eval(session, data[3]), predict_eval(single, data[3]), 1e-6, 1e-6));
     // Every block this rank holds equals that region of the single process's tensors.
     const auto blocks = session.checkpoint_blocks();

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdlib>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "dist/testing_multiprocess.h"
+#include "train/fine_tune.h"
 #include "train/training_session.h"
 #include "train/training_session_testing.h"
 
@@ -66,6 +69,24 @@ inline void save_distributed(TrainingSession& session, const std::string& model_
   data.optimizer = session.optimizer_state();
   checkpointing::save_distributed_checkpoint(model_dir, data, session.checkpoint_blocks(),
                               session.sharded_embeddings()->plan().to_json(), pg);
+}
+
+// fine_tune_restore of the checkpoints in `source` on this rank and on one process (built with
+// optimizers when `single_with_optimizers`); checks that the rank found every model tensor and
+// restored the optimizer state. Returns {the rank's session, the one-process session}.
+inline std::pair<std::unique_ptr<TrainingSession>, std::unique_ptr<TrainingSession>> fine_tune_on_rank_and_alone(
+    const protos::EasyRecConfig& config, const std::string& source, dist::ProcessGroup& pg,
+    bool single_with_optimizers) {
+  FineTuneOptions options;
+  options.checkpoint_path = source;
+  torch::manual_seed(3);
+  auto session = std::make_unique<TrainingSession>(config, true, pg.shared_from_this());
+  const FineTuneResult result = fine_tune_restore(*session, options);
+  EXPECT_TRUE(result.model.missing.empty());
+  EXPECT_TRUE(result.optimizer_restored);
+  auto single = std::make_unique<TrainingSession>(config, single_with_optimizers);
+  fine_tune_restore(*single, options);
+  return {std::move(session), std::move(single)};
 }
 
 }  // namespace tzrec::train
