@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -217,8 +218,25 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
   }
 }
 
+template <class OnSlot>
+void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const {
+  const size_t parts = n >= kParallelProbeIds ? static_cast<size_t>(probe_threads_) : 1;
+  auto probe = [&](size_t part) {
+    const size_t lo = n * part / parts, hi = n * (part + 1) / parts;
+    probe_batch(ids + lo, hi - lo, [&](size_t i, int64_t slot) { on(part, lo + i, slot); });
+  };
+  if (parts == 1) {
+    probe(0);
+    return;
+  }
+  std::vector<std::thread> helpers;
+  for (size_t part = 1; part < parts; ++part) helpers.emplace_back(probe, part);
+  probe(0);
+  for (std::thread& t : helpers) t.join();
+}
+
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
-  probe_batch(ids, n, [&](size_t i, int64_t slot) {
+  probe_parts(ids, n, [&](size_t, size_t i, int64_t slot) {
     rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(meta_[slot]));
   });
 }
@@ -415,22 +433,30 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   if (strategy_ == DynamicScoreStrategy::kStep) now = clamp_score(step);
   if (strategy_ == DynamicScoreStrategy::kTimestamp) now = encode_time(timestamp_ms);
 
-  // 1. Keys in the table: their rows, scores updated.
-  missing_.clear();
-  probe_batch(ids, n, [&](size_t i, int64_t slot) {
+  // 1. Keys in the table: their rows, scores updated (atomically: a key in two parts of a
+  // parallel probe is updated by both threads; the result is the serial one).
+  missing_parts_.resize(static_cast<size_t>(probe_threads_));
+  for (auto& part : missing_parts_) part.clear();
+  probe_parts(ids, n, [&](size_t part, size_t i, int64_t slot) {
     if (slot < 0) {
       out.rows[i] = -1;
-      missing_.push_back(static_cast<uint32_t>(i));
+      missing_parts_[part].push_back(static_cast<uint32_t>(i));
       return;
     }
-    uint64_t& m = meta_[slot];
-    out.rows[i] = meta_row(m);
+    uint64_t* m = &meta_[slot];
+    uint64_t seen = __atomic_load_n(m, __ATOMIC_RELAXED);
+    out.rows[i] = meta_row(seen);
     if (strategy_ == DynamicScoreStrategy::kLfu) {
-      if (meta_score(m) < kMaxScore) m += uint64_t{1} << 32;
+      while (meta_score(seen) < kMaxScore &&
+             !__atomic_compare_exchange_n(m, &seen, seen + (uint64_t{1} << 32), true, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED)) {
+      }
     } else if (strategy_ != DynamicScoreStrategy::kNoEviction) {
-      m = make_meta(now, meta_row(m));
+      __atomic_store_n(m, make_meta(now, meta_row(seen)), __ATOMIC_RELAXED);
     }
   });
+  missing_.clear();
+  for (const auto& part : missing_parts_) missing_.insert(missing_.end(), part.begin(), part.end());
 
   // 2. The distinct missing keys, in first-occurrence order, with their occurrences.
   distinct_keys_.clear();

@@ -161,6 +161,12 @@ class DynamicTable {
   void find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms, DynamicTableLookup& out);
   // Evaluation / predict: rows_out[i] = the row of ids[i], -1 when absent. No state changes.
   void find(const int64_t* ids, size_t n, int64_t* rows_out) const;
+  // Threads that probe the index for the ids of one call (find, and the lookup of the ids already
+  // in the table in find_or_insert): calls of at least kParallelProbeIds ids are split into that
+  // many contiguous parts, each probed by its own thread (the probe waits on memory; the results
+  // do not depend on the count). Default 1.
+  void set_probe_threads(int threads) { probe_threads_ = threads < 1 ? 1 : threads; }
+  static constexpr size_t kParallelProbeIds = 16384;
 
   // Every live entry sorted by key, and the admission counter's entries.
   DynamicTableState export_state() const;
@@ -236,6 +242,12 @@ class DynamicTable {
   std::vector<uint64_t> protected_;
   bool protecting_ = false;
   // Per-call scratch.
+  int probe_threads_ = 1;
+  // Runs probe_batch over contiguous parts of ids on probe_threads_ threads: on(part, i, slot)
+  // with i the position in the whole call.
+  template <class OnSlot>
+  void probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const;
+  std::vector<std::vector<uint32_t>> missing_parts_;  // per probe part, then merged in order
   std::vector<uint32_t> missing_;      // positions of ids not found
   std::vector<uint32_t> missing_key_;  // their distinct-key index
   std::vector<int64_t> distinct_keys_;

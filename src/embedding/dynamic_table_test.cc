@@ -508,6 +508,34 @@ TEST(DynamicTable, RandomWorkloadMatchesItsReports) {
   }
 }
 
+// The index probed by 3 threads (calls of >= kParallelProbeIds ids) gives exactly what one thread
+// gives: rows, new and evicted keys, and the scores (LFU counts of keys that occur in several
+// parts of a call are added by several threads), for every strategy.
+TEST(DynamicTable, ParallelProbeMatchesTheSerialOne) {
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kLfu,
+                              DynamicScoreStrategy::kNoEviction}) {
+    DynamicTableOptions o = options(30000, strategy, 64);
+    o.init_capacity = 4096;
+    DynamicTable serial(o), parallel(o);
+    parallel.set_probe_threads(3);
+    std::mt19937_64 rng(7);
+    for (int step = 1; step <= 6; ++step) {
+      V ids(DynamicTable::kParallelProbeIds + 5000);
+      for (auto& id : ids) id = static_cast<int64_t>(rng() % 40000) - 1000;  // repeats across parts
+      const auto a = call(serial, ids, step, step);
+      const auto b = call(parallel, ids, step, step);
+      ASSERT_EQ(a.rows, b.rows) << step;
+      ASSERT_EQ(a.new_keys, b.new_keys) << step;
+      ASSERT_EQ(a.evicted_keys, b.evicted_keys) << step;
+      EXPECT_EQ(find(serial, ids), find(parallel, ids));
+    }
+    const DynamicTableState sa = serial.export_state(), sb = parallel.export_state();
+    EXPECT_EQ(sa.keys, sb.keys);
+    EXPECT_EQ(sa.rows, sb.rows);
+    EXPECT_EQ(sa.scores, sb.scores);
+  }
+}
+
 // The same workload on two tables: `a` throughout, `b` restored from a's exported state midway.
 void expect_same_future(DynamicTable& a, DynamicTable& b, uint64_t seed) {
   std::mt19937_64 rng(seed);
