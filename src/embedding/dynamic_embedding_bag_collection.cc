@@ -165,11 +165,9 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
   for (int64_t i = 0; i < n; ++i) out[i] = scratch_.rows[i] < 0 ? reserved : scratch_.rows[i] + offset;
   if (!scratch_.new_rows.empty()) {
     const DynamicEmbInitializer& init = tables_[t].dynamic.init;
-    // Ranks other than the first draw from streams of their own (the block's offset in the name).
-    const std::string& table = tables_[t].table.name;
-    const std::string stream = offset == 0 ? table : fmt::format("{}@{}", table, offset);
     reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64) + offset,
-                     table_step_seed(stream, step), [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
+                     block_step_seed(tables_[t].table.name, offset, step),
+                     [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
   }
   return rows;
 }

@@ -1,6 +1,7 @@
 #include "embedding/row_reset.h"
 
 #include <map>
+#include <string>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -16,6 +17,10 @@ uint64_t table_step_seed(const std::string& table, int64_t step) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+uint64_t block_step_seed(const std::string& table, int64_t block_offset, int64_t step) {
+  return table_step_seed(block_offset == 0 ? table : table + "@" + std::to_string(block_offset), step);
 }
 
 void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows_in, uint64_t seed,

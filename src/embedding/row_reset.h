@@ -28,4 +28,10 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
 // uninterrupted run drew.
 uint64_t table_step_seed(const std::string& table, int64_t step);
 
+// The seed of the rows a rank resets in its row block of a table sharded by rows (remapping
+// tables across ranks): table_step_seed of the table's name — with "@<block offset>" appended for
+// every block but the first, so ranks draw from streams of their own and one process draws what
+// it always drew.
+uint64_t block_step_seed(const std::string& table, int64_t block_offset, int64_t step);
+
 }  // namespace tzrec::embedding

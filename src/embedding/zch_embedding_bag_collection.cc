@@ -158,10 +158,8 @@ void ZchEmbeddingBagCollectionImpl::reset_rows(const std::string& table, const t
   if (t == tables_.size()) throw ConfigError(fmt::format("no zero-collision hashed embedding table '{}'", table));
   // Drawn from a stream of their own: resumed runs re-draw the same rows (row_reset.h).
   const TableConfig& config = tables_[t].table;
-  // Ranks other than the first draw from streams of their own (the block's offset in the name).
-  const int64_t offset = modules_[t]->options().output_global_offset;
-  const std::string stream = offset == 0 ? table : fmt::format("{}@{}", table, offset);
-  reset_table_rows(embedding_module_, t, rows_in, table_step_seed(stream, modules_[t]->current_iter()),
+  reset_table_rows(embedding_module_, t, rows_in,
+                   block_step_seed(table, modules_[t]->options().output_global_offset, modules_[t]->current_iter()),
                    [&config](torch::Tensor& fresh) { init_table_weight(config, fresh); });
 }
 

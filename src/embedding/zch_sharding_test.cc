@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "embedding/id_exchange.h"
 #include "embedding/id_owner.h"
+#include "embedding/row_reset.h"
 
 namespace tzrec::embedding {
 namespace zch_sharding_test {
@@ -147,6 +148,15 @@ TEST(ZchSharding, CorruptSavedStateIsACheckpointError) {
   EXPECT_EQ(message(twice),
             "zero-collision hash of table 't': zero-collision hash state gives one row to several ids (a corrupt "
             "checkpoint)");
+}
+
+// The rows a rank resets in its block draw from a stream named after the table and the block's
+// offset; the first block (and one process) keeps the table's own stream (row_reset.h).
+TEST(ZchSharding, BlocksDrawFromStreamsOfTheirOwn) {
+  EXPECT_EQ(block_step_seed("t", 0, 7), table_step_seed("t", 7));
+  EXPECT_EQ(block_step_seed("t", 1024, 7), table_step_seed("t@1024", 7));
+  EXPECT_NE(block_step_seed("t", 1024, 7), block_step_seed("t", 0, 7));
+  EXPECT_NE(block_step_seed("t", 1024, 7), block_step_seed("t", 2048, 7));
 }
 
 }  // namespace zch_sharding_test
