@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
-#include "embedding/fused_row_optimizer.h"
+#include "embedding/row_reset.h"
 
 namespace tzrec::dist {
 namespace {
@@ -384,8 +384,6 @@ void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in
   const ShardedTableSpec& spec = m.tables.at(table);
   const torch::Tensor rows = rows_in.to(torch::kInt64);
   int64_t done = 0;
-  std::map<std::string, torch::Tensor> state;
-  if (m.local) state = m.local->state_dict();
   for (const LocalShard& ls : m.shards) {
     if (ls.table != spec.name) continue;
     const Shard& sh = ls.shard;
@@ -396,12 +394,7 @@ void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in
                 "ShardedEmbeddingBags::reset_rows: table '", spec.name, "' is split by columns");
     torch::Tensor weight = ls.weight;
     weight.index_copy_(0, local_rows, values.index({mask}).to(weight.scalar_type()));
-    if (auto it = state.find(ls.local_name + ".momentum1"); it != state.end()) {
-      it->second.index_fill_(0, local_rows, embedding::initial_momentum1(m.local->options()));
-    }
-    if (auto it = state.find(ls.local_name + ".momentum2"); it != state.end()) {
-      it->second.index_fill_(0, local_rows, 0.0);
-    }
+    embedding::reset_optimizer_rows(*m.local, ls.local_name, local_rows);
     done += local_rows.numel();
   }
   TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::reset_rows: rows of table '", spec.name,

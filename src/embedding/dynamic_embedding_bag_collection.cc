@@ -148,8 +148,8 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
   const int64_t reserved = offset + dynamic_[t]->max_capacity();
   torch::Tensor rows = torch::empty({n}, torch::kInt64);
   int64_t* out = rows.data_ptr<int64_t>();
+  dynamic_[t]->set_probe_threads(at::get_num_threads());
   if (!training) {
-    dynamic_[t]->set_probe_threads(at::get_num_threads());
     dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), out);
     for (int64_t i = 0; i < n; ++i) out[i] = out[i] < 0 ? reserved + 1 : out[i] + offset;
     return rows;
@@ -157,7 +157,6 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
   reset_reserved_rows(t);
   const int64_t step = buffers_[t].step.item<int64_t>() + 1;
   buffers_[t].step.fill_(step);
-  dynamic_[t]->set_probe_threads(at::get_num_threads());
   dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
   // One serial pass: a `rows < 0` mask and masked_fill_ were two more passes, each a parallel
   // region of torch's thread pool (0.7-1.1 ms per 106k ids against 0.13 ms for this loop; more

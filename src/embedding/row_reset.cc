@@ -42,13 +42,15 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
     return;
   }
   ebc->tables().at(table).weight.index_copy_(0, rows, fresh);
-  if (FusedEmbeddingBags* fused = ebc->fused()) {
-    const std::map<std::string, torch::Tensor> state = fused->state_dict();
-    if (auto it = state.find(config.name + ".momentum1"); it != state.end()) {
-      it->second.index_fill_(0, rows, initial_momentum1(fused->options()));
-    }
-    if (auto it = state.find(config.name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
+  if (FusedEmbeddingBags* fused = ebc->fused()) reset_optimizer_rows(*fused, config.name, rows);
+}
+
+void reset_optimizer_rows(FusedEmbeddingBags& fused, const std::string& table_name, const torch::Tensor& rows) {
+  const std::map<std::string, torch::Tensor> state = fused.state_dict();
+  if (auto it = state.find(table_name + ".momentum1"); it != state.end()) {
+    it->second.index_fill_(0, rows, initial_momentum1(fused.options()));
   }
+  if (auto it = state.find(table_name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
 }
 
 }  // namespace tzrec::embedding

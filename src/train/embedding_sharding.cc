@@ -16,6 +16,7 @@
 #include "models/model.h"
 #include "train/optimizer_builder.h"
 #include "train/pooling_factors.h"
+#include "train/remapped_shard_checkpoint.h"
 
 namespace tzrec::train {
 namespace {
@@ -301,11 +302,7 @@ dist::ShardingPlan plan_embedding_sharding(const protos::EasyRecConfig& config,
     if (saved) {
       reuse = saved->world_size == pg.world_size();
       // A dynamic table's rows depend on the world size (W · per-rank rows + 2 per rank).
-      std::set<std::string> dynamic;
-      for (const auto& c : group.collections()) {
-        if (c.remapping != "dynamicemb") continue;
-        for (const embedding::TableConfig& t : c.ebc->table_configs()) dynamic.insert(c.prefix + t.name);
-      }
+      const std::set<std::string> dynamic = dynamic_table_names(group);
       for (const auto& t : tables) {
         bool found = false;
         for (const auto& s : saved->tables) {

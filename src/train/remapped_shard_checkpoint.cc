@@ -209,8 +209,9 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
   const auto dynamic = group.dynamic_collections();
   if (dynamic.empty()) return;
   torch::NoGradGuard no_grad;
-  std::map<std::string, torch::Tensor> parameters;
+  std::map<std::string, torch::Tensor> parameters, buffers;
   for (const auto& item : model.named_parameters(/*recurse=*/true)) parameters.emplace(item.key(), item.value());
+  for (const auto& item : model.named_buffers(/*recurse=*/true)) buffers.emplace(item.key(), item.value());
   for (auto& c : located(module_paths(model), dynamic)) {
     const auto& tables = c.collection->dynamic_table_configs();
     for (size_t t = 0; t < tables.size(); ++t) {
@@ -243,9 +244,8 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
       };
       saved_weight->second = moved(weight, saved_weight->second);
       for (const auto& [buffer, name] : names) {
-        for (const auto& item : model.named_buffers(/*recurse=*/true)) {
-          if (item.key() == c.path + "." + name) checkpoint.model[item.key()] = item.value().clone();
-        }
+        const std::string full = c.path + "." + name;
+        checkpoint.model[full] = buffers.at(full).clone();
       }
       for (const char* slot : {"momentum1", "momentum2"}) {
         const std::string key = fmt::format("{}.{}", table, slot);
