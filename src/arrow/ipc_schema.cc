@@ -4,6 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "arrow/flatbuffer.h"
 #include "arrow/format.h"

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <fmt/ranges.h>
+
 #include "base/error.h"
 #include "data/csv_prediction_writer.h"
 #include "data/parquet_prediction_writer.h"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/ranges.h>
+
 #include "base/error.h"
 #include "data/csv_record_stream.h"
 #include "data/dataset_sources.h"

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 #include "embedding/id_exchange.h"

@@ -224,7 +224,7 @@ TEST(FeatureParserTyped, FgNormalTypedColumnsEqualCsvText) {
              }
            })
       .add_map<std::string, double>("w", PhysicalType::kByteArray, PhysicalType::kDouble,
-                                    {{{{"k1", 0.5}, {"k2", 2.0}}}, {{}}, {{{"k3", 1.0}}}})
+                                    {{{{"k1", 0.5}, {"k2", 2.0}}}, std::vector<std::pair<std::string, double>>{}, {{{"k3", 1.0}}}})
       .add("x", PhysicalType::kFloat, 0,
            [](ColumnBuilder& b, int64_t r) {
              if (r == 2) {

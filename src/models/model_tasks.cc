@@ -7,6 +7,7 @@
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 

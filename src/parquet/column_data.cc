@@ -4,6 +4,7 @@
 #include <new>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 

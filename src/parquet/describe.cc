@@ -1,6 +1,7 @@
 #include "parquet/describe.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tzrec::parquet {
 

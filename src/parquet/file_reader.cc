@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "parquet/errors.h"
 #include "parquet/thread_pool.h"

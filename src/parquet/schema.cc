@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "parquet/errors.h"
 

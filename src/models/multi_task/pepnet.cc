@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/ranges.h>
+
 #include "base/error.h"
 #include "base/logging.h"
 #include "models/config_convert.h"
