@@ -26,7 +26,7 @@ Action add_zch_to_dynamicemb_convert_command(CLI::App& app) {
   cmd->add_option("--save_dir", options->save_dir, "output directory: writes {save_dir}/model.ckpt-0/ (must not exist)")
       ->required();
   cmd->add_option("--world_size", options->world_size,
-                  "ranks of the job that will load the result; only 1 (dynamic tables run on one process here)");
+                  "ranks of the job that will load the result (default 1; the checkpoint restores on any world size)");
   return [options]() {
     train::zch_to_dynamicemb_convert(*options);
     return 0;

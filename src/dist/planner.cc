@@ -306,6 +306,8 @@ TableSharding place(const PlannerTable& t, const PlannerTopology& topo, Loads& l
   if (why.empty()) {
     if (c.type == ShardingType::kTableWise) {
       why = "fits in one rank, lowest estimated step time";
+    } else if (!t.forced_reason.empty()) {
+      why = t.forced_reason;
     } else if (!is_allowed(t, ShardingType::kTableWise)) {
       why = fmt::format("lowest estimated step time of the allowed types ({})", allowed_names(t));
     } else if (!best_tw) {

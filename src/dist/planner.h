@@ -57,6 +57,9 @@ struct PlannerTable {
   int num_features = 1;  // features that read this table (pooled outputs per sample)
   // Allowed sharding types (embedding_constraints ∩ global_embedding_constraints); empty = all.
   std::vector<ShardingType> allowed;
+  // Set when the engine, not the config, fixes `allowed` (zch and dynamicemb tables: row_wise
+  // only); the plan gives it as the reason instead of comparing step times.
+  std::string forced_reason;
 };
 
 struct PlannerTopology {

@@ -134,6 +134,17 @@ TEST(PlannerTest, TableTooBigForOneRankIsRowWise) {
   expect_contains(t.reason, {"row_wise over ranks 0-3", "160 B does not fit one rank (100 B free)"});
 }
 
+TEST(PlannerTest, ForcedTypeGivesItsRuleAsTheReason) {
+  // A table the engine restricts to row_wise (zch / dynamicemb) says why; one the config restricts
+  // compares the allowed types' step times.
+  PlannerTable forced = table("zch_table", 100, 8, {ShardingType::kRowWise});
+  forced.forced_reason = "row_wise by rule (zch: each rank owns the ids of its row block)";
+  const auto plan = plan_sharding({forced, table("configured", 100, 8, {ShardingType::kRowWise})}, topo(2, 2, kGiB));
+  EXPECT_EQ(plan.table("zch_table").type, ShardingType::kRowWise);
+  expect_contains(plan.table("zch_table").reason, {"row_wise over ranks 0-1", "row_wise by rule (zch: each rank"});
+  expect_contains(plan.table("configured").reason, {"lowest estimated step time of the allowed types (row_wise)"});
+}
+
 TEST(PlannerTest, ColumnWiseBlocks) {
   const std::vector<ShardingType> cw = {ShardingType::kColumnWise};
   // dim 16 over 4 ranks: 4 blocks of 4 columns (fewer blocks would leave a rank with 8 columns).

@@ -274,6 +274,7 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
                                         p.name, c.remapping));
         }
         p.allowed = {dist::ShardingType::kRowWise};
+        p.forced_reason = fmt::format("row_wise by rule ({}: each rank owns the ids of its row block)", c.remapping);
       }
     }
   }

@@ -350,11 +350,11 @@ std::string zch_to_dynamicemb_convert(const ZchToDynamicembOptions& options) {
   if (options.world_size < 1) {
     throw UsageError(fmt::format("--world_size must be at least 1, got {}", options.world_size));
   }
-  if (options.world_size != 1) {
-    throw NotSupportedError(fmt::format(
-        "zch_to_dynamicemb_convert --world_size {}: dynamic embedding tables run on one process here; omit "
-        "--world_size (the converted checkpoint is for a single-process job)",
-        options.world_size));
+  if (options.world_size > 1) {
+    // TorchEasyRec writes per-rank files for W ranks; here a checkpoint's dynamic tables restore on
+    // any world size (each rank takes the ids it owns, docs/tzrec-compatibility.md §5.13).
+    log::info("zch_to_dynamicemb_convert: the converted checkpoint restores on any world size, {} ranks included",
+              options.world_size);
   }
   const std::string out_dir = checkpointing::checkpoint_dir(options.save_dir, 0);
   std::error_code ec;

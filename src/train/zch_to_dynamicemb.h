@@ -105,10 +105,10 @@ struct ZchToDynamicembOptions {
   std::string source_pipeline_config_path;  // the zch config
   std::string target_pipeline_config_path;  // the dynamicemb config
   std::string save_dir;                     // writes {save_dir}/model.ckpt-0/
-  int world_size = 1;                       // only 1: dynamic tables are single-process here
+  int world_size = 1;                       // ranks of the job that loads it (>= 1; any restores it)
 };
 
-// The command: checks the options (NotSupportedError for world_size other than 1, CheckpointError
+// The command: checks the options (UsageError for world_size < 1, CheckpointError
 // when {save_dir}/model.ckpt-0 exists or no checkpoint is at the source path, ConfigError for a
 // config that does not load or validate, a source config without any zch feature and a target
 // config without any dynamicemb feature), builds the target model on one process without

@@ -13,7 +13,8 @@
 #     control, the converted checkpoint with its tables emptied (row_live 0) predicts otherwise;
 #  4. train_eval of the target config with --fine_tune_checkpoint continues from the converted
 #     tables (their step goes on from 8) with fresh optimizers;
-#  5. an existing output directory and --world_size 2 are one-line errors.
+#  5. an existing output directory and --world_size 0 are one-line errors; --world_size 2 writes
+#     the same checkpoint (it restores on any world size).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -148,11 +149,21 @@ if "$TZREC" zch_to_dynamicemb_convert --source_checkpoint_path src_model/model.c
   --save_dir converted > again.log 2>&1; then fail "converted into an existing model.ckpt-0"; fi
 [[ $(wc -l < again.log) == 1 ]] && grep -q "^error: converted/model.ckpt-0 already exists; remove it or choose another --save_dir$" again.log \
   || { cat again.log; fail "existing output: message"; }
+# --world_size: the checkpoint restores on any world size, so a 2-rank job's is the same file (the
+# rows no id holds are drawn afresh: the same seed for both).
+for w in 1 2; do
+  TORCH_MANUAL_SEED=5 "$TZREC" zch_to_dynamicemb_convert --source_checkpoint_path src_model/model.ckpt-7 \
+    --source_pipeline_config_path src_model/pipeline.config --target_pipeline_config_path tgt.config \
+    --save_dir "ranks$w" --world_size $w 2> "ranks$w.log" || { cat "ranks$w.log"; fail "--world_size $w"; }
+done
+grep -q "restores on any world size, 2 ranks included" ranks2.log || { cat ranks2.log; fail "--world_size 2: log"; }
+cmp ranks1/model.ckpt-0/model.safetensors ranks2/model.ckpt-0/model.safetensors \
+  || fail "--world_size 2 wrote another checkpoint than --world_size 1"
 status=0
 "$TZREC" zch_to_dynamicemb_convert --source_checkpoint_path src_model/model.ckpt-7 \
   --source_pipeline_config_path src_model/pipeline.config --target_pipeline_config_path tgt.config \
-  --save_dir other --world_size 2 > ranks.log 2>&1 || status=$?
-[[ $status == 1 && $(wc -l < ranks.log) == 1 ]] && grep -q "^error: not supported yet: zch_to_dynamicemb_convert --world_size 2" ranks.log \
-  || { cat ranks.log; fail "--world_size 2"; }
-[[ ! -e other ]] || fail "--world_size 2 wrote something"
+  --save_dir zero --world_size 0 > zero.log 2>&1 || status=$?
+[[ $status != 0 && $(wc -l < zero.log) == 1 ]] && grep -q "^error: .*--world_size must be at least 1, got 0" zero.log \
+  || { cat zero.log; fail "--world_size 0"; }
+[[ ! -e zero ]] || fail "--world_size 0 wrote something"
 echo OK
