@@ -157,7 +157,7 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
   const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
   const uint64_t base = bucket * bucket_capacity_;
   int64_t found = -1;
-  dynamic_hash::for_each_digest_match(&digests_[base], sizes_[bucket], dynamic_hash::digest_of(h), [&](uint32_t i) {
+  dynamic_hash::for_each_digest_match(&digests_[base], bucket_capacity_, slot_digest(h), [&](uint32_t i) {
     if (keys_[base + i] != key) return false;
     found = static_cast<int64_t>(base + i);
     return true;
@@ -167,6 +167,8 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 
 // Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
 // the bucket's digests; (2) scan them, prefetch the first matching slot; (3) compare its key.
+// Empty slots have digest 0, which no key has (slot_digest), so the scans cover the whole bucket
+// without reading its size: one cache miss fewer per id.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
@@ -189,13 +191,12 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
       const uint8_t* d = digests + p.bucket * b_cap;
       __builtin_prefetch(d);
       if (b_cap > 64) __builtin_prefetch(d + 64);
-      __builtin_prefetch(&sizes_[p.bucket]);
     }
     if (i >= kDistance && i - kDistance < n) {
       Pending& p = ring[(i - kDistance) % kRing];
       const uint64_t base = p.bucket * b_cap;
       p.candidate = -1;
-      dynamic_hash::for_each_digest_match(digests + base, sizes_[p.bucket], dynamic_hash::digest_of(p.h),
+      dynamic_hash::for_each_digest_match(digests + base, bucket_capacity_, slot_digest(p.h),
                                           [&](uint32_t s) {
                                             p.candidate = static_cast<int64_t>(base + s);
                                             return true;
@@ -405,7 +406,7 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     }
     keys_[slot] = key;
     meta_[slot] = make_meta(score, row);
-    digests_[slot] = dynamic_hash::digest_of(h);
+    digests_[slot] = slot_digest(h);
     if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
     out.new_keys.push_back(key);
     out.new_rows.push_back(row);
@@ -669,7 +670,7 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
       const uint64_t slot = b * bucket_capacity_ + sizes_[b]++;
       keys_[slot] = state.keys[i];
       meta_[slot] = make_meta(encode(state.scores[i]), static_cast<uint32_t>(row));
-      digests_[slot] = dynamic_hash::digest_of(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])));
+      digests_[slot] = slot_digest(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])));
       ++live_;
       result.rows[i] = row;
       max_row = std::max(max_row, row);

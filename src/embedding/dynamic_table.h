@@ -199,6 +199,12 @@ class DynamicTable {
   static uint64_t make_meta(uint32_t score, uint32_t row) { return uint64_t{score} << 32 | row; }
   static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta); }
   static uint32_t meta_score(uint64_t meta) { return static_cast<uint32_t>(meta >> 32); }
+  // A slot's one-byte digest: the hash's low byte, 1 for 0 — digest 0 marks an empty slot (slots
+  // are filled from a bucket's start and emptied only by rebuilding the index).
+  static uint8_t slot_digest(uint64_t h) {
+    const uint8_t d = dynamic_hash::digest_of(h);
+    return d == 0 ? uint8_t{1} : d;
+  }
 
   // Slot index of key (hash h), or -1.
   int64_t find_slot(int64_t key, uint64_t h) const;

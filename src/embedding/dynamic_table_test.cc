@@ -89,6 +89,25 @@ TEST(DynamicTable, InsertLookupDuplicatesAnyInt64) {
   EXPECT_EQ(r.num_rows, 6);
 }
 
+TEST(DynamicTable, EmptySlotsMatchNoKeyWhateverItsDigest) {
+  // The probe scans a whole bucket's digests (dynamic_table.h: empty slots are digest 0, which no
+  // key has). Keys whose hash's low byte is 0 (digest 1 in the table, as the keys with low byte 1)
+  // and key 0 (an empty slot's key) must be found exactly when inserted: the empty slots of a
+  // partly filled bucket (one bucket of 16 slots here) hold key 0 and digest 0.
+  std::vector<int64_t> zero_digest, one_digest;
+  for (int64_t k = 1; zero_digest.size() < 3 || one_digest.size() < 3; ++k) {
+    if (key_digest(k) == 0 && zero_digest.size() < 3) zero_digest.push_back(k);
+    if (key_digest(k) == 1 && one_digest.size() < 3) one_digest.push_back(k);
+  }
+  DynamicTable table(options(16));
+  call(table, {zero_digest[0], one_digest[0], zero_digest[1]}, 1);
+  EXPECT_EQ(find(table, {zero_digest[0], one_digest[0], zero_digest[1]}), (V{0, 1, 2}));
+  EXPECT_EQ(find(table, {0, zero_digest[2], one_digest[1], one_digest[2]}), (V{-1, -1, -1, -1}));
+  table.set_probe_threads(2);
+  EXPECT_EQ(call(table, {0, zero_digest[2], one_digest[0], 0}, 2).rows, (V{3, 4, 1, 3}));
+  EXPECT_EQ(find(table, {0, zero_digest[2], one_digest[1]}), (V{3, 4, -1}));
+}
+
 TEST(DynamicTable, StepEvictsTheOldestStep) {
   DynamicTable table(options(16));  // one bucket of 16
   ASSERT_EQ(table.num_buckets(), 1);
