@@ -108,6 +108,20 @@ TEST(DynamicTable, EmptySlotsMatchNoKeyWhateverItsDigest) {
   EXPECT_EQ(find(table, {0, zero_digest[2], one_digest[1]}), (V{3, 4, -1}));
 }
 
+TEST(DynamicTable, KeysSharingADigestAreToldApart) {
+  // Five keys of one digest in one bucket (16 slots): a probe meets 0 to 4 false digest matches
+  // before its key (the probe fetches the first two matches' keys, then scans again), and an
+  // absent key of that digest meets all of them.
+  std::vector<int64_t> same;
+  for (int64_t k = 1; same.size() < 6; ++k) {
+    if (key_digest(k) == 77) same.push_back(k);
+  }
+  DynamicTable table(options(16));
+  call(table, {same[0], same[1], same[2], 5, same[3], same[4]}, 1);
+  EXPECT_EQ(find(table, {same[4], same[3], same[2], same[1], same[0], same[5], 5}), (V{5, 4, 2, 1, 0, -1, 3}));
+  EXPECT_EQ(call(table, {same[5], same[3], same[0]}, 2).rows, (V{6, 4, 0}));
+}
+
 TEST(DynamicTable, StepEvictsTheOldestStep) {
   DynamicTable table(options(16));  // one bucket of 16
   ASSERT_EQ(table.num_buckets(), 1);
