@@ -11,6 +11,7 @@
 #include "feature/assets.h"
 #include "models/mixed_precision.h"
 #include "checkpoint/checkpoint.h"
+#include "train/remapped_shard_checkpoint.h"
 #include "train/run_config.h"
 #include "checkpoint/safetensors.h"
 
@@ -83,6 +84,12 @@ ExportedModel load_exported_model(const std::string& dir, const train::ConfigOve
   for (const auto& [name, tensor] : file.tensors) {
     if (stored.count(name) == 0) stored.emplace(name, tensor);  // an extra tensor: restore_tensors refuses it
   }
+  // Dynamic tables hold their live rows only (exporter.cc): into this model's layout first.
+  checkpointing::CheckpointData package;
+  package.dir = path;
+  package.model = std::move(stored);
+  train::relayout_dynamic_checkpoint(out.session->model(), out.session->model().embeddings(), package, {});
+  stored = std::move(package.model);
   checkpointing::restore_tensors(stored, params, "exported model");
   out.session->model().embeddings().reload_embedding_state();  // zch and dynamic tables' state
 

@@ -28,6 +28,7 @@
 #include "feature/features.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
+#include "train/remapped_shard_checkpoint.h"
 #include "train/run_config.h"
 #include "checkpoint/safetensors.h"
 #include "train/training_session.h"
@@ -107,7 +108,8 @@ void write_package(const protos::EasyRecConfig& config, models::Model& model,
   const embedding::EmbeddingGroupSet& groups = model.embeddings();
   for (const std::string& table : groups.table_names()) table_names.insert(groups.parameter_name_of(table));
   std::map<std::string, torch::Tensor> stored;
-  for (const auto& [name, tensor] : tensors) {
+  // Dynamic tables keep only their live rows (train/remapped_shard_checkpoint.h).
+  for (const auto& [name, tensor] : train::live_rows_of_dynamic_tables(model, groups, tensors)) {
     stored.emplace(name, table_names.count(name) ? quantize_table(tensor, info.quant) : tensor.detach());
   }
   std::map<std::string, std::string> metadata = {

@@ -258,4 +258,40 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
   }
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> live_rows_of_dynamic_tables(
+    torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+    const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
+  std::vector<std::pair<std::string, torch::Tensor>> out = tensors;
+  const auto dynamic = group.dynamic_collections();
+  if (dynamic.empty()) return out;
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < out.size(); ++i) position.emplace(out[i].first, i);
+  auto find = [&](const std::string& name) -> torch::Tensor* {
+    auto it = position.find(name);
+    return it == position.end() ? nullptr : &out[it->second].second;
+  };
+  torch::NoGradGuard no_grad;
+  for (auto& c : located(module_paths(model), dynamic)) {
+    const auto& tables = c.collection->dynamic_table_configs();
+    for (size_t t = 0; t < tables.size(); ++t) {
+      const std::string table = c.table_prefix + tables[t].table.name;
+      torch::Tensor* weight = find(checkpointing::table_weight_name(group, table));
+      const auto names = c.collection->state_buffer_names(t);
+      torch::Tensor* keys = find(c.path + "." + names.at("row_keys"));
+      torch::Tensor* scores = find(c.path + "." + names.at("row_scores"));
+      torch::Tensor* live = find(c.path + "." + names.at("row_live"));
+      if (weight == nullptr || keys == nullptr || scores == nullptr || live == nullptr) continue;
+      const int64_t rows = live->size(0);
+      TORCH_CHECK(weight->size(0) == rows + 2, "dynamic table ", table, ": weight of ", weight->size(0),
+                  " rows for a state of ", rows, " rows (a one-process layout has 2 more)");
+      const torch::Tensor idx = torch::nonzero(*live).flatten();
+      *weight = torch::cat({weight->index_select(0, idx), weight->narrow(0, rows, 2)});
+      *keys = keys->index_select(0, idx);
+      *scores = scores->index_select(0, idx);
+      *live = torch::ones({idx.numel()}, live->options());
+    }
+  }
+  return out;
+}
+
 }  // namespace tzrec::train

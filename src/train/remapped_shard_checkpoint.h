@@ -57,4 +57,15 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
                                  checkpointing::CheckpointData& checkpoint,
                                  const std::map<std::string, torch::Tensor>& sparse_state);
 
+// The tensors of an export package (`tensors`: named tensors of `model`, a one-process model or
+// one of its towers) with every dynamic table cut to its live rows: the weight [R + 2, dim] becomes
+// [L + 2, dim] — the L rows row_live marks, in row order, then the two reserved rows — and
+// row_keys / row_scores / row_live [R] become [L] (row_live all 1); the admission counter and the
+// other tensors stay. The result is the layout of a one-process table of capacity L, which a
+// model of any capacity reads back through relayout_dynamic_checkpoint. Tables whose weight or
+// state is not among `tensors` are left as they are.
+std::vector<std::pair<std::string, torch::Tensor>> live_rows_of_dynamic_tables(
+    torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+    const std::vector<std::pair<std::string, torch::Tensor>>& tensors);
+
 }  // namespace tzrec::train

@@ -100,6 +100,30 @@ check_kind() {  # check_kind <zch | dynamicemb>
   # checkpoint on one process predicts.
   QUANT_EMB=FP32 "$TZREC" export --pipeline_config_path "$CONFIG" --checkpoint_path "$work/full/model.ckpt-29" \
     --export_dir "$work/export" > "$work/export.log" 2>&1 || { tail -20 "$work/export.log"; fail "$kind: export"; }
+  if [[ $kind == dynamicemb ]]; then
+    # The package holds each dynamic table's live rows only: weight [L + 2, dim], state [L], all live.
+    /usr/bin/python3 - "$ROOT/tests/tools" "$work/export/model.safetensors" "$work/one/model.ckpt-35/model.safetensors" <<'PY' || fail "$kind: export is not live rows only"
+import sys
+sys.path.insert(0, sys.argv[1])
+from compare_safetensors import read
+t, one = read(sys.argv[2]), read(sys.argv[3])  # the package; a one-process checkpoint (every row)
+tables = [n[:-len(".row_live")] for n in t if n.endswith(".row_live")]
+assert tables
+cut = {}
+for prefix in tables:
+    live, keys = t[prefix + ".row_live"], t[prefix + ".row_keys"]
+    table = prefix.split(".")[-1]
+    weight = [w for n, w in t.items() if n.endswith(f"embedding_bags.{table}.weight")]
+    assert len(weight) == 1, (table, [n for n in t if table in n])
+    assert live.all() and len(set(keys.tolist())) == len(keys), table
+    assert weight[0].shape[0] == len(live) + 2, (table, weight[0].shape, len(live))
+    rows = len(one[prefix + ".row_live"])
+    assert len(live) <= rows, (table, len(live), rows)
+    cut[table] = f"{len(live)}/{rows}"
+print("export: live rows only (live/rows):", cut)
+assert any(int(v.split("/")[0]) < int(v.split("/")[1]) for v in cut.values()), "no table was cut"
+PY
+  fi
   for src in "--scripted_model_path $work/export" "--pipeline_config_path $CONFIG --checkpoint_path $work/full/model.ckpt-29"; do
     out="$work/pred_$(echo "$src" | cut -c3-8)"
     # shellcheck disable=SC2086
