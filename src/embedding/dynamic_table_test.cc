@@ -110,7 +110,7 @@ TEST(DynamicTable, EmptySlotsMatchNoKeyWhateverItsDigest) {
 
 TEST(DynamicTable, KeysSharingADigestAreToldApart) {
   // Five keys of one digest in one bucket (16 slots): a probe meets 0 to 4 false digest matches
-  // before its key (the probe fetches the first two matches' keys, then scans again), and an
+  // before its key (the probe fetches the first match's key, then scans the bucket again), and an
   // absent key of that digest meets all of them.
   std::vector<int64_t> same;
   for (int64_t k = 1; same.size() < 6; ++k) {

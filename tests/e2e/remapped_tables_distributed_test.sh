@@ -119,9 +119,9 @@ for prefix in tables:
     assert weight[0].shape[0] == len(live) + 2, (table, weight[0].shape, len(live))
     rows = len(one[prefix + ".row_live"])
     assert len(live) <= rows, (table, len(live), rows)
-    cut[table] = f"{len(live)}/{rows}"
-print("export: live rows only (live/rows):", cut)
-assert any(int(v.split("/")[0]) < int(v.split("/")[1]) for v in cut.values()), "no table was cut"
+    cut[table] = (len(live), rows)
+print("export: live rows only (live, rows):", cut)
+assert any(live < rows for live, rows in cut.values()), "no table was cut"
 PY
   fi
   for src in "--scripted_model_path $work/export" "--pipeline_config_path $CONFIG --checkpoint_path $work/full/model.ckpt-29"; do
