@@ -8,6 +8,7 @@
 //   tzrec_dynamic_embedding_bench [--live_ids 50000000] [--batch 4096] [--features 26] [--dim 16]
 //       [--rounds 5] [--steps 20] [--warmup 5] [--zipf 1.05] [--dists uniform,zipf]
 //       [--new_share 0.1] [--fill_batch 1048576] [--bucket_capacity 128] [--threads 2] [--no_fixed]
+//       [--capacity_factor 1] [--init_capacity 0]
 // Both arms live in one process (50M live ids: peak RSS ≈ 8.8 GiB; --no_fixed leaves (a) out).
 //
 // Setup: one table of dim D read by F features, bags of one id each, batch B, training mode,
@@ -17,6 +18,8 @@
 //       128, TorchEasyRec's default initializer), filled through training-mode remaps of
 //       fill_batch never-seen ids each (F features × fill_batch / F rows) until every row is live
 //       (evictions start before that: buckets fill unevenly). Then row p is owned by key K[p].
+//       With --capacity_factor f > 1: max_capacity = f × live_ids, filled with live_ids ids (no
+//       eviction), the index starting at --init_capacity rows and growing.
 //   (a) fixed: an EmbeddingBagCollection with one table of live_ids rows.
 // The ids of a step: per position a rank r in [0, live_ids) — uniform, or Zipf-like (the bounded
 // continuous Pareto inverse, P(r) ∝ (r + 1)^-s) — scattered over the rows by a fixed bijection
@@ -33,7 +36,8 @@
 // does; find() of the same ids alone, on other batches first, so that it does not warm the cache
 // for the remap) and a control, (a)'s step right after a find() of its ids (the index traffic's
 // cost to the lookup and update that follow).
-// Memory: VmRSS growth of building and filling (b) against 1.3 × live × (D + 1) × 4 B + 1 GiB
+// Memory: VmRSS growth of building and filling (b), then sync_state() (as a checkpoint does),
+// against 1.3 × live × (D + 1) × 4 B + 1 GiB
 // (rowwise adagrad: one float of state per row). Prints human-readable lines and one JSON line.
 #include <algorithm>
 #include <chrono>
@@ -191,7 +195,8 @@ int main(int argc, char** argv) {
   CLI::App app("dynamic embedding table against a fixed-size table: step time, fill, memory");
   int64_t live_ids = 50000000, batch = 4096, features = 26, dim = 16, rounds = 5, steps = 20, warmup = 5;
   int64_t fill_batch = 1 << 20, bucket_capacity = 128;
-  double zipf = 1.05, new_share = 0.1;
+  double zipf = 1.05, new_share = 0.1, capacity_factor = 1.0;
+  int64_t init_capacity = 0;
   int threads = 2;
   std::string dists = "uniform,zipf";
   bool no_fixed = false;
@@ -209,7 +214,14 @@ int main(int argc, char** argv) {
   app.add_option("--bucket_capacity", bucket_capacity);
   app.add_option("--threads", threads);
   app.add_flag("--no_fixed", no_fixed, "skip the fixed-table arm (memory)");
+  app.add_option("--capacity_factor", capacity_factor,
+                 "max_capacity = this x live_ids (>= 1; above 1 the table is filled to live_ids ids, not full)");
+  app.add_option("--init_capacity", init_capacity, "init_capacity_per_rank (0: max_capacity, dynamicemb's default)");
   CLI11_PARSE(app, argc, argv);
+  if (capacity_factor < 1.0) {
+    std::fprintf(stderr, "--capacity_factor must be at least 1\n");
+    return 2;
+  }
   tzrec::tune_malloc_for_training();
   torch::set_num_threads(threads);
   torch::manual_seed(1);
@@ -225,17 +237,19 @@ int main(int argc, char** argv) {
   DynamicEmbTableConfig dt;
   dt.table.name = "t";
   dt.table.embedding_dim = dim;
-  dt.dynamic.table.max_capacity = live_ids;
+  dt.dynamic.table.max_capacity = static_cast<int64_t>(std::llround(capacity_factor * static_cast<double>(live_ids)));
+  if (init_capacity > 0) dt.dynamic.table.init_capacity = init_capacity;
   dt.dynamic.table.bucket_capacity = bucket_capacity;
   dt.dynamic.table.score_strategy = tzrec::embedding::DynamicScoreStrategy::kStep;
   dt.dynamic.init.mode = DynamicEmbInitializer::Mode::kUniform;  // TorchEasyRec's default: ±1/√max_capacity
-  dt.dynamic.init.upper = 1.0 / std::sqrt(static_cast<double>(live_ids));
+  dt.dynamic.init.upper = 1.0 / std::sqrt(static_cast<double>(dt.dynamic.table.max_capacity));
   dt.dynamic.init.lower = -dt.dynamic.init.upper;
   DynamicEmbeddingBagCollection dyn(std::vector<DynamicEmbTableConfig>{dt}, bags(names));
   dyn->embedding_module()->enable_fused_optimizer(rowwise_adagrad());
   dyn->train();
   tzrec::embedding::DynamicTable& table = dyn->dynamic_table("t");
   const int64_t capacity = table.max_capacity();
+  const int64_t fill_target = capacity_factor > 1.0 ? live_ids : capacity;  // a full table, or live_ids ids
   const double build_s = seconds_since(t0);
   const double rss_built = status_gib("VmRSS");
 
@@ -246,7 +260,7 @@ int main(int argc, char** argv) {
   double first_fill_s = 0;  // until live_ids ids were offered
   {
     std::vector<int64_t> ids(static_cast<size_t>(fill_rows * features));
-    while (table.size() < capacity && next_key < static_cast<uint64_t>(3 * capacity)) {
+    while (table.size() < fill_target && next_key < static_cast<uint64_t>(3 * capacity)) {
       for (int64_t& id : ids) id = raw_key(next_key++);
       const int64_t before = table.size();
       dyn->remap(make_kjt(names, ids), /*training=*/true);
@@ -257,6 +271,8 @@ int main(int argc, char** argv) {
   }
   const double fill_s = seconds_since(t0);
   const double rss_filled = status_gib("VmRSS");
+  dyn->sync_state();  // what every checkpoint does: the state buffers get the rows in use
+  const double rss_synced = status_gib("VmRSS");
   const int64_t live = table.size();
   std::printf("dynamic table: max_capacity %lld (rounded from %lld), built in %.1f s; filled with %llu new ids in %lld "
               "remaps of %lld in %.1f s (%.2f M ids/s; the first %lld ids in %.1f s): %lld live, %lld evicted or "
@@ -268,18 +284,22 @@ int main(int argc, char** argv) {
               static_cast<long long>(evicted));
 
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double weight_gib = static_cast<double>((capacity + 2) * dim * 4) / gib;
-  const double state_gib = static_cast<double>((capacity + 2) * 4) / gib;
+  // The weight, its optimizer state and the state buffers are sized for max_capacity + 2 rows but
+  // demand-paged: they take memory for the rows in use (num_rows()) only.
+  const int64_t used = table.num_rows();
+  const double weight_gib = static_cast<double>(used * dim * 4) / gib;
+  const double state_gib = static_cast<double>(used * 4) / gib;
   const double index_gib = static_cast<double>(table.memory_bytes()) / gib;
-  const double buffers_gib = static_cast<double>(capacity * 17 + 8) / gib;
+  const double buffers_gib = static_cast<double>(used * 17) / gib;
   const double budget_gib = 1.3 * static_cast<double>(live) * static_cast<double>(dim + 1) * 4.0 / gib + 1.0;
-  const double growth = rss_filled - rss0;
-  std::printf("memory: RSS %.2f GiB before, %.2f built, %.2f filled: growth %.2f GiB (weights %.2f + rowwise state "
-              "%.2f + index %.2f + state buffers %.2f = %.2f); budget 1.3 x %lld x (%lld + 1) x 4 B + 1 GiB = "
-              "%.2f GiB: %s\n",
-              rss0, rss_built, rss_filled, growth, weight_gib, state_gib, index_gib, buffers_gib,
-              weight_gib + state_gib + index_gib + buffers_gib, static_cast<long long>(live),
-              static_cast<long long>(dim), budget_gib, growth <= budget_gib ? "PASS" : "FAIL");
+  const double growth = rss_synced - rss0;
+  std::printf("memory: max_capacity %lld rows, %lld in use; RSS %.2f GiB before, %.2f built, %.2f filled, %.2f after "
+              "sync_state: growth %.2f GiB (rows in use: weights %.2f + rowwise state %.2f + state buffers %.2f; "
+              "index %.2f; = %.2f); budget 1.3 x %lld x (%lld + 1) x 4 B + 1 GiB = %.2f GiB: %s\n",
+              static_cast<long long>(capacity), static_cast<long long>(used), rss0, rss_built, rss_filled, rss_synced,
+              growth, weight_gib, state_gib, buffers_gib, index_gib, weight_gib + state_gib + index_gib + buffers_gib,
+              static_cast<long long>(live), static_cast<long long>(dim), budget_gib,
+              growth <= budget_gib ? "PASS" : "FAIL");
 
   // Row → its key (every row < num_rows() is live when the table is full; a dead row maps to -1).
   t0 = Clock::now();

@@ -55,6 +55,8 @@ struct ShardedTableSpec {
   int64_t embedding_dim = 0;
   bool trainable = true;
   torch::ScalarType dtype = torch::kFloat32;  // float32, or float16 for data_type FP16
+  // embedding::TableConfig::rows_on_demand: the shards start as zeros in demand-paged memory.
+  bool rows_on_demand = false;
 };
 
 class ShardedEmbeddingBags : public embedding::ShardedLookup {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "embedding/demand_paged_tensor.h"
+#include "embedding/dynamic_checkpoint_layout.h"
 #include "embedding/id_owner.h"
 #include "embedding/row_reset.h"
 #include "embedding/sharded_lookup.h"
@@ -69,6 +71,7 @@ DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector
     dynamic_.push_back(std::make_unique<DynamicTable>(world_size_ > 1 ? t.dynamic.table.per_rank(world_size_)
                                                                       : t.dynamic.table));
     t.table.num_embeddings = world_size_ * (dynamic_.back()->max_capacity() + 2);
+    t.table.rows_on_demand = true;  // rows are drawn when handed out (below)
     plain_tables.push_back(t.table);
   }
   embedding_module_ = register_module(
@@ -83,11 +86,12 @@ DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector
     Buffers b;
     auto holder = std::make_shared<torch::nn::Module>();
     b.step = holder->register_buffer("step", torch::zeros({1}, i64));
-    b.row_keys = holder->register_buffer("row_keys", torch::zeros({rows}, i64));
-    b.row_scores = holder->register_buffer("row_scores", torch::zeros({rows}, i64));
-    b.row_live = holder->register_buffer("row_live", torch::zeros({rows}, torch::kUInt8));
-    b.admission_keys = holder->register_buffer("admission_keys", torch::zeros({counter_slots}, i64));
-    b.admission_counts = holder->register_buffer("admission_counts", torch::zeros({counter_slots}, i64));
+    b.row_keys = holder->register_buffer("row_keys", demand_paged_zeros({rows}, torch::kInt64));
+    b.row_scores = holder->register_buffer("row_scores", demand_paged_zeros({rows}, torch::kInt64));
+    b.row_live = holder->register_buffer("row_live", demand_paged_zeros({rows}, torch::kUInt8));
+    b.admission_keys = holder->register_buffer("admission_keys", demand_paged_zeros({counter_slots}, torch::kInt64));
+    b.admission_counts =
+        holder->register_buffer("admission_counts", demand_paged_zeros({counter_slots}, torch::kInt64));
     buffers_.push_back(b);
     using Entry = std::pair<std::string, std::shared_ptr<torch::nn::Module>>;
     holders->update(std::vector<Entry>{{tables_[t].table.name, holder}});
@@ -223,33 +227,28 @@ DynamicEmbeddingBagCollectionImpl::ShardRestore DynamicEmbeddingBagCollectionImp
   for (const char* b : {"row_keys", "row_scores", "row_live", "admission_keys", "admission_counts"}) {
     if (!saved.count(b)) throw CheckpointError(fmt::format("{}: state '{}' is missing", where, b));
   }
+  const DynamicSavedLayout layout = read_dynamic_saved_layout(saved, saved_weight_rows, where);
   const torch::Tensor keys = saved.at("row_keys").to(torch::kInt64).contiguous();
   const torch::Tensor scores = saved.at("row_scores").to(torch::kInt64).contiguous();
   const torch::Tensor live = saved.at("row_live").to(torch::kUInt8).contiguous();
-  const int64_t state_rows = keys.numel();
-  // The saved layout: W_s blocks of R_s + 2 weight rows, the state W_s blocks of R_s rows.
-  const int64_t extra = saved_weight_rows - state_rows;
-  if (scores.numel() != state_rows || live.numel() != state_rows || extra <= 0 || extra % 2 != 0 ||
-      state_rows % (extra / 2) != 0) {
-    throw CheckpointError(fmt::format("{}: the checkpoint's state ({} rows) does not fit its weight ({} rows)", where,
-                                      state_rows, saved_weight_rows));
-  }
-  const int64_t saved_world = extra / 2;
-  const int64_t saved_rows = state_rows / saved_world;
   const int64_t capacity = dynamic_[t]->max_capacity();
-  const bool same_layout = saved_world == world_size_ && saved_rows == capacity;
+  const bool same_layout = layout.world == world_size_ && layout.capacity == capacity;
 
   DynamicTableState state;
   std::vector<int64_t> from;
   const int64_t* k = keys.data_ptr<int64_t>();
   const int64_t* sc = scores.data_ptr<int64_t>();
   const uint8_t* lv = live.data_ptr<uint8_t>();
-  for (int64_t i = 0; i < state_rows; ++i) {
-    if (lv[i] == 0 || id_owner_rank(k[i], world_size_) != rank_) continue;
-    state.keys.push_back(k[i]);
-    state.scores.push_back(sc[i]);
-    state.rows.push_back(i % saved_rows);
-    from.push_back((i / saved_rows) * (saved_rows + 2) + i % saved_rows);
+  for (int64_t r = 0; r < layout.world; ++r) {
+    const int64_t begin = layout.state_offsets[static_cast<size_t>(r)];
+    for (int64_t row = 0; row < layout.rows_in_use[static_cast<size_t>(r)]; ++row) {
+      const int64_t i = begin + row;
+      if (lv[i] == 0 || id_owner_rank(k[i], world_size_) != rank_) continue;
+      state.keys.push_back(k[i]);
+      state.scores.push_back(sc[i]);
+      state.rows.push_back(row);
+      from.push_back(layout.weight_offsets[static_cast<size_t>(r)] + row);
+    }
   }
   const torch::Tensor counter_keys = saved.at("admission_keys").to(torch::kInt64).contiguous();
   const torch::Tensor counts = saved.at("admission_counts").to(torch::kInt64).contiguous();
@@ -285,9 +284,12 @@ void DynamicEmbeddingBagCollectionImpl::sync_state() {
   for (size_t t = 0; t < tables_.size(); ++t) {
     const DynamicTableState state = dynamic_[t]->export_state();
     Buffers& b = buffers_[t];
-    b.row_live.zero_();
-    b.row_keys.zero_();
-    b.row_scores.zero_();
+    // Only the prefixes written before hold anything: clearing them leaves the rest untouched
+    // (demand-paged, so buffers of a large maximum capacity take memory for the rows in use).
+    b.row_live.slice(0, 0, b.rows_written).zero_();
+    b.row_keys.slice(0, 0, b.rows_written).zero_();
+    b.row_scores.slice(0, 0, b.rows_written).zero_();
+    b.rows_written = dynamic_[t]->num_rows();
     int64_t* keys = b.row_keys.data_ptr<int64_t>();
     int64_t* scores = b.row_scores.data_ptr<int64_t>();
     uint8_t* live = b.row_live.data_ptr<uint8_t>();
@@ -296,11 +298,13 @@ void DynamicEmbeddingBagCollectionImpl::sync_state() {
       keys[row] = state.keys[i];
       scores[row] = state.scores[i];
       live[row] = 1;
+      b.rows_written = std::max(b.rows_written, row + 1);
     }
-    b.admission_keys.zero_();
-    b.admission_counts.zero_();
+    b.admission_keys.slice(0, 0, b.counter_written).zero_();
+    b.admission_counts.slice(0, 0, b.counter_written).zero_();
     const int64_t slots = b.admission_keys.size(0);
     TORCH_CHECK(static_cast<int64_t>(state.counter.keys.size()) <= slots, "admission counter holds more entries than its capacity");
+    b.counter_written = static_cast<int64_t>(state.counter.keys.size());
     std::copy(state.counter.keys.begin(), state.counter.keys.end(), b.admission_keys.data_ptr<int64_t>());
     std::copy(state.counter.counts.begin(), state.counter.counts.end(), b.admission_counts.data_ptr<int64_t>());
   }
@@ -308,7 +312,9 @@ void DynamicEmbeddingBagCollectionImpl::sync_state() {
 
 void DynamicEmbeddingBagCollectionImpl::reload_state() {
   for (size_t t = 0; t < tables_.size(); ++t) {
-    const Buffers& b = buffers_[t];
+    Buffers& b = buffers_[t];
+    b.rows_written = b.row_live.size(0);  // written by whoever filled them
+    b.counter_written = b.admission_keys.size(0);
     DynamicTableState state;
     const int64_t* keys = b.row_keys.data_ptr<int64_t>();
     const int64_t* scores = b.row_scores.data_ptr<int64_t>();

@@ -8,7 +8,9 @@
 // admission threshold, or rejected by a full table, in training) and row R + 1 the evaluation
 // initializer's value (ids not in the table in eval mode). Both are put back (value and optimizer
 // state) at every training forward, so no update to them survives: dynamicemb stores nothing for
-// such ids.
+// such ids. The weight (TableConfig::rows_on_demand), its optimizer state and the state buffers
+// are demand-paged (demand_paged_tensor.h): a row takes memory once an id takes it, and rows no
+// id held read 0.
 //
 // forward() in training mode: per table, the raw ids of all its bags (bag order, concatenated) go
 // through DynamicTable::find_or_insert with the collection's step (counted per training forward,
@@ -112,12 +114,17 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
     int64_t counter_dropped = 0;
   };
   // Rebuilds this rank's table t from `saved` — the whole table's row_keys, row_scores, row_live
-  // and admission_keys / admission_counts, written on any world size — whose weight had
+  // and admission_keys / admission_counts, written on any world size, and its rows_in_use /
+  // capacity when the checkpoint has them (dynamic_checkpoint_layout.h) — whose weight had
   // `saved_weight_rows` rows: the live entries and counter entries this rank owns, keeping their
   // rows when the saved layout is this one (same world size and capacity), else numbered 0, 1, ...
   // (DynamicTable::load). The buffers follow (sync_state). DataError / CheckpointError naming the
   // table for an inconsistent state.
   ShardRestore load_sharded_state(size_t t, const std::map<std::string, torch::Tensor>& saved, int64_t saved_weight_rows);
+
+  // Rows of table t in use on this rank: [0, rows_in_use(t)) holds every row an id has
+  // (DynamicTable::num_rows()); what checkpoints save (dynamic_checkpoint_layout.h).
+  int64_t rows_in_use(size_t t) const { return dynamic_[t]->num_rows(); }
 
  private:
   // Rows of table t's ids on this rank (reserved rows for ids without one), training as remap().
@@ -130,6 +137,10 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   std::vector<std::unique_ptr<DynamicTable>> dynamic_;
   struct Buffers {
     torch::Tensor step, row_keys, row_scores, row_live, admission_keys, admission_counts;
+    // Length of the prefixes that may hold non-zero values: row_* [0, rows_written), admission_*
+    // [0, counter_written) (the whole buffers once something else wrote them, e.g. a restore).
+    int64_t rows_written = 0;
+    int64_t counter_written = 0;
   };
   std::vector<Buffers> buffers_;
   EmbeddingBagCollection embedding_module_{nullptr};

@@ -4,6 +4,7 @@
 // reserved rows R and R + 1 for ids without a row in training and in evaluation).
 #include "embedding/dynamic_embedding_bag_collection.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,68 @@ TEST(DynamicEmbeddingBagCollection, BuffersRoundTripTheTable) {
   EXPECT_EQ(vec(b->remap(batch({1, 2, 3, 4}, {4}), false).values()), vec(a->remap(batch({1, 2, 3, 4}, {4}), false).values()));
   // 2 was counted once before: its second appearance admits it in both.
   EXPECT_EQ(vec(b->remap(batch({2, 5}, {2}), true).values()), vec(a->remap(batch({2, 5}, {2}), true).values()));
+}
+
+double resident_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmRSS:  123 kB"
+  }
+  ADD_FAILURE() << "no VmRSS in /proc/self/status";
+  return 0;
+}
+
+// The weight, the Adagrad state and the state buffers are sized for max_capacity (4M rows: 256 +
+// 16 + 68 MiB) but take memory only for the rows in use (demand_paged_tensor.h): rows are drawn
+// when handed out, never before, so the unused rows read zeros. The sync of a table that now holds
+// fewer rows clears the rows it held before. Expected values: zeros by construction, memory
+// from VmRSS with slack for huge pages.
+TEST(DynamicEmbeddingBagCollection, UnusedRowsTakeNoMemory) {
+  const double before = resident_mib();
+  DynamicEmbTableConfig t;
+  t.table.name = "t";
+  t.table.embedding_dim = 16;
+  t.dynamic.table.max_capacity = 4 << 20;
+  t.dynamic.table.init_capacity = 1024;
+  t.dynamic.table.field_path = "feature_configs[0].id_feature.dynamicemb";
+  t.dynamic.init.mode = DynamicEmbInitializer::Mode::kUniform;
+  t.dynamic.init.lower = 0.5;
+  t.dynamic.init.upper = 1.0;
+  BagConfig bag;
+  bag.feature_name = "a";
+  bag.table_name = "t";
+  DynamicEmbeddingBagCollection m(std::vector<DynamicEmbTableConfig>{t}, std::vector<BagConfig>{bag});
+  FusedOptimizerOptions opt;
+  opt.kind = FusedOptimizerKind::kRowwiseAdagrad;
+  m->embedding_module()->enable_fused_optimizer(opt);
+  m->train();
+  std::vector<int64_t> ids(1000);
+  for (int64_t i = 0; i < 1000; ++i) ids[i] = i * 7919 + 3;
+  m->forward(batch(ids, std::vector<int64_t>(1000, 1))).values().sum().backward();
+  m->sync_state();
+  EXPECT_LT(resident_mib() - before, 48.0);
+  const torch::Tensor w = weight(m).detach();
+  const int64_t rows = m->dynamic_table("t").num_rows();
+  ASSERT_EQ(rows, 1000);
+  EXPECT_GT(w.slice(0, 0, rows).abs().min().item<float>(), 0.0f);  // drawn from [0.5, 1], one SGD step
+  EXPECT_EQ(w.slice(0, rows, w.size(0) - 2).count_nonzero().item<int64_t>(), 0);
+  EXPECT_LT(resident_mib() - before, 48.0);  // reading the unused rows backs nothing
+
+  // Keep the first 10 entries only, renumbered (kCompact): the next sync leaves rows 10.. clear.
+  DynamicTableState state = m->dynamic_table("t").export_state();
+  state.keys.resize(10);
+  state.rows.resize(10);
+  state.scores.resize(10);
+  m->dynamic_table("t").load(state, DynamicRowMode::kCompact);
+  m->sync_state();
+  torch::Tensor live;
+  for (const auto& b : m->named_buffers()) {
+    if (b.key() == "dynamic_tables.t.row_live") live = b.value();
+  }
+  ASSERT_TRUE(live.defined());
+  EXPECT_EQ(live.sum().item<int64_t>(), 10);
+  EXPECT_EQ(live.slice(0, 0, 10).sum().item<int64_t>(), 10);
 }
 
 TEST(DynamicEmbeddingBagCollection, RefusesRandomInitializersForIdsWithoutRows) {

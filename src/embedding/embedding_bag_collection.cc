@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "embedding/demand_paged_tensor.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -36,8 +37,13 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
     }
     auto holder = std::make_shared<torch::nn::Module>();
     if (!deferred_) {
-      torch::Tensor w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, t.dtype);
-      init_table_weight(t, w);
+      torch::Tensor w;
+      if (t.rows_on_demand) {
+        w = demand_paged_zeros({t.num_embeddings, t.embedding_dim}, t.dtype);
+      } else {
+        w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, t.dtype);
+        init_table_weight(t, w);
+      }
       w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
       weights_.push_back(w);
     }
@@ -77,7 +83,8 @@ FusedEmbeddingBags& EmbeddingBagCollectionImpl::enable_fused_optimizer(
   TORCH_CHECK(!deferred_, "enable_fused_optimizer() on a collection with deferred (sharded) tables");
   std::vector<FusedTableSpec> tables;
   for (size_t t = 0; t < table_configs_.size(); ++t) {
-    tables.push_back(FusedTableSpec{table_configs_[t].name, weights_[t], table_configs_[t].trainable});
+    tables.push_back(FusedTableSpec{table_configs_[t].name, weights_[t], table_configs_[t].trainable,
+                                    table_configs_[t].rows_on_demand});
   }
   std::vector<FusedFeatureSpec> features;
   for (const BagConfig& b : bag_configs_) {

@@ -27,6 +27,11 @@ struct TableConfig {
   // Storage of the weights: float32, or float16 for data_type FP16 (the fused kernels pool and
   // update in float32 and round each updated row back to float16; optimizer state stays float32).
   torch::ScalarType dtype = torch::kFloat32;
+  // Rows get their values only when an id takes them (dynamic tables, which draw a row's initial
+  // values and reset its optimizer state when they hand it out): the weight starts as zeros in
+  // demand-paged memory (demand_paged_tensor.h) instead of being initialised, so memory follows
+  // the rows in use.
+  bool rows_on_demand = false;
 };
 
 // One pooled lookup: the ids of `feature_name` looked up in table `table_name` and pooled per row.

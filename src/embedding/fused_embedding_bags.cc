@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include "base/error.h"
+#include "embedding/demand_paged_tensor.h"
 #include "embedding/tbe_kernels.h"
 
 namespace tzrec::embedding {
@@ -238,6 +239,10 @@ FusedEmbeddingBags::FusedEmbeddingBags(std::vector<FusedTableSpec> tables,
       const int64_t rows = w.size(0), dim = w.size(1);
       auto make = [&](StateWidth width, double value) {
         if (width == StateWidth::kNone) return torch::Tensor();
+        if (spec.rows_on_demand && value == 0.0) {
+          return width == StateWidth::kRow ? demand_paged_zeros({rows}, torch::kFloat32)
+                                           : demand_paged_zeros({rows, dim}, torch::kFloat32);
+        }
         torch::Tensor s = width == StateWidth::kRow ? torch::empty({rows}, opts)
                                                     : empty_embedding_weight(rows, dim, torch::kFloat32);
         return s.fill_(value);

@@ -38,6 +38,9 @@ struct FusedTableSpec {
   // tables' weights are set to require grad (that is what makes autograd call the backward).
   torch::Tensor weight;
   bool trainable = true;  // frozen tables are never updated and get no optimizer state
+  // TableConfig::rows_on_demand: optimizer state whose initial value is 0 starts in demand-paged
+  // memory (the owner resets a row's state when it hands the row out).
+  bool rows_on_demand = false;
 };
 
 struct FusedFeatureSpec {

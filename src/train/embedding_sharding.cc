@@ -360,7 +360,7 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
     std::map<std::string, const embedding::TableConfig*> by_name;
     for (const embedding::TableConfig& t : tables) {
       const std::string name = c.prefix + t.name;
-      specs.push_back({name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, t.dtype});
+      specs.push_back({name, t.num_embeddings, t.embedding_dim, with_optimizer && t.trainable, t.dtype, t.rows_on_demand});
       by_name[name] = &t;
       part.tables.push_back(plan.table(name));
     }
@@ -371,8 +371,10 @@ std::unique_ptr<ShardedTables> attach_sharded_tables(const embedding::EmbeddingG
     auto sharded = std::make_shared<dist::ShardedEmbeddingBags>(std::move(specs), std::move(features), optimizer,
                                                                 std::move(part), pg);
     // Initial values from a seed per (table, shard) — the same on every rank for a replicated
-    // table — with the global generator's state restored afterwards.
+    // table — with the global generator's state restored afterwards (not for rows_on_demand
+    // tables, whose rows are drawn when they are handed out).
     for (const auto& ls : sharded->local_shards()) {
+      if (by_name.at(ls.table)->rows_on_demand) continue;
       const dist::TableSharding& ts = plan.table(ls.table);
       const int seed_index = ts.type == dist::ShardingType::kDataParallel ? 0 : ls.shard_index;
       torch::Tensor w = ls.weight;

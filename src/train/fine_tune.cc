@@ -218,8 +218,7 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   checkpointing::CheckpointData checkpoint = checkpointing::load_checkpoint(latest->first, /*assemble_shards=*/!sharded);
   if (!sharded) {  // dynamic tables saved with another layout (another world size): into this one first
     relayout_dynamic_checkpoint(session.model(), session.model().embeddings(), checkpoint,
-                                session.has_optimizers() ? session.sparse_optimizer().state_dict()
-                                                         : std::map<std::string, torch::Tensor>{});
+                                /*sparse_state=*/{});  // fine-tuning starts the optimizers afresh
   }
   std::optional<checkpointing::CheckpointTensorIndex> index;
   if (sharded) index.emplace(latest->first);

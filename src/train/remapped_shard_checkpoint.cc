@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "embedding/dynamic_checkpoint_layout.h"
 
 namespace tzrec::train {
 namespace {
@@ -135,6 +136,81 @@ std::optional<std::map<std::string, torch::Tensor>> read_saved(const checkpointi
 
 }  // namespace
 
+int64_t DynamicRowsInUse::Table::weight_rows() const { return state_rows() + 2 * static_cast<int64_t>(rows_in_use.size()); }
+
+int64_t DynamicRowsInUse::Table::weight_offset(int rank) const { return state_offset(rank) + 2 * int64_t{rank}; }
+
+int64_t DynamicRowsInUse::Table::state_rows() const { return state_offset(static_cast<int>(rows_in_use.size())); }
+
+int64_t DynamicRowsInUse::Table::state_offset(int rank) const {
+  int64_t out = 0;
+  for (int q = 0; q < rank; ++q) out += rows_in_use.at(static_cast<size_t>(q));
+  return out;
+}
+
+DynamicRowsInUse dynamic_rows_in_use(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+                                     dist::ProcessGroup* pg) {
+  DynamicRowsInUse out;
+  const auto dynamic = group.dynamic_collections();
+  if (dynamic.empty()) return out;
+  const int world = pg != nullptr ? pg->world_size() : 1;
+  out.rank = pg != nullptr ? pg->rank() : 0;
+  std::vector<int64_t> mine;
+  std::vector<std::string> order;
+  for (auto& c : located(module_paths(model), dynamic)) {
+    const auto& tables = c.collection->dynamic_table_configs();
+    for (size_t t = 0; t < tables.size(); ++t) {
+      const std::string& name = tables[t].table.name;
+      DynamicRowsInUse::Table entry;
+      for (const auto& [buffer, buffer_name] : c.collection->state_buffer_names(t)) {
+        entry.names.emplace(buffer, c.path + "." + buffer_name);
+      }
+      entry.names.emplace("rows_in_use", c.path + "." + embedding::rows_in_use_name(name));
+      entry.names.emplace("capacity", c.path + "." + embedding::capacity_name(name));
+      entry.capacity = c.collection->dynamic_table(name).max_capacity();
+      mine.push_back(c.collection->rows_in_use(t));
+      order.push_back(c.table_prefix + name);
+      out.tables.emplace(order.back(), std::move(entry));
+    }
+  }
+  if (world == 1) {
+    for (size_t i = 0; i < order.size(); ++i) out.tables.at(order[i]).rows_in_use = {mine[i]};
+    return out;
+  }
+  const std::vector<torch::Tensor> all = pg->all_gather(torch::tensor(mine, torch::kInt64), "rows in use of the dynamic tables");
+  for (const torch::Tensor& rank_rows : all) {
+    const torch::Tensor r = rank_rows.to(torch::kInt64).contiguous();
+    for (size_t i = 0; i < order.size(); ++i) out.tables.at(order[i]).rows_in_use.push_back(r.data_ptr<int64_t>()[i]);
+  }
+  return out;
+}
+
+void add_dynamic_layout_tensors(const DynamicRowsInUse& rows, std::map<std::string, torch::Tensor>& model_tensors) {
+  for (const auto& [table, t] : rows.tables) {
+    model_tensors[t.names.at("rows_in_use")] = torch::tensor(t.rows_in_use, torch::kInt64);
+    model_tensors[t.names.at("capacity")] = torch::tensor({t.capacity}, torch::kInt64);
+  }
+}
+
+void cut_dynamic_tables_to_rows_in_use(const embedding::EmbeddingGroupSet& group, const DynamicRowsInUse& rows,
+                                       std::map<std::string, torch::Tensor>& model_tensors,
+                                       std::map<std::string, torch::Tensor>& optimizer) {
+  for (const auto& [table, t] : rows.tables) {
+    TORCH_CHECK(t.rows_in_use.size() == 1, "cut_dynamic_tables_to_rows_in_use is for one process");
+    const int64_t used = t.rows_in_use.front();
+    auto cut_block = [&](std::map<std::string, torch::Tensor>& tensors, const std::string& name) {
+      auto it = tensors.find(name);
+      if (it != tensors.end()) it->second = embedding::rows_in_use_block(it->second, used, t.capacity);
+    };
+    cut_block(model_tensors, checkpointing::table_weight_name(group, table));
+    for (const char* slot : {"momentum1", "momentum2"}) cut_block(optimizer, fmt::format("sparse.{}.{}", table, slot));
+    for (const char* buffer : {"row_keys", "row_scores", "row_live"}) {
+      auto it = model_tensors.find(t.names.at(buffer));
+      if (it != model_tensors.end()) it->second = it->second.narrow(0, 0, used);
+    }
+  }
+}
+
 std::set<std::string> remapped_state_buffer_names(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group) {
   std::set<std::string> out;
   for (const auto& b : state_buffers(model, group)) out.insert(b.name);
@@ -142,10 +218,27 @@ std::set<std::string> remapped_state_buffer_names(torch::nn::Module& model, cons
 }
 
 std::vector<checkpointing::TensorBlock> remapped_state_blocks(torch::nn::Module& model,
-                                                               const embedding::EmbeddingGroupSet& group) {
+                                                               const embedding::EmbeddingGroupSet& group,
+                                                               const DynamicRowsInUse* rows) {
   for (auto& [prefix, d] : group.dynamic_collections()) d->sync_state();
+  // Buffers cut to the rows in use: name → (its table's entry).
+  std::map<std::string, const DynamicRowsInUse::Table*> cut;
+  if (rows != nullptr) {
+    for (const auto& [table, t] : rows->tables) {
+      for (const char* buffer : {"row_keys", "row_scores", "row_live"}) cut.emplace(t.names.at(buffer), &t);
+    }
+  }
   std::vector<checkpointing::TensorBlock> out;
-  for (const auto& b : state_buffers(model, group)) out.push_back({b.name, {b.total_rows}, b.row_offset, 0, b.value});
+  for (const auto& b : state_buffers(model, group)) {
+    auto it = cut.find(b.name);
+    if (it == cut.end()) {
+      out.push_back({b.name, {b.total_rows}, b.row_offset, 0, b.value});
+    } else {
+      const DynamicRowsInUse::Table& t = *it->second;
+      out.push_back({b.name, {t.state_rows()}, t.state_offset(rows->rank), 0,
+                     b.value.narrow(0, 0, t.rows_in_use.at(static_cast<size_t>(rows->rank)))});
+    }
+  }
   return out;
 }
 
@@ -185,8 +278,15 @@ void restore_remapped_shards(torch::nn::Module& model, const embedding::Embeddin
     const auto& tables = c.collection->dynamic_table_configs();
     for (size_t t = 0; t < tables.size(); ++t) {
       const std::string& table = tables[t].table.name;
-      const auto saved = read_saved(index, c.path, c.collection->state_buffer_names(t), ckpt_dir, table, required);
+      auto saved = read_saved(index, c.path, c.collection->state_buffer_names(t), ckpt_dir, table, required);
       if (!saved) continue;
+      // The layout of checkpoints holding the rows in use (dynamic_checkpoint_layout.h).
+      const std::string rows_in_use = c.path + "." + embedding::rows_in_use_name(table);
+      const std::string capacity = c.path + "." + embedding::capacity_name(table);
+      if (index.contains(rows_in_use) && index.contains(capacity)) {
+        saved->emplace("rows_in_use", index.read_whole(rows_in_use));
+        saved->emplace("capacity", index.read_whole(capacity));
+      }
       const std::string weight = checkpointing::table_weight_name(group, c.table_prefix + table);
       if (!index.contains(weight)) {
         throw CheckpointError(fmt::format("checkpoint {} has no embedding table weight '{}'", ckpt_dir, weight));
@@ -218,8 +318,7 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
       const std::string table = c.table_prefix + tables[t].table.name;
       const std::string weight_name = checkpointing::table_weight_name(group, table);
       auto saved_weight = checkpoint.model.find(weight_name);
-      const torch::Tensor weight = parameters.at(weight_name);
-      if (saved_weight == checkpoint.model.end() || saved_weight->second.size(0) == weight.size(0)) continue;
+      if (saved_weight == checkpoint.model.end()) continue;
       std::map<std::string, torch::Tensor> saved;
       const auto names = c.collection->state_buffer_names(t);
       for (const auto& [buffer, name] : names) {
@@ -230,29 +329,38 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
         }
         saved.emplace(buffer, it->second);
       }
+      // The layout tensors are read here and are no tensors of the model.
+      for (const auto& [buffer, name] : {std::pair<const char*, std::string>{"rows_in_use", embedding::rows_in_use_name(tables[t].table.name)},
+                                         {"capacity", embedding::capacity_name(tables[t].table.name)}}) {
+        auto it = checkpoint.model.find(c.path + "." + name);
+        if (it == checkpoint.model.end()) continue;
+        saved.emplace(buffer, it->second);
+        checkpoint.model.erase(it);
+      }
       const auto restored = c.collection->load_sharded_state(t, saved, saved_weight->second.size(0));
       if (restored.dropped > 0 || restored.counter_dropped > 0) {
         log::warning("dynamic embedding table '{}': {} id(s) and {} admission counter entries of the checkpoint do "
                      "not fit the table and were dropped (kept: the highest scores)",
                      table, restored.dropped, restored.counter_dropped);
       }
-      // The rows as the model has them, the live ones from the checkpoint.
-      auto moved = [&](const torch::Tensor& now, const torch::Tensor& stored) {
-        torch::Tensor out = now.detach().clone();
-        out.index_copy_(0, restored.moved_to, stored.index_select(0, restored.moved_from).to(out.scalar_type()));
-        return out;
+      // The live rows are moved into the model's own tensors, which then stand for the
+      // checkpoint's (restoring a tensor from itself writes nothing: rows no id holds stay
+      // unwritten, demand_paged_tensor.h).
+      auto move_into = [&](torch::Tensor now, const torch::Tensor& stored) {
+        now.index_copy_(0, restored.moved_to, stored.index_select(0, restored.moved_from).to(now.scalar_type()));
+        return now;
       };
-      saved_weight->second = moved(weight, saved_weight->second);
+      saved_weight->second = move_into(parameters.at(weight_name).detach(), saved_weight->second);
       for (const auto& [buffer, name] : names) {
         const std::string full = c.path + "." + name;
-        checkpoint.model[full] = buffers.at(full).clone();
+        checkpoint.model[full] = buffers.at(full);
       }
       for (const char* slot : {"momentum1", "momentum2"}) {
         const std::string key = fmt::format("{}.{}", table, slot);
         auto stored = checkpoint.optimizer.find("sparse." + key);
         auto now = sparse_state.find(key);
         if (stored == checkpoint.optimizer.end() || now == sparse_state.end()) continue;
-        stored->second = moved(now->second, stored->second);
+        stored->second = move_into(now->second, stored->second);
       }
     }
   }

@@ -21,17 +21,53 @@
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/sharded_checkpoint.h"
+#include "dist/process_group.h"
 #include "embedding/embedding_group_set.h"
 #include "train/sharded_tables.h"
 
 namespace tzrec::train {
 
+// The rows in use of every dynamic table when a checkpoint is written: checkpoints hold rows
+// [0, U_r) of each rank's block and its two reserved rows (embedding/dynamic_checkpoint_layout.h).
+struct DynamicRowsInUse {
+  struct Table {
+    std::map<std::string, std::string> names;  // "row_keys", ..., "rows_in_use", "capacity" → name below the model
+    std::vector<int64_t> rows_in_use;          // [ranks] U_r
+    int64_t capacity = 0;                      // R: each rank's max_capacity()
+
+    int64_t weight_rows() const;            // Σ (U_q + 2): the saved weight's rows
+    int64_t weight_offset(int rank) const;  // Σ_{q<rank} (U_q + 2)
+    int64_t state_rows() const;             // Σ U_q
+    int64_t state_offset(int rank) const;   // Σ_{q<rank} U_q
+  };
+  std::map<std::string, Table> tables;  // by prefixed table name (EmbeddingGroupSet::tables())
+  int rank = 0;                         // this process's
+};
+
+// This process's rows in use (pg null or of one rank), or every rank's (collective: one
+// all-gather over `pg`).
+DynamicRowsInUse dynamic_rows_in_use(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
+                                     dist::ProcessGroup* pg);
+
+// Adds the layout tensors (rows_in_use [ranks], capacity [1]) of every dynamic table to a
+// checkpoint's whole tensors.
+void add_dynamic_layout_tensors(const DynamicRowsInUse& rows, std::map<std::string, torch::Tensor>& model_tensors);
+
+// One process: cuts every dynamic table's weight and sparse optimizer state ("sparse.<table>.*")
+// to its rows in use and two reserved rows, and its row_keys / row_scores / row_live to the rows
+// in use.
+void cut_dynamic_tables_to_rows_in_use(const embedding::EmbeddingGroupSet& group, const DynamicRowsInUse& rows,
+                                       std::map<std::string, torch::Tensor>& model_tensors,
+                                       std::map<std::string, torch::Tensor>& optimizer);
+
 // State-dict names (below `model`) of the row-sharded state buffers of every remapping collection.
 std::set<std::string> remapped_state_buffer_names(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group);
 
-// This rank's blocks of those buffers (dynamic tables: synced from their index first).
+// This rank's blocks of those buffers (dynamic tables: synced from their index first; with
+// `rows`, their row_keys / row_scores / row_live cut to the rows in use).
 std::vector<checkpointing::TensorBlock> remapped_state_blocks(torch::nn::Module& model,
-                                                               const embedding::EmbeddingGroupSet& group);
+                                                               const embedding::EmbeddingGroupSet& group,
+                                                               const DynamicRowsInUse* rows = nullptr);
 
 // The prefixed names (EmbeddingGroupSet::tables()) of the dynamic tables: their weights and
 // optimizer state are restored by restore_remapped_shards, not block by block.
@@ -47,12 +83,15 @@ void restore_remapped_shards(torch::nn::Module& model, const embedding::Embeddin
                              const checkpointing::CheckpointTensorIndex& index, bool move_optimizer_state,
                              bool required);
 
-// One process, before the generic restore: the dynamic tables of `checkpoint` saved with another
-// layout (another world size or capacity) are rewritten into this model's — their state rebuilt
+// One process, before the generic restore: the dynamic tables of `checkpoint` (any layout:
+// another world size or capacity, rows in use only) are rewritten into this model's — their state rebuilt
 // in the model's tables as restore_remapped_shards does on one rank, the live rows of their
 // weights and of their "sparse.<table>.<slot>" optimizer state moved to the rows they now have,
 // the other rows as the model has them (`sparse_state`: the live fused optimizer state of the
-// model without the "sparse." prefix; empty when it has none).
+// model without the "sparse." prefix, to restore; empty when it has none or is not restored). The
+// moves are made in the model's own tensors, which then stand in `checkpoint` for the saved ones;
+// the checkpoint's rows_in_use / capacity tensors are read and removed
+// (embedding/dynamic_checkpoint_layout.h).
 void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
                                  checkpointing::CheckpointData& checkpoint,
                                  const std::map<std::string, torch::Tensor>& sparse_state);

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "checkpoint/checkpoint.h"
 #include "config/pipeline_config.h"
 #include "config/testing_pipelines.h"
@@ -48,12 +49,22 @@ std::map<std::string, torch::Tensor> by_name(const std::vector<std::pair<std::st
   return out;
 }
 
+// Rows 0..n-1 of the dynamic table's weight get distinct values (the index alone hands rows out
+// without drawing them).
+void set_distinct_rows(TrainingSession& session, int64_t n) {
+  torch::NoGradGuard no_grad;
+  for (auto& [name, tensor] : session.model_tensors()) {
+    if (name == kWeight) tensor.narrow(0, 0, n).copy_(torch::arange(n * 4, torch::kFloat32).view({n, 4}).add_(1));
+  }
+}
+
 TEST(LiveRowsOfDynamicTables, CutToTheLiveRowsAndReadBackIntoTheFullCapacity) {
   TrainingSession trained(config::parse_pipeline_config_text(kConfig, "live.config"), false);
   auto collection = dynamic_collection(trained);
   const std::vector<int64_t> ids = {5, 9, -11, 70, 3};
   collection->dynamic_table("c0_emb").find_or_insert(ids.data(), ids.size(), 1, 0);  // rows 0..4
   collection->sync_state();
+  set_distinct_rows(trained, 5);
   const auto before = by_name(trained.model_tensors());
   const torch::Tensor weight = before.at(kWeight);
   ASSERT_EQ(weight.size(0), 34);
@@ -92,6 +103,73 @@ TEST(LiveRowsOfDynamicTables, CutToTheLiveRowsAndReadBackIntoTheFullCapacity) {
   }
   EXPECT_TRUE(now.narrow(0, 32, 2).equal(own_weight.narrow(0, 32, 2)));
   EXPECT_EQ(loaded_collection->dynamic_table("c0_emb").size(), 5);
+}
+
+// Checkpoints hold the rows in use (dynamic_rows_in_use, cut_dynamic_tables_to_rows_in_use,
+// embedding/dynamic_checkpoint_layout.h): rows 0..U-1 and the reserved rows, the layout tensors;
+// read back, every id keeps its row number and its weights, and a model of another capacity
+// renumbers them.
+TEST(DynamicRowsInUse, CheckpointsHoldTheRowsInUseAndRestoreKeepsTheRows) {
+  TrainingSession trained(config::parse_pipeline_config_text(kConfig, "rows.config"), false);
+  auto collection = dynamic_collection(trained);
+  const std::vector<int64_t> ids = {5, 9, -11, 70, 3, 44};
+  collection->dynamic_table("c0_emb").find_or_insert(ids.data(), ids.size(), 1, 0);  // rows 0..5
+  set_distinct_rows(trained, 6);
+  const torch::Tensor weight = by_name(trained.model_tensors()).at(kWeight);
+
+  const DynamicRowsInUse rows = dynamic_rows_in_use(trained.model(), trained.model().embeddings(), nullptr);
+  ASSERT_EQ(rows.tables.size(), 1u);
+  const DynamicRowsInUse::Table& t = rows.tables.at("c0_emb");
+  EXPECT_EQ(t.rows_in_use, (std::vector<int64_t>{6}));
+  EXPECT_EQ(t.capacity, 32);
+  std::map<std::string, torch::Tensor> model = by_name(trained.model_tensors()), optimizer;
+  add_dynamic_layout_tensors(rows, model);
+  cut_dynamic_tables_to_rows_in_use(trained.model().embeddings(), rows, model, optimizer);
+  EXPECT_TRUE(model.at(kWeight).equal(torch::cat({weight.narrow(0, 0, 6), weight.narrow(0, 32, 2)})));
+  EXPECT_TRUE(model.at(kState + "row_keys").equal(torch::tensor(ids, torch::kInt64)));
+  EXPECT_TRUE(model.at(kState + "row_live").equal(torch::ones({6}, torch::kUInt8)));
+  EXPECT_TRUE(model.at(kState + "rows_in_use").equal(torch::tensor({6}, torch::kInt64)));
+  EXPECT_TRUE(model.at(kState + "capacity").equal(torch::tensor({32}, torch::kInt64)));
+
+  TrainingSession loaded(config::parse_pipeline_config_text(kConfig, "rows.config"), false);
+  checkpointing::CheckpointData checkpoint;
+  checkpoint.dir = "model.ckpt-1";
+  checkpoint.model = model;
+  relayout_dynamic_checkpoint(loaded.model(), loaded.model().embeddings(), checkpoint, {});
+  EXPECT_EQ(checkpoint.model.count(kState + "rows_in_use"), 0u);  // read and removed
+  checkpointing::restore_tensors(checkpoint.model, loaded.model_tensors(), "checkpoint");
+  loaded.model().embeddings().reload_embedding_state();
+  const torch::Tensor now = by_name(loaded.model_tensors()).at(kWeight);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int64_t row = -1;
+    dynamic_collection(loaded)->dynamic_table("c0_emb").find(&ids[i], 1, &row);
+    EXPECT_EQ(row, static_cast<int64_t>(i)) << "id " << ids[i];  // the same capacity: rows kept
+    if (row >= 0) EXPECT_TRUE(now[row].equal(weight[row])) << "id " << ids[i];
+  }
+  EXPECT_EQ(now.narrow(0, 6, 26).count_nonzero().item<int64_t>(), 0);  // rows no id holds: unwritten
+
+  // A model of capacity 64 renumbers the ids (rows 0..5 in id order) and keeps their weights.
+  std::string bigger = kConfig;
+  bigger.replace(bigger.find("max_capacity: 32"), 16, "max_capacity: 64");
+  TrainingSession wide(config::parse_pipeline_config_text(bigger, "rows.config"), false);
+  checkpoint.model = model;
+  relayout_dynamic_checkpoint(wide.model(), wide.model().embeddings(), checkpoint, {});
+  checkpointing::restore_tensors(checkpoint.model, wide.model_tensors(), "checkpoint");
+  wide.model().embeddings().reload_embedding_state();
+  const torch::Tensor wide_weight = by_name(wide.model_tensors()).at(kWeight);
+  ASSERT_EQ(wide_weight.size(0), 66);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int64_t row = -1;
+    dynamic_collection(wide)->dynamic_table("c0_emb").find(&ids[i], 1, &row);
+    ASSERT_GE(row, 0) << ids[i];
+    EXPECT_TRUE(wide_weight[row].equal(weight[static_cast<int64_t>(i)])) << "id " << ids[i];
+  }
+
+  // rows_in_use that does not add up to the saved rows: one line naming the table.
+  checkpoint.model = model;
+  checkpoint.model[kState + "rows_in_use"] = torch::tensor({7}, torch::kInt64);
+  TrainingSession bad(config::parse_pipeline_config_text(kConfig, "rows.config"), false);
+  EXPECT_THROW(relayout_dynamic_checkpoint(bad.model(), bad.model().embeddings(), checkpoint, {}), CheckpointError);
 }
 
 }  // namespace remapped_shard_checkpoint_test

@@ -341,10 +341,15 @@ class TrainLoop {
           position != nullptr ? position->to_json() : nlohmann::json(nullptr);
     }
     if (chief_) progress_.interrupt();
+    // Dynamic tables: their rows in use only (embedding/dynamic_checkpoint_layout.h).
+    const DynamicRowsInUse rows = dynamic_rows_in_use(session_.model(), session_.model().embeddings(),
+                                                      session_.distributed() ? pg_ : nullptr);
+    add_dynamic_layout_tensors(rows, data.model);
     if (session_.distributed()) {
-      checkpointing::save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(),
+      checkpointing::save_distributed_checkpoint(config_.model_dir(), data, session_.checkpoint_blocks(&rows),
                                   session_.sharded_embeddings()->plan().to_json(), *pg_);
     } else {
+      cut_dynamic_tables_to_rows_in_use(session_.model().embeddings(), rows, data.model, data.optimizer);
       checkpointing::save_checkpoint(config_.model_dir(), data);
     }
     last_saved_step_ = step;

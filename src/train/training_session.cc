@@ -15,6 +15,7 @@
 #include "base/logging.h"
 #include "base/malloc_tuning.h"
 #include "data/kafka_dataset.h"
+#include "embedding/dynamic_checkpoint_layout.h"
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
 #include "models/mixed_precision.h"
@@ -354,20 +355,40 @@ void TrainingSession::load_ema_weights(const checkpointing::CheckpointData& chec
 
 // Table and optimizer-state names of shards: train/sharded_checkpoint.h.
 
-checkpointing::ShardBlocks TrainingSession::checkpoint_blocks() const {
+checkpointing::ShardBlocks TrainingSession::checkpoint_blocks(const DynamicRowsInUse* rows) const {
   TORCH_CHECK(sharded_ != nullptr, "checkpoint_blocks() on a single-process session");
   checkpointing::ShardBlocks out;
+  // A dynamic table's block (weight or optimizer state rows) cut to its rows in use.
+  auto cut = [&](const std::string& table) -> const DynamicRowsInUse::Table* {
+    if (rows == nullptr) return nullptr;
+    auto it = rows->tables.find(table);
+    return it == rows->tables.end() ? nullptr : &it->second;
+  };
+  auto cut_block = [&](const DynamicRowsInUse::Table& t, const std::string& name, const torch::Tensor& value) {
+    std::vector<int64_t> shape = value.sizes().vec();
+    shape[0] = t.weight_rows();
+    const int64_t used = t.rows_in_use.at(static_cast<size_t>(rows->rank));
+    return checkpointing::TensorBlock{name, shape, t.weight_offset(rows->rank), 0,
+                                      embedding::rows_in_use_block(value, used, t.capacity)};
+  };
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
-    out.model.push_back({checkpointing::table_weight_name(model_->embeddings(), ls.table), {ts.num_embeddings, ts.embedding_dim},
-                         ls.shard.row_offset, ls.shard.col_offset, ls.weight});
+    const std::string name = checkpointing::table_weight_name(model_->embeddings(), ls.table);
+    if (const DynamicRowsInUse::Table* t = cut(ls.table)) {
+      out.model.push_back(cut_block(*t, name, ls.weight));
+      continue;
+    }
+    out.model.push_back({name, {ts.num_embeddings, ts.embedding_dim}, ls.shard.row_offset, ls.shard.col_offset, ls.weight});
   }
-  for (auto& block : remapped_state_blocks(*model_, model_->embeddings())) out.model.push_back(std::move(block));
+  for (auto& block : remapped_state_blocks(*model_, model_->embeddings(), rows)) out.model.push_back(std::move(block));
   if (!has_optimizers()) return out;
   for (const checkpointing::LocalShardState& s : sharded_->shard_states()) {
     const dist::TableSharding& ts = sharded_->plan().table(s.shard->table);
     const dist::Shard& shard = s.shard->shard;
-    if (s.value.dim() == 0) {
+    const DynamicRowsInUse::Table* t = cut(s.shard->table);
+    if (t != nullptr && s.value.dim() > 0) {
+      out.optimizer.push_back(cut_block(*t, s.stored_name, s.value));
+    } else if (s.value.dim() == 0) {
       out.optimizer.push_back({s.stored_name, {}, 0, 0, s.value});
     } else if (s.value.dim() == 1) {
       out.optimizer.push_back({s.stored_name, {ts.num_embeddings}, shard.row_offset, 0, s.value});
@@ -444,8 +465,9 @@ void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, b
     // Dynamic tables saved with another layout (another world size): into this one first.
     checkpointing::CheckpointData relaid = checkpoint;
     relayout_dynamic_checkpoint(*model_, model_->embeddings(), relaid,
-                                sparse_optimizer_ != nullptr ? sparse_optimizer_->state_dict()
-                                                             : std::map<std::string, torch::Tensor>{});
+                                restore_optimizer && sparse_optimizer_ != nullptr
+                                    ? sparse_optimizer_->state_dict()
+                                    : std::map<std::string, torch::Tensor>{});
     checkpointing::restore_tensors(relaid.model, model_tensors(), "model");
     // Zero-collision hashing: step count from the restored buffers; dynamic tables: their index.
     model_->embeddings().reload_embedding_state();

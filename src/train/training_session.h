@@ -26,6 +26,7 @@
 #include "optim/lr_scheduler.h"
 #include "checkpoint/checkpoint.h"
 #include "train/dense_gradient_sync.h"
+#include "train/remapped_shard_checkpoint.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "checkpoint/sharded_checkpoint.h"
 #include "tzrec/protos/pipeline.pb.h"
@@ -112,8 +113,10 @@ class TrainingSession {
   void restore(const checkpointing::CheckpointData& checkpoint, bool restore_optimizer);
   // Distributed: this rank's table shards and their sparse optimizer state as checkpoint blocks
   // (names as in a single-process checkpoint: "embedding_group.emb_impls.__BASE__.ebc.
-  // embedding_bags.<table>.weight" or a sequence table's, "sparse.<table>.<slot>").
-  checkpointing::ShardBlocks checkpoint_blocks() const;
+  // embedding_bags.<table>.weight" or a sequence table's, "sparse.<table>.<slot>"). With `rows`
+  // (what checkpoints save), dynamic tables' blocks are cut to their rows in use
+  // (embedding/dynamic_checkpoint_layout.h); without, every row of the shards.
+  checkpointing::ShardBlocks checkpoint_blocks(const DynamicRowsInUse* rows = nullptr) const;
 
   // Backward of `total_loss` and the optimizer work of global step `step`, in TorchEasyRec's order:
   // gradient accumulation (dense gradients kept over the window, loss divided by its length),

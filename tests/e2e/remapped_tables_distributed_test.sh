@@ -64,6 +64,52 @@ print(f"{kind}: {held} held ids, each in its owner's block")
 PY
 }
 
+# A 2-rank checkpoint holds each dynamic table's rows in use (docs/tzrec-compatibility.md §5.13,
+# "Checkpoints"): rank r's blocks are U_r rows of state at Σ_{q<r} U_q and U_r + 2 weight rows at
+# Σ_{q<r} (U_q + 2), U = the dense tensor rows_in_use; some table is not full, so its checkpoint is
+# smaller than the full layout (2 · capacity state rows).
+check_rows_in_use() {  # check_rows_in_use <checkpoint dir>
+  /usr/bin/python3 - "$1" <<'PY' || fail "dynamicemb: the 2-rank checkpoint does not hold the rows in use"
+import json, struct, sys
+ckpt = sys.argv[1]
+def header(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        h = json.loads(f.read(n))
+        data = f.read()
+    meta = {}
+    for k, v in h.pop("__metadata__", {}).items():
+        if k in h:  # a block's entry: {"name", "global_shape", "offsets"} as JSON
+            meta[k] = json.loads(v)
+    return h, meta, data
+def ints(h, data, key):
+    b, e = h[key]["data_offsets"]
+    return list(struct.unpack(f"<{(e - b) // 8}q", data[b:e]))
+dense, _, data = header(f"{ckpt}/model.safetensors")
+checked, smaller = 0, 0
+for key in dense:
+    if not key.endswith(".rows_in_use"):
+        continue
+    prefix = key[: -len(".rows_in_use")]
+    table = prefix.split(".")[-1]
+    used, capacity = ints(dense, data, key), ints(dense, data, prefix + ".capacity")[0]
+    assert len(used) == 2 and all(0 <= u <= capacity for u in used), (table, used, capacity)
+    for rank in (0, 1):
+        h, meta, _ = header(f"{ckpt}/model-{rank:06d}-of-000002.safetensors")
+        blocks = {m["name"]: (h[k]["shape"], m["global_shape"], m["offsets"]) for k, m in meta.items()}
+        shape, total, offsets = blocks[prefix + ".row_keys"]
+        assert shape == [used[rank]] and total == [sum(used)] and offsets[0] == sum(used[:rank]), (table, rank, blocks[prefix + ".row_keys"])
+        weight = [v for n, v in blocks.items() if n.endswith(f"embedding_bags.{table}.weight")]
+        assert len(weight) == 1, table
+        shape, total, offsets = weight[0]
+        assert shape[0] == used[rank] + 2 and total[0] == sum(used) + 4 and offsets[0] == sum(used[:rank]) + 2 * rank, (table, rank, weight[0])
+    checked += 1
+    smaller += sum(used) < 2 * capacity
+assert checked >= 6 and smaller >= 1, (checked, smaller)
+print(f"dynamicemb: {checked} tables saved with their rows in use ({smaller} smaller than the full layout)")
+PY
+}
+
 check_kind() {  # check_kind <zch | dynamicemb>
   local kind=$1 work=$WORK/$1
   mkdir -p "$work"
@@ -86,6 +132,7 @@ check_kind() {  # check_kind <zch | dynamicemb>
       || fail "$kind: $f differs between the resumed and the uninterrupted 2-rank run"
   done
   check_blocks "$kind" "$work/full/model.ckpt-29"
+  if [[ $kind == dynamicemb ]]; then check_rows_in_use "$work/full/model.ckpt-29"; fi
   echo "$kind, 2 ranks: tables row_wise, resumed run equals the uninterrupted one"
 
   # 2. The 2-rank checkpoint on 1 process and on 3 ranks; export and predict.

@@ -1,0 +1,55 @@
+// demand_paged_zeros: zero-filled tensors the OS backs only where they are written. Expected
+// values: zeros by definition; memory from the process's VmRSS (/proc/self/status), with slack
+// for huge-page rounding (2 MiB) and the test's own allocations.
+#include "embedding/demand_paged_tensor.h"
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tzrec::embedding {
+namespace demand_paged_tensor_test {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double resident_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmRSS:  123 kB"
+  }
+  ADD_FAILURE() << "no VmRSS in /proc/self/status";
+  return 0;
+}
+
+TEST(DemandPagedZeros, MemoryFollowsTheWrittenRowsOnly) {
+  const double before = resident_mib();
+  torch::Tensor t = demand_paged_zeros({8 * 1024 * 1024, 16}, torch::kFloat32);  // 512 MiB
+  ASSERT_EQ(t.sizes(), (std::vector<int64_t>{8 * 1024 * 1024, 16}));
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_LT(resident_mib() - before, 16.0);
+  EXPECT_EQ(t.abs().max().item<float>(), 0.0f);  // reading every page backs none of them
+  EXPECT_LT(resident_mib() - before, 64.0);
+  t.slice(0, 0, 1024 * 1024).fill_(1.5f);  // the first 64 MiB
+  const double written = resident_mib() - before;
+  EXPECT_GT(written, 60.0);
+  EXPECT_LT(written, 64.0 + 24.0);
+  EXPECT_EQ(t.sum().item<double>(), 1.5 * 1024 * 1024 * 16);
+  t = torch::Tensor();  // unmapped
+  EXPECT_LT(resident_mib() - before, 24.0);
+}
+
+TEST(DemandPagedZeros, EveryDtypeAndSmallTensorsAreZeros) {
+  for (auto dtype : {torch::kFloat32, torch::kFloat16, torch::kInt64, torch::kUInt8}) {
+    for (int64_t n : {int64_t{0}, int64_t{10}, int64_t{3 << 20}}) {
+      torch::Tensor t = demand_paged_zeros({n}, dtype);
+      EXPECT_EQ(t.scalar_type(), dtype);
+      EXPECT_EQ(t.numel(), n);
+      EXPECT_EQ(t.count_nonzero().item<int64_t>(), 0) << n;
+    }
+  }
+}
+
+}  // namespace demand_paged_tensor_test
+}  // namespace tzrec::embedding
