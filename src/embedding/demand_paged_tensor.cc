@@ -1,7 +1,9 @@
 #include "embedding/demand_paged_tensor.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <new>
 
 #include "embedding/tbe_kernels.h"
@@ -19,6 +21,19 @@ torch::Tensor demand_paged_zeros(at::IntArrayRef sizes, torch::ScalarType dtype)
   if (p == MAP_FAILED) throw std::bad_alloc();
   tbe::advise_huge_pages(p, bytes);
   return torch::from_blob(p, sizes, [length](void* q) { ::munmap(q, length); }, options);
+}
+
+void release_pages(torch::Tensor& t) {
+  const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto* data = static_cast<char*>(t.data_ptr());
+  // Whole pages inside the tensor only (never past its last byte), the rest zero-filled.
+  const size_t whole = t.is_contiguous() && reinterpret_cast<uintptr_t>(data) % page == 0 ? bytes / page * page : 0;
+  if (whole < (size_t{1} << 20) || ::madvise(data, whole, MADV_DONTNEED) != 0) {
+    t.zero_();
+    return;
+  }
+  std::memset(data + whole, 0, bytes - whole);
 }
 
 }  // namespace tzrec::embedding

@@ -16,4 +16,9 @@ namespace tzrec::embedding {
 // space cannot be mapped.
 torch::Tensor demand_paged_zeros(at::IntArrayRef sizes, torch::ScalarType dtype);
 
+// Sets every element of `t` (contiguous) to zero. The whole pages of a demand-paged tensor (or
+// of any private anonymous memory of at least 1 MiB) go back to the OS (MADV_DONTNEED: they read
+// zeros and take no memory until written again); the rest is zero-filled.
+void release_pages(torch::Tensor& t);
+
 }  // namespace tzrec::embedding

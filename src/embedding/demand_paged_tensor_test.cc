@@ -40,6 +40,30 @@ TEST(DemandPagedZeros, MemoryFollowsTheWrittenRowsOnly) {
   EXPECT_LT(resident_mib() - before, 24.0);
 }
 
+TEST(DemandPagedZeros, ReleasedPagesReadZerosAndTakeNoMemory) {
+  const double before = resident_mib();
+  torch::Tensor t = demand_paged_zeros({64 * 1024 * 1024 + 7}, torch::kUInt8);  // 64 MiB and a partial page
+  t.fill_(3);
+  EXPECT_GT(resident_mib() - before, 60.0);
+  release_pages(t);
+  EXPECT_LT(resident_mib() - before, 8.0);
+  EXPECT_EQ(t.count_nonzero().item<int64_t>(), 0);
+  t.narrow(0, 0, 10).fill_(1);  // writable again
+  EXPECT_EQ(t.sum().item<int64_t>(), 10);
+  // Ordinary tensors, large and small, and a view: zeros, and nothing outside them touched.
+  torch::Tensor heap = torch::ones({3 << 20}, torch::kFloat32);
+  torch::Tensor head = heap.narrow(0, 0, 1000), tail = heap.narrow(0, 1000, (3 << 20) - 1000);
+  torch::Tensor small = torch::ones({100}, torch::kInt64);
+  release_pages(small);
+  EXPECT_EQ(small.count_nonzero().item<int64_t>(), 0);
+  torch::Tensor strided = heap.view({-1, 2}).select(1, 0);
+  release_pages(strided);
+  EXPECT_EQ(heap.sum().item<double>(), 0.5 * (3 << 20));  // every other element zeroed
+  release_pages(tail);
+  EXPECT_EQ(heap.count_nonzero().item<int64_t>(), 500);  // head's odd elements
+  EXPECT_EQ(head.count_nonzero().item<int64_t>(), 500);
+}
+
 TEST(DemandPagedZeros, EveryDtypeAndSmallTensorsAreZeros) {
   for (auto dtype : {torch::kFloat32, torch::kFloat16, torch::kInt64, torch::kUInt8}) {
     for (int64_t n : {int64_t{0}, int64_t{10}, int64_t{3 << 20}}) {

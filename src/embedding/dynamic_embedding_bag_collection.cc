@@ -310,6 +310,17 @@ void DynamicEmbeddingBagCollectionImpl::sync_state() {
   }
 }
 
+void DynamicEmbeddingBagCollectionImpl::release_state_buffers() {
+  torch::NoGradGuard no_grad;
+  for (Buffers& b : buffers_) {
+    for (torch::Tensor* t : {&b.row_keys, &b.row_scores, &b.row_live, &b.admission_keys, &b.admission_counts}) {
+      release_pages(*t);
+    }
+    b.rows_written = 0;
+    b.counter_written = 0;
+  }
+}
+
 void DynamicEmbeddingBagCollectionImpl::reload_state() {
   for (size_t t = 0; t < tables_.size(); ++t) {
     Buffers& b = buffers_[t];

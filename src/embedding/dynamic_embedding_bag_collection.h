@@ -96,6 +96,10 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   void sync_state();
   // Buffers → tables (DynamicTable::load with kKeep; DataError naming the table for bad state).
   void reload_state();
+  // The buffers back to zeros and their memory to the OS (release_pages), after what sync_state()
+  // wrote was read (a checkpoint written): between checkpoints they would hold a stale copy of
+  // the index (17 bytes per row in use).
+  void release_state_buffers();
 
   // Across ranks: this rank's block of every table (see above) and the id exchange; resets the
   // block's reserved rows.

@@ -195,6 +195,12 @@ TEST(DynamicEmbeddingBagCollection, UnusedRowsTakeNoMemory) {
   ASSERT_TRUE(live.defined());
   EXPECT_EQ(live.sum().item<int64_t>(), 10);
   EXPECT_EQ(live.slice(0, 0, 10).sum().item<int64_t>(), 10);
+
+  // Released after a checkpoint read them: zeros until the next sync writes them again.
+  m->release_state_buffers();
+  EXPECT_EQ(live.sum().item<int64_t>(), 0);
+  m->sync_state();
+  EXPECT_EQ(live.slice(0, 0, 10).sum().item<int64_t>(), 10);
 }
 
 TEST(DynamicEmbeddingBagCollection, RefusesRandomInitializersForIdsWithoutRows) {

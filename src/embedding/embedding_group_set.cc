@@ -81,6 +81,12 @@ void EmbeddingGroupSet::sync_embedding_state() {
   }
 }
 
+void EmbeddingGroupSet::release_embedding_state() {
+  for (Member& m : members_) {
+    for (auto& [prefix, dynamic] : m.group->dynamic_collections()) dynamic->release_state_buffers();
+  }
+}
+
 FusedOptimizerGroup& EmbeddingGroupSet::enable_fused_optimizer(const FusedOptimizerOptions& options) {
   TORCH_CHECK(!fused_, "enable_fused_optimizer called twice");
   std::vector<FusedEmbeddingBags*> members;

@@ -54,6 +54,9 @@ class EmbeddingGroupSet {
   // Before the model's buffers are read (checkpoints, exports): DynamicEmbeddingBagCollection::
   // sync_state of every dynamic collection.
   void sync_embedding_state();
+  // After they were read: DynamicEmbeddingBagCollection::release_state_buffers of every dynamic
+  // collection (their memory back to the OS until the next sync_embedding_state).
+  void release_embedding_state();
 
  private:
   std::vector<Member> members_;

@@ -352,6 +352,8 @@ class TrainLoop {
       cut_dynamic_tables_to_rows_in_use(session_.model().embeddings(), rows, data.model, data.optimizer);
       checkpointing::save_checkpoint(config_.model_dir(), data);
     }
+    data = checkpointing::CheckpointData();  // the copies it holds go first
+    session_.model().embeddings().release_embedding_state();
     last_saved_step_ = step;
     changed_since_save_ = false;
     log::info("saved checkpoint {}", checkpointing::checkpoint_dir(config_.model_dir(), step));
