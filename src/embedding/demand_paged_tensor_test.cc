@@ -3,25 +3,14 @@
 // for huge-page rounding (2 MiB) and the test's own allocations.
 #include "embedding/demand_paged_tensor.h"
 
-#include <fstream>
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include "embedding/testing_memory.h"
 
 namespace tzrec::embedding {
 namespace demand_paged_tensor_test {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-
-double resident_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmRSS:  123 kB"
-  }
-  ADD_FAILURE() << "no VmRSS in /proc/self/status";
-  return 0;
-}
+using testing::resident_mib;
 
 TEST(DemandPagedZeros, MemoryFollowsTheWrittenRowsOnly) {
   const double before = resident_mib();

@@ -4,7 +4,6 @@
 // reserved rows R and R + 1 for ids without a row in training and in evaluation).
 #include "embedding/dynamic_embedding_bag_collection.h"
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,12 +13,14 @@
 #include "embedding/fused_embedding_bags.h"
 #include "embedding/fused_row_optimizer.h"
 #include "sparse/jagged_tensor.h"
+#include "embedding/testing_memory.h"
 #include "embedding/testing_tensors.h"
 
 namespace tzrec::embedding {
 namespace dynamic_embedding_bag_collection_test {
 
 using testing::i64;
+using testing::resident_mib;
 using testing::vec;
 
 using sparse::JaggedTensor;
@@ -135,15 +136,6 @@ TEST(DynamicEmbeddingBagCollection, BuffersRoundTripTheTable) {
   EXPECT_EQ(vec(b->remap(batch({2, 5}, {2}), true).values()), vec(a->remap(batch({2, 5}, {2}), true).values()));
 }
 
-double resident_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmRSS:  123 kB"
-  }
-  ADD_FAILURE() << "no VmRSS in /proc/self/status";
-  return 0;
-}
 
 // The weight, the Adagrad state and the state buffers are sized for max_capacity (4M rows: 256 +
 // 16 + 68 MiB) but take memory only for the rows in use (demand_paged_tensor.h): rows are drawn
