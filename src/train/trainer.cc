@@ -288,6 +288,7 @@ class TrainLoop {
       if (summaries_->wants_parameters()) {
         summaries_->write_parameters(session_.model().dense_parameters(), step);
         summaries_->write_table_parameters(local_embedding_tables(), pg_ != nullptr ? pg_->rank() : 0, step);
+        session_.model().embeddings().release_embedding_state();  // synced for the blocks, not needed after
       }
     }
     session_.advance_step_schedules();
