@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "embedding/tbe_kernels.h"
+#include "base/huge_pages.h"
 
 namespace tzrec::embedding {
 
@@ -19,7 +19,7 @@ torch::Tensor demand_paged_zeros(at::IntArrayRef sizes, torch::ScalarType dtype)
   const size_t length = static_cast<size_t>(bytes);
   void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  tbe::advise_huge_pages(p, bytes);
+  advise_huge_pages(p, length);
   return torch::from_blob(p, sizes, [length](void* q) { ::munmap(q, length); }, options);
 }
 

@@ -30,6 +30,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/huge_pages.h"
+
 namespace tzrec::embedding {
 namespace dynamic_hash {
 
@@ -81,10 +83,6 @@ inline bool for_each_digest_match(const uint8_t* digests, uint32_t size, uint8_t
 #endif
   return false;
 }
-
-// Asks Linux to back [p, p + bytes) with transparent huge pages (no-op elsewhere, or below 4 MiB):
-// the random bucket accesses of a table of many MiB otherwise miss the TLB almost every time.
-void advise_huge_pages(void* p, size_t bytes);
 
 // A fixed-size array of trivially copyable T for the index arrays: large ones aligned to 2 MiB
 // and advised to huge pages before they are first written.

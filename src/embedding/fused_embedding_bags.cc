@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "embedding/demand_paged_tensor.h"
 #include "embedding/tbe_kernels.h"
 
@@ -210,7 +211,7 @@ torch::Tensor offsets_from_lengths(const torch::Tensor& lengths) {
 
 torch::Tensor empty_embedding_weight(int64_t rows, int64_t dim, torch::ScalarType dtype) {
   torch::Tensor w = torch::empty({rows, dim}, torch::TensorOptions().dtype(dtype));
-  tbe::advise_huge_pages(w.data_ptr(), w.numel() * static_cast<int64_t>(w.element_size()));
+  advise_huge_pages(w.data_ptr(), static_cast<size_t>(w.numel()) * w.element_size());
   return w;
 }
 

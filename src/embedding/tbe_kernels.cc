@@ -7,10 +7,6 @@
 #include <memory>
 #include <mutex>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
 
@@ -385,17 +381,6 @@ void backward_update(const std::vector<TableBuffers>& tables,
       }
     }
   });
-}
-
-void advise_huge_pages(void* p, int64_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (p == nullptr || bytes < static_cast<int64_t>(2 * kHuge)) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) & ~(kHuge - 1);
-  // Advisory only: failure (e.g. THP disabled) leaves ordinary pages, which are correct.
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
 }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {

@@ -64,11 +64,6 @@ void backward_update(const std::vector<TableBuffers>& tables,
                      const float* grad_output, int64_t output_stride,
                      const OptimizerStateLayout& layout);
 
-// Asks the kernel to back [p, p + bytes) with transparent huge pages (Linux madvise; a no-op
-// elsewhere or for small buffers). Call before the memory is first written: random row access into
-// tables of many MiB otherwise misses the TLB on almost every row.
-void advise_huge_pages(void* p, int64_t bytes);
-
 // Runs fn(begin, end) over disjoint ranges covering [0, n) (chunks of at least `grain` items) on
 // up to at::get_num_threads() threads: the caller plus tasks on torch's inter-op pool (this code is
 // built without OpenMP, so at::parallel_for would run serially here). Exceptions from fn are
