@@ -118,7 +118,20 @@ std::optional<SourcedBatch> KafkaBatchSource::next() {
     const std::string context = fmt::format("topic {} partition {} offset {}", options_.uri.topic,
                                             message->partition(), message->offset());
     PendingMessage m;
-    m.batch = decode(*message, context);
+    try {
+      m.batch = decode(*message, context);
+    } catch (const DataError& e) {
+      if (!options_.uri.skip_malformed) throw;
+      ++skipped_;
+      log::warning("{} ({}): skipped a malformed message ({} skipped so far; malformed.messages=skip): {}",
+                   options_.uri.uri, who_, skipped_, e.what());
+      // A resumed partition whose saved position is this very message starts after it.
+      if (auto it = resumed_.find(message->partition());
+          it != resumed_.end() && it->second.offset == message->offset() && it->second.rows == 0) {
+        resumed_.erase(it);
+      }
+      continue;
+    }
     m.partition = message->partition();
     m.offset = message->offset();
     const int64_t ts = message->timestamp_ms();

@@ -12,7 +12,10 @@
 //   - without: Arrow IPC streams carrying their schema; the first batch of each message is read.
 //     The first message fixes the types of the columns read; later messages may add or reorder
 //     columns, but a column that is missing or has another type is an error.
-// Rows are described in errors as "topic <t> partition <p> offset <o>".
+// Rows are described in errors as "topic <t> partition <p> offset <o>". A message that cannot be
+// decoded is a DataError naming them, or with malformed.messages=skip (KafkaUri) a warning with
+// the count of messages skipped so far, and the message is not trained (the read position moves
+// past it with the partition's next message).
 #pragma once
 
 #include <atomic>
@@ -50,6 +53,8 @@ class KafkaBatchSource : public BatchSource {
 
   std::optional<SourcedBatch> next() override;
   void cancel() override { cancelled_ = true; }
+  // Messages skipped as malformed (malformed.messages=skip) by this source.
+  int64_t skipped_messages() const { return skipped_; }
 
  private:
   struct PendingMessage {
@@ -75,6 +80,7 @@ class KafkaBatchSource : public BatchSource {
   int64_t pending_rows_ = 0;
   // Embedded-schema messages: the schema of the first message (the reader's contract).
   std::optional<arrow::ArrowSchema> stream_schema_;
+  int64_t skipped_ = 0;
   std::chrono::steady_clock::time_point last_message_;
   std::chrono::steady_clock::time_point last_wait_log_;
 };

@@ -39,6 +39,11 @@ TEST(KafkaUri, ParsesTorchEasyRecForms) {
   EXPECT_EQ(u.params.at("enable.auto.commit"), "false");  // the dataset's default
   EXPECT_EQ(u.params.at("bootstrap.servers"), "broker:9092");
   EXPECT_EQ(u.params.count("start.timestamp.ms"), 0u);  // not a librdkafka parameter
+  EXPECT_FALSE(u.skip_malformed);  // malformed.messages defaults to fail
+  const auto skip = parse_kafka_uri("kafka://b/t?group.id=g&malformed.messages=skip", "train_input_path");
+  EXPECT_TRUE(skip.skip_malformed);
+  EXPECT_EQ(skip.params.count("malformed.messages"), 0u);  // the dataset's own, not librdkafka's
+  EXPECT_FALSE(parse_kafka_uri("kafka://b/t?group.id=g&malformed.messages=fail", "f").skip_malformed);
   // Datahub's form: several parameters, percent-encoded values, an explicit auto commit.
   const auto d = parse_kafka_uri(
       "kafka://dh.example.com:9092/proj.topic?group.id=proj.g&sasl.password=a%2Bb%3D&"
@@ -66,6 +71,9 @@ TEST(KafkaUri, BadUrisNameTheFieldAndTheProblem) {
             std::string::npos);
   EXPECT_NE(err("kafka://b/t?group.id=g&start.timestamp.ms=12x").find("got '12x'"), std::string::npos);
   EXPECT_NE(err("kafka://b/t?group.id=g&oops").find("query item 'oops' is not name=value"),
+            std::string::npos);
+  EXPECT_NE(err("kafka://b/t?group.id=g&malformed.messages=ignore")
+                .find("malformed.messages must be 'fail' or 'skip', got 'ignore'"),
             std::string::npos);
 }
 
@@ -245,6 +253,24 @@ TEST(KafkaBatchSource, MalformedMessageNamesTopicPartitionAndOffset) {
   auto source = make_source(uri, {0}, ReadPosition::start_stream("bad", 1), 4);
   const std::string e = error_of<DataError>([&] { source->next(); });
   EXPECT_EQ(e.rfind("topic bad partition 0 offset 1: ", 0), 0u) << e;
+}
+
+// malformed.messages=skip: the message that cannot be decoded is not trained and is counted; the
+// read position moves past it with the next message (offset 2 used up: next offset 3).
+TEST(KafkaBatchSource, MalformedMessagesAreSkippedAndCountedWhenAsked) {
+  MockCluster cluster("skip", 1);
+  cluster.produce(0, 0, 2);                    // offset 0: ids 0, 1
+  cluster.produce_raw(0, "not arrow at all");  // offset 1
+  cluster.produce(0, 2, 2);                    // offset 2: ids 2, 3
+  const KafkaUri uri = parse_kafka_uri("kafka://" + cluster.bootstrap() +
+                                           "/skip?group.id=g&auto.offset.reset=earliest&malformed.messages=skip",
+                                       "train_input_path");
+  auto source = make_source(uri, {0}, ReadPosition::start_stream("skip", 1), 4);
+  auto b = source->next();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(ids_of(*b), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(source->skipped_messages(), 1);
+  EXPECT_EQ(b->stream_marks, (std::vector<PartitionPosition>{{0, 3, 0}}));
 }
 
 TEST(KafkaBatchSource, ResumingInsideAMessageTheBrokerLacksIsAnError) {

@@ -92,6 +92,13 @@ KafkaUri parse_kafka_uri(const std::string& input_path, const std::string& field
     out.start_timestamp_ms = ms;
     out.params.erase(it);
   }
+  if (auto it = out.params.find("malformed.messages"); it != out.params.end()) {
+    if (it->second != "fail" && it->second != "skip") {
+      throw bad(fmt::format("malformed.messages must be 'fail' or 'skip', got '{}'", it->second));
+    }
+    out.skip_malformed = it->second == "skip";
+    out.params.erase(it);
+  }
   if (out.params.count("enable.auto.commit") == 0) out.params["enable.auto.commit"] = "false";
   if (out.params.count("bootstrap.servers") != 0) {
     throw bad("bootstrap.servers is given by the URI's host part, not as a parameter");
