@@ -324,13 +324,15 @@ void DynamicEmbeddingBagCollectionImpl::release_state_buffers() {
 void DynamicEmbeddingBagCollectionImpl::reload_state() {
   for (size_t t = 0; t < tables_.size(); ++t) {
     Buffers& b = buffers_[t];
-    b.rows_written = b.row_live.size(0);  // written by whoever filled them
-    b.counter_written = b.admission_keys.size(0);
+    // Whoever filled them: the prefixes up to their last non-zero entry may hold values.
+    b.rows_written = 0;
+    b.counter_written = 0;
     DynamicTableState state;
     const int64_t* keys = b.row_keys.data_ptr<int64_t>();
     const int64_t* scores = b.row_scores.data_ptr<int64_t>();
     const uint8_t* live = b.row_live.data_ptr<uint8_t>();
     for (int64_t row = 0; row < b.row_live.size(0); ++row) {
+      if (live[row] != 0 || keys[row] != 0 || scores[row] != 0) b.rows_written = row + 1;
       if (live[row] == 0) continue;
       state.keys.push_back(keys[row]);
       state.rows.push_back(row);
@@ -339,6 +341,7 @@ void DynamicEmbeddingBagCollectionImpl::reload_state() {
     const int64_t* counter_keys = b.admission_keys.data_ptr<int64_t>();
     const int64_t* counts = b.admission_counts.data_ptr<int64_t>();
     for (int64_t i = 0; i < b.admission_keys.size(0); ++i) {
+      if (counter_keys[i] != 0 || counts[i] != 0) b.counter_written = i + 1;
       if (counts[i] == 0) continue;
       state.counter.keys.push_back(counter_keys[i]);
       state.counter.counts.push_back(counts[i]);

@@ -193,6 +193,20 @@ TEST(DynamicEmbeddingBagCollection, UnusedRowsTakeNoMemory) {
   EXPECT_EQ(live.sum().item<int64_t>(), 0);
   m->sync_state();
   EXPECT_EQ(live.slice(0, 0, 10).sum().item<int64_t>(), 10);
+
+  // Buffers filled by a restore, with a stale key in a row no id holds (row 500): reloaded, then
+  // synced — the stale key is cleared, and the rows past it are not written (no memory).
+  torch::Tensor keys;
+  for (const auto& b : m->named_buffers()) {
+    if (b.key() == "dynamic_tables.t.row_keys") keys = b.value();
+  }
+  ASSERT_TRUE(keys.defined());
+  keys[500] = 12345;
+  m->reload_state();
+  EXPECT_EQ(m->dynamic_table("t").size(), 10);
+  m->sync_state();
+  EXPECT_EQ(keys[500].item<int64_t>(), 0);
+  EXPECT_LT(resident_mib() - before, 48.0);
 }
 
 TEST(DynamicEmbeddingBagCollection, RefusesRandomInitializersForIdsWithoutRows) {

@@ -462,7 +462,7 @@ void TrainingSession::restore(const checkpointing::CheckpointData& checkpoint, b
     checkpointing::restore_tensors(stored, dense, "model");
     restore_shards(checkpoint.dir, restore_optimizer);
   } else {
-    // Dynamic tables saved with another layout (another world size): into this one first.
+    // Dynamic tables: their saved rows moved into this model's tables first (any saved layout).
     checkpointing::CheckpointData relaid = checkpoint;
     relayout_dynamic_checkpoint(*model_, model_->embeddings(), relaid,
                                 restore_optimizer && sparse_optimizer_ != nullptr
