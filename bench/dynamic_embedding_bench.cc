@@ -9,7 +9,7 @@
 //       [--rounds 5] [--steps 20] [--warmup 5] [--zipf 1.05] [--dists uniform,zipf]
 //       [--new_share 0.1] [--fill_batch 1048576] [--bucket_capacity 128] [--threads 2] [--no_fixed]
 //       [--capacity_factor 1] [--init_capacity 0]
-// Both arms live in one process (50M live ids: peak RSS ≈ 8.8 GiB; --no_fixed leaves (a) out).
+// Both arms live in one process (50M live ids: peak RSS ≈ 8.0 GiB; --no_fixed leaves (a) out).
 //
 // Setup: one table of dim D read by F features, bags of one id each, batch B, training mode,
 // FusedOptimizerKind::kRowwiseAdagrad in both arms; a step = forward + backward of the sum of the

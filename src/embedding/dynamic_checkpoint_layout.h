@@ -6,6 +6,7 @@
 //   row_keys / row_scores / row_live  [Σ U_r]  rank r's at S_r = Σ_{q<r} U_q
 //   rows_in_use          [W_s] int64   U_r
 //   capacity             [1] int64     R_s, each rank's max_capacity() when it was written
+// (named by DynamicEmbeddingBagCollection::layout_tensor_names).
 // Rows keep their numbers, so a table restored with the same world size and capacity hands out
 // rows as the table that was saved. Checkpoints without `rows_in_use` (written before, by
 // zch_to_dynamicemb, or export packages) have the full layout: U_r = R_s for every rank, the
@@ -27,11 +28,13 @@ struct DynamicSavedLayout {
   std::vector<int64_t> rows_in_use;     // [W_s] U_r
   std::vector<int64_t> state_offsets;   // [W_s] S_r
   std::vector<int64_t> weight_offsets;  // [W_s] O_r
+  int64_t state_rows = 0;               // Σ U_r
+  int64_t weight_rows = 0;              // Σ (U_r + 2)
 };
 
-// Names of the two layout tensors of table `table` (below its collection).
-std::string rows_in_use_name(const std::string& table);
-std::string capacity_name(const std::string& table);
+// The layout of the ranks' rows in use `rows_in_use` (each at most `capacity`): what a checkpoint
+// written now holds, and what read_dynamic_saved_layout reads back.
+DynamicSavedLayout dynamic_saved_layout(std::vector<int64_t> rows_in_use, int64_t capacity);
 
 // The layout of a saved table from its state `saved` (row_keys, row_scores, row_live; and
 // rows_in_use / capacity when the checkpoint has them) and its weight's row count.

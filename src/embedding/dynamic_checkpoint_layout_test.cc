@@ -26,6 +26,8 @@ TEST(DynamicSavedLayout, RowsInUseOfEachRank) {
   EXPECT_EQ(layout.rows_in_use, (std::vector<int64_t>{3, 0, 5}));
   EXPECT_EQ(layout.state_offsets, (std::vector<int64_t>{0, 3, 3}));
   EXPECT_EQ(layout.weight_offsets, (std::vector<int64_t>{0, 5, 7}));
+  EXPECT_EQ(layout.state_rows, 8);
+  EXPECT_EQ(layout.weight_rows, 14);
 }
 
 TEST(DynamicSavedLayout, FullLayoutFromTheShapes) {
@@ -36,6 +38,8 @@ TEST(DynamicSavedLayout, FullLayoutFromTheShapes) {
   EXPECT_EQ(layout.rows_in_use, (std::vector<int64_t>{8, 8}));
   EXPECT_EQ(layout.state_offsets, (std::vector<int64_t>{0, 8}));
   EXPECT_EQ(layout.weight_offsets, (std::vector<int64_t>{0, 10}));
+  EXPECT_EQ(layout.state_rows, 16);
+  EXPECT_EQ(layout.weight_rows, 20);
 }
 
 TEST(DynamicSavedLayout, InconsistentLayoutsNameTheTable) {

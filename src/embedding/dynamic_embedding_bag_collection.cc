@@ -194,10 +194,17 @@ void DynamicEmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<IdExchang
 }
 
 std::map<std::string, std::string> DynamicEmbeddingBagCollectionImpl::state_buffer_names(size_t t) const {
+  return state_names(t, {"row_keys", "row_scores", "row_live", "admission_keys", "admission_counts"});
+}
+
+std::map<std::string, std::string> DynamicEmbeddingBagCollectionImpl::layout_tensor_names(size_t t) const {
+  return state_names(t, {"rows_in_use", "capacity"});
+}
+
+std::map<std::string, std::string> DynamicEmbeddingBagCollectionImpl::state_names(
+    size_t t, std::initializer_list<const char*> tensors) const {
   std::map<std::string, std::string> out;
-  for (const char* b : {"row_keys", "row_scores", "row_live", "admission_keys", "admission_counts"}) {
-    out.emplace(b, fmt::format("dynamic_tables.{}.{}", tables_.at(t).table.name, b));
-  }
+  for (const char* b : tensors) out.emplace(b, fmt::format("dynamic_tables.{}.{}", tables_.at(t).table.name, b));
   return out;
 }
 

@@ -46,6 +46,7 @@
 // throws NotSupportedError from forward().
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -109,6 +110,9 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   std::vector<RowBlockBuffer> state_buffers() const;
   // Names of table t's buffers below this collection, by buffer name ("row_keys", ...).
   std::map<std::string, std::string> state_buffer_names(size_t t) const;
+  // Names below this collection of table t's two checkpoint layout tensors, "rows_in_use" and
+  // "capacity" (dynamic_checkpoint_layout.h), by tensor name; next to its buffers.
+  std::map<std::string, std::string> layout_tensor_names(size_t t) const;
 
   // Where a restored table's rows move: saved weight rows → this rank's rows.
   struct ShardRestore {
@@ -142,7 +146,7 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   struct Buffers {
     torch::Tensor step, row_keys, row_scores, row_live, admission_keys, admission_counts;
     // Length of the prefixes that may hold non-zero values: row_* [0, rows_written), admission_*
-    // [0, counter_written) (the whole buffers once something else wrote them, e.g. a restore).
+    // [0, counter_written) (after a restore wrote them: up to their last non-zero entry).
     int64_t rows_written = 0;
     int64_t counter_written = 0;
   };
@@ -154,6 +158,8 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   std::shared_ptr<IdExchange> exchange_;  // set when sharded across ranks
   // This rank's first weight row of table t: rank · (R + 2).
   int64_t block_offset(size_t t) const;
+  // "dynamic_tables.<table t>.<tensor>" for each of `tensors`, by tensor.
+  std::map<std::string, std::string> state_names(size_t t, std::initializer_list<const char*> tensors) const;
 };
 TORCH_MODULE(DynamicEmbeddingBagCollection);
 

@@ -136,18 +136,6 @@ std::optional<std::map<std::string, torch::Tensor>> read_saved(const checkpointi
 
 }  // namespace
 
-int64_t DynamicRowsInUse::Table::weight_rows() const { return state_rows() + 2 * static_cast<int64_t>(rows_in_use.size()); }
-
-int64_t DynamicRowsInUse::Table::weight_offset(int rank) const { return state_offset(rank) + 2 * int64_t{rank}; }
-
-int64_t DynamicRowsInUse::Table::state_rows() const { return state_offset(static_cast<int>(rows_in_use.size())); }
-
-int64_t DynamicRowsInUse::Table::state_offset(int rank) const {
-  int64_t out = 0;
-  for (int q = 0; q < rank; ++q) out += rows_in_use.at(static_cast<size_t>(q));
-  return out;
-}
-
 DynamicRowsInUse dynamic_rows_in_use(torch::nn::Module& model, const embedding::EmbeddingGroupSet& group,
                                      dist::ProcessGroup* pg) {
   DynamicRowsInUse out;
@@ -155,40 +143,43 @@ DynamicRowsInUse dynamic_rows_in_use(torch::nn::Module& model, const embedding::
   if (dynamic.empty()) return out;
   const int world = pg != nullptr ? pg->world_size() : 1;
   out.rank = pg != nullptr ? pg->rank() : 0;
-  std::vector<int64_t> mine;
+  std::vector<int64_t> mine, capacities;
   std::vector<std::string> order;
   for (auto& c : located(module_paths(model), dynamic)) {
     const auto& tables = c.collection->dynamic_table_configs();
     for (size_t t = 0; t < tables.size(); ++t) {
-      const std::string& name = tables[t].table.name;
       DynamicRowsInUse::Table entry;
-      for (const auto& [buffer, buffer_name] : c.collection->state_buffer_names(t)) {
-        entry.names.emplace(buffer, c.path + "." + buffer_name);
+      for (const auto& names : {c.collection->state_buffer_names(t), c.collection->layout_tensor_names(t)}) {
+        for (const auto& [tensor, name] : names) entry.names.emplace(tensor, c.path + "." + name);
       }
-      entry.names.emplace("rows_in_use", c.path + "." + embedding::rows_in_use_name(name));
-      entry.names.emplace("capacity", c.path + "." + embedding::capacity_name(name));
-      entry.capacity = c.collection->dynamic_table(name).max_capacity();
       mine.push_back(c.collection->rows_in_use(t));
-      order.push_back(c.table_prefix + name);
+      capacities.push_back(c.collection->dynamic_table(tables[t].table.name).max_capacity());
+      order.push_back(c.table_prefix + tables[t].table.name);
       out.tables.emplace(order.back(), std::move(entry));
     }
   }
+  // Every rank's rows in use, table by table.
+  std::vector<std::vector<int64_t>> used(order.size());
   if (world == 1) {
-    for (size_t i = 0; i < order.size(); ++i) out.tables.at(order[i]).rows_in_use = {mine[i]};
-    return out;
+    for (size_t i = 0; i < order.size(); ++i) used[i] = {mine[i]};
+  } else {
+    const std::vector<torch::Tensor> all =
+        pg->all_gather(torch::tensor(mine, torch::kInt64), "rows in use of the dynamic tables");
+    for (const torch::Tensor& rank_rows : all) {
+      const torch::Tensor r = rank_rows.to(torch::kInt64).contiguous();
+      for (size_t i = 0; i < order.size(); ++i) used[i].push_back(r.data_ptr<int64_t>()[i]);
+    }
   }
-  const std::vector<torch::Tensor> all = pg->all_gather(torch::tensor(mine, torch::kInt64), "rows in use of the dynamic tables");
-  for (const torch::Tensor& rank_rows : all) {
-    const torch::Tensor r = rank_rows.to(torch::kInt64).contiguous();
-    for (size_t i = 0; i < order.size(); ++i) out.tables.at(order[i]).rows_in_use.push_back(r.data_ptr<int64_t>()[i]);
+  for (size_t i = 0; i < order.size(); ++i) {
+    out.tables.at(order[i]).layout = embedding::dynamic_saved_layout(std::move(used[i]), capacities[i]);
   }
   return out;
 }
 
 void add_dynamic_layout_tensors(const DynamicRowsInUse& rows, std::map<std::string, torch::Tensor>& model_tensors) {
   for (const auto& [table, t] : rows.tables) {
-    model_tensors[t.names.at("rows_in_use")] = torch::tensor(t.rows_in_use, torch::kInt64);
-    model_tensors[t.names.at("capacity")] = torch::tensor({t.capacity}, torch::kInt64);
+    model_tensors[t.names.at("rows_in_use")] = torch::tensor(t.layout.rows_in_use, torch::kInt64);
+    model_tensors[t.names.at("capacity")] = torch::tensor({t.layout.capacity}, torch::kInt64);
   }
 }
 
@@ -196,11 +187,11 @@ void cut_dynamic_tables_to_rows_in_use(const embedding::EmbeddingGroupSet& group
                                        std::map<std::string, torch::Tensor>& model_tensors,
                                        std::map<std::string, torch::Tensor>& optimizer) {
   for (const auto& [table, t] : rows.tables) {
-    TORCH_CHECK(t.rows_in_use.size() == 1, "cut_dynamic_tables_to_rows_in_use is for one process");
-    const int64_t used = t.rows_in_use.front();
+    TORCH_CHECK(t.layout.world == 1, "cut_dynamic_tables_to_rows_in_use is for one process");
+    const int64_t used = t.layout.rows_in_use.front();
     auto cut_block = [&](std::map<std::string, torch::Tensor>& tensors, const std::string& name) {
       auto it = tensors.find(name);
-      if (it != tensors.end()) it->second = embedding::rows_in_use_block(it->second, used, t.capacity);
+      if (it != tensors.end()) it->second = embedding::rows_in_use_block(it->second, used, t.layout.capacity);
     };
     cut_block(model_tensors, checkpointing::table_weight_name(group, table));
     for (const char* slot : {"momentum1", "momentum2"}) cut_block(optimizer, fmt::format("sparse.{}.{}", table, slot));
@@ -234,9 +225,10 @@ std::vector<checkpointing::TensorBlock> remapped_state_blocks(torch::nn::Module&
     if (it == cut.end()) {
       out.push_back({b.name, {b.total_rows}, b.row_offset, 0, b.value});
     } else {
-      const DynamicRowsInUse::Table& t = *it->second;
-      out.push_back({b.name, {t.state_rows()}, t.state_offset(rows->rank), 0,
-                     b.value.narrow(0, 0, t.rows_in_use.at(static_cast<size_t>(rows->rank)))});
+      const auto r = static_cast<size_t>(rows->rank);
+      const embedding::DynamicSavedLayout& layout = it->second->layout;
+      out.push_back({b.name, {layout.state_rows}, layout.state_offsets.at(r), 0,
+                     b.value.narrow(0, 0, layout.rows_in_use.at(r))});
     }
   }
   return out;
@@ -281,11 +273,8 @@ void restore_remapped_shards(torch::nn::Module& model, const embedding::Embeddin
       auto saved = read_saved(index, c.path, c.collection->state_buffer_names(t), ckpt_dir, table, required);
       if (!saved) continue;
       // The layout of checkpoints holding the rows in use (dynamic_checkpoint_layout.h).
-      const std::string rows_in_use = c.path + "." + embedding::rows_in_use_name(table);
-      const std::string capacity = c.path + "." + embedding::capacity_name(table);
-      if (index.contains(rows_in_use) && index.contains(capacity)) {
-        saved->emplace("rows_in_use", index.read_whole(rows_in_use));
-        saved->emplace("capacity", index.read_whole(capacity));
+      for (const auto& [tensor, name] : c.collection->layout_tensor_names(t)) {
+        if (index.contains(c.path + "." + name)) saved->emplace(tensor, index.read_whole(c.path + "." + name));
       }
       const std::string weight = checkpointing::table_weight_name(group, c.table_prefix + table);
       if (!index.contains(weight)) {
@@ -330,11 +319,10 @@ void relayout_dynamic_checkpoint(torch::nn::Module& model, const embedding::Embe
         saved.emplace(buffer, it->second);
       }
       // The layout tensors are read here and are no tensors of the model.
-      for (const auto& [buffer, name] : {std::pair<const char*, std::string>{"rows_in_use", embedding::rows_in_use_name(tables[t].table.name)},
-                                         {"capacity", embedding::capacity_name(tables[t].table.name)}}) {
+      for (const auto& [tensor, name] : c.collection->layout_tensor_names(t)) {
         auto it = checkpoint.model.find(c.path + "." + name);
         if (it == checkpoint.model.end()) continue;
-        saved.emplace(buffer, it->second);
+        saved.emplace(tensor, it->second);
         checkpoint.model.erase(it);
       }
       const auto restored = c.collection->load_sharded_state(t, saved, saved_weight->second.size(0));

@@ -22,6 +22,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/sharded_checkpoint.h"
 #include "dist/process_group.h"
+#include "embedding/dynamic_checkpoint_layout.h"
 #include "embedding/embedding_group_set.h"
 #include "train/sharded_tables.h"
 
@@ -32,13 +33,7 @@ namespace tzrec::train {
 struct DynamicRowsInUse {
   struct Table {
     std::map<std::string, std::string> names;  // "row_keys", ..., "rows_in_use", "capacity" → name below the model
-    std::vector<int64_t> rows_in_use;          // [ranks] U_r
-    int64_t capacity = 0;                      // R: each rank's max_capacity()
-
-    int64_t weight_rows() const;            // Σ (U_q + 2): the saved weight's rows
-    int64_t weight_offset(int rank) const;  // Σ_{q<rank} (U_q + 2)
-    int64_t state_rows() const;             // Σ U_q
-    int64_t state_offset(int rank) const;   // Σ_{q<rank} U_q
+    embedding::DynamicSavedLayout layout;      // every rank's rows in use U_r, capacity R, offsets
   };
   std::map<std::string, Table> tables;  // by prefixed table name (EmbeddingGroupSet::tables())
   int rank = 0;                         // this process's

@@ -120,8 +120,8 @@ TEST(DynamicRowsInUse, CheckpointsHoldTheRowsInUseAndRestoreKeepsTheRows) {
   const DynamicRowsInUse rows = dynamic_rows_in_use(trained.model(), trained.model().embeddings(), nullptr);
   ASSERT_EQ(rows.tables.size(), 1u);
   const DynamicRowsInUse::Table& t = rows.tables.at("c0_emb");
-  EXPECT_EQ(t.rows_in_use, (std::vector<int64_t>{6}));
-  EXPECT_EQ(t.capacity, 32);
+  EXPECT_EQ(t.layout.rows_in_use, (std::vector<int64_t>{6}));
+  EXPECT_EQ(t.layout.capacity, 32);
   std::map<std::string, torch::Tensor> model = by_name(trained.model_tensors()), optimizer;
   add_dynamic_layout_tensors(rows, model);
   cut_dynamic_tables_to_rows_in_use(trained.model().embeddings(), rows, model, optimizer);

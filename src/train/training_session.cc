@@ -365,11 +365,12 @@ checkpointing::ShardBlocks TrainingSession::checkpoint_blocks(const DynamicRowsI
     return it == rows->tables.end() ? nullptr : &it->second;
   };
   auto cut_block = [&](const DynamicRowsInUse::Table& t, const std::string& name, const torch::Tensor& value) {
+    const embedding::DynamicSavedLayout& layout = t.layout;
+    const auto r = static_cast<size_t>(rows->rank);
     std::vector<int64_t> shape = value.sizes().vec();
-    shape[0] = t.weight_rows();
-    const int64_t used = t.rows_in_use.at(static_cast<size_t>(rows->rank));
-    return checkpointing::TensorBlock{name, shape, t.weight_offset(rows->rank), 0,
-                                      embedding::rows_in_use_block(value, used, t.capacity)};
+    shape[0] = layout.weight_rows;
+    return checkpointing::TensorBlock{name, shape, layout.weight_offsets.at(r), 0,
+                                      embedding::rows_in_use_block(value, layout.rows_in_use.at(r), layout.capacity)};
   };
   for (const auto& ls : sharded_->local_shards()) {
     const dist::TableSharding& ts = sharded_->plan().table(ls.table);
