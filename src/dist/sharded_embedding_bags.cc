@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
-#include "embedding/demand_paged_tensor.h"
+#include "embedding/table_memory.h"
 #include "embedding/row_reset.h"
 
 namespace tzrec::dist {
@@ -280,8 +280,7 @@ ShardedEmbeddingBags::ShardedEmbeddingBags(std::vector<ShardedTableSpec> tables,
       ls.shard = sh;
       const bool whole = ts.type == ShardingType::kDataParallel || ts.type == ShardingType::kTableWise;
       ls.local_name = whole ? ts.table : fmt::format("{}@{}", ts.table, k);
-      ls.weight = spec.rows_on_demand ? embedding::demand_paged_zeros({sh.rows, sh.cols}, spec.dtype)
-                                      : embedding::empty_embedding_weight(sh.rows, sh.cols, spec.dtype);
+      ls.weight = embedding::table_rows({sh.rows, sh.cols}, spec.dtype, spec.rows_on_demand);
       ls.trainable = spec.trainable;
       local_name_of[fmt::format("{}#{}", ts.table, k)] = ls.local_name;
       local_tables.push_back({ls.local_name, ls.weight, ls.trainable, spec.rows_on_demand});

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
-#include "embedding/demand_paged_tensor.h"
+#include "embedding/table_memory.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -37,13 +37,8 @@ EmbeddingBagCollectionImpl::EmbeddingBagCollectionImpl(std::vector<TableConfig> 
     }
     auto holder = std::make_shared<torch::nn::Module>();
     if (!deferred_) {
-      torch::Tensor w;
-      if (t.rows_on_demand) {
-        w = demand_paged_zeros({t.num_embeddings, t.embedding_dim}, t.dtype);
-      } else {
-        w = empty_embedding_weight(t.num_embeddings, t.embedding_dim, t.dtype);
-        init_table_weight(t, w);
-      }
+      torch::Tensor w = table_rows({t.num_embeddings, t.embedding_dim}, t.dtype, t.rows_on_demand);
+      if (!t.rows_on_demand) init_table_weight(t, w);  // on demand: each row is drawn when taken
       w = holder->register_parameter("weight", w, /*requires_grad=*/t.trainable);
       weights_.push_back(w);
     }

@@ -9,8 +9,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include "base/error.h"
-#include "base/huge_pages.h"
-#include "embedding/demand_paged_tensor.h"
+#include "embedding/table_memory.h"
 #include "embedding/tbe_kernels.h"
 
 namespace tzrec::embedding {
@@ -209,12 +208,6 @@ torch::Tensor offsets_from_lengths(const torch::Tensor& lengths) {
   return offsets;
 }
 
-torch::Tensor empty_embedding_weight(int64_t rows, int64_t dim, torch::ScalarType dtype) {
-  torch::Tensor w = torch::empty({rows, dim}, torch::TensorOptions().dtype(dtype));
-  advise_huge_pages(w.data_ptr(), static_cast<size_t>(w.numel()) * w.element_size());
-  return w;
-}
-
 FusedEmbeddingBags::FusedEmbeddingBags(std::vector<FusedTableSpec> tables,
                                        std::vector<FusedFeatureSpec> features,
                                        FusedOptimizerOptions options)
@@ -236,17 +229,14 @@ FusedEmbeddingBags::FusedEmbeddingBags(std::vector<FusedTableSpec> tables,
     Group::Table t;
     if (spec.trainable) {
       if (!spec.weight.requires_grad()) spec.weight.requires_grad_(true);
-      auto opts = torch::TensorOptions().dtype(torch::kFloat32);
       const int64_t rows = w.size(0), dim = w.size(1);
       auto make = [&](StateWidth width, double value) {
         if (width == StateWidth::kNone) return torch::Tensor();
-        if (spec.rows_on_demand && value == 0.0) {
-          return width == StateWidth::kRow ? demand_paged_zeros({rows}, torch::kFloat32)
-                                           : demand_paged_zeros({rows, dim}, torch::kFloat32);
-        }
-        torch::Tensor s = width == StateWidth::kRow ? torch::empty({rows}, opts)
-                                                    : empty_embedding_weight(rows, dim, torch::kFloat32);
-        return s.fill_(value);
+        // Demand-paged state starts as zeros: only state whose initial value is 0 can.
+        const bool on_demand = spec.rows_on_demand && value == 0.0;
+        torch::Tensor s = width == StateWidth::kRow ? table_rows({rows}, torch::kFloat32, on_demand)
+                                                    : table_rows({rows, dim}, torch::kFloat32, on_demand);
+        return on_demand ? s : s.fill_(value);
       };
       t.momentum1 = make(g.layout.momentum1, initial_momentum1(options));
       t.momentum2 = make(g.layout.momentum2, 0.0);

@@ -118,11 +118,6 @@ class FusedEmbeddingBags {
   std::shared_ptr<Group> group_;
 };
 
-// An uninitialised [rows, dim] table weight (float32 or float16) backed by transparent huge pages
-// where the OS allows: allocate tables with this, then initialise them (init_table_weight), for
-// faster random row access by the fused kernels.
-torch::Tensor empty_embedding_weight(int64_t rows, int64_t dim, torch::ScalarType dtype);
-
 // Offsets [B + 1] from lengths [B] (int64).
 torch::Tensor offsets_from_lengths(const torch::Tensor& lengths);
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "embedding/fused_embedding_bags.h"
+#include "embedding/table_memory.h"
 
 namespace tzrec::embedding {
 namespace tbe_kernels_test {
