@@ -4,7 +4,7 @@
 #   (one process each, GoogleTest's own sharding) named <name>.shard<i>of<n> — not one process per
 #   test, which paid libtorch's start-up for every test. Per-test results are printed by each shard
 #   and written as JUnit XML to <build>/test-results/<name>.shard<i>.xml.
-#   TORCH targets reuse the precompiled torch header; TZREC_UNITY_BUILD compiles each target's
+#   TORCH targets reuse the precompiled torch header and are compiled with OpenMP (at::parallel_for); TZREC_UNITY_BUILD compiles each target's
 #   sources in batches of TZREC_UNITY_BATCH files (the torch headers' inline code is then compiled
 #   once per batch instead of once per file).
 function(tzrec_module name)
@@ -26,7 +26,7 @@ function(tzrec_module name)
   target_compile_options(tzrec_${name} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   tzrec_unity(tzrec_${name})
   if(M_TORCH)
-    target_link_libraries(tzrec_${name} PUBLIC ${TORCH_LIBRARIES})
+    target_link_libraries(tzrec_${name} PUBLIC ${TORCH_LIBRARIES} OpenMP::OpenMP_CXX)
     target_precompile_headers(tzrec_${name} REUSE_FROM tzrec_pch)
   endif()
   if(TZREC_BUILD_TESTS AND test_srcs)

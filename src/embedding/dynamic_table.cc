@@ -6,7 +6,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -166,9 +165,13 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 }
 
 // Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
-// the bucket's digests; (2) scan them, prefetch the first matching slot; (3) compare its key.
-// Empty slots have digest 0, which no key has (slot_digest), so the scans cover the whole bucket
-// without reading its size: one cache miss fewer per id.
+// the bucket's digests; (2) scan them, prefetch the key and meta of the first two matching slots;
+// (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so the scans
+// cover the whole bucket without reading its size: one cache miss fewer per id. In a full bucket
+// of 128 another key's digest matches before the key's own in about 22% of probes (each of the
+// 63.5 slots before it on average matches with 1 in 256), so the second match is fetched in the
+// same stage rather than by a dependent miss afterwards; only ids with a third match (about 3%)
+// scan the bucket again.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
@@ -176,7 +179,8 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
   struct Pending {
     uint64_t h;
     uint64_t bucket;
-    int64_t candidate;  // slot index of the first digest match, -1 when none
+    int64_t candidate[2];  // slot indices of the first two digest matches, -1 where none
+    bool more;             // a third match follows
   };
   Pending ring[kRing];
   const uint8_t* digests = digests_.data();
@@ -195,24 +199,31 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
     if (i >= kDistance && i - kDistance < n) {
       Pending& p = ring[(i - kDistance) % kRing];
       const uint64_t base = p.bucket * b_cap;
-      p.candidate = -1;
-      dynamic_hash::for_each_digest_match(digests + base, bucket_capacity_, slot_digest(p.h),
-                                          [&](uint32_t s) {
-                                            p.candidate = static_cast<int64_t>(base + s);
-                                            return true;
-                                          });
-      if (p.candidate >= 0) {
-        __builtin_prefetch(keys + p.candidate);
-        __builtin_prefetch(meta + p.candidate);
-      }
+      p.candidate[0] = p.candidate[1] = -1;
+      p.more = false;
+      int matches = 0;
+      dynamic_hash::for_each_digest_match(digests + base, bucket_capacity_, slot_digest(p.h), [&](uint32_t s) {
+        if (matches == 2) {
+          p.more = true;
+          return true;
+        }
+        const int64_t slot = static_cast<int64_t>(base + s);
+        p.candidate[matches++] = slot;
+        __builtin_prefetch(keys + slot);
+        __builtin_prefetch(meta + slot);
+        return false;
+      });
     }
     if (i >= 2 * kDistance) {
       const size_t j = i - 2 * kDistance;
       const Pending& p = ring[j % kRing];
       int64_t slot = -1;
-      if (p.candidate >= 0) {
-        // A digest collision with another key of the bucket (1 in 256 per slot): scan again.
-        slot = keys[p.candidate] == ids[j] ? p.candidate : find_slot(ids[j], p.h);
+      if (p.candidate[0] >= 0 && keys[p.candidate[0]] == ids[j]) {
+        slot = p.candidate[0];
+      } else if (p.candidate[1] >= 0 && keys[p.candidate[1]] == ids[j]) {
+        slot = p.candidate[1];
+      } else if (p.more) {
+        slot = find_slot(ids[j], p.h);  // digests matching with two other keys: scan again
       }
       on(j, slot);
     }
@@ -230,10 +241,11 @@ void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const 
     probe(0);
     return;
   }
-  std::vector<std::thread> helpers;
-  for (size_t part = 1; part < parts; ++part) helpers.emplace_back(probe, part);
-  probe(0);
-  for (std::thread& t : helpers) t.join();
+  // The threads of the OpenMP pool that torch's ops and the fused kernels use (a thread of its own
+  // per call would compete with them for the cores). Serial when built without OpenMP.
+  const auto count = static_cast<int64_t>(parts);
+#pragma omp parallel for num_threads(count) schedule(static, 1)
+  for (int64_t part = 0; part < count; ++part) probe(static_cast<size_t>(part));
 }
 
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {

@@ -163,8 +163,8 @@ class DynamicTable {
   void find(const int64_t* ids, size_t n, int64_t* rows_out) const;
   // Threads that probe the index for the ids of one call (find, and the lookup of the ids already
   // in the table in find_or_insert): calls of at least kParallelProbeIds ids are split into that
-  // many contiguous parts, each probed by its own thread (the probe waits on memory; the results
-  // do not depend on the count). Default 1.
+  // many contiguous parts, each probed by a thread of the OpenMP pool (the probe waits on memory;
+  // the results do not depend on the count). Default 1.
   void set_probe_threads(int threads) { probe_threads_ = threads < 1 ? 1 : threads; }
   static constexpr size_t kParallelProbeIds = 16384;
 

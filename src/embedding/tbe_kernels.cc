@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
-#include <memory>
-#include <mutex>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
@@ -222,8 +219,9 @@ int64_t state_stride(StateWidth width, int64_t dim) {
   return width == StateWidth::kFull ? dim : (width == StateWidth::kRow ? 1 : 0);
 }
 
-// Runs fn over [0, n) in chunks of `chunk` items, claimed dynamically by the caller and by up to
-// at::get_num_threads() - 1 helper tasks on torch's inter-op pool (see parallel_for).
+// Runs fn over [0, n) in chunks of `chunk` items, claimed dynamically from a shared counter by
+// up to at::get_num_threads() threads of one parallel region of torch's intra-op pool (see
+// parallel_for).
 void run_chunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   chunk = std::max<int64_t>(chunk, 1);
@@ -233,40 +231,23 @@ void run_chunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int6
     fn(0, n);
     return;
   }
-  // Chunks are claimed from a shared counter by the caller and by helper tasks on torch's
-  // inter-op pool. A helper that starts late finds nothing left and exits, so the caller never
-  // waits for a task that has not started (no deadlock when the pool is busy); it waits only for
-  // claimed chunks to finish. The state is shared so that late helpers never touch freed memory.
-  struct Shared {
-    std::atomic<int64_t> next{0};
-    int64_t done = 0;
-    std::mutex mu;
-    std::condition_variable cv;
-    std::exception_ptr error;
-  };
-  auto shared = std::make_shared<Shared>();
-  const std::function<void(int64_t, int64_t)>* fn_ptr = &fn;
-  auto work = [shared, fn_ptr, n, chunk, chunks]() {
-    for (;;) {
-      const int64_t c = shared->next.fetch_add(1);
-      if (c >= chunks) return;
-      std::exception_ptr error;
-      try {
-        (*fn_ptr)(c * chunk, std::min(n, (c + 1) * chunk));
-      } catch (...) {
-        error = std::current_exception();
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  // One task per thread (grain 1); a thread slowed down by other work on the machine claims fewer
+  // chunks. An exception stops the claiming and is rethrown here, outside the parallel region.
+  at::parallel_for(0, std::min(threads, chunks), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      for (int64_t c = next++; c < chunks && !failed.load(std::memory_order_relaxed); c = next++) {
+        try {
+          fn(c * chunk, std::min(n, (c + 1) * chunk));
+        } catch (...) {
+          if (!failed.exchange(true)) error = std::current_exception();
+        }
       }
-      std::lock_guard<std::mutex> lock(shared->mu);
-      if (error && !shared->error) shared->error = error;
-      if (++shared->done == chunks) shared->cv.notify_all();
     }
-  };
-  const int64_t helpers = std::min(threads, chunks) - 1;
-  for (int64_t h = 0; h < helpers; ++h) at::launch(work);
-  work();
-  std::unique_lock<std::mutex> lock(shared->mu);
-  shared->cv.wait(lock, [&] { return shared->done == chunks; });
-  if (shared->error) std::rethrow_exception(shared->error);
+  });
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace

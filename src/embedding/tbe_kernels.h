@@ -65,9 +65,10 @@ void backward_update(const std::vector<TableBuffers>& tables,
                      const OptimizerStateLayout& layout);
 
 // Runs fn(begin, end) over disjoint ranges covering [0, n) (chunks of at least `grain` items) on
-// up to at::get_num_threads() threads: the caller plus tasks on torch's inter-op pool (this code is
-// built without OpenMP, so at::parallel_for would run serially here). Exceptions from fn are
-// rethrown in the caller. Runs inline when n <= grain or a single thread is configured.
+// up to at::get_num_threads() threads of torch's intra-op (OpenMP) pool, the one torch's own ops
+// use: a second pool would leave its threads and the OpenMP threads, which spin a while after each
+// parallel region, competing for the same cores. Exceptions from fn are rethrown in the caller.
+// Runs inline when n <= grain, a single thread is configured or inside a parallel region.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace tzrec::embedding::tbe

@@ -1,11 +1,10 @@
 #include "loss/softmax_cross_entropy.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 
 #include "base/error.h"
 #include "loss/l2_loss.h"
+#include "nn/parallel.h"
 
 namespace tzrec::loss {
 namespace {
@@ -29,7 +28,7 @@ class RowCrossEntropyFunction : public torch::autograd::Function<RowCrossEntropy
     const int64_t rows = logits.size(0);
     torch::Tensor lse = torch::empty({rows}, logits.options());
     torch::Tensor softmax = torch::empty_like(logits);
-    at::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t begin, int64_t end) {
+    nn::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t begin, int64_t end) {
       for (int64_t blk = begin; blk < end; ++blk) {
         const int64_t r = blk * kRowBlock, n = std::min(kRowBlock, rows - r);
         const torch::Tensor x = logits.narrow(0, r, n);

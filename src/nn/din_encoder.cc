@@ -17,6 +17,7 @@
 #include "nn/fp16_emulation.h"
 #include "nn/fp16_linear.h"
 #include "nn/linear_relu.h"
+#include "nn/parallel.h"
 #include "nn/sequence_inputs.h"
 
 
@@ -192,7 +193,7 @@ class DinFirstLayerReluFunction : public torch::autograd::Function<DinFirstLayer
   }
 
  private:
-  // Chunks of batch rows spread over the threads by parallel_chunks (nn/linear_relu.h): each
+  // Chunks of batch rows spread over the threads by parallel_chunks (nn/parallel.h): each
   // thread builds a chunk's step input in its own buffers and runs the chunk's GEMMs
   // single-threaded.
   template <typename T>

@@ -1,7 +1,6 @@
 #include "nn/linear_relu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -9,6 +8,7 @@
 
 #include "nn/fp16_emulation.h"
 #include "nn/fp16_linear.h"
+#include "nn/parallel.h"
 
 namespace tzrec::nn {
 namespace {
@@ -110,18 +110,6 @@ class LinearReluFunction : public torch::autograd::Function<LinearReluFunction> 
 };
 
 }  // namespace
-
-void parallel_chunks(int64_t chunks, const std::function<void(int64_t chunk, int64_t slot)>& fn) {
-  if (chunks <= 0) return;
-  const int64_t threads = std::min<int64_t>(std::max(at::get_num_threads(), 1), chunks);
-  std::atomic<int64_t> next{0};
-  // One task per thread (grain 1): task `slot` claims chunks until none are left.
-  at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t slot = begin; slot < end; ++slot) {
-      for (int64_t c = next++; c < chunks; c = next++) fn(c, slot);
-    }
-  });
-}
 
 torch::Tensor linear_relu_forward(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   const bool eligible = bias.defined() && x.dim() == 2 && x.is_cpu() && !fp16_emulation_enabled();

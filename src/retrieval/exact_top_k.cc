@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include <ATen/Parallel.h>
+#include "nn/parallel.h"
 
 namespace tzrec::retrieval {
 namespace {
@@ -51,7 +51,7 @@ void ExactTopK::add_items(const torch::Tensor& items_in, int64_t first_index) {
   const auto above = [&below](const Candidate& a, const Candidate& b) { return below(b, a); };
   const auto k = static_cast<size_t>(k_);
   const int64_t q = queries_.size(0);
-  at::parallel_for(0, (q + kTileRows - 1) / kTileRows, 1, [&](int64_t begin, int64_t end) {
+  nn::parallel_for(0, (q + kTileRows - 1) / kTileRows, 1, [&](int64_t begin, int64_t end) {
     torch::Tensor buffer = torch::empty({kTileRows, std::min(kTileCols, n)}, torch::kFloat32);
     for (int64_t tile = begin; tile < end; ++tile) {
       const int64_t r0 = tile * kTileRows, rows = std::min(kTileRows, q - r0);
