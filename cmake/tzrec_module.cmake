@@ -4,9 +4,10 @@
 #   (one process each, GoogleTest's own sharding) named <name>.shard<i>of<n> — not one process per
 #   test, which paid libtorch's start-up for every test. Per-test results are printed by each shard
 #   and written as JUnit XML to <build>/test-results/<name>.shard<i>.xml.
-#   TORCH targets reuse the precompiled torch header and are compiled with OpenMP (at::parallel_for); TZREC_UNITY_BUILD compiles each target's
-#   sources in batches of TZREC_UNITY_BATCH files (the torch headers' inline code is then compiled
-#   once per batch instead of once per file).
+#   TORCH targets reuse the precompiled torch header and are compiled with OpenMP (without it
+#   at::parallel_for runs serially); TZREC_UNITY_BUILD compiles each target's sources in batches
+#   of TZREC_UNITY_BATCH files (the torch headers' inline code is then compiled once per batch
+#   instead of once per file).
 function(tzrec_module name)
   cmake_parse_arguments(M "TORCH" "SHARDS" "DEPS" ${ARGN})
   set(dir ${CMAKE_SOURCE_DIR}/src/${name})

@@ -5,15 +5,9 @@
 // zeros in demand-paged memory, so rows no id ever held take none.
 #pragma once
 
-#include <cstdint>
-
 #include <torch/torch.h>
 
 namespace tzrec::embedding {
-
-// An uninitialised [rows, dim] table weight (float32 or float16) backed by transparent huge pages
-// where the OS allows: allocate tables with this, then initialise them (init_table_weight).
-torch::Tensor empty_embedding_weight(int64_t rows, int64_t dim, torch::ScalarType dtype);
 
 // Rows of a table ([rows, dim] weights or state, [rows] per-row state): with `rows_on_demand`
 // zeros in demand-paged memory (demand_paged_zeros), else uninitialised huge-page memory that the

@@ -179,7 +179,7 @@ TEST(TbeKernelsTest, DISABLED_BenchmarkVsPlainEmbeddingBag) {
   std::vector<FusedFeatureSpec> feats;
   for (int64_t f = 0; f < F; ++f) {
     torch::Tensor w = torch::rand({rows, D}) * 0.02 - 0.01;
-    fused_w.push_back(empty_embedding_weight(rows, D, torch::kFloat32).copy_(w));
+    fused_w.push_back(table_rows({rows, D}, torch::kFloat32, /*rows_on_demand=*/false).copy_(w));
     plain_w.push_back(w.requires_grad_(true));
     specs.push_back({"t" + std::to_string(f), fused_w.back(), true});
     feats.push_back({"f" + std::to_string(f), "t" + std::to_string(f), "sum"});
@@ -273,8 +273,8 @@ TEST(TbeKernelsTest, DISABLED_BenchmarkKernelsMultiHot) {
   FusedOptimizerOptions fo;
   fo.kind = FusedOptimizerKind::kAdagrad;
   for (int64_t f = 0; f < F; ++f) {
-    weights.push_back(empty_embedding_weight(rows, D, torch::kFloat32).fill_(0.01));
-    states.push_back(empty_embedding_weight(rows, D, torch::kFloat32).fill_(0.0));
+    weights.push_back(table_rows({rows, D}, torch::kFloat32, /*rows_on_demand=*/false).fill_(0.01));
+    states.push_back(table_rows({rows, D}, torch::kFloat32, /*rows_on_demand=*/false).fill_(0.0));
     tbe::TableBuffers t;
     t.weight = weights.back().data_ptr();
     t.num_rows = rows;

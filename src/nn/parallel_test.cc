@@ -31,7 +31,8 @@ TEST(Parallel, RunsOnSeveralThreadsOfThePool) {
   std::mutex mu;
   std::set<std::thread::id> ids;
   std::set<int> thread_nums;
-  // Each part waits for the other to start, so two parts run at once or the test times out.
+  // Each part waits (a bounded spin) for the other to start: on one thread the second part never
+  // starts while the first waits, and the assertions below fail.
   std::atomic<int> started{0};
   parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
     ++started;
