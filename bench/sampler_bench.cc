@@ -36,7 +36,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-uint64_t mix(uint64_t x) { return data::sampler_mix64(x); }
+uint64_t mix(uint64_t x) { return splitmix64(x); }
 
 double thread_cpu_seconds() {
   timespec ts;

@@ -15,27 +15,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/stable_hash.h"
+
 namespace tzrec::data {
 
-// splitmix64 finaliser: a bijective 64-bit mix.
-inline uint64_t sampler_mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Sequential generator: word i is sampler_mix64(seed + (i + 1) * golden) (splitmix64). Cheap to
+// Sequential generator: word i is splitmix64(seed + i * kGolden64) (base/stable_hash.h). Cheap to
 // create, so one is made per sampled batch from (seed, rank, worker, batch index).
 class SamplerRng {
  public:
   explicit SamplerRng(uint64_t seed) : state_(seed) {}
   uint64_t next() {
-    state_ += 0x9e3779b97f4a7c15ULL;
-    uint64_t x = state_;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    const uint64_t word = splitmix64(state_);
+    state_ += kGolden64;
+    return word;
   }
 
  private:

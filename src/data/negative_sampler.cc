@@ -70,7 +70,7 @@ class KeySet {
 
  private:
   static constexpr int64_t kEmpty = std::numeric_limits<int64_t>::min();
-  static uint64_t hash(int64_t key) { return sampler_mix64(static_cast<uint64_t>(key)); }
+  static uint64_t hash(int64_t key) { return splitmix64(static_cast<uint64_t>(key)); }
   void grow() {
     std::vector<int64_t> keys;
     keys.reserve(used_.size());
@@ -395,11 +395,11 @@ std::optional<int64_t> NegativeSampler::key_of(std::string_view cell) const {
 }
 
 uint64_t NegativeSampler::stream_seed(const SampleContext& ctx) const {
-  uint64_t h = sampler_mix64(ctx.seed ^ 0x6e65675f73616d70ULL);  // "neg_samp"
-  h = sampler_mix64(h ^ (is_training_ ? 1u : 2u));
-  h = sampler_mix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.rank)));
-  h = sampler_mix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.worker)));
-  h = sampler_mix64(h ^ static_cast<uint64_t>(ctx.batch_index));
+  uint64_t h = splitmix64(ctx.seed ^ 0x6e65675f73616d70ULL);  // "neg_samp"
+  h = splitmix64(h ^ (is_training_ ? 1u : 2u));
+  h = splitmix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.rank)));
+  h = splitmix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.worker)));
+  h = splitmix64(h ^ static_cast<uint64_t>(ctx.batch_index));
   return h;
 }
 

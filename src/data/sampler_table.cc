@@ -781,7 +781,7 @@ uint64_t index_capacity(size_t n) {
   return cap;
 }
 
-inline uint64_t slot_of(int64_t key, uint64_t mask) { return sampler_mix64(static_cast<uint64_t>(key)) & mask; }
+inline uint64_t slot_of(int64_t key, uint64_t mask) { return splitmix64(static_cast<uint64_t>(key)) & mask; }
 
 // Index of `key` among keys[0], keys[stride], keys[2 * stride], ..., or -1.
 inline int64_t index_find(const std::vector<uint32_t>& slots, uint64_t mask, const int64_t* keys, int64_t key,

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "base/stable_hash.h"
 #include "base/text.h"
 #include "data/file_output.h"
 #include "parquet/writer.h"
@@ -49,13 +50,6 @@ constexpr uint64_t kSaltCalibration = 0x5a17c0ffee000002ULL;
 constexpr uint64_t kSaltCatWeight = 0x5a17c0ffee000003ULL;
 constexpr uint64_t kSaltCatFactor = 0x5a17c0ffee000004ULL;
 constexpr uint64_t kSaltInt = 0x5a17c0ffee000005ULL;
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 uint64_t mix(uint64_t seed, uint64_t salt, uint64_t a, uint64_t b = 0) {
   return splitmix64(splitmix64(splitmix64(seed ^ salt) ^ a) ^ b);

@@ -94,7 +94,7 @@ GenerativeRows::GenerativeRows(const ColumnPlan& plan, const std::vector<ValueGe
   attributes.insert(attributes.end(), item_columns.begin(), item_columns.end());
   for (int c : attributes) {
     const std::string name = attribute_stem(columns[static_cast<size_t>(c)].name);
-    attribute_hash_[static_cast<size_t>(c)] = hash_text(name);
+    attribute_hash_[static_cast<size_t>(c)] = fnv1a64(name);
     attribute_key_[static_cast<size_t>(c)] = c;
     for (int k : g.candidates.attribute_columns) {
       if (attribute_stem(columns[static_cast<size_t>(k)].name) == name) attribute_key_[static_cast<size_t>(c)] = k;
@@ -108,7 +108,7 @@ GenerativeRows::GenerativeRows(const ColumnPlan& plan, const std::vector<ValueGe
   double norm2 = 0.0;
   for (int c : g.user_columns) {
     for (int d = 0; d < kHiddenDim; ++d) {
-      const uint64_t h = hash_text(columns[static_cast<size_t>(c)].name);
+      const uint64_t h = fnv1a64(columns[static_cast<size_t>(c)].name);
       const double w = normal_from(mix(seed, kSaltGenerativePropensity, h, static_cast<uint64_t>(d)));
       propensity_weights_[static_cast<size_t>(c)][d] = w;
       norm2 += w * w;
@@ -144,11 +144,11 @@ double GenerativeRows::user_cells(int64_t user, std::vector<Cell>* cells,
     const ColumnSpec& spec = columns[static_cast<size_t>(c)];
     Cell& cell = (*cells)[static_cast<size_t>(c)];
     Contribution& acc = (*contributions)[static_cast<size_t>(c)];
-    Rng rng(mix(seed_, kSaltGenerativeUserColumn, static_cast<uint64_t>(user), hash_text(spec.name)));
+    Rng rng(mix(seed_, kSaltGenerativeUserColumn, static_cast<uint64_t>(user), fnv1a64(spec.name)));
     int count = 1;
     if (spec.layout != Layout::kScalar) {
       Rng n(mix(seed_, kSaltGenerativeUserColumn, static_cast<uint64_t>(user),
-                hash_text(spec.length_group.empty() ? spec.name : spec.length_group)));
+                fnv1a64(spec.length_group.empty() ? spec.name : spec.length_group)));
       count = static_cast<int>(n.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
     }
     (*generators_)[static_cast<size_t>(c)].generate(rng, count, &cell, &acc);

@@ -29,7 +29,7 @@ HiddenModel::HiddenModel(const ColumnPlan& plan, uint64_t seed) : plan_(&plan) {
       s.weights.assign(n, std::vector<double>(kHiddenDim, 0.0));
       for (size_t i = 0; i < n; ++i) {
         if (plan.columns[i].role != Role::kInput) continue;
-        const uint64_t h = mix(mix(seed, kSaltLabel, hash_text(label.name)), k, hash_text(plan.columns[i].name));
+        const uint64_t h = mix(mix(seed, kSaltLabel, fnv1a64(label.name)), k, fnv1a64(plan.columns[i].name));
         for (int d = 0; d < kHiddenDim; ++d) s.weights[i][d] = normal_from(mix(h, d));
       }
       scores_[c].push_back(std::move(s));

@@ -1,35 +1,19 @@
 // Deterministic randomness of `tzrec gen_data --pipeline_config_path`: counter-based hashes
-// (splitmix64) and a small per-row generator, so that every value is a pure function of
-// (seed, stream, index) and the output is byte-identical across platforms (no std::
-// distributions are used).
+// (splitmix64 and fnv1a64 of base/stable_hash.h) and a small per-row generator, so that every
+// value is a pure function of (seed, stream, index) and the output is byte-identical across
+// platforms (no std:: distributions are used).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-#include <string_view>
+
+#include "base/stable_hash.h"
 
 namespace tzrec::datagen {
-
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 inline uint64_t mix(uint64_t a, uint64_t b) { return splitmix64(splitmix64(a) ^ b); }
 inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c) { return mix(mix(a, b), c); }
 inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return mix(mix(a, b, c), d); }
-
-// FNV-1a of a string, to key hash streams by column names and token texts.
-inline uint64_t hash_text(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // Uniform in the open interval (0, 1) from the top 53 bits.
 inline double to_unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }

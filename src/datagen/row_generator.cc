@@ -73,7 +73,7 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
   auto count_of = [&](const std::string& group, int lo, int hi) {
     auto it = group_counts.find(group);
     if (it != group_counts.end()) return it->second;
-    Rng g(mix(row_seed, kSaltGroup, hash_text(group)));
+    Rng g(mix(row_seed, kSaltGroup, fnv1a64(group)));
     const int n = static_cast<int>(g.uniform_int(lo, std::max(lo, hi)));
     group_counts.emplace(group, n);
     return n;
@@ -113,10 +113,10 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
     } else if (!spec.length_group.empty()) {
       count = count_of(spec.length_group, spec.min_values, spec.max_values);
     } else {
-      Rng n(mix(row_seed, kSaltGroup, hash_text(spec.name)));
+      Rng n(mix(row_seed, kSaltGroup, fnv1a64(spec.name)));
       count = static_cast<int>(n.uniform_int(spec.min_values, std::max(spec.min_values, spec.max_values)));
     }
-    Rng rng(mix(row_seed, kSaltColumn, hash_text(spec.name)));
+    Rng rng(mix(row_seed, kSaltColumn, fnv1a64(spec.name)));
     generators_[c].generate(rng, count, &cell, &acc);
   }
   for (size_t c = 0; c < columns.size(); ++c) {
@@ -124,7 +124,7 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
     if (spec.role == Role::kInput || plan_->generative.writes(static_cast<int>(c))) continue;
     Cell& cell = (*cells)[c];
     cell.clear();
-    Rng rng(mix(row_seed, kSaltLabelNoise, hash_text(spec.name)));
+    Rng rng(mix(row_seed, kSaltLabelNoise, fnv1a64(spec.name)));
     switch (spec.role) {
       case Role::kLabel: {
         const double v = hidden_.label(static_cast<int>(c), *contributions, rng);
@@ -154,7 +154,7 @@ void RowGenerator::row(int64_t index, std::vector<Cell>* cells, std::vector<int6
 
 void RowGenerator::entity_cell(int64_t id, int column, Cell* cell, Contribution* acc) const {
   const ColumnSpec& spec = plan_->columns[column];
-  Rng rng(mix(seed_, kSaltItem, static_cast<uint64_t>(id), hash_text(spec.name)));
+  Rng rng(mix(seed_, kSaltItem, static_cast<uint64_t>(id), fnv1a64(spec.name)));
   if (spec.item_id || spec.user_id) {
     // The id itself; its contribution is a token drawn from the entity's stream.
     Cell ignored;

@@ -30,8 +30,8 @@ int64_t zipf_rank(int64_t n, double u) {
 }
 
 ValueGenerator::ValueGenerator(const ColumnSpec& spec, uint64_t seed)
-    : spec_(&spec), key_(mix(seed, kSaltToken, hash_text(spec.name))) {
-  const uint64_t h = mix(seed, kSaltNumber, hash_text(spec.name));
+    : spec_(&spec), key_(mix(seed, kSaltToken, fnv1a64(spec.name))) {
+  const uint64_t h = mix(seed, kSaltNumber, fnv1a64(spec.name));
   for (int d = 0; d < kHiddenDim; ++d) number_vector_[d] = normal_from(mix(h, d));
 }
 
@@ -56,7 +56,7 @@ void ValueGenerator::draw_value(const Domain& domain, Rng& rng, Token* out, Cont
     case Domain::Kind::kVocab: {
       const auto n = static_cast<int64_t>(domain.vocab.size());
       out->s = n == 0 ? std::string() : domain.vocab[zipf_rank(n, rng.unit())];
-      add_token_vector(hash_text(out->s), acc);
+      add_token_vector(fnv1a64(out->s), acc);
       break;
     }
     case Domain::Kind::kWords: {

@@ -31,6 +31,7 @@
 #endif
 
 #include "base/huge_pages.h"
+#include "base/stable_hash.h"
 
 namespace tzrec::embedding {
 namespace dynamic_hash {
@@ -39,13 +40,9 @@ namespace dynamic_hash {
 // the digests of 16 slots.
 constexpr int64_t kBucketAlignment = 16;
 
-// A 64-bit finalizer (splitmix64's): every input bit affects every output bit, so patterned raw
-// ids (multiples of a stride, small ranges) spread evenly over buckets and digests.
-inline uint64_t mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// Buckets and digests come from mix64 (base/stable_hash.h) of the raw id: every input bit affects
+// every output bit, so patterned raw ids (multiples of a stride, small ranges) spread evenly.
+using tzrec::mix64;
 
 // The bucket of hash h among num_buckets: floor(h * num_buckets / 2^64), from the high bits.
 // Doubling num_buckets sends bucket b's keys to 2b and 2b + 1 only, so a bucket split never

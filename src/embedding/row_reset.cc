@@ -5,18 +5,14 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "base/stable_hash.h"
 #include "embedding/fused_embedding_bags.h"
 #include "embedding/fused_row_optimizer.h"
 
 namespace tzrec::embedding {
 
 uint64_t table_step_seed(const std::string& table, int64_t step) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : table) h = (h ^ c) * 1099511628211ull;
-  uint64_t z = h + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(step + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return splitmix64(fnv1a64(table) + kGolden64 * static_cast<uint64_t>(step));
 }
 
 uint64_t block_step_seed(const std::string& table, int64_t block_offset, int64_t step) {

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/manual_seed.h"
 #include "data/dataset_sources.h"
 #include "data/input_files.h"
 #include "data/parallel_loader.h"
@@ -52,7 +53,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
     const std::string list_sep = data::sampler_multival_sep(dc);
     negatives = std::make_shared<const NegativeRows>(
         data::NegativeSampler::create(*sampler_config, mode == Mode::kTrain), parser_->neg_input_columns(), list_sep,
-        shard.rank, parser_->candidate());
+        shard.rank, manual_seed().value_or(0), parser_->candidate());
     for (const std::string& c : negatives->id_columns()) {
       if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }
@@ -62,7 +63,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   if (auto tdm_config = tdm::tdm_sampler_config(dc); tdm_config && mode != Mode::kPredict) {
     tdm = std::make_shared<const TdmRows>(
         tdm::TdmSampler::create(*tdm_config), std::vector<std::string>(dc.label_fields().begin(), dc.label_fields().end()),
-        data::sampler_multival_sep(dc), shard.rank, mode == Mode::kTrain);
+        data::sampler_multival_sep(dc), shard.rank, manual_seed().value_or(0), mode == Mode::kTrain);
     if (std::find(columns.begin(), columns.end(), tdm->id_column()) == columns.end()) columns.push_back(tdm->id_column());
   }
   if (!reserved_columns.empty()) {

@@ -5,6 +5,8 @@
 #include <limits>
 #include <string_view>
 
+#include "base/stable_hash.h"
+#include "data/row_key.h"
 #include "feature/dense_embedding_settings.h"
 #include "feature/fg_json_entry.h"
 #include "feature/lookup_values.h"
@@ -109,7 +111,7 @@ ExprFeature::ExprFeature(const protos::ExprFeature& c, const std::string& path, 
     throw ConfigError(fmt::format("{}.default_value: {} numbers for value_dim {}; give one number or value_dim of them",
                                   path, default_numbers_.size(), width_));
   }
-  name_seed_ = std::hash<std::string>{}(info_.name);
+  name_seed_ = fnv1a64(info_.name);
 }
 
 void ExprFeature::values_of(const MultiInputCells& cells, const data::RecordBatch& batch, int64_t r, int64_t k,
@@ -140,9 +142,7 @@ void ExprFeature::values_of(const MultiInputCells& cells, const data::RecordBatc
   }
   uint64_t seed = 0;
   if (program_.uses_random()) {
-    const auto& o = batch.origins[static_cast<size_t>(r)];
-    seed = name_seed_ ^ (std::hash<std::string>{}(batch.files[static_cast<size_t>(o.file_index)]) * 0x9e3779b97f4a7c15ULL) ^
-           (static_cast<uint64_t>(o.line) * 0xbf58476d1ce4e5b9ULL) ^ (static_cast<uint64_t>(k) * 0x94d049bb133111ebULL);
+    seed = splitmix64(name_seed_ ^ data::row_key(batch, r)) ^ (static_cast<uint64_t>(k) * kGolden64);
   }
   program_.evaluate(s->args.data(), &s->program, &s->result, seed);
   for (double x : s->result) {

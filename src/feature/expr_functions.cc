@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/stable_hash.h"
+
 namespace tzrec::feature {
 namespace expr_fn {
 
@@ -216,10 +218,8 @@ bool find_expr_constant(std::string_view name, double* value) {
 }
 
 double expr_random(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  const uint64_t z = splitmix64(*state);
+  *state += kGolden64;
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "data/row_key.h"
 #include "feature/column_cells.h"
 
 namespace tzrec::feature {
@@ -29,11 +30,13 @@ int64_t key_of(const data::NegativeSampler& sampler, const CellValue& v, const s
 }  // namespace
 
 NegativeRows::NegativeRows(std::shared_ptr<const data::NegativeSampler> sampler, std::vector<std::string> columns,
-                           std::string list_sep, int32_t rank, std::optional<CandidateSequence> candidate)
+                           std::string list_sep, int32_t rank, uint64_t seed,
+                           std::optional<CandidateSequence> candidate)
     : sampler_(std::move(sampler)),
       columns_(std::move(columns)),
       list_sep_(std::move(list_sep)),
       rank_(rank),
+      seed_(seed),
       candidate_(std::move(candidate)) {}
 
 std::vector<std::string> NegativeRows::id_columns() const {
@@ -94,12 +97,9 @@ data::RecordBatch NegativeRows::sample(const data::RecordBatch& batch, torch::Te
     }
   }
   data::SampleContext ctx;
+  ctx.seed = seed_;
   ctx.rank = rank_;
-  if (batch.num_rows() > 0) {
-    const data::RowOrigin& o = batch.origins.front();
-    ctx.batch_index = static_cast<int64_t>(std::hash<std::string>()(batch.files.at(o.file_index)) ^
-                                           (static_cast<uint64_t>(o.line) * 0x9E3779B97F4A7C15ull));
-  }
+  if (batch.num_rows() > 0) ctx.batch_index = static_cast<int64_t>(data::row_key(batch, 0));
   data::SampledNegatives negatives;
   sampler_->sample(items, users, ctx, &negatives);
 

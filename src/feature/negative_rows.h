@@ -17,8 +17,9 @@
 // v2 / hard samplers, as TorchEasyRec's build_sampler_input), and the result holds the negatives'
 // rows only, their columns named "<sequence>__<attr field>" (FeatureParser appends them to the
 // sequence's last row); hard_neg_indices' rows then count the items.
-//   randomness  the sampler's stream for (rank, the batch's first row: file and line), so a batch
-//             gets the same negatives in every run and after --continue_train (data/negative_sampler.h).
+//   randomness  the sampler's stream for (seed, rank, data/row_key.h of the batch's first row), so
+//             a batch gets the same negatives in every run with the same seed, after
+//             --continue_train and wherever the data lies (data/negative_sampler.h).
 #pragma once
 
 #include <memory>
@@ -37,10 +38,12 @@ namespace tzrec::feature {
 class NegativeRows {
  public:
   // `columns`: the attr_fields the __NEG__ features read; `list_sep`: how typed list cells are
-  // joined. `rank`: the global rank (independent negatives per rank).
+  // joined. `rank`: the global rank (independent negatives per rank). `seed`: the run's seed
+  // (TORCH_MANUAL_SEED, 0 when unset).
   // `candidate`: the sequence the negatives join (its columns are then `columns`), or nullopt.
   NegativeRows(std::shared_ptr<const data::NegativeSampler> sampler, std::vector<std::string> columns,
-               std::string list_sep, int32_t rank, std::optional<CandidateSequence> candidate = std::nullopt);
+               std::string list_sep, int32_t rank, uint64_t seed,
+               std::optional<CandidateSequence> candidate = std::nullopt);
 
   // The columns the ids are read from (item_id_field, user_id_field when the sampler reads it).
   std::vector<std::string> id_columns() const;
@@ -59,6 +62,7 @@ class NegativeRows {
   std::vector<std::string> columns_;
   std::string list_sep_;
   int32_t rank_ = 0;
+  uint64_t seed_ = 0;
   std::optional<CandidateSequence> candidate_;
 };
 

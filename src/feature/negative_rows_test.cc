@@ -80,7 +80,7 @@ TEST_F(NegativeRowsTest, NegativesFollowTheBatchRows) {
   const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
   auto sampler_config = data::negative_sampler_config(cfg.data_config());
   ASSERT_TRUE(sampler_config.has_value());
-  const NegativeRows rows(data::NegativeSampler::create(*sampler_config, true), parser.neg_input_columns(), "\x1d", 0);
+  const NegativeRows rows(data::NegativeSampler::create(*sampler_config, true), parser.neg_input_columns(), "\x1d", 0, 0);
   EXPECT_EQ(rows.id_columns(), (std::vector<std::string>{"item_id"}));
   data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9", "7"}},
                                         {"item_id", {"1", "2", "3", "4"}},
@@ -110,6 +110,35 @@ TEST_F(NegativeRowsTest, NegativesFollowTheBatchRows) {
   for (int64_t k = 0; k < again.num_rows(); ++k) EXPECT_EQ(again.columns[0].cell(k), neg.columns[0].cell(k));
 }
 
+// The stream is keyed by (seed, rank, the first row's file name, folder name and line): a copy of
+// the data in another folder draws the same negatives, another seed others.
+TEST_F(NegativeRowsTest, NegativesFollowTheSeedNotTheDataLocation) {
+  const auto cfg = parse_config(config());
+  const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
+  const auto sampler = data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true);
+  auto negatives = [&](uint64_t seed, const std::string& file) {
+    const NegativeRows rows(sampler, parser.neg_input_columns(), "\x1d", 0, seed);
+    data::RecordBatch batch = make_batch({{"item_id", {"1", "2", "3", "4"}}, {"cate", {"10", "20", "30", "40"}}});
+    batch.files = {file};
+    torch::Tensor hard;
+    const data::RecordBatch neg = rows.sample(batch, &hard);
+    std::vector<std::string> items;
+    for (int64_t k = 4; k < neg.num_rows(); ++k) items.emplace_back(neg.columns[0].cell(k));
+    return items;
+  };
+  const auto base = negatives(0, "/data/a/dt=1/part-0.csv");
+  ASSERT_EQ(base.size(), 3u);
+  EXPECT_EQ(negatives(0, "/elsewhere/dt=1/part-0.csv"), base);
+  bool seed_changes = false;
+  for (uint64_t seed = 1; seed <= 4; ++seed) seed_changes |= negatives(seed, "/data/a/dt=1/part-0.csv") != base;
+  EXPECT_TRUE(seed_changes) << "seeds 1-4 drew the negatives of seed 0";
+  bool file_changes = false;
+  for (int part = 1; part <= 4; ++part) {
+    file_changes |= negatives(0, "/data/a/dt=1/part-" + std::to_string(part) + ".csv") != base;
+  }
+  EXPECT_TRUE(file_changes) << "other files drew the negatives of part-0";
+}
+
 // data_config.force_base_data_group (TorchEasyRec's pad_to_max_bs): every feature joins __BASE__
 // over the batch's rows followed by the negatives'; the user's bags of the negatives' rows are
 // empty.
@@ -119,7 +148,7 @@ TEST_F(NegativeRowsTest, ForceBaseDataGroupPadsTheBatchFeatures) {
   const auto cfg = parse_config(text);
   const FeatureParser parser(cfg, /*read_labels=*/true, HashKind::kStdHash);
   const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
-                          parser.neg_input_columns(), "\x1d", 0);
+                          parser.neg_input_columns(), "\x1d", 0, 0);
   data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9", "7"}},
                                         {"item_id", {"1", "2", "3", "4"}},
                                         {"cate", {"10", "20", "30", "40"}},
@@ -171,7 +200,7 @@ TEST_F(NegativeRowsTest, BadIdsNameTheRow) {
   const auto cfg = parse_config(config());
   const FeatureParser parser(cfg, true, HashKind::kStdHash);
   const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
-                          parser.neg_input_columns(), "\x1d", 0);
+                          parser.neg_input_columns(), "\x1d", 0, 0);
   data::RecordBatch batch = make_batch({{"item_id", {"1", "x2"}}, {"cate", {"10", "20"}}});
   torch::Tensor hard;
   try {
@@ -208,7 +237,7 @@ TEST_F(NegativeRowsTest, CandidateSequenceNegativesJoinTheLastRow) {
   const FeatureSet set = build_features(cfg);
   EXPECT_EQ(set.neg, (std::vector<bool>{false, false, false}));  // no __NEG__ group
   const NegativeRows rows(data::NegativeSampler::create(*data::negative_sampler_config(cfg.data_config()), true),
-                          parser.neg_input_columns(), "\x1d", 0, parser.candidate());
+                          parser.neg_input_columns(), "\x1d", 0, 0, parser.candidate());
   data::RecordBatch batch = make_batch({{"user_id", {"7", "8", "9"}},
                                         {"cand_seq__video_id", {"1|2", "3", "4|5|6"}},
                                         {"cand_seq__cate", {"10|20", "30", "40|50|60"}},

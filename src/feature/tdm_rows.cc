@@ -6,18 +6,20 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "data/alias_table.h"
+#include "base/stable_hash.h"
+#include "data/row_key.h"
 #include "feature/column_cells.h"
 #include "parquet/column_slice.h"
 
 namespace tzrec::feature {
 
 TdmRows::TdmRows(std::shared_ptr<const tdm::TdmSampler> sampler, std::vector<std::string> label_fields,
-                 std::string list_sep, int32_t rank, bool is_training)
+                 std::string list_sep, int32_t rank, uint64_t seed, bool is_training)
     : sampler_(std::move(sampler)),
       label_fields_(std::move(label_fields)),
       list_sep_(std::move(list_sep)),
       rank_(rank),
+      seed_(seed),
       is_training_(is_training) {}
 
 data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
@@ -40,13 +42,10 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
       keys[static_cast<size_t>(r)] = id;
     }
   }
-  uint64_t seed = data::sampler_mix64(0x74646d5f73616d70ULL ^ (is_training_ ? 1u : 2u));  // "tdm_samp"
-  seed = data::sampler_mix64(seed ^ static_cast<uint64_t>(static_cast<uint32_t>(rank_)));
-  if (rows > 0) {
-    const data::RowOrigin& o = batch.origins.front();
-    seed = data::sampler_mix64(seed ^ std::hash<std::string>()(batch.files.at(static_cast<size_t>(o.file_index))) ^
-                               (static_cast<uint64_t>(o.line) * 0x9E3779B97F4A7C15ull));
-  }
+  uint64_t seed = splitmix64(seed_ ^ 0x74646d5f73616d70ULL);  // "tdm_samp"
+  seed = splitmix64(seed ^ (is_training_ ? 1u : 2u));
+  seed = splitmix64(seed ^ static_cast<uint64_t>(static_cast<uint32_t>(rank_)));
+  if (rows > 0) seed = splitmix64(seed ^ data::row_key(batch, 0));
   tdm::TdmSamples samples;
   sampler_->sample(
       keys, seed,

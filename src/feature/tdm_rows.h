@@ -13,8 +13,8 @@
 //                  for each of row j's samples (typed columns stay typed)
 //   origins        the input rows, then for each sample the row it was drawn for (messages name
 //                  the user's row).
-// Randomness: the sampler's stream for (rank, the batch's first row: file and line), as
-// negative_rows.h.
+// Randomness: the sampler's stream for (seed, train / eval, rank, data/row_key.h of the batch's
+// first row), as negative_rows.h.
 #pragma once
 
 #include <memory>
@@ -29,9 +29,9 @@ namespace tzrec::feature {
 class TdmRows {
  public:
   // label_fields: the columns that get 1 / 0; list_sep: how typed list cells are joined;
-  // rank: the global rank.
+  // rank: the global rank; seed: the run's seed (TORCH_MANUAL_SEED, 0 when unset).
   TdmRows(std::shared_ptr<const tdm::TdmSampler> sampler, std::vector<std::string> label_fields, std::string list_sep,
-          int32_t rank, bool is_training);
+          int32_t rank, uint64_t seed, bool is_training);
 
   // The column the item ids are read from.
   std::string id_column() const { return sampler_->config().item_id_field; }
@@ -45,6 +45,7 @@ class TdmRows {
   std::vector<std::string> label_fields_;
   std::string list_sep_;
   int32_t rank_ = 0;
+  uint64_t seed_ = 0;
   bool is_training_ = true;
 };
 

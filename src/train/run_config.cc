@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/manual_seed.h"
 #include "config/pipeline_config.h"
 
 namespace tzrec::train {
@@ -50,14 +51,7 @@ void setup_runtime() {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = env_int("OMP_NUM_THREADS", cores);
   torch::set_num_threads(threads);
-  if (const char* seed = std::getenv("TORCH_MANUAL_SEED"); seed != nullptr && *seed != '\0') {
-    char* end = nullptr;
-    unsigned long long parsed = std::strtoull(seed, &end, 10);
-    if (*end != '\0') {
-      throw UsageError(fmt::format("environment variable TORCH_MANUAL_SEED={} is not an integer", seed));
-    }
-    torch::manual_seed(parsed);
-  }
+  if (const std::optional<uint64_t> seed = manual_seed()) torch::manual_seed(*seed);
   log::debug("intra-op threads: {}", threads);
 }
 

@@ -12,7 +12,8 @@
 # Generative retrieval: HSTUMatch (examples/hstu_match_kuairand_synth.config: two STU layers
 # over the history, 31 sampled negatives per batch appended to its last candidate sequence):
 #   - train_eval learns: recall@5 over the eval candidates above 0.3 (chance 5 / 32 = 0.16; seed 1
-#     gives 0.477, seeds 2-3 0.50);
+#     gives 0.569, seeds 2-3 0.50-0.51; the sampled negatives follow the seed and the rows'
+#     positions, not the temporary folder's name);
 #   - export writes the user and item towers; predict writes one user_tower_emb per eval row and
 #     one unit-norm item_tower_emb per row of gen_data's items.parquet;
 #   - in_batch_negative: true is refused with one line naming the field.

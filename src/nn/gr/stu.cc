@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/simd_clones.h"
+#include "base/stable_hash.h"
 #include "nn/hstu_attention.h"
 
 namespace tzrec::nn::gr {
@@ -20,10 +21,7 @@ constexpr double kNormEps = 1e-6;
 TZREC_SIMD_CLONES void fill_dropout_noise(float* out, int64_t begin, int64_t end, uint64_t seed, uint64_t threshold,
                                           float scale) {
   for (int64_t i = begin; i < end; ++i) {
-    uint64_t z = seed + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    const uint64_t z = mix64(seed + static_cast<uint64_t>(i) * kGolden64);
     out[i] = (z >> 32) >= threshold ? scale : 0.0f;
   }
 }

@@ -1,0 +1,35 @@
+// Hashes with values fixed by this file — the same on every machine, compiler and release
+// (std::hash is not): seeds of random streams, keys of generated data and of dynamic tables'
+// buckets depend on them, so changing one changes what runs draw and what files hold.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace tzrec {
+
+// 2^64 / golden ratio: splitmix64's increment.
+constexpr uint64_t kGolden64 = 0x9e3779b97f4a7c15ULL;
+
+// splitmix64's finaliser: a bijective mix where every input bit affects every output bit.
+inline uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// splitmix64 of one word: mix64(x + kGolden64). Word i of the splitmix64 sequence seeded with s
+// is splitmix64(s + i · kGolden64).
+inline uint64_t splitmix64(uint64_t x) { return mix64(x + kGolden64); }
+
+// FNV-1a (64 bits) of a string.
+inline uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace tzrec
