@@ -135,8 +135,7 @@ void DynamicTable::allocate_index(uint64_t num_buckets) {
   num_buckets_ = num_buckets;
   const size_t slots = num_buckets * bucket_capacity_;
   digests_.assign(slots, 0);
-  keys_.assign(slots, 0);
-  meta_.assign(slots, 0);
+  slots_.assign(slots, Slot{});
   sizes_.assign(num_buckets, 0);
 }
 
@@ -146,7 +145,7 @@ int64_t DynamicTable::capacity() const {
 }
 
 int64_t DynamicTable::memory_bytes() const {
-  int64_t bytes = static_cast<int64_t>(digests_.size() * (sizeof(uint8_t) + sizeof(int64_t) + sizeof(uint64_t)) +
+  int64_t bytes = static_cast<int64_t>(digests_.size() * (sizeof(uint8_t) + sizeof(Slot)) +
                                        sizes_.size() * sizeof(uint32_t) + free_rows_.capacity() * sizeof(uint32_t) +
                                        protected_.size() * sizeof(uint64_t));
   return bytes + (counter_ ? counter_->memory_bytes() : 0);
@@ -157,7 +156,7 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
   const uint64_t base = bucket * bucket_capacity_;
   int64_t found = -1;
   dynamic_hash::for_each_digest_match(&digests_[base], bucket_capacity_, slot_digest(h), [&](uint32_t i) {
-    if (keys_[base + i] != key) return false;
+    if (slots_[base + i].key != key) return false;
     found = static_cast<int64_t>(base + i);
     return true;
   });
@@ -165,8 +164,8 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 }
 
 // Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
-// the bucket's digests; (2) scan them, prefetch the key and meta of the first two matching slots;
-// (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so the scans
+// the bucket's digests; (2) scan them, prefetch the first two matching slots (key and meta share
+// a line); (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so the scans
 // cover the whole bucket without reading its size: one cache miss fewer per id. In a full bucket
 // of 128 another key's digest matches before the key's own in about 22% of probes (each of the
 // 63.5 slots before it on average matches with 1 in 256), so the second match is fetched in the
@@ -184,8 +183,7 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
   };
   Pending ring[kRing];
   const uint8_t* digests = digests_.data();
-  const int64_t* keys = keys_.data();
-  const uint64_t* meta = meta_.data();
+  const Slot* slots = slots_.data();
   const uint64_t b_cap = bucket_capacity_;
   for (size_t i = 0; i < n + 2 * kDistance; ++i) {
     if (i < n) {
@@ -209,8 +207,7 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
         }
         const int64_t slot = static_cast<int64_t>(base + s);
         p.candidate[matches++] = slot;
-        __builtin_prefetch(keys + slot);
-        __builtin_prefetch(meta + slot);
+        __builtin_prefetch(slots + slot);
         return false;
       });
     }
@@ -218,9 +215,9 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
       const size_t j = i - 2 * kDistance;
       const Pending& p = ring[j % kRing];
       int64_t slot = -1;
-      if (p.candidate[0] >= 0 && keys[p.candidate[0]] == ids[j]) {
+      if (p.candidate[0] >= 0 && slots[p.candidate[0]].key == ids[j]) {
         slot = p.candidate[0];
-      } else if (p.candidate[1] >= 0 && keys[p.candidate[1]] == ids[j]) {
+      } else if (p.candidate[1] >= 0 && slots[p.candidate[1]].key == ids[j]) {
         slot = p.candidate[1];
       } else if (p.more) {
         slot = find_slot(ids[j], p.h);  // digests matching with two other keys: scan again
@@ -250,7 +247,7 @@ void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const 
 
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
   probe_parts(ids, n, [&](size_t, size_t i, int64_t slot) {
-    rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(meta_[slot]));
+    rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(slots_[slot].meta));
   });
 }
 
@@ -269,8 +266,8 @@ uint32_t DynamicTable::encode_time(int64_t timestamp_ms) {
   for (uint64_t b = 0; b < num_buckets_; ++b) {
     const uint64_t base = b * bucket_capacity_;
     for (uint64_t s = base; s < base + sizes_[b]; ++s) {
-      const uint32_t score = meta_score(meta_[s]);
-      meta_[s] = make_meta(score > shift ? static_cast<uint32_t>(score - shift) : 0, meta_row(meta_[s]));
+      const uint32_t score = meta_score(slots_[s].meta);
+      slots_[s].meta = make_meta(score > shift ? static_cast<uint32_t>(score - shift) : 0, meta_row(slots_[s].meta));
     }
   }
   return static_cast<uint32_t>(kTimeWindow);
@@ -298,19 +295,17 @@ bool DynamicTable::grow_needed(int64_t new_keys) const {
 void DynamicTable::double_buckets() {
   const uint64_t old_buckets = num_buckets_;
   dynamic_hash::HugePageArray<uint8_t> old_digests = std::move(digests_);
-  dynamic_hash::HugePageArray<int64_t> old_keys = std::move(keys_);
-  dynamic_hash::HugePageArray<uint64_t> old_meta = std::move(meta_);
+  dynamic_hash::HugePageArray<Slot> old_slots = std::move(slots_);
   std::vector<uint32_t> old_sizes = std::move(sizes_);
   allocate_index(old_buckets * 2);
   for (uint64_t b = 0; b < old_buckets; ++b) {
     const uint64_t base = b * bucket_capacity_;
     for (uint64_t s = base; s < base + old_sizes[b]; ++s) {
-      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(old_keys[s]));
+      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(old_slots[s].key));
       const uint64_t nb = dynamic_hash::bucket_of(h, num_buckets_);
       const uint64_t slot = nb * bucket_capacity_ + sizes_[nb]++;
       digests_[slot] = old_digests[s];
-      keys_[slot] = old_keys[s];
-      meta_[slot] = old_meta[s];
+      slots_[slot] = old_slots[s];
     }
   }
 }
@@ -339,13 +334,13 @@ void DynamicTable::activate_protection(const DynamicTableLookup& out) {
 // score `now` (keys of an earlier call with the same step or time are pinned too, which only
 // narrows the choice); LFU keys are pinned by the rows bitset.
 int64_t DynamicTable::victim_hint(uint64_t base, uint32_t now) const {
-  const uint64_t* meta = meta_.data() + base;
+  const Slot* slots = slots_.data() + base;
   const uint32_t b_cap = bucket_capacity_;
   const bool by_score = strategy_ != DynamicScoreStrategy::kLfu;
   uint32_t best = b_cap;
   uint64_t best_meta = std::numeric_limits<uint64_t>::max();
   for (uint32_t i = 0; i < b_cap; ++i) {
-    const uint64_t m = meta[i];
+    const uint64_t m = slots[i].meta;
     if ((!by_score || meta_score(m) != now) && m <= best_meta) {
       best = i;
       best_meta = m;
@@ -358,14 +353,14 @@ int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTabl
   const int64_t hint = victim_hint(base, now);
   if (strategy_ != DynamicScoreStrategy::kLfu || hint < 0) return hint;
   if (!protecting_) activate_protection(out);
-  if (!pinned(meta_row(meta_[hint]))) return hint;
+  if (!pinned(meta_row(slots_[hint].meta))) return hint;
   // The minimum is pinned: scan again, skipping pins.
-  const uint64_t* meta = meta_.data() + base;
+  const Slot* slots = slots_.data() + base;
   const uint32_t b_cap = bucket_capacity_;
   uint32_t best = b_cap;
   uint64_t best_meta = std::numeric_limits<uint64_t>::max();
   for (uint32_t i = 0; i < b_cap; ++i) {
-    const uint64_t m = meta[i];
+    const uint64_t m = slots[i].meta;
     if (m <= best_meta && !pinned(meta_row(m))) {
       best = i;
       best_meta = m;
@@ -381,8 +376,8 @@ void DynamicTable::prefetch_bucket(uint64_t h) const {
   __builtin_prefetch(&sizes_[bucket]);
   __builtin_prefetch(digests_.data() + bucket * bucket_capacity_);
   if (num_buckets_ == top_buckets_ && strategy_ != DynamicScoreStrategy::kNoEviction) {
-    const char* begin = reinterpret_cast<const char*>(meta_.data() + bucket * bucket_capacity_);
-    for (size_t offset = 0; offset < bucket_capacity_ * sizeof(uint64_t); offset += 64) __builtin_prefetch(begin + offset);
+    const char* begin = reinterpret_cast<const char*>(slots_.data() + bucket * bucket_capacity_);
+    for (size_t offset = 0; offset < bucket_capacity_ * sizeof(Slot); offset += 64) __builtin_prefetch(begin + offset);
   }
 }
 
@@ -412,12 +407,11 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
       const int64_t victim = pick_victim(base, now, out);
       if (victim < 0) return -1;
       slot = static_cast<uint64_t>(victim);
-      row = meta_row(meta_[slot]);
-      out.evicted_keys.push_back(keys_[slot]);
+      row = meta_row(slots_[slot].meta);
+      out.evicted_keys.push_back(slots_[slot].key);
       out.evicted_rows.push_back(row);
     }
-    keys_[slot] = key;
-    meta_[slot] = make_meta(score, row);
+    slots_[slot] = Slot{key, make_meta(score, row)};
     digests_[slot] = slot_digest(h);
     if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
     out.new_keys.push_back(key);
@@ -456,7 +450,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
       missing_parts_[part].push_back(static_cast<uint32_t>(i));
       return;
     }
-    uint64_t* m = &meta_[slot];
+    uint64_t* m = &slots_[slot].meta;
     uint64_t seen = __atomic_load_n(m, __ATOMIC_RELAXED);
     out.rows[i] = meta_row(seen);
     if (strategy_ == DynamicScoreStrategy::kLfu) {
@@ -523,7 +517,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
       const uint64_t bucket = dynamic_hash::bucket_of(distinct_hashes_[admitted_keys_[k + kAhead / 2]], num_buckets_);
       if (sizes_[bucket] == bucket_capacity_) {
         const int64_t hint = victim_hint(bucket * bucket_capacity_, now);
-        if (hint >= 0) __builtin_prefetch(keys_.data() + hint);
+        if (hint >= 0) __builtin_prefetch(slots_.data() + hint);
       }
     }
     const uint32_t u = admitted_keys_[k];
@@ -548,7 +542,7 @@ DynamicTableState DynamicTable::export_state() const {
   entries.reserve(static_cast<size_t>(live_));
   for (uint64_t b = 0; b < num_buckets_; ++b) {
     const uint64_t base = b * bucket_capacity_;
-    for (uint64_t s = base; s < base + sizes_[b]; ++s) entries.emplace_back(keys_[s], meta_[s]);
+    for (uint64_t s = base; s < base + sizes_[b]; ++s) entries.emplace_back(slots_[s].key, slots_[s].meta);
   }
   std::sort(entries.begin(), entries.end());
   DynamicTableState state;
@@ -680,8 +674,7 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
       }
       const int64_t row = keep ? state.rows[i] : live_;
       const uint64_t slot = b * bucket_capacity_ + sizes_[b]++;
-      keys_[slot] = state.keys[i];
-      meta_[slot] = make_meta(encode(state.scores[i]), static_cast<uint32_t>(row));
+      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row))};
       digests_[slot] = slot_digest(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])));
       ++live_;
       result.rows[i] = row;

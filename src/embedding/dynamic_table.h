@@ -194,8 +194,13 @@ class DynamicTable {
   const DynamicAdmissionCounter* admission_counter() const { return counter_.get(); }
 
  private:
-  // A slot's meta: score << 32 | row. A full bucket evicts its smallest meta — the smallest
-  // score, the smallest row on ties — so one 8-byte array is scanned per eviction.
+  // A slot: its key and its meta, score << 32 | row, side by side, so a probe that finds its key
+  // has the row and score in the same cache line (16-byte slots never straddle a line). A full
+  // bucket evicts its smallest meta — the smallest score, the smallest row on ties.
+  struct Slot {
+    int64_t key = 0;
+    uint64_t meta = 0;
+  };
   static uint64_t make_meta(uint32_t score, uint32_t row) { return uint64_t{score} << 32 | row; }
   static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta); }
   static uint32_t meta_score(uint64_t meta) { return static_cast<uint32_t>(meta >> 32); }
@@ -237,8 +242,7 @@ class DynamicTable {
   std::vector<uint32_t> free_rows_;  // descending: back() is the lowest
   // Slots, [num_buckets * B] each; bucket b holds slots [b * B, b * B + sizes_[b]).
   dynamic_hash::HugePageArray<uint8_t> digests_;
-  dynamic_hash::HugePageArray<int64_t> keys_;
-  dynamic_hash::HugePageArray<uint64_t> meta_;
+  dynamic_hash::HugePageArray<Slot> slots_;
   std::vector<uint32_t> sizes_;      // [num_buckets]: occupied slots (compact from 0)
   int64_t time_base_ms_ = 0;         // TIMESTAMP: score s > 0 means time_base_ms_ + s - 1
   bool has_time_base_ = false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,26 @@ class RemappedBags {
   // one entry per table: the ids of the tables with bags, undefined for the others (to be returned
   // as they are). DataError for a bag whose feature `kjt` lacks (before rows_of_tables is called).
   using RowsOfTables = std::function<std::vector<torch::Tensor>(const std::vector<torch::Tensor>& ids)>;
+  // When `kjt` holds exactly the bags' features in bag order (int64 ids; weights on every bag or on
+  // none) and each table's bags are consecutive, nothing is copied around rows_of_tables: its ids
+  // are views of kjt.values(), the output's lengths and weights are kjt's, and its values are the
+  // rows (one table) or the tables' rows joined once. Otherwise the ids and rows are gathered bag
+  // by bag.
   sparse::KeyedJaggedTensor remap(const sparse::KeyedJaggedTensor& kjt, const RowsOfTables& rows_of_tables) const;
 
  private:
+  // The in-place path of remap(), or nullopt when `kjt` does not qualify.
+  std::optional<sparse::KeyedJaggedTensor> remap_aligned(const sparse::KeyedJaggedTensor& kjt,
+                                                         const RowsOfTables& rows_of_tables) const;
+
   std::vector<std::string> tables_;
   std::vector<BagConfig> bags_;
   std::vector<std::vector<size_t>> table_bags_;  // table index → indices of its bags, in bag order
+  std::vector<std::string> features_;            // bag index → its feature name
+  std::vector<std::string> keys_;                // bag index → its key()
+  // Tables with bags, by their first bag, when every table's bags are consecutive; else empty.
+  std::vector<size_t> consecutive_tables_;
+  bool all_weighted_ = false;
 };
 
 }  // namespace tzrec::embedding
