@@ -56,6 +56,7 @@
 #include <torch/torch.h>
 
 #include "base/malloc_tuning.h"
+#include "base/stable_hash.h"
 #include "embedding/dynamic_embedding_bag_collection.h"
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/fused_row_optimizer.h"
@@ -72,6 +73,7 @@ using tzrec::embedding::FusedOptimizerKind;
 using tzrec::embedding::FusedOptimizerOptions;
 using tzrec::embedding::TableConfig;
 using tzrec::sparse::KeyedJaggedTensor;
+using tzrec::splitmix64;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -104,13 +106,6 @@ double huge_pages_gib() {
     }
   }
   return 0;
-}
-
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 // The j-th never-seen raw id: distinct for distinct j (splitmix64 is a bijection), any int64.

@@ -57,6 +57,7 @@
 
 #include "base/error.h"
 #include "base/malloc_tuning.h"
+#include "base/stable_hash.h"
 #include "config/pipeline_config.h"
 #include "feature/batch_loader.h"
 #include "sparse/batch.h"
@@ -72,13 +73,6 @@ double seconds_since(Clock::time_point t0) {
 }
 
 // ---- multi-hot data ----------------------------------------------------------------------------
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 double unit_double(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 

@@ -22,6 +22,20 @@ inline uint64_t mix64(uint64_t x) {
 // is splitmix64(s + i · kGolden64).
 inline uint64_t splitmix64(uint64_t x) { return mix64(x + kGolden64); }
 
+// The splitmix64 sequence seeded with s: word i is splitmix64(s + i · kGolden64). Cheap to
+// create: the engine's random streams (samplers, clustering, metric sampling) make one per call.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    state_ += kGolden64;
+    return mix64(state_);
+  }
+
+ private:
+  uint64_t state_;
+};
+
 // FNV-1a (64 bits) of a string.
 inline uint64_t fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;

@@ -19,20 +19,9 @@
 
 namespace tzrec::data {
 
-// Sequential generator: word i is splitmix64(seed + i * kGolden64) (base/stable_hash.h). Cheap to
-// create, so one is made per sampled batch from (seed, rank, worker, batch index).
-class SamplerRng {
- public:
-  explicit SamplerRng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    const uint64_t word = splitmix64(state_);
-    state_ += kGolden64;
-    return word;
-  }
-
- private:
-  uint64_t state_;
-};
+// The samplers' random stream: base/stable_hash.h's SplitMix64, one per sampled batch, seeded
+// from (seed, train / eval, rank, worker, batch position).
+using SamplerRng = SplitMix64;
 
 // Asks the kernel to back the whole 2 MiB pages inside [p, p + bytes) with transparent huge
 // pages (MADV_HUGEPAGE) when they are first touched: random reads of tables of hundreds of MB

@@ -25,14 +25,12 @@ inline double normal_from(uint64_t bits) {
   return std::sqrt(-2.0 * std::log(to_unit(bits))) * std::cos(kTwoPi * to_unit(b2));
 }
 
-// Sequential generator over one stream: word i is splitmix64(state + i * golden).
+// Sequential generator over one stream: word i (from 0) is splitmix64(seed + (i + 1) · kGolden64),
+// i.e. the SplitMix64 sequence seeded with seed + kGolden64.
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    state_ += 0x9e3779b97f4a7c15ULL;
-    return splitmix64(state_);
-  }
+  explicit Rng(uint64_t seed) : stream_(seed + kGolden64) {}
+  uint64_t next() { return stream_.next(); }
   double unit() { return to_unit(next()); }
   double normal() { return normal_from(next()); }
   // Uniform integer in [lo, hi] (hi >= lo).
@@ -42,7 +40,7 @@ class Rng {
   }
 
  private:
-  uint64_t state_;
+  SplitMix64 stream_;
 };
 
 }  // namespace tzrec::datagen

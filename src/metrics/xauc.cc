@@ -92,12 +92,7 @@ double exact_xauc(const std::vector<float>& preds, const std::vector<double>& ta
   return static_cast<double>(count_concordant_pairs(preds, targets)) / static_cast<double>(pairs);
 }
 
-uint64_t PairSampler::next() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+uint64_t PairSampler::next() { return stream_.next(); }
 
 uint64_t PairSampler::uniform(uint64_t bound) {
   // Rejection sampling: no modulo bias.

@@ -19,6 +19,7 @@
 
 #include <torch/torch.h>
 
+#include "base/stable_hash.h"
 #include "dist/process_group.h"
 
 namespace tzrec::metrics {
@@ -32,14 +33,14 @@ double exact_xauc(const std::vector<float>& preds, const std::vector<double>& ta
 // pairs on every platform.
 class PairSampler {
  public:
-  explicit PairSampler(uint64_t seed) : state_(seed) {}
+  explicit PairSampler(uint64_t seed) : stream_(seed) {}
   // Uniform pair (i, j), i < j < n, with n >= 2.
   std::pair<uint64_t, uint64_t> next_pair(uint64_t n);
 
  private:
   uint64_t next();
   uint64_t uniform(uint64_t bound);  // uniform in [0, bound), bound >= 1
-  uint64_t state_;
+  SplitMix64 stream_;
 };
 
 // Fraction of concordant pairs among `num_pairs` pairs drawn uniformly with replacement

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/stable_hash.h"
 #include "tdm/tree_io.h"
 
 namespace tzrec::tdm {
@@ -20,18 +21,13 @@ namespace {
 // splitmix64: the clustering's random stream (deterministic on every platform).
 class ClusterRng {
  public:
-  explicit ClusterRng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  explicit ClusterRng(uint64_t seed) : stream_(seed) {}
+  uint64_t next() { return stream_.next(); }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
 
  private:
-  uint64_t state_;
+  SplitMix64 stream_;
 };
 
 uint64_t task_seed(uint64_t seed, int64_t code) {

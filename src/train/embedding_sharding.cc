@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/stable_hash.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "embedding/fused_row_optimizer.h"
 #include "dist/process_group_id_exchange.h"
@@ -147,12 +148,7 @@ std::pair<double, double> state_bytes_per_row(const embedding::FusedOptimizerOpt
 
 // A seed for one shard's initial values: the same on every rank for the same (table, shard).
 uint64_t shard_seed(const std::string& table, int shard_index) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (char c : table) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h ^ (static_cast<uint64_t>(shard_index) * 0x9E3779B97F4A7C15ULL);
+  return fnv1a64(table) ^ (static_cast<uint64_t>(shard_index) * kGolden64);
 }
 
 }  // namespace
