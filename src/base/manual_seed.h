@@ -1,6 +1,7 @@
 // The run's seed: TORCH_MANUAL_SEED, read in one place (no torch). The training runtime seeds
-// torch's generator with it; the loader's samplers (negative and TDM sampling) and expr
-// features' rand() mix it into their per-row streams, so one variable fixes every random draw.
+// torch's generator with it (initialisation, dropout); the loader's negative and TDM samplers
+// mix it into their per-batch streams. (expr features' rand() is keyed by the row alone, the same
+// in training and serving.)
 #pragma once
 
 #include <cstdint>

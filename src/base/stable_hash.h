@@ -18,11 +18,10 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// splitmix64 of one word: mix64(x + kGolden64). Word i of the splitmix64 sequence seeded with s
-// is splitmix64(s + i · kGolden64).
+// splitmix64 of one word: mix64(x + kGolden64).
 inline uint64_t splitmix64(uint64_t x) { return mix64(x + kGolden64); }
 
-// The splitmix64 sequence seeded with s: word i is splitmix64(s + i · kGolden64). Cheap to
+// The splitmix64 sequence seeded with s: word i (from 0) is splitmix64(s + i · kGolden64). Cheap to
 // create: the engine's random streams (samplers, clustering, metric sampling) make one per call.
 class SplitMix64 {
  public:

@@ -4,7 +4,7 @@
 // file by its last two path components — the file's name and its folder's name, so partitions
 // such as "dt=20261201/part-0.parquet" and "dt=20261202/part-0.parquet" differ, and a copy of the
 // data elsewhere keeps its keys — and the row's line (text files) or row index (Parquet; Kafka:
-// Kafka: "topic T partition P" and the message offset).
+// "topic T partition P" and the message offset).
 #pragma once
 
 #include <cstdint>

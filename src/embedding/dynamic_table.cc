@@ -165,12 +165,12 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 
 // Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
 // the bucket's digests; (2) scan them, prefetch the first two matching slots (key and meta share
-// a line); (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so the scans
-// cover the whole bucket without reading its size: one cache miss fewer per id. In a full bucket
-// of 128 another key's digest matches before the key's own in about 22% of probes (each of the
-// 63.5 slots before it on average matches with 1 in 256), so the second match is fetched in the
-// same stage rather than by a dependent miss afterwards; only ids with a third match (about 3%)
-// scan the bucket again.
+// a line); (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so
+// the scans cover the whole bucket without reading its size: one cache miss fewer per id. In a
+// full bucket of 128 another key's digest matches before the key's own in about 22% of probes
+// (each of the 63.5 slots before it on average matches with 1 in 256), so the second match is
+// fetched in the same stage rather than by a dependent miss afterwards; only ids with a third
+// match (about 3%) scan the bucket again.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;

@@ -197,7 +197,7 @@ class DynamicTable {
   // A slot: its key and its meta, score << 32 | row, side by side, so a probe that finds its key
   // has the row and score in the same cache line (16-byte slots never straddle a line). A full
   // bucket evicts its smallest meta — the smallest score, the smallest row on ties.
-  struct Slot {
+  struct alignas(16) Slot {
     int64_t key = 0;
     uint64_t meta = 0;
   };

@@ -48,12 +48,13 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   // both for the same rows.
   std::vector<std::string> columns = parser_->input_columns();
   // Negative sampling (negative_rows.h); predict runs no sampler (TorchEasyRec ignores it there too).
+  const uint64_t seed = manual_seed().value_or(0);  // the samplers' streams (TORCH_MANUAL_SEED)
   std::shared_ptr<const NegativeRows> negatives;
   if (auto sampler_config = data::negative_sampler_config(dc); sampler_config && mode != Mode::kPredict) {
     const std::string list_sep = data::sampler_multival_sep(dc);
     negatives = std::make_shared<const NegativeRows>(
         data::NegativeSampler::create(*sampler_config, mode == Mode::kTrain), parser_->neg_input_columns(), list_sep,
-        shard.rank, manual_seed().value_or(0), parser_->candidate());
+        shard.rank, seed, parser_->candidate());
     for (const std::string& c : negatives->id_columns()) {
       if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
     }
@@ -63,7 +64,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   if (auto tdm_config = tdm::tdm_sampler_config(dc); tdm_config && mode != Mode::kPredict) {
     tdm = std::make_shared<const TdmRows>(
         tdm::TdmSampler::create(*tdm_config), std::vector<std::string>(dc.label_fields().begin(), dc.label_fields().end()),
-        data::sampler_multival_sep(dc), shard.rank, manual_seed().value_or(0), mode == Mode::kTrain);
+        data::sampler_multival_sep(dc), shard.rank, seed, mode == Mode::kTrain);
     if (std::find(columns.begin(), columns.end(), tdm->id_column()) == columns.end()) columns.push_back(tdm->id_column());
   }
   if (!reserved_columns.empty()) {
