@@ -8,7 +8,7 @@
 //   tzrec_dynamic_embedding_bench [--live_ids 50000000] [--batch 4096] [--features 26] [--dim 16]
 //       [--rounds 5] [--steps 20] [--warmup 5] [--zipf 1.05] [--dists uniform,zipf]
 //       [--new_share 0.1] [--fill_batch 1048576] [--bucket_capacity 128] [--threads 2] [--no_fixed]
-//       [--capacity_factor 1] [--init_capacity 0]
+//       [--capacity_factor 1] [--init_capacity 0] [--growth_pause 0]
 // Both arms live in one process (50M live ids: peak RSS ≈ 8.0 GiB; --no_fixed leaves (a) out).
 //
 // Setup: one table of dim D read by F features, bags of one id each, batch B, training mode,
@@ -19,7 +19,9 @@
 //       fill_batch never-seen ids each (F features × fill_batch / F rows) until every row is live
 //       (evictions start before that: buckets fill unevenly). Then row p is owned by key K[p].
 //       With --capacity_factor f > 1: max_capacity = f × live_ids, filled with live_ids ids (no
-//       eviction), the index starting at --init_capacity rows and growing.
+//       eviction), the index starting at --init_capacity rows and growing: the calls that doubled
+//       it are timed (--growth_pause s: the fill waits s seconds after a call that started
+//       preparing the next index in the background, as training steps with few new ids would).
 //   (a) fixed: an EmbeddingBagCollection with one table of live_ids rows.
 // The ids of a step: per position a rank r in [0, live_ids) — uniform, or Zipf-like (the bounded
 // continuous Pareto inverse, P(r) ∝ (r + 1)^-s) — scattered over the rows by a fixed bijection
@@ -42,6 +44,7 @@
 // (rowwise adagrad: one float of state per row). Prints human-readable lines and one JSON line.
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -191,6 +194,7 @@ int main(int argc, char** argv) {
   CLI::App app("dynamic embedding table against a fixed-size table: step time, fill, memory");
   int64_t live_ids = 50000000, batch = 4096, features = 26, dim = 16, rounds = 5, steps = 20, warmup = 5;
   int64_t fill_batch = 1 << 20, bucket_capacity = 128;
+  double growth_pause_s = 0;
   double zipf = 1.05, new_share = 0.1, capacity_factor = 1.0;
   int64_t init_capacity = 0;
   int threads = 2;
@@ -207,6 +211,9 @@ int main(int argc, char** argv) {
   app.add_option("--dists", dists, "comma list of uniform, zipf");
   app.add_option("--new_share", new_share, "share of never-seen ids per batch in the churn arm (0: skip it)");
   app.add_option("--fill_batch", fill_batch, "ids per training-mode remap while filling");
+  app.add_option("--growth_pause", growth_pause_s,
+                 "seconds the fill waits after a call that started preparing the next index (training steps with "
+                 "few new ids would give the background thread that time)");
   app.add_option("--bucket_capacity", bucket_capacity);
   app.add_option("--threads", threads);
   app.add_flag("--no_fixed", no_fixed, "skip the fixed-table arm (memory)");
@@ -254,18 +261,36 @@ int main(int argc, char** argv) {
   uint64_t next_key = 0;
   int64_t fill_calls = 0, evicted = 0;
   double first_fill_s = 0;  // until live_ids ids were offered
+  // Index growth: each call that doubled the index, its time against the median call's.
+  std::vector<double> call_s;
+  std::vector<std::pair<int64_t, double>> growth_calls;  // (capacity after, seconds)
   {
     std::vector<int64_t> ids(static_cast<size_t>(fill_rows * features));
     while (table.size() < fill_target && next_key < static_cast<uint64_t>(3 * capacity)) {
       for (int64_t& id : ids) id = raw_key(next_key++);
-      const int64_t before = table.size();
+      const int64_t before = table.size(), capacity_before = table.capacity(), memory_before = table.memory_bytes();
+      const auto c0 = Clock::now();
       dyn->remap(make_kjt(names, ids), /*training=*/true);
+      call_s.push_back(seconds_since(c0));
+      if (table.capacity() != capacity_before) growth_calls.emplace_back(table.capacity(), call_s.back());
+      if (growth_pause_s > 0 && table.memory_bytes() > memory_before + (int64_t{1} << 20)) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(growth_pause_s));
+      }
       evicted += static_cast<int64_t>(ids.size()) - (table.size() - before);
       ++fill_calls;
       if (first_fill_s == 0 && next_key >= static_cast<uint64_t>(live_ids)) first_fill_s = seconds_since(t0);
     }
   }
   const double fill_s = seconds_since(t0);
+  if (!growth_calls.empty()) {
+    std::vector<double> sorted = call_s;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("index growth: %zu calls doubled the index (%lld with arrays prepared in the background; median "
+                "fill call %.3f s); capacity after, call time:",
+                growth_calls.size(), static_cast<long long>(table.prepared_growths()), sorted[sorted.size() / 2]);
+    for (const auto& [cap, secs] : growth_calls) std::printf(" %lld %.3f s;", static_cast<long long>(cap), secs);
+    std::printf("\n");
+  }
   const double rss_filled = status_gib("VmRSS");
   dyn->sync_state();  // what every checkpoint does: the state buffers get the rows in use
   const double rss_synced = status_gib("VmRSS");

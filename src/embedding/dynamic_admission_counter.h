@@ -89,6 +89,11 @@ class HugePageArray {
   HugePageArray() = default;
   // Replaces the contents with n copies of value.
   void assign(size_t n, const T& value) {
+    allocate(n);
+    std::fill(data_.get(), data_.get() + n, value);
+  }
+  // Replaces the contents with n elements left unwritten (the caller writes every one of them).
+  void allocate(size_t n) {
     data_.reset();
     size_ = n;
     if (n == 0) return;
@@ -99,7 +104,6 @@ class HugePageArray {
     if (p == nullptr) throw std::bad_alloc();
     if (bytes >= 2 * kHuge) advise_huge_pages(p, bytes);
     data_.reset(static_cast<T*>(p));
-    std::fill(data_.get(), data_.get() + n, value);
   }
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,7 @@ DynamicTable::DynamicTable(DynamicTable&&) noexcept = default;
 DynamicTable& DynamicTable::operator=(DynamicTable&&) noexcept = default;
 
 void DynamicTable::allocate_index(uint64_t num_buckets) {
+  prepared_.reset();  // (waits for a background allocation in progress)
   num_buckets_ = num_buckets;
   const size_t slots = num_buckets * bucket_capacity_;
   digests_.assign(slots, 0);
@@ -145,7 +147,8 @@ int64_t DynamicTable::capacity() const {
 }
 
 int64_t DynamicTable::memory_bytes() const {
-  int64_t bytes = static_cast<int64_t>(digests_.size() * (sizeof(uint8_t) + sizeof(Slot)) +
+  const size_t prepared_slots = prepared_ ? prepared_->num_buckets * bucket_capacity_ : 0;
+  int64_t bytes = static_cast<int64_t>((digests_.size() + prepared_slots) * (sizeof(uint8_t) + sizeof(Slot)) +
                                        sizes_.size() * sizeof(uint32_t) + free_rows_.capacity() * sizeof(uint32_t) +
                                        protected_.size() * sizeof(uint64_t));
   return bytes + (counter_ ? counter_->memory_bytes() : 0);
@@ -291,23 +294,87 @@ bool DynamicTable::grow_needed(int64_t new_keys) const {
   return num_buckets_ < top_buckets_ && crowded(live_ + new_keys, num_buckets_);
 }
 
-// Every bucket b splits into 2b and 2b + 1 (dynamic_hash::bucket_of), keeping its slots' order.
+// Bucket b of N goes to buckets 2b and 2b + 1 of 2N (bucket_of is the hash's high bits: a range
+// reduction, not a modulus), keeping its keys' order. So the old buckets split independently: the
+// probe threads each split a contiguous range of them and write their new buckets whole, empty
+// slots included (one pass over the new index, no fill before it). The table changes only once
+// the new index is complete (a failed allocation leaves it as it was).
 void DynamicTable::double_buckets() {
-  const uint64_t old_buckets = num_buckets_;
-  dynamic_hash::HugePageArray<uint8_t> old_digests = std::move(digests_);
-  dynamic_hash::HugePageArray<Slot> old_slots = std::move(slots_);
-  std::vector<uint32_t> old_sizes = std::move(sizes_);
-  allocate_index(old_buckets * 2);
-  for (uint64_t b = 0; b < old_buckets; ++b) {
-    const uint64_t base = b * bucket_capacity_;
-    for (uint64_t s = base; s < base + old_sizes[b]; ++s) {
-      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(old_slots[s].key));
-      const uint64_t nb = dynamic_hash::bucket_of(h, num_buckets_);
-      const uint64_t slot = nb * bucket_capacity_ + sizes_[nb]++;
-      digests_[slot] = old_digests[s];
-      slots_[slot] = old_slots[s];
+  const uint64_t old_buckets = num_buckets_, new_buckets = old_buckets * 2;
+  const uint64_t b_cap = bucket_capacity_;
+  dynamic_hash::HugePageArray<uint8_t> digests;
+  dynamic_hash::HugePageArray<Slot> slots;
+  bool prepared = false;
+  if (prepared_ && prepared_->num_buckets == new_buckets) {
+    try {
+      prepared_->stop.store(true, std::memory_order_relaxed);  // the pages not in yet fault below
+      prepared_->done.get();
+      digests = std::move(prepared_->digests);
+      slots = std::move(prepared_->slots);
+      prepared = true;
+    } catch (const std::bad_alloc&) {  // the thread could not allocate them: try once more here
     }
   }
+  prepared_.reset();
+  if (!prepared) {
+    digests.allocate(new_buckets * b_cap);
+    slots.allocate(new_buckets * b_cap);
+  }
+  std::vector<uint32_t> sizes(new_buckets, 0);
+  auto split = [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t b = lo; b < hi; ++b) {
+      const uint64_t from = b * b_cap;
+      uint32_t filled[2] = {0, 0};
+      for (uint64_t s = from; s < from + sizes_[b]; ++s) {
+        const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
+        const uint64_t half = dynamic_hash::bucket_of(h, new_buckets) - 2 * b;  // 0 or 1
+        const uint64_t slot = (2 * b + half) * b_cap + filled[half]++;
+        digests[slot] = digests_[s];
+        slots[slot] = slots_[s];
+      }
+      for (uint64_t half = 0; half < 2; ++half) {
+        const uint64_t base = (2 * b + half) * b_cap;
+        std::fill(&digests[base] + filled[half], &digests[base] + b_cap, uint8_t{0});
+        std::fill(&slots[base] + filled[half], &slots[base] + b_cap, Slot{});
+        sizes[2 * b + half] = filled[half];
+      }
+    }
+  };
+  const auto parts = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(probe_threads_), old_buckets));
+  if (parts <= 1) {
+    split(0, old_buckets);
+  } else {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int64_t part = 0; part < parts; ++part) {
+      const auto p = static_cast<uint64_t>(part), n = static_cast<uint64_t>(parts);
+      split(old_buckets * p / n, old_buckets * (p + 1) / n);
+    }
+  }
+  digests_ = std::move(digests);
+  slots_ = std::move(slots);
+  sizes_ = std::move(sizes);
+  num_buckets_ = new_buckets;
+  if (prepared) ++prepared_growths_;
+}
+
+void DynamicTable::prepare_growth() {
+  // Due once 1/5 more keys would make the index grow (5/6 of the way: at 5/8 of the slots, 5/12
+  // under NO_EVICTION).
+  if (prepared_ || num_buckets_ >= top_buckets_ || !crowded(live_ + live_ / 5, num_buckets_)) return;
+  prepared_ = std::make_unique<PreparedIndex>();
+  PreparedIndex* p = prepared_.get();
+  p->num_buckets = num_buckets_ * 2;
+  const size_t slots = p->num_buckets * bucket_capacity_;
+  p->done = std::async(std::launch::async, [p, slots] {
+    constexpr size_t kPage = 4096;
+    p->digests.allocate(slots);
+    p->slots.allocate(slots);
+    // One write per page pages it in; double_buckets() overwrites every element.
+    for (size_t i = 0; i < slots && !p->stop.load(std::memory_order_relaxed); i += kPage) p->digests[i] = 0;
+    for (size_t i = 0; i < slots && !p->stop.load(std::memory_order_relaxed); i += kPage / sizeof(Slot)) {
+      p->slots[i] = Slot{};
+    }
+  });
 }
 
 uint32_t DynamicTable::allocate_row() {
@@ -533,6 +600,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
     }
     protecting_ = false;
   }
+  prepare_growth();
   out.capacity = capacity();
   out.num_rows = next_row_;
 }

@@ -582,6 +582,30 @@ void expect_same_future(DynamicTable& a, DynamicTable& b, uint64_t seed) {
   }
 }
 
+// A doubling into arrays a background thread prepared (once the load passes 5/8 of the slots)
+// builds the index a doubling without them builds: a table filled 8 keys per call (doublings
+// prepared, the buckets split by two threads) and one filled in one call (no preparation: it
+// grows before inserting) hold the same rows and then evict the same keys.
+TEST(DynamicTable, PreparedGrowthMatchesUnpreparedGrowth) {
+  DynamicTableOptions o = options(8192, DynamicScoreStrategy::kStep, 16);
+  o.init_capacity = 64;
+  DynamicTable small_calls(o), one_call(o);
+  small_calls.set_probe_threads(2);
+  V keys;
+  for (int64_t k = 0; k < 3000; ++k) keys.push_back(k * 7919 - 100000);
+  for (size_t at = 0; at < keys.size(); at += 8) {
+    call(small_calls, V(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                        keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + 8, keys.size()))), 1);
+  }
+  call(one_call, keys, 1);
+  EXPECT_GT(small_calls.prepared_growths(), 0);
+  EXPECT_EQ(one_call.prepared_growths(), 0);
+  EXPECT_EQ(small_calls.num_buckets(), one_call.num_buckets());
+  EXPECT_EQ(small_calls.size(), one_call.size());
+  EXPECT_EQ(find(small_calls, keys), find(one_call, keys));
+  expect_same_future(small_calls, one_call, 3);
+}
+
 TEST(DynamicTable, ExportLoadRoundTripSameLayoutKeepsRowsAndBehaviour) {
   for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kTimestamp,
                               DynamicScoreStrategy::kLfu, DynamicScoreStrategy::kNoEviction}) {
