@@ -227,5 +227,17 @@ TEST(SoftmaxCrossEntropyFused, MatchesTorchCrossEntropy) {
   }
 }
 
+// Backward writes the gradient over the softmax the node saved: a second backward through the same
+// graph (retain_graph) must fail torch's saved-tensor version check, not reuse the overwritten
+// values.
+TEST(SoftmaxCrossEntropyFused, SecondBackwardFailsInsteadOfReadingTheGradient) {
+  torch::manual_seed(5);
+  torch::Tensor x = (torch::randn({4, 7}) * 2).requires_grad_(true);
+  const torch::Tensor y = torch::tensor({0, 6, 2, 2}, torch::kInt64);
+  torch::Tensor loss = SoftmaxCrossEntropy()(x, y);
+  loss.backward({}, /*retain_graph=*/true);
+  EXPECT_THROW(loss.backward(), c10::Error);
+}
+
 }  // namespace softmax_fused_test
 }  // namespace tzrec::loss

@@ -45,12 +45,15 @@ class RowCrossEntropyFunction : public torch::autograd::Function<RowCrossEntropy
     return lse - picked;
   }
 
+  // The gradient is written over the saved softmax (no second [B, C] tensor): a second backward
+  // through this node (retain_graph) then fails torch's saved-tensor version check instead of
+  // reading it.
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& softmax = saved[0];
+    torch::Tensor grad = saved[0];
     const torch::Tensor& labels = saved[1];
     const torch::Tensor g = grads[0].unsqueeze(1);  // [B, 1]
-    torch::Tensor grad = softmax * g;
+    grad.mul_(g);
     grad.scatter_add_(1, labels.unsqueeze(1), -g);
     return {grad, torch::Tensor()};
   }
