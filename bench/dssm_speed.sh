@@ -35,6 +35,7 @@ for round in $(seq 1 "$ROUNDS"); do
   "$PYTHON" "$ROOT/bench/dssm_speed_reference.py" train --data_dir "$WORK" --warmup_steps "$WARMUP" \
     --steps "$STEPS" --threads "$THREADS" > "$WORK/ref_$round.json"
 done
+rm -rf "$WORK/model"  # a reused WORK_DIR: train from scratch, not from its old checkpoints
 start=$(date +%s.%N)
 "$BUILD_DIR/tzrec" train_eval --pipeline_config_path "$WORK/dssm.config" --model_dir "$WORK/model" \
   2> "$WORK/train_eval.log"
