@@ -133,7 +133,7 @@ DynamicTable::DynamicTable(DynamicTable&&) noexcept = default;
 DynamicTable& DynamicTable::operator=(DynamicTable&&) noexcept = default;
 
 void DynamicTable::allocate_index(uint64_t num_buckets) {
-  prepared_.reset();  // (waits for a background allocation in progress)
+  prepared_.reset();  // (stops a background allocation in progress)
   num_buckets_ = num_buckets;
   const size_t slots = num_buckets * bucket_capacity_;
   digests_.assign(slots, 0);

@@ -259,14 +259,19 @@ class DynamicTable {
   dynamic_hash::HugePageArray<uint8_t> digests_;
   dynamic_hash::HugePageArray<Slot> slots_;
   std::vector<uint32_t> sizes_;      // [num_buckets]: occupied slots (compact from 0)
-  // The next doubling's arrays, allocated and paged in by a background thread (`done`). Declared
-  // after the arrays, `done` is destroyed first: its destructor waits for the thread.
+  // The next doubling's arrays, allocated and paged in by a background thread (`done`). Dropped
+  // (the table destroyed, or its index rebuilt by load()), it stops the thread and waits for it
+  // before the arrays go.
   struct PreparedIndex {
     uint64_t num_buckets = 0;
     dynamic_hash::HugePageArray<uint8_t> digests;
     dynamic_hash::HugePageArray<Slot> slots;
-    std::atomic<bool> stop{false};  // set by a doubling that cannot wait: the thread returns early
+    std::atomic<bool> stop{false};  // the thread returns early once set
     std::future<void> done;
+    ~PreparedIndex() {
+      stop.store(true, std::memory_order_relaxed);
+      if (done.valid()) done.wait();
+    }
   };
   std::unique_ptr<PreparedIndex> prepared_;
   int64_t prepared_growths_ = 0;
