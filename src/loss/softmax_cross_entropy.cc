@@ -32,11 +32,11 @@ class RowCrossEntropyFunction : public torch::autograd::Function<RowCrossEntropy
       for (int64_t blk = begin; blk < end; ++blk) {
         const int64_t r = blk * kRowBlock, n = std::min(kRowBlock, rows - r);
         const torch::Tensor x = logits.narrow(0, r, n);
-        const torch::Tensor m = std::get<0>(x.max(1, /*keepdim=*/true));  // [n, 1]
+        const torch::Tensor m = x.amax(1, /*keepdim=*/true);  // [n, 1] (no argmax)
         torch::Tensor e = softmax.narrow(0, r, n);
         at::sub_out(e, x, m).exp_();
         const torch::Tensor sum = e.sum(1, /*keepdim=*/true);  // [n, 1]
-        e.div_(sum);
+        e.mul_(sum.reciprocal());
         lse.narrow(0, r, n).copy_(sum.squeeze(1).log_().add_(m.squeeze(1)));
       }
     });
