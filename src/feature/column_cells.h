@@ -99,6 +99,9 @@ class ColumnCells {
    public:
     // True when the item holds no value: "" between delimiters, or an empty inner list.
     bool empty() const { return is_text_ ? text_value_.text.empty() : begin_ == end_; }
+    // The item's one value when it is text known to hold no `sep` (what for_each would hand over
+    // alone), else nullptr.
+    const CellValue* one_text_value() const { return is_text_ && one_value_ ? &text_value_ : nullptr; }
     // Calls fn(const CellValue&) for each value: text split by `sep`, list elements as they are
     // (null elements skipped).
     template <typename Fn>

@@ -193,6 +193,10 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
     return;
   }
   const auto max_items = !encoded && info_.sequence_length > 0 ? info_.sequence_length : INT64_MAX;
+  // FG modes, one number per item: an item that is one parseable number goes straight to the
+  // output (what values_of and emit do with it, without the value list); others take the general
+  // path below (defaults, several values, errors).
+  const bool one_number_items = !encoded && value_dim_ == 1;
   std::vector<int64_t> ids_per_item;
   for (int64_t r = 0; r < out.rows; ++r) {
     ids_per_item.clear();
@@ -210,6 +214,18 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
     };
     if (!cells.empty(r)) {
       cells.for_each_item(r, sequence_delim_, sep, [&](const ColumnCells::Item& item) {
+        const CellValue* one = one_number_items ? item.one_text_value() : nullptr;
+        double x = 0;
+        if (one != nullptr && static_cast<int64_t>(ids_per_item.size()) < max_items && as_double(*one, &x)) {
+          x = normalizer_.apply(x);
+          if (info_.is_sparse) {
+            out.sparse->push(bucket(x), 1.0f);
+          } else {
+            out.sequence_dense->push_back(static_cast<float>(x));
+          }
+          ids_per_item.push_back(1);
+          return;
+        }
         if (!encoded && item.empty()) {
           push_item([](auto&&) {});  // FG modes: an empty item is the default value
         } else {

@@ -217,6 +217,33 @@ TEST(SequenceFeatures, FgNormalDefaultsTruncationAndValueDim) {
   EXPECT_EQ(ids_of(first.sparse_features["click__iid"].values), (Ids{5, 7}));
 }
 
+// Raw sequence items of one number each take a shorter path than other items (raw_feature.cc); the
+// values are those of the rules in feature/raw_feature.h, worked out by hand: minmax over [0, 10]
+// divides by 10, boundaries [0.2, 0.5] bucket below 0.2 / below 0.5 / the rest, truncation to
+// sequence_length keeps the first items, an empty item or history is the default "0", and a word
+// or an item of two values (value_dim 1) is an error naming the value or the count.
+TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
+  const char* features = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "s" sequence_length: 3 sequence_delim: ";"
+      features { raw_feature { feature_name: "d" expression: "user:d" normalizer: "method=minmax,min=0,max=10" } }
+      features { raw_feature { feature_name: "b" expression: "user:b" normalizer: "method=minmax,min=0,max=10"
+                               boundaries: [0.2, 0.5] embedding_dim: 4 } }
+    } })";
+  auto p = parser(features, "fg_mode: FG_DAG");
+  auto b = p.parse(make_batch({{"s__d", {"1;2.5;7;9", "", "4;;6"}}, {"s__b", {"1;2.5;7;9", "", "4;;6"}}}));
+  EXPECT_EQ(floats_of(b.sequence_dense_features.at("s__d")), (Floats{0.1f, 0.25f, 0.7f, 0, 0.4f, 0, 0.6f}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__d")), (Ids{3, 1, 3}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].values), (Ids{0, 1, 2, 0, 1, 0, 2}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].lengths), (Ids{3, 1, 3}));
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(make_batch({{"s__d", {"1;x"}}, {"s__b", {"1"}}})); }),
+            "t.csv line 2 column s__d: value 'x' of raw feature s__d is not a number; fix the data "
+            "(multiple values are separated by feature_configs[0].sequence_feature.features[0].raw_feature.separator)");
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(make_batch({{"s__d", {"1;6\x1d" "8"}}, {"s__b", {"1"}}})); }),
+            "t.csv line 2 column s__d: raw feature s__d has 2 values in an item, expected value_dim 1; fix the "
+            "data or feature_configs[0].sequence_feature.features[0].raw_feature.value_dim");
+}
+
 // zch on sequence ids (docs/tzrec-compatibility.md §5.12; TorchEasyRec's
 // multi_tower_din_zch_fg_mock.config): as for a plain id feature, FG_NORMAL hashes every item over
 // the whole int64 range (hash_bucket_size 2^63 - 1, the empty history's default "0" too) and
