@@ -49,8 +49,8 @@
 // it), so its buckets practically never fill before the rows run out.
 //
 // Growth: a doubling writes every key into new arrays twice the size (the probe threads split the
-// buckets between them). Most of its time is the kernel paging in that memory (measured at 50M
-// keys: 1.9 s of 2.1), so once the table holds 5/6 of the keys that trigger the next doubling, a
+// buckets between them). Most of its time is the kernel paging in that memory (measured, 37.5M
+// keys into 100M slots: 1.8 s of 2.1), so once the table holds 5/6 of the keys that trigger the next doubling, a
 // background thread allocates and pages in its arrays while training goes on, and the doubling
 // itself only moves the keys. A doubling that comes before the thread is done stops it and pages
 // in the rest itself; one forced early by a full bucket allocates its arrays itself. Meanwhile
