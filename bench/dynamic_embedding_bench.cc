@@ -44,7 +44,6 @@
 // (rowwise adagrad: one float of state per row). Prints human-readable lines and one JSON line.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -53,6 +52,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -273,7 +273,9 @@ int main(int argc, char** argv) {
       dyn->remap(make_kjt(names, ids), /*training=*/true);
       call_s.push_back(seconds_since(c0));
       if (table.capacity() != capacity_before) growth_calls.emplace_back(table.capacity(), call_s.back());
-      if (growth_pause_s > 0 && table.memory_bytes() > memory_before + (int64_t{1} << 20)) {
+      // The index did not double but its memory grew: the call started preparing the next one.
+      if (growth_pause_s > 0 && table.capacity() == capacity_before &&
+          table.memory_bytes() > memory_before + (int64_t{1} << 20)) {
         std::this_thread::sleep_for(std::chrono::duration<double>(growth_pause_s));
       }
       evicted += static_cast<int64_t>(ids.size()) - (table.size() - before);

@@ -230,22 +230,26 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
   }
 }
 
-template <class OnSlot>
-void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const {
-  const size_t parts = n >= kParallelProbeIds ? static_cast<size_t>(probe_threads_) : 1;
-  auto probe = [&](size_t part) {
-    const size_t lo = n * part / parts, hi = n * (part + 1) / parts;
-    probe_batch(ids + lo, hi - lo, [&](size_t i, int64_t slot) { on(part, lo + i, slot); });
-  };
-  if (parts == 1) {
-    probe(0);
+template <class Fn>
+void DynamicTable::for_each_part(uint64_t n, uint64_t parts, Fn&& fn) {
+  auto run = [&](uint64_t part) { fn(part, n * part / parts, n * (part + 1) / parts); };
+  if (parts <= 1) {
+    run(0);
     return;
   }
   // The threads of the OpenMP pool that torch's ops and the fused kernels use (a thread of its own
   // per call would compete with them for the cores). Serial when built without OpenMP.
   const auto count = static_cast<int64_t>(parts);
 #pragma omp parallel for num_threads(count) schedule(static, 1)
-  for (int64_t part = 0; part < count; ++part) probe(static_cast<size_t>(part));
+  for (int64_t part = 0; part < count; ++part) run(static_cast<uint64_t>(part));
+}
+
+template <class OnSlot>
+void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const {
+  const uint64_t parts = n >= kParallelProbeIds ? static_cast<uint64_t>(probe_threads_) : 1;
+  for_each_part(n, parts, [&](uint64_t part, uint64_t lo, uint64_t hi) {
+    probe_batch(ids + lo, hi - lo, [&](size_t i, int64_t slot) { on(part, lo + i, slot); });
+  });
 }
 
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
@@ -340,16 +344,8 @@ void DynamicTable::double_buckets() {
       }
     }
   };
-  const auto parts = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(probe_threads_), old_buckets));
-  if (parts <= 1) {
-    split(0, old_buckets);
-  } else {
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int64_t part = 0; part < parts; ++part) {
-      const auto p = static_cast<uint64_t>(part), n = static_cast<uint64_t>(parts);
-      split(old_buckets * p / n, old_buckets * (p + 1) / n);
-    }
-  }
+  for_each_part(old_buckets, std::min<uint64_t>(static_cast<uint64_t>(probe_threads_), old_buckets),
+                [&](uint64_t, uint64_t lo, uint64_t hi) { split(lo, hi); });
   digests_ = std::move(digests);
   slots_ = std::move(slots);
   sizes_ = std::move(sizes);

@@ -50,9 +50,9 @@
 //
 // Growth: a doubling writes every key into new arrays twice the size (the probe threads split the
 // buckets between them). Most of its time is the kernel paging in that memory (measured, 37.5M
-// keys into 100M slots: 1.8 s of 2.1), so once the table holds 5/6 of the keys that trigger the next doubling, a
-// background thread allocates and pages in its arrays while training goes on, and the doubling
-// itself only moves the keys. A doubling that comes before the thread is done stops it and pages
+// keys into 100M slots: 1.8 s of 2.1), so once the table holds 5/6 of the keys that trigger the
+// next doubling, a background thread allocates and pages in its arrays while training goes on,
+// and the doubling itself only moves the keys. A doubling that comes before the thread is done stops it and pages
 // in the rest itself; one forced early by a full bucket allocates its arrays itself. Meanwhile
 // the table holds those arrays on top of its index, as every doubling does while it runs.
 //
@@ -288,6 +288,10 @@ class DynamicTable {
   // with i the position in the whole call.
   template <class OnSlot>
   void probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const;
+  // Calls fn(part, lo, hi) for `parts` contiguous ranges [lo, hi) covering [0, n), each on a
+  // thread of the OpenMP pool (one part: on the caller).
+  template <class Fn>
+  static void for_each_part(uint64_t n, uint64_t parts, Fn&& fn);
   std::vector<std::vector<uint32_t>> missing_parts_;  // per probe part, then merged in order
   std::vector<uint32_t> missing_;      // positions of ids not found
   std::vector<uint32_t> missing_key_;  // their distinct-key index
