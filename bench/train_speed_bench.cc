@@ -74,8 +74,6 @@ double seconds_since(Clock::time_point t0) {
 
 // ---- multi-hot data ----------------------------------------------------------------------------
 
-double unit_double(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-
 struct MultiHotOptions {
   std::string out_dir;
   int64_t train_rows = 0;
@@ -114,7 +112,7 @@ void gen_multihot(const MultiHotOptions& o) {
     add[f] = static_cast<int64_t>(splitmix64(h) % static_cast<uint64_t>(o.table_rows));
   }
   auto hidden_weight = [&](int f, int64_t rank) {
-    return 2.0 * unit_double(splitmix64(o.seed ^ (static_cast<uint64_t>(f) << 40) ^ static_cast<uint64_t>(rank))) - 1.0;
+    return 2.0 * unit_from_bits(splitmix64(o.seed ^ (static_cast<uint64_t>(f) << 40) ^ static_cast<uint64_t>(rank))) - 1.0;
   };
   const double bias = -1.1;  // about 25% positives
   auto write_split = [&](const std::string& split, int64_t first_row, int64_t rows) {
@@ -130,7 +128,7 @@ void gen_multihot(const MultiHotOptions& o) {
         lengths[r * o.features + f] = len;
         double wsum = 0;
         for (int i = 0; i < len; ++i) {
-          const double u = unit_double(rng());
+          const double u = unit_from_bits(rng());
           const int64_t rank = std::min<int64_t>(
               std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin(), o.table_rows - 1);
           values.push_back(static_cast<int64_t>((static_cast<__int128>(rank) * mult[f] + add[f]) % o.table_rows));
@@ -138,7 +136,7 @@ void gen_multihot(const MultiHotOptions& o) {
         }
         logit += 1.5 * wsum / len;
       }
-      labels[r] = unit_double(rng()) < 1.0 / (1.0 + std::exp(-logit)) ? 1.0f : 0.0f;
+      labels[r] = unit_from_bits(rng()) < 1.0 / (1.0 + std::exp(-logit)) ? 1.0f : 0.0f;
     }
     const std::filesystem::path dir(o.out_dir);
     write_vector(dir / (split + ".lengths"), lengths);

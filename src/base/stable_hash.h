@@ -35,6 +35,18 @@ class SplitMix64 {
   uint64_t state_;
 };
 
+// A double in [0, 1) from the top 53 bits of a random word (every value a multiple of 2^-53).
+inline double unit_from_bits(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+// The same in the open interval (0, 1), for logarithms and inverse CDFs: the midpoint of the 2^-53
+// step (exact below 1/2; above, the sum rounds to an even multiple of 2^-53), and for the top
+// value, which would round to 1, the largest double below 1. gen_data's values are drawn through
+// it: changing it changes generated files.
+inline double open_unit_from_bits(uint64_t bits) {
+  const double u = (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53;
+  return u < 1.0 ? u : 1.0 - 0x1.0p-53;
+}
+
 // FNV-1a (64 bits) of a string.
 inline uint64_t fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;

@@ -20,5 +20,18 @@ TEST(StableHash, Splitmix64Sequence) {
   EXPECT_EQ(mix64(kGolden64), splitmix64(0));
 }
 
+// Hand computed: the top 53 bits k give k · 2^-53, or (k + 0.5) · 2^-53 for the open interval
+// (rounded to a double).
+TEST(StableHash, UnitDoublesFromTheTop53Bits) {
+  EXPECT_EQ(unit_from_bits(0), 0.0);
+  EXPECT_EQ(unit_from_bits(0x7ffULL), 0.0);  // the low 11 bits do not count
+  EXPECT_EQ(unit_from_bits(1ULL << 63), 0.5);
+  EXPECT_EQ(unit_from_bits(~0ULL), 1.0 - 0x1.0p-53);
+  EXPECT_EQ(open_unit_from_bits(0), 0x1.0p-54);
+  EXPECT_EQ(open_unit_from_bits(1ULL << 63), 0.5 + 0x1.0p-54);
+  EXPECT_EQ(open_unit_from_bits(~0ULL), 1.0 - 0x1.0p-53);  // (2^53 − 1) + 0.5 rounds to 2^53
+  EXPECT_EQ(open_unit_from_bits(~0ULL << 12), 1.0 - 0x1.0p-52);  // 2^53 − 2 + 0.5 rounds to even
+}
+
 }  // namespace stable_hash_test
 }  // namespace tzrec

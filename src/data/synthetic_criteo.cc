@@ -55,13 +55,10 @@ uint64_t mix(uint64_t seed, uint64_t salt, uint64_t a, uint64_t b = 0) {
   return splitmix64(splitmix64(splitmix64(seed ^ salt) ^ a) ^ b);
 }
 
-// Uniform in the open interval (0, 1) from the top 53 bits.
-double to_unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }
-
 // Box-Muller from two uniform words (one of the pair is discarded: simplicity over speed).
 double normal_from(uint64_t bits1, uint64_t bits2) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
-  return std::sqrt(-2.0 * std::log(to_unit(bits1))) * std::cos(kTwoPi * to_unit(bits2));
+  return std::sqrt(-2.0 * std::log(open_unit_from_bits(bits1))) * std::cos(kTwoPi * open_unit_from_bits(bits2));
 }
 
 // Hash-based standard normal for (seed, salt, a, b): a fixed "random" weight per id.
@@ -107,9 +104,9 @@ SyntheticCriteoModel::SyntheticCriteoModel(uint64_t seed) : seed_(seed) {
   }
   for (int j = 0; j < kSynthNumInt; ++j) {
     const uint64_t h = mix(seed, kSaltInt, j);
-    int_mu_[j] = -0.5 + 3.0 * to_unit(h);                // median count e^mu in ~[0.6, 12]
-    int_sigma_[j] = 0.7 + 0.6 * to_unit(splitmix64(h));  // heavy right tail
-    int_weight_[j] = (j % 2 == 0 ? 1.0 : -1.0) * (0.15 + 0.2 * to_unit(splitmix64(h + 1)));
+    int_mu_[j] = -0.5 + 3.0 * open_unit_from_bits(h);                // median count e^mu in ~[0.6, 12]
+    int_sigma_[j] = 0.7 + 0.6 * open_unit_from_bits(splitmix64(h));  // heavy right tail
+    int_weight_[j] = (j % 2 == 0 ? 1.0 : -1.0) * (0.15 + 0.2 * open_unit_from_bits(splitmix64(h + 1)));
   }
 
   // Calibrate the bias on rows from a separate stream so that mean(sigmoid(logit)) is the target
@@ -159,7 +156,7 @@ double SyntheticCriteoModel::draw_features(uint64_t row_seed, SyntheticCriteoRow
   }
   for (int f = 0; f < kSynthNumCat; ++f) {
     const auto& cdf = cat_cdf_[f];
-    const double u = to_unit(rng());
+    const double u = open_unit_from_bits(rng());
     row->cats[f] = static_cast<int64_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
   }
   return logit_without_bias(row->ints, row->cats);
@@ -175,7 +172,7 @@ SyntheticCriteoRow SyntheticCriteoModel::row(int64_t index) const {
   const uint64_t row_seed = mix(seed_, kSaltRow, static_cast<uint64_t>(index));
   r.logit = bias_ + draw_features(row_seed, &r);
   // The label uses its own word of the row's hash so that it is independent of the features.
-  r.label = to_unit(splitmix64(row_seed ^ 0x1abe1ULL)) < sigmoid(r.logit) ? 1 : 0;
+  r.label = open_unit_from_bits(splitmix64(row_seed ^ 0x1abe1ULL)) < sigmoid(r.logit) ? 1 : 0;
   return r;
 }
 

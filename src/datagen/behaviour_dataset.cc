@@ -204,7 +204,7 @@ std::vector<int64_t> BehaviourModel::user_interests(int64_t user) const {
   const uint64_t h = mix(seed_, behaviour::kSaltUser, static_cast<uint64_t>(user));
   const int n = 1 + static_cast<int>(h % behaviour::kMaxInterests);
   std::vector<int64_t> interests(n);
-  for (int k = 0; k < n; ++k) interests[k] = draw_category(to_unit(mix(h, static_cast<uint64_t>(k))));
+  for (int k = 0; k < n; ++k) interests[k] = draw_category(open_unit_from_bits(mix(h, static_cast<uint64_t>(k))));
   return interests;
 }
 
@@ -256,7 +256,7 @@ double BehaviourModel::draw_row(uint64_t row_seed, BehaviourRow* row) const {
     const uint64_t pick = rng.next();
     const double u_item = rng.unit();
     const int64_t category =
-        u_source < p_interest ? interests[pick % n_interests] : draw_category(to_unit(pick));
+        u_source < p_interest ? interests[pick % n_interests] : draw_category(open_unit_from_bits(pick));
     return draw_item(category, u_item);
   };
   const int64_t length =
@@ -275,7 +275,7 @@ BehaviourRow BehaviourModel::row(int64_t index) const {
   BehaviourRow r;
   r.logit = bias_ + draw_row(mix(seed_, behaviour::kSaltRow, static_cast<uint64_t>(index)), &r);
   // The label uses its own stream so that it is independent of the features given the logit.
-  const double u = to_unit(mix(seed_, behaviour::kSaltLabel, static_cast<uint64_t>(index)));
+  const double u = open_unit_from_bits(mix(seed_, behaviour::kSaltLabel, static_cast<uint64_t>(index)));
   r.label = u < behaviour::sigmoid(r.logit) ? 1 : 0;
   return r;
 }

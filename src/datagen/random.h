@@ -15,14 +15,11 @@ inline uint64_t mix(uint64_t a, uint64_t b) { return splitmix64(splitmix64(a) ^ 
 inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c) { return mix(mix(a, b), c); }
 inline uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return mix(mix(a, b, c), d); }
 
-// Uniform in the open interval (0, 1) from the top 53 bits.
-inline double to_unit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }
-
 // A standard normal from one 64-bit word (Box-Muller on its two derived words).
 inline double normal_from(uint64_t bits) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
   const uint64_t b2 = splitmix64(bits);
-  return std::sqrt(-2.0 * std::log(to_unit(bits))) * std::cos(kTwoPi * to_unit(b2));
+  return std::sqrt(-2.0 * std::log(open_unit_from_bits(bits))) * std::cos(kTwoPi * open_unit_from_bits(b2));
 }
 
 // Sequential generator over one stream: word i (from 0) is splitmix64(seed + (i + 1) · kGolden64),
@@ -31,7 +28,7 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : stream_(seed + kGolden64) {}
   uint64_t next() { return stream_.next(); }
-  double unit() { return to_unit(next()); }
+  double unit() { return open_unit_from_bits(next()); }
   double normal() { return normal_from(next()); }
   // Uniform integer in [lo, hi] (hi >= lo).
   int64_t uniform_int(int64_t lo, int64_t hi) {

@@ -220,7 +220,7 @@ bool find_expr_constant(std::string_view name, double* value) {
 double expr_random(uint64_t* state) {
   const uint64_t z = splitmix64(*state);
   *state += kGolden64;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
+  return unit_from_bits(z);
 }
 
 }  // namespace tzrec::feature

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include <ATen/Parallel.h>
+
 #include "base/error.h"
 #include "loss/l2_loss.h"
-#include "nn/parallel.h"
+#include "loss/softmax_rows.h"
 
 namespace tzrec::loss {
 namespace {
@@ -12,33 +14,24 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Rows per block of the fused node: a block's logits and temporaries stay in the cache (256 rows
-// of 1025 floats is 1 MB), so that each pass below reads the big [B, C] tensor once.
-constexpr int64_t kRowBlock = 256;
-
 // CE_b = logsumexp(logits_b) − logits_b[label_b] as one autograd node. Forward computes each
-// row's softmax once, block by block of rows over the intra-op threads (a block's temporaries stay
-// in the cache), and keeps it: it is the gradient but for the label's −1 and the per-row scale,
-// so backward is one multiply (torch's path writes the [B, C] log-softmax, a zero-filled [B, C]
-// NLL gradient and the softmax gradient, each a pass through memory).
+// row's softmax once (softmax_rows.h: one row at a time, in cache, over the intra-op threads) and
+// keeps it: it is the gradient but for the label's −1 and the per-row scale, so backward is one
+// multiply (torch's path writes the [B, C] log-softmax, a zero-filled [B, C] NLL gradient and the
+// softmax gradient, each a pass through memory).
 class RowCrossEntropyFunction : public torch::autograd::Function<RowCrossEntropyFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits_in, const torch::Tensor& labels) {
     const torch::Tensor logits = logits_in.contiguous();
-    const int64_t rows = logits.size(0);
+    const int64_t rows = logits.size(0), cols = logits.size(1);
     torch::Tensor lse = torch::empty({rows}, logits.options());
     torch::Tensor softmax = torch::empty_like(logits);
-    nn::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t blk = begin; blk < end; ++blk) {
-        const int64_t r = blk * kRowBlock, n = std::min(kRowBlock, rows - r);
-        const torch::Tensor x = logits.narrow(0, r, n);
-        const torch::Tensor m = x.amax(1, /*keepdim=*/true);  // [n, 1] (no argmax)
-        torch::Tensor e = softmax.narrow(0, r, n);
-        at::sub_out(e, x, m).exp_();
-        const torch::Tensor sum = e.sum(1, /*keepdim=*/true);  // [n, 1]
-        e.mul_(sum.reciprocal());
-        lse.narrow(0, r, n).copy_(sum.squeeze(1).log_().add_(m.squeeze(1)));
-      }
+    const float* x = logits.data_ptr<float>();
+    float* s = softmax.data_ptr<float>();
+    float* l = lse.data_ptr<float>();
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(cols, 1));  // ≥ 128 KiB a task
+    at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) l[r] = softmax_row(x + r * cols, cols, s + r * cols);
     });
     torch::Tensor picked = logits.gather(1, labels.unsqueeze(1)).squeeze(1);  // [B]
     ctx->save_for_backward({softmax, labels});

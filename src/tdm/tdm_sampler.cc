@@ -245,7 +245,7 @@ std::vector<int> TdmSampler::choose_levels(data::SamplerRng* rng) const {
   for (int draw = 0; draw < k; ++draw) {
     double total = 0;
     for (double x : p) total += x;
-    const double u = static_cast<double>(rng->next() >> 11) * 0x1.0p-53 * total;
+    const double u = unit_from_bits(rng->next()) * total;
     double acc = 0;
     int pick = -1;
     for (int i = 0; i < middle; ++i) {

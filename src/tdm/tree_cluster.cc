@@ -23,7 +23,7 @@ class ClusterRng {
  public:
   explicit ClusterRng(uint64_t seed) : stream_(seed) {}
   uint64_t next() { return stream_.next(); }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double uniform() { return unit_from_bits(next()); }  // [0, 1)
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
 
  private:
