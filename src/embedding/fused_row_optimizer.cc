@@ -4,26 +4,14 @@
 #include <cmath>
 
 #include "base/simd_clones.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "base/vector_sqrt.h"
 
 namespace tzrec::embedding {
 namespace {
 
-// Element block of the loops that need a square root: the compiler does not vectorise sqrt without
-// -fno-math-errno, so roots are taken in a separate pass over a block buffer.
+// Element block of the loops that need a square root (taken by base/vector_sqrt.h over a block
+// buffer).
 constexpr int64_t kBlock = 64;
-
-// x[i] = sqrt(x[i]) for i < n; the x are >= 0.
-inline void sqrt_inplace(int64_t n, float* x) {
-  int64_t i = 0;
-#if defined(__x86_64__)
-  for (; i + 4 <= n; i += 4) _mm_storeu_ps(x + i, _mm_sqrt_ps(_mm_loadu_ps(x + i)));
-#endif
-  for (; i < n; ++i) x[i] = std::sqrt(x[i]);
-}
 
 // Sum of x[d]^2 with 16 independent partial sums, so that the loop vectorises without -ffast-math.
 inline float sum_squares(int64_t D, const float* x) {

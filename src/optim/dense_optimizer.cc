@@ -3,9 +3,11 @@
 #include <cmath>
 #include <set>
 
+#include <ATen/Parallel.h>
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "optim/adam_step.h"
 
 namespace tzrec::optim {
 namespace {
@@ -152,10 +154,50 @@ void DenseOptimizer::step_adagrad(const torch::Tensor& p, torch::Tensor g, Param
   p.addcdiv_(g, std, -clr);
 }
 
+// The Adam / AdamW step in one pass (adam_step.h) for contiguous float32 CPU tensors; false for
+// anything else, which takes the tensor-op path below. Large parameters are split over the
+// intra-op threads.
+bool DenseOptimizer::fused_adam_step(const torch::Tensor& p, const torch::Tensor& g, ParamState& s) const {
+  const auto& o = options_;
+  const torch::Tensor& vmax = s.max_exp_avg_sq;
+  auto eligible = [&](const torch::Tensor& t) {
+    return t.layout() == torch::kStrided && t.device().is_cpu() && t.scalar_type() == torch::kFloat &&
+           t.is_contiguous() && t.numel() == p.numel();
+  };
+  if (!eligible(p) || !eligible(g) || !eligible(s.exp_avg) || !eligible(s.exp_avg_sq) ||
+      (o.amsgrad && !eligible(vmax))) {
+    return false;
+  }
+  AdamStepScalars k;
+  if (o.kind == Kind::kAdamW) {
+    k.decay = static_cast<float>(1 - o.lr * o.weight_decay);
+  } else {
+    k.l2 = static_cast<float>(o.weight_decay);
+  }
+  k.beta1 = static_cast<float>(o.beta1);
+  k.one_minus_beta1 = static_cast<float>(1 - o.beta1);
+  k.beta2 = static_cast<float>(o.beta2);
+  k.one_minus_beta2 = static_cast<float>(1 - o.beta2);
+  k.bias_correction2_sqrt = static_cast<float>(std::sqrt(1 - std::pow(o.beta2, s.step)));
+  k.eps = static_cast<float>(o.eps);
+  k.neg_step_size = static_cast<float>(-(o.lr / (1 - std::pow(o.beta1, s.step))));
+  float* pp = p.data_ptr<float>();
+  const float* gp = g.data_ptr<float>();
+  float* m = s.exp_avg.data_ptr<float>();
+  float* v = s.exp_avg_sq.data_ptr<float>();
+  float* vm = o.amsgrad ? vmax.data_ptr<float>() : nullptr;
+  at::parallel_for(0, p.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
+    adam_step(k, end - begin, pp + begin, gp + begin, m + begin, v + begin, vm == nullptr ? nullptr : vm + begin);
+  });
+  p.unsafeGetTensorImpl()->bump_version();  // written in place, as torch's in-place ops would mark it
+  return true;
+}
+
 // torch.optim.Adam / AdamW (_single_tensor_adam / _single_tensor_adamw).
 void DenseOptimizer::step_adam(const torch::Tensor& p, torch::Tensor g, ParamState& s) {
   const auto& o = options_;
   s.step += 1;
+  if (fused_adam_step(p, g, s)) return;
   if (o.kind == Kind::kAdamW) {
     p.mul_(1 - o.lr * o.weight_decay);
   } else if (o.weight_decay != 0) {

@@ -104,6 +104,7 @@ class DenseOptimizer {
   void step_sgd(const torch::Tensor& p, torch::Tensor g, ParamState& s);
   void step_adagrad(const torch::Tensor& p, torch::Tensor g, ParamState& s);
   void step_adam(const torch::Tensor& p, torch::Tensor g, ParamState& s);
+  bool fused_adam_step(const torch::Tensor& p, const torch::Tensor& g, ParamState& s) const;
   void step_adadelta(const torch::Tensor& p, torch::Tensor g, ParamState& s);
   void step_rmsprop(const torch::Tensor& p, torch::Tensor g, ParamState& s);
 
