@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 namespace tzrec {
@@ -34,6 +35,14 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
+
+// splitmix64 folded over words: h = seed, then h = splitmix64(h ^ w) for each word in order. The
+// seeds of per-batch random streams (a tag naming the stream, then rank, worker, batch, ...).
+inline uint64_t chain_seed(uint64_t seed, std::initializer_list<uint64_t> words) {
+  uint64_t h = seed;
+  for (uint64_t w : words) h = splitmix64(h ^ w);
+  return h;
+}
 
 // A double in [0, 1) from the top 53 bits of a random word (every value a multiple of 2^-53).
 inline double unit_from_bits(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }

@@ -20,6 +20,13 @@ TEST(StableHash, Splitmix64Sequence) {
   EXPECT_EQ(mix64(kGolden64), splitmix64(0));
 }
 
+TEST(StableHash, ChainSeedFoldsSplitmix64OverTheWords) {
+  EXPECT_EQ(chain_seed(42, {}), 42u);
+  EXPECT_EQ(chain_seed(42, {7}), splitmix64(42 ^ 7));
+  EXPECT_EQ(chain_seed(42, {7, 9, 11}), splitmix64(splitmix64(splitmix64(42 ^ 7) ^ 9) ^ 11));
+  EXPECT_EQ(chain_seed(chain_seed(42, {7, 9}), {11}), chain_seed(42, {7, 9, 11}));
+}
+
 // Hand computed: the top 53 bits k give k · 2^-53, or (k + 0.5) · 2^-53 for the open interval
 // (rounded to a double).
 TEST(StableHash, UnitDoublesFromTheTop53Bits) {

@@ -395,12 +395,9 @@ std::optional<int64_t> NegativeSampler::key_of(std::string_view cell) const {
 }
 
 uint64_t NegativeSampler::stream_seed(const SampleContext& ctx) const {
-  uint64_t h = splitmix64(ctx.seed ^ 0x6e65675f73616d70ULL);  // "neg_samp"
-  h = splitmix64(h ^ (is_training_ ? 1u : 2u));
-  h = splitmix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.rank)));
-  h = splitmix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(ctx.worker)));
-  h = splitmix64(h ^ static_cast<uint64_t>(ctx.batch_index));
-  return h;
+  return chain_seed(ctx.seed, {0x6e65675f73616d70ULL /* "neg_samp" */, is_training_ ? 1u : 2u,
+                               static_cast<uint32_t>(ctx.rank), static_cast<uint32_t>(ctx.worker),
+                               static_cast<uint64_t>(ctx.batch_index)});
 }
 
 void NegativeSampler::sample(KeySpan item_ids, KeySpan user_ids, const SampleContext& ctx,

@@ -42,10 +42,9 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
       keys[static_cast<size_t>(r)] = id;
     }
   }
-  uint64_t seed = splitmix64(seed_ ^ 0x74646d5f73616d70ULL);  // "tdm_samp"
-  seed = splitmix64(seed ^ (is_training_ ? 1u : 2u));
-  seed = splitmix64(seed ^ static_cast<uint64_t>(static_cast<uint32_t>(rank_)));
-  if (rows > 0) seed = splitmix64(seed ^ data::row_key(batch, 0));
+  uint64_t seed = chain_seed(seed_, {0x74646d5f73616d70ULL /* "tdm_samp" */, is_training_ ? 1u : 2u,
+                                     static_cast<uint32_t>(rank_)});
+  if (rows > 0) seed = chain_seed(seed, {data::row_key(batch, 0)});
   tdm::TdmSamples samples;
   sampler_->sample(
       keys, seed,
