@@ -1,6 +1,7 @@
 #include "loss/softmax_rows.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -16,13 +17,13 @@ constexpr float kLn2Hi = 0.693359375f;  // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi exact 
 constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kRound = 12582912.0f;   // 1.5 · 2^23: adding it rounds |v| < 2^22 to an integer
 
-inline int32_t float_bits(float v) {
-  int32_t b;
+inline uint32_t float_bits(float v) {
+  uint32_t b;
   std::memcpy(&b, &v, sizeof b);
   return b;
 }
 
-inline float bits_float(int32_t b) {
+inline float bits_float(uint32_t b) {
   float v;
   std::memcpy(&v, &b, sizeof v);
   return v;
@@ -35,7 +36,7 @@ __attribute__((always_inline)) inline float exp_impl(float x) {
   const float xc = x < kMinArg ? kMinArg : x;  // NaN passes through (the comparison is false)
   const float t = xc * kLog2e + kRound;
   const float k = t - kRound;
-  const int32_t ki = float_bits(t) - float_bits(kRound);
+  const uint32_t ki = float_bits(t) - float_bits(kRound);  // k mod 2^32 (unsigned: NaN's bits wrap)
   float r = xc - k * kLn2Hi;
   r = r - k * kLn2Lo;
   float p = 1.0f / 720.0f;
@@ -45,7 +46,7 @@ __attribute__((always_inline)) inline float exp_impl(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const float scale = bits_float((ki + 127) << 23);
+  const float scale = bits_float((ki + 127u) << 23);  // 2^k
   return x < kMinArg ? 0.0f : p * scale;
 }
 
