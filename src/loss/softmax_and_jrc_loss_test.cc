@@ -227,9 +227,22 @@ TEST(SoftmaxCrossEntropyFused, MatchesTorchCrossEntropy) {
   }
 }
 
-// Backward writes the gradient over the softmax the node saved: a second backward through the same
-// graph (retain_graph) must fail torch's saved-tensor version check, not reuse the overwritten
-// values.
+// A weighted loss (upstream gradient 2.5, not 1) scales the kept gradient; values against torch.
+// A label outside the classes is an error, as in torch.
+TEST(SoftmaxCrossEntropyFused, ScaledUpstreamGradientAndBadLabels) {
+  torch::manual_seed(6);
+  const torch::Tensor x = torch::randn({5, 33}) * 2;  // 33 classes: the kernel's vector part and its tail
+  const torch::Tensor y = torch::tensor({32, 0, 16, 15, 17}, torch::kInt64);
+  torch::Tensor a = x.clone().requires_grad_(true), b = x.clone().requires_grad_(true);
+  (SoftmaxCrossEntropy()(a, y) * 2.5).backward();
+  (torch::nn::functional::cross_entropy(b, y) * 2.5).backward();
+  EXPECT_TRUE(torch::allclose(a.grad(), b.grad(), 1e-6, 1e-7)) << a.grad() << b.grad();
+  EXPECT_THROW(SoftmaxCrossEntropy()(x, torch::tensor({0, 1, 33, 0, 0}, torch::kInt64)), c10::Error);
+  EXPECT_THROW(SoftmaxCrossEntropy()(x, torch::tensor({0, -1, 3, 0, 0}, torch::kInt64)), c10::Error);
+}
+
+// Backward hands over the gradient the node kept (scaled in place unless the upstream gradient is
+// 1): a second backward through the same graph (retain_graph) must fail, not reuse it.
 TEST(SoftmaxCrossEntropyFused, SecondBackwardFailsInsteadOfReadingTheGradient) {
   torch::manual_seed(5);
   torch::Tensor x = (torch::randn({4, 7}) * 2).requires_grad_(true);

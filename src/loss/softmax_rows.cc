@@ -55,7 +55,7 @@ __attribute__((always_inline)) inline float exp_impl(float x) {
 float exp_nonpositive(float x) { return exp_impl(x); }
 
 TZREC_SIMD_CLONES
-float softmax_row(const float* x, int64_t n, float* out) {
+float softmax_row(const float* x, int64_t n, float* out, float scale) {
   // Row maximum: kLanes running maxima, then their maximum. It skips NaN; a NaN entry makes its
   // exp, hence the sum and the whole row, NaN (as in torch).
   float lane[kLanes];
@@ -79,7 +79,7 @@ float softmax_row(const float* x, int64_t n, float* out) {
   for (int k = 0; k < kLanes; ++k) sum += lane[k];
   for (; i < n; ++i) sum += out[i];
 
-  const float inv = 1.0f / sum;
+  const float inv = scale / sum;
   for (int64_t j = 0; j < n; ++j) out[j] *= inv;
   return std::log(sum) + m;
 }

@@ -18,7 +18,8 @@ namespace tzrec::loss {
 // e^x for x <= 0, the kernel's exp (exposed for its test). x < -87 gives 0; NaN gives NaN.
 float exp_nonpositive(float x);
 
-// Writes softmax(x[0, n)) to out[0, n) (out may equal x) and returns log Σ_j e^{x_j}. n >= 1.
-float softmax_row(const float* x, int64_t n, float* out);
+// Writes scale · softmax(x[0, n)) to out[0, n) (out may equal x) and returns log Σ_j e^{x_j}.
+// n >= 1.
+float softmax_row(const float* x, int64_t n, float* out, float scale = 1.0f);
 
 }  // namespace tzrec::loss

@@ -87,6 +87,16 @@ TEST(SoftmaxRows, InPlaceGivesTheSameValues) {
   EXPECT_EQ(row, out);
 }
 
+TEST(SoftmaxRows, ScaleMultipliesTheSoftmax) {
+  std::vector<float> row = {0.5f, -2.0f, 3.25f, 1.0f, 0.0f, -7.5f, 2.0f, 2.0f, 1.5f, -0.25f,
+                            4.0f, 3.0f, -1.0f, 0.75f, 0.1f, 0.2f, 9.0f, -3.0f, 0.3f};
+  const int64_t n = static_cast<int64_t>(row.size());
+  std::vector<float> plain(row.size()), scaled(row.size());
+  const float lse = softmax_row(row.data(), n, plain.data());
+  EXPECT_EQ(softmax_row(row.data(), n, scaled.data(), 0.125f), lse);  // the log-sum-exp does not change
+  for (int64_t j = 0; j < n; ++j) EXPECT_FLOAT_EQ(scaled[j], 0.125f * plain[j]) << j;
+}
+
 TEST(SoftmaxRows, MinusInfinityGetsZeroNanAndAllMinusInfinityGiveNan) {
   const float inf = std::numeric_limits<float>::infinity();
   // Hand computed: the finite entries 0 and ln 3 share the mass 1 : 3; log-sum-exp = ln 4.
