@@ -24,7 +24,8 @@ class SoftmaxCrossEntropy {
   // sample_weights: [B] or undefined.
   // Without weights: mean_b CE_b. With weights: mean_b(CE_b * w_b / mean(w)), where w / mean(w) is 0
   // wherever the division is not finite (tzrec's div_no_nan). Returns a scalar tensor. Float32
-  // logits without label smoothing go through one fused autograd node (same values).
+  // CPU logits without label smoothing go through one fused autograd node (same values up to
+  // float rounding; backward through it once per graph).
   torch::Tensor operator()(const torch::Tensor& logits, const torch::Tensor& labels,
                            const torch::Tensor& sample_weights = {}) const;
 
