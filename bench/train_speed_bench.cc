@@ -112,7 +112,8 @@ void gen_multihot(const MultiHotOptions& o) {
     add[f] = static_cast<int64_t>(splitmix64(h) % static_cast<uint64_t>(o.table_rows));
   }
   auto hidden_weight = [&](int f, int64_t rank) {
-    return 2.0 * unit_from_bits(splitmix64(o.seed ^ (static_cast<uint64_t>(f) << 40) ^ static_cast<uint64_t>(rank))) - 1.0;
+    const uint64_t word = splitmix64(o.seed ^ (static_cast<uint64_t>(f) << 40) ^ static_cast<uint64_t>(rank));
+    return 2.0 * unit_from_bits(word) - 1.0;
   };
   const double bias = -1.1;  // about 25% positives
   auto write_split = [&](const std::string& split, int64_t first_row, int64_t rows) {

@@ -52,7 +52,7 @@ constexpr uint64_t kSaltCatFactor = 0x5a17c0ffee000004ULL;
 constexpr uint64_t kSaltInt = 0x5a17c0ffee000005ULL;
 
 uint64_t mix(uint64_t seed, uint64_t salt, uint64_t a, uint64_t b = 0) {
-  return splitmix64(splitmix64(splitmix64(seed ^ salt) ^ a) ^ b);
+  return chain_seed(seed, {salt, a, b});
 }
 
 // Box-Muller from two uniform words (one of the pair is discarded: simplicity over speed).

@@ -52,9 +52,10 @@
 // buckets between them). Most of its time is the kernel paging in that memory (measured, 37.5M
 // keys into 100M slots: 1.8 s of 2.1), so once the table holds 5/6 of the keys that trigger the
 // next doubling, a background thread allocates and pages in its arrays while training goes on,
-// and the doubling itself only moves the keys. A doubling that comes before the thread is done stops it and pages
-// in the rest itself; one forced early by a full bucket allocates its arrays itself. Meanwhile
-// the table holds those arrays on top of its index, as every doubling does while it runs.
+// and the doubling itself only moves the keys. A doubling that comes before the thread is done
+// stops it and pages in the rest itself; one forced early by a full bucket allocates its arrays
+// itself. Meanwhile the table holds those arrays on top of its index, as every doubling does
+// while it runs.
 //
 // Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 4 per bucket; the
 // admission counter 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.

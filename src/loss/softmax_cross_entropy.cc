@@ -16,13 +16,14 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // mean_b(s_b · CE_b), CE_b = logsumexp(logits_b) − logits_b[label_b], s_b the row's normalised
-// sample weight (row_scale [B]; an empty row_scale: 1 each), as one autograd node with a scalar output. Forward computes each
-// row's softmax once (softmax_rows.h: one row at a time, in cache, over the intra-op threads),
-// scaled by s_b / B and less s_b / B at the label: that is the gradient, kept for backward, which
-// hands it over as it is when the upstream gradient is 1 (the loss added to the total unweighted)
-// and scales it in place otherwise — no other pass over the [B, C] matrix (torch's path writes the
-// log-softmax, a zero-filled NLL gradient and the softmax gradient). Handed over once: a second
-// backward through the node (retain_graph) is an error, not a reuse of the overwritten values.
+// sample weight (row_scale [B]; an empty row_scale: 1 each), as one autograd node with a scalar
+// output. Forward computes each row's softmax once (softmax_rows.h: one row at a time, in cache,
+// over the intra-op threads), scaled by s_b / B and less s_b / B at the label: that is the
+// gradient, kept for backward, which hands it over as it is when the upstream gradient is 1 (the
+// loss added to the total unweighted) and scales it in place otherwise — no other pass over the
+// [B, C] matrix (torch's path writes the log-softmax, a zero-filled NLL gradient and the softmax
+// gradient). Handed over once: a second backward through the node (retain_graph) is an error, not
+// a reuse of the overwritten values.
 class MeanCrossEntropyFunction : public torch::autograd::Function<MeanCrossEntropyFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits_in, const torch::Tensor& labels_in,
