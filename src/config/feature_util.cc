@@ -1,5 +1,8 @@
 #include "config/feature_util.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace tzrec::config {
 
 namespace {
@@ -63,6 +66,15 @@ uint32_t feature_embedding_dim(const protos::FeatureConfig& f) {
     return f.raw_feature().embedding_dim();
   }
   return 0;
+}
+
+bool rtp_naming() {
+  const char* v = std::getenv("USE_RTP");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+std::string grouped_sequence_prefix(const std::string& sequence_name) {
+  return sequence_name + (rtp_naming() ? "_" : "__");
 }
 
 }  // namespace tzrec::config

@@ -24,4 +24,13 @@ bool is_sparse_feature(const protos::FeatureConfig& f);
 // embedding_dim of a sparse feature (0 when not set or not sparse).
 uint32_t feature_embedding_dim(const protos::FeatureConfig& f);
 
+// TorchEasyRec's RTP naming: env USE_RTP is "1" (tzrec/utils/env_util.py use_rtp()).
+bool rtp_naming();
+
+// What joins a grouped sequence's name to the names of its sub-features and of their input
+// columns: "<sequence_name>__" ("click_seq__item_id"), or "<sequence_name>_" under RTP naming
+// ("click_seq_item_id"), as TorchEasyRec's Feature.grouped_sequence_prefix. The one rule for
+// feature names, column names, embedding names and gen_data's columns.
+std::string grouped_sequence_prefix(const std::string& sequence_name);
+
 }  // namespace tzrec::config

@@ -82,7 +82,7 @@ void add_feature(const protos::FeatureConfig& fc, const std::string& path, const
     throw NotSupportedError(fmt::format("gen_data for {}", f.path));
   }
   const std::string name = string_field(*f.message, "feature_name");
-  FeatureTagSink tagged(f.grouped && !name.empty() ? f.sequence_name + "__" + name : name, sink);
+  FeatureTagSink tagged(f.grouped && !name.empty() ? config::grouped_sequence_prefix(f.sequence_name) + name : name, sink);
   producer->add_columns(f, &tagged);
 }
 
@@ -193,7 +193,7 @@ SamplerInfo sampler_info(const protos::DataConfig& data) {
 void mark_sequence_item_ids(ColumnPlan* plan, int i) {
   SamplerInfo& s = plan->sampler;
   ColumnSpec& spec = plan->columns[static_cast<size_t>(i)];
-  const std::string prefix = spec.sequence_group + "__";
+  const std::string prefix = config::grouped_sequence_prefix(spec.sequence_group);
   if (spec.role != Role::kInput || spec.domain.kind != Domain::Kind::kIds || s.type == "tdm_sampler") {
     throw ConfigError(fmt::format("{}.item_id_field: column '{}' holds {}, but the sampler tables need "
                                   "integer ids (id:int64)",

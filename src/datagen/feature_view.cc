@@ -9,6 +9,7 @@
 #include <google/protobuf/descriptor.h>
 
 #include "base/error.h"
+#include "config/feature_util.h"
 #include "config/vocab_file.h"
 
 namespace tzrec::datagen {
@@ -202,7 +203,7 @@ std::string fg_encoded_column(const FeatureContext& f) {
     throw ConfigError(fmt::format("{}: is not set; it names the column of the feature",
                                   field_path(f, "feature_name")));
   }
-  return f.grouped ? f.sequence_name + "__" + name : name;
+  return f.grouped ? config::grouped_sequence_prefix(f.sequence_name) + name : name;
 }
 
 bool is_sequence_input(const FeatureContext& f, const FeatureInput& input, bool single_input_type) {
@@ -237,7 +238,7 @@ std::optional<ColumnSpec> input_column(const FeatureContext& f, const FeatureInp
   ColumnSpec spec;
   spec.sources.push_back(input.field);
   if (is_sequence_input(f, input, single_input_type)) {
-    spec.name = f.grouped ? f.sequence_name + "__" + input.name : input.name;
+    spec.name = f.grouped ? config::grouped_sequence_prefix(f.sequence_name) + input.name : input.name;
     apply_sequence(f, &spec);
   } else {
     spec.name = input.name;

@@ -61,14 +61,6 @@ bool task_has_l2_loss(const pb::Message& task) {
   return false;
 }
 
-// Whether the group's feature name `wanted` names a feature tagged `tag` on a column: the same
-// name, or "<seq>_<name>" for "<seq>__<name>" (TorchEasyRec's RTP naming).
-bool group_names_feature(const std::string& wanted, const std::string& tag) {
-  if (wanted == tag) return true;
-  const auto p = tag.find("__");
-  return p != std::string::npos && wanted == tag.substr(0, p) + "_" + tag.substr(p + 2);
-}
-
 std::vector<std::string> task_name_words(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -181,7 +173,7 @@ class LayoutBuilder {
     for (size_t c = 0; c < columns_.size(); ++c) {
       if (columns_[c].role != Role::kInput) continue;
       for (const auto& tag : columns_[c].features) {
-        if (group_names_feature(feature, tag)) {
+        if (feature == tag) {
           out.push_back(static_cast<int>(c));
           break;
         }

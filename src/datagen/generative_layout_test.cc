@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/scoped_env.h"
 #include "config/pipeline_config.h"
 #include "data/testing_util.h"
 #include "datagen/column_plan.h"
@@ -110,14 +111,16 @@ TEST(GenerativeLayout, HstuMatchCandidatesArePositivesAndRequestTimeIsAnAnchor) 
 }
 
 TEST(GenerativeLayout, RtpNamesAndDescendingTimestamps) {
+  // The config is written for TorchEasyRec's RTP naming: "<sequence>_<feature>" columns.
+  const ScopedEnv rtp("USE_RTP", "1");
   std::string text = config_text("dlrm_hstu_rtp_kuairand_1k");
   const std::string anchor = "max_seq_len: 4096";
   text.replace(text.find(anchor), anchor.size(), anchor + "\n sequence_timestamp_is_ascending: false");
   const ColumnPlan plan = plan_of(text);
   const GenerativeLayout& g = plan.generative;
   ASSERT_EQ(g.channels.size(), 1u);
-  EXPECT_EQ(name_of(plan, g.channels[0].item_column), "uih_seq__video_id");
-  EXPECT_EQ(name_of(plan, g.candidates.item_column), "cand_seq__video_id");
+  EXPECT_EQ(name_of(plan, g.channels[0].item_column), "uih_seq_video_id");
+  EXPECT_EQ(name_of(plan, g.candidates.item_column), "cand_seq_video_id");
   EXPECT_EQ(names_of(plan, g.candidates.action_label_columns), (std::vector<std::string>{"cand_seq_action_weight"}));
   EXPECT_EQ(names_of(plan, g.candidates.watch_time_label_columns), (std::vector<std::string>{"cand_seq_watch_time"}));
   EXPECT_TRUE(g.histories_reversed);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/feature_util.h"
+
 namespace tzrec::datagen {
 
 namespace {
@@ -26,10 +28,10 @@ int64_t count_generative_items(const ColumnPlan& plan) {
   return std::max<int64_t>(n, 1);
 }
 
-// The name of an attribute after its sequence prefix.
-std::string attribute_stem(const std::string& column) {
-  const auto p = column.find("__");
-  return p == std::string::npos ? column : column.substr(p + 2);
+// The name of an attribute after its grouped sequence's prefix.
+std::string attribute_stem(const ColumnSpec& column) {
+  const std::string prefix = config::grouped_sequence_prefix(column.sequence_group);
+  return column.name.rfind(prefix, 0) == 0 ? column.name.substr(prefix.size()) : column.name;
 }
 
 // Log-uniform integer in [1, cap].
@@ -93,11 +95,11 @@ GenerativeRows::GenerativeRows(const ColumnPlan& plan, const std::vector<ValueGe
   for (int c : item_columns) item_column_[static_cast<size_t>(c)] = true;
   attributes.insert(attributes.end(), item_columns.begin(), item_columns.end());
   for (int c : attributes) {
-    const std::string name = attribute_stem(columns[static_cast<size_t>(c)].name);
+    const std::string name = attribute_stem(columns[static_cast<size_t>(c)]);
     attribute_hash_[static_cast<size_t>(c)] = fnv1a64(name);
     attribute_key_[static_cast<size_t>(c)] = c;
     for (int k : g.candidates.attribute_columns) {
-      if (attribute_stem(columns[static_cast<size_t>(k)].name) == name) attribute_key_[static_cast<size_t>(c)] = k;
+      if (attribute_stem(columns[static_cast<size_t>(k)]) == name) attribute_key_[static_cast<size_t>(c)] = k;
     }
     if (item_column_[static_cast<size_t>(c)] && g.candidates.item_column >= 0) {
       attribute_key_[static_cast<size_t>(c)] = g.candidates.item_column;

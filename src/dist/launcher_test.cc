@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "base/scoped_env.h"
 
 namespace tzrec::dist {
 namespace launcher_test {
@@ -43,29 +44,6 @@ class TempDir {
 };
 
 // Sets (or unsets) an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/scoped_env.h"
 #include "dist/planner_cost.h"
 
 namespace tzrec::dist {
@@ -253,29 +254,6 @@ TEST(PlannerTest, SameDecisionsForShuffledInput) {
 }
 
 // Sets an environment variable for one scope and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 int64_t mem_total_from_proc() {
   FILE* f = std::fopen("/proc/meminfo", "r");
   char key[64];

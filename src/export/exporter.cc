@@ -41,25 +41,36 @@ namespace {
 constexpr const char* kTrainEvalResultFile = "train_eval_result_v2.txt";
 
 // TorchEasyRec export switches this engine does not implement; set to anything but "" / "0" they
-// are refused rather than ignored.
-const std::map<std::string, std::string>& unsupported_switches() {
-  static const std::map<std::string, std::string> switches = {
-      {"ENABLE_AOT", "AOTInductor export"},
-      {"UNIFIED_AOT", "AOTInductor export"},
-      {"ENABLE_TRT", "TensorRT export"},
-      {"INPUT_TILE", "input tiling of user features"},
-      {"USE_DISTRIBUTED_EMBEDDING", "distributed-embedding export"},
-      {"USE_RTP", "RTP export"},
-      {"QUANT_EC_EMB", "quantized sequence embedding collections"},
+// are refused rather than ignored. Each with what it asks for and what the user can do instead.
+struct UnsupportedSwitch {
+  const char* what;
+  const char* instead;
+};
+
+const std::map<std::string, UnsupportedSwitch>& unsupported_switches() {
+  static const char* kUnset = "unset it to export the model package";
+  static const std::map<std::string, UnsupportedSwitch> switches = {
+      {"ENABLE_AOT", {"AOTInductor export", kUnset}},
+      {"UNIFIED_AOT", {"AOTInductor export", kUnset}},
+      {"ENABLE_TRT", {"TensorRT export", kUnset}},
+      {"INPUT_TILE", {"input tiling of user features", kUnset}},
+      {"USE_DISTRIBUTED_EMBEDDING", {"distributed-embedding export", kUnset}},
+      // USE_RTP also names grouped sequence features "<sequence>_<feature>", which a config written
+      // for it needs in every command: unsetting it would not help there.
+      {"USE_RTP",
+       {"RTP export: TorchEasyRec's package for RTP serving",
+        "a config written for RTP naming runs its checkpoint with `tzrec predict --pipeline_config_path` under "
+        "USE_RTP=1; other configs: unset it to export the model package"}},
+      {"QUANT_EC_EMB", {"quantized sequence embedding collections", kUnset}},
   };
   return switches;
 }
 
 void check_export_switches() {
-  for (const auto& [name, what] : unsupported_switches()) {
+  for (const auto& [name, sw] : unsupported_switches()) {
     const char* value = std::getenv(name.c_str());
     if (value != nullptr && std::string(value) != "" && std::string(value) != "0") {
-      throw NotSupportedError(fmt::format("{}={} ({}); unset it to export the model package", name, value, what));
+      throw NotSupportedError(fmt::format("{}={} ({}); {}", name, value, sw.what, sw.instead));
     }
   }
 }

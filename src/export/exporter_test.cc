@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/scoped_env.h"
 #include "export/export_dir.h"
 #include "export/exported_model.h"
 #include "train/checkpoint_policy.h"
@@ -21,20 +22,6 @@ namespace exporter_test {
 const char* const kTable = "embedding_group.emb_impls.__BASE__.ebc.embedding_bags.cat_0_emb.weight";
 
 // Sets an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1); else ::unsetenv(name_.c_str());
-  }
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 // Identical weights give predictions equal up to float32 rounding, not always bit for bit: with
 // more than one thread the order of some sums depends on how BLAS and torch split the work
 // (CPU features, thread count, whether a pool is busy); on an AVX-512 machine even the same

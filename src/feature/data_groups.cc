@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "config/feature_util.h"
 #include "data/negative_sampler.h"
 
 namespace tzrec::feature {
@@ -54,7 +55,7 @@ std::optional<CandidateSequence> candidate_sequence(const protos::DataConfig& da
   CandidateSequence c;
   c.name = item->info().sequence_name;
   c.delim = item->info().sequence_delim;
-  c.prefix = c.name + "__";
+  c.prefix = config::grouped_sequence_prefix(c.name);
   for (const std::string& a : sampler->attr_fields) c.columns.push_back(c.prefix + a);
   for (const FeaturePtr& f : features) {
     if (!c.holds(f->info())) continue;

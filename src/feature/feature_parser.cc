@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "base/error.h"
+#include "base/logging.h"
+#include "config/feature_util.h"
 #include "feature/column_cells.h"
 
 namespace tzrec::feature {
@@ -80,7 +83,16 @@ torch::Tensor to_tensor(std::vector<T>&& v, torch::ScalarType type) {
 FeatureParser::FeatureParser(const protos::EasyRecConfig& config) : FeatureParser(config, true) {}
 
 FeatureParser::FeatureParser(const protos::EasyRecConfig& config, bool read_labels)
-    : FeatureParser(config, read_labels, hash_kind_from_env()) {}
+    : FeatureParser(config, read_labels, hash_kind_from_env()) {
+  // As TorchEasyRec warns (tzrec/utils/env_util.py use_rtp()), once per process here.
+  static std::once_flag warned;
+  if (config::rtp_naming() && hash_kind_ != HashKind::kFarmHash) {
+    std::call_once(warned, [] {
+      log::warning("USE_RTP=1 without USE_FARM_HASH_TO_BUCKETIZE=true: RTP serving buckets string ids with "
+                   "farmhash; set USE_FARM_HASH_TO_BUCKETIZE=true for train, eval and export");
+    });
+  }
+}
 
 FeatureParser::FeatureParser(const protos::EasyRecConfig& config, bool read_labels, HashKind hash_kind)
     : features_(build_features(config)), hash_kind_(hash_kind) {

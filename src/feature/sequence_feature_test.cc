@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "base/scoped_env.h"
 #include "feature/feature_parser.h"
 #include "feature/features.h"
 #include "feature/testing_config.h"
@@ -57,6 +58,30 @@ TEST(SequenceFeatures, GroupedNamesInfosAndColumns) {
   EXPECT_FALSE(infos[2].is_sparse);
   EXPECT_EQ(infos[2].value_dim, 2);
   EXPECT_EQ(parser(kGrouped).input_columns(), (std::vector<std::string>{"user", "click__item", "click__price"}));
+}
+
+// Under TorchEasyRec's RTP naming (env USE_RTP=1, tzrec/features/feature.py grouped_sequence_prefix)
+// a grouped sequence joins its name with one underscore: feature, embedding and column names.
+TEST(SequenceFeatures, GroupedNamesUnderRtpNaming) {
+  const ScopedEnv rtp("USE_RTP", "1");
+  const auto infos = build_feature_infos(parse_config(kGrouped));
+  ASSERT_EQ(infos.size(), 3u);
+  EXPECT_EQ(infos[1].name, "click_item");
+  EXPECT_EQ(infos[1].embedding_name, "click_item_emb");
+  EXPECT_EQ(infos[2].name, "click_price");
+  EXPECT_EQ(parser(kGrouped).input_columns(), (std::vector<std::string>{"user", "click_item", "click_price"}));
+  // FG_DAG: the items' inputs are "<sequence>_<input>" columns.
+  const char* dag = R"(
+    feature_configs { sequence_feature { sequence_name: "click" sequence_length: 5 sequence_delim: ";"
+      features { id_feature { feature_name: "item" expression: "item:item_id" embedding_dim: 8 num_buckets: 100 } } } })";
+  auto p = parser(dag, "fg_mode: FG_DAG");
+  EXPECT_EQ(p.input_columns(), (std::vector<std::string>{"click_item_id"}));
+  auto batch = p.parse(make_batch({{"click_item_id", {"3;4", ""}}}));
+  // (The empty history is one item of the default "0", as in FG modes without RTP naming.)
+  EXPECT_EQ(ids_of(batch.sparse_features["click_item"].values), (Ids{3, 4, 0}));
+  // Any other value of USE_RTP keeps TorchEasyRec's default "__".
+  const ScopedEnv other("USE_RTP", "true");
+  EXPECT_EQ(build_feature_infos(parse_config(kGrouped))[1].name, "click__item");
 }
 
 // TorchEasyRec's id_feature_test example (multi-value items, value_dim 0) and its raw example.

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "config/feature_util.h"
 #include "base/stable_hash.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "embedding/fused_row_optimizer.h"
@@ -81,7 +82,7 @@ std::vector<FeatureMessage> feature_messages(const protos::EasyRecConfig& config
     if (fc.has_sequence_feature()) {
       const protos::SequenceFeature& seq = fc.sequence_feature();
       for (int k = 0; k < seq.features_size(); ++k) {
-        add(seq.features(k), fmt::format("{}.sequence_feature.features[{}]", path, k), seq.sequence_name() + "__");
+        add(seq.features(k), fmt::format("{}.sequence_feature.features[{}]", path, k), config::grouped_sequence_prefix(seq.sequence_name()));
       }
     } else {
       add(fc, path, "");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "config/feature_util.h"
 #include "feature/features.h"
 #include "models/config_convert.h"
 #include "models/generative/hstu_config.h"
@@ -219,7 +220,7 @@ protos::EasyRecConfig HSTUMatch::item_package_config(const protos::EasyRecConfig
       }
       const auto* name_field = msg->GetDescriptor()->FindFieldByName("feature_name");
       const std::string sub_name = msg->GetReflection()->GetString(*msg, name_field);
-      const std::string full = seq.sequence_name() + "__" + sub_name;
+      const std::string full = config::grouped_sequence_prefix(seq.sequence_name()) + sub_name;
       renamed[full] = sub_name;
       const auto* vd = msg->GetDescriptor()->FindFieldByName("value_dim");
       if (vd != nullptr && !msg->GetReflection()->HasField(*msg, vd)) {
