@@ -26,6 +26,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "base/error.h"
+#include "base/malloc_tuning.h"
 #include "config/feature_util.h"
 #include "config/pipeline_config.h"
 #include "generated_data.h"
@@ -92,6 +93,7 @@ protos::EasyRecConfig only_type(const protos::EasyRecConfig& config, const std::
 }  // namespace
 
 int main(int argc, char** argv) {
+  tzrec::tune_malloc_for_training();  // as the tzrec binary does
   CLI::App app("tzrec feature-generation benchmark (Parquet record batches -> training batches)");
   std::string config_path = "bench/configs/fg_taobao.config";
   int64_t rows = 200000;

@@ -211,6 +211,42 @@ TEST(NegativeSamplerV2, EachRowExcludesItsUsersPositives) {
             std::string::npos);
 }
 
+// A user with far more positive edges than the mean: the row's exclusion set outgrows the room
+// sized from the mean degree (room for 32 keys, 101 inserted) and still excludes every one.
+TEST(NegativeSamplerV2, ExclusionOfAUserWithManyMoreEdgesThanTheMean) {
+  TempDir dir;
+  std::string t = "id:int64\tweight:float\tattrs:string\n";
+  for (int i = 0; i < 300; ++i) t += fmt::format("{}\t1\ta{}:b{}\n", i, i, i);
+  const std::string items = dir.write("items.txt", t);
+  t = "id:int64\tweight:float\n";
+  for (int u = 0; u < 20; ++u) t += fmt::format("{}\t1\n", u);
+  const std::string users = dir.write("users.txt", t);
+  // User 0 -> items 0..99; users 1..19 -> 10 items each, 100 + 10 (u - 1) ... (mean degree 14).
+  t = "userid:int64\titemid:int64\tweight:float\n";
+  for (int i = 0; i < 100; ++i) t += fmt::format("0\t{}\t1\n", i);
+  for (int u = 1; u < 20; ++u) {
+    for (int k = 0; k < 10; ++k) t += fmt::format("{}\t{}\t1\n", u, 100 + 10 * (u - 1) + k);
+  }
+  const std::string pos = dir.write("pos.txt", t);
+  World w;
+  NegativeSamplerConfig c = w.config(SamplerKind::kNegativeSamplerV2, 10);
+  c.item_input_path = items;
+  c.user_input_path = users;
+  c.pos_edge_input_path = pos;
+  const auto s = NegativeSampler::create(c, true);
+  SampledNegatives out;
+  const std::vector<int64_t> user{0};
+  const std::vector<int64_t> item{150};
+  for (int64_t b = 0; b < 200; ++b) {
+    s->sample(item, user, ctx(b), &out);
+    ASSERT_EQ(out.size(), 10);
+    for (int64_t id : out.ids) {
+      ASSERT_GE(id, 100) << "batch " << b;  // not one of user 0's positives
+      ASSERT_NE(id, 150) << "batch " << b;  // nor the row's item
+    }
+  }
+}
+
 // hard_negative_sampler: the simple negatives, then per user its hard edges by weight.
 TEST(HardNegativeSampler, HardNegativesFromTheUsersEdges) {
   World w;
