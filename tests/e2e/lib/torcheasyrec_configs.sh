@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sourced by tests/e2e/torcheasyrec_configs_*_test.sh with TZREC, ROOT and CONFIG_GLOBS (globs of
-# the config names of tests/configs/torcheasyrec/ the script runs: two scripts split them so that
-# ctest -j runs the halves side by side) set.
+# Sourced by tests/e2e/torcheasyrec_configs_*_test.sh and torcheasyrec_benchmark_configs_test.sh
+# with TZREC, ROOT and CONFIG_GLOBS (globs of the config names of tests/configs/torcheasyrec/ the
+# script runs: two scripts split the top-level ones so that ctest -j runs the halves side by side,
+# the third runs benchmark/*) set.
 # TorchEasyRec's own published configs (tests/configs/torcheasyrec/, copied unchanged), run the
 # way their users run them: from a working directory holding TorchEasyRec's data/test/ files
 # (vocabularies, tokenizers), `tzrec gen_data --pipeline_config_path` writes their data, then each
