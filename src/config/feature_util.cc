@@ -77,4 +77,8 @@ std::string grouped_sequence_prefix(const std::string& sequence_name) {
   return sequence_name + (rtp_naming() ? "_" : "__");
 }
 
+std::string grouped_sequence_name(const std::string& sequence_name, const std::string& name) {
+  return sequence_name.empty() ? name : grouped_sequence_prefix(sequence_name) + name;
+}
+
 }  // namespace tzrec::config

@@ -33,4 +33,8 @@ bool rtp_naming();
 // feature names, column names, embedding names and gen_data's columns.
 std::string grouped_sequence_prefix(const std::string& sequence_name);
 
+// `name` inside the grouped sequence `sequence_name` (its prefix, then the name); `name` itself
+// when `sequence_name` is empty (a feature outside any grouped sequence).
+std::string grouped_sequence_name(const std::string& sequence_name, const std::string& name);
+
 }  // namespace tzrec::config

@@ -37,11 +37,10 @@ constexpr Entry kEntries[] = {
     {"DataConfig", kHonoured,
      "batch_size dataset_type fg_encoded fg_encoded_multival_sep label_fields num_workers "
      "input_fields delimiter with_header eval_batch_size drop_remainder fg_threads "
-     "sample_weight_fields fg_mode force_base_data_group",
+     "sample_weight_fields fg_mode force_base_data_group input_fields_str batch_cost_size sample_cost_field",
      ""},
     {"DataConfig", kRefused,
-     "sample_mask_prob negative_sample_mask_prob shuffle "
-     "shuffle_buffer_size batch_cost_size input_fields_str sample_cost_field",
+     "sample_mask_prob negative_sample_mask_prob shuffle shuffle_buffer_size",
      ""},
     // Negative samplers run in process (data/negative_sampler.h, feature/negative_rows.h); only
     // match models read their rows (models/model_registry.cc).

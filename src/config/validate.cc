@@ -12,6 +12,21 @@ namespace tzrec::config {
 
 namespace detail {
 
+namespace {
+
+// One warning per field and process ("input_fields[*].input_type" once for all its entries), however
+// often the config is validated.
+void warn_ignored_field(const std::string& path, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  const std::string pattern = std::regex_replace(path, std::regex(R"(\[\d+\])"), "[*]");
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned.insert(pattern).second) return;
+  log::warning("{}: accepted and ignored: {}", pattern, why);
+}
+
+}  // namespace
+
 void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
   if (!config.has_data_config()) {
     problems->add("data_config", "required");
@@ -54,22 +69,18 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
       problems->add(item_path(p, "input_fields", i) + ".input_name", "required");
     }
   }
+  // Batches cut by cost (data/cost_batch_source.h).
+  if (data.batch_cost_size() > 0) {
+    if (data.sample_cost_field().empty()) {
+      problems->add(p + ".batch_cost_size", "needs data_config.sample_cost_field, the column of each row's cost");
+    }
+    if (data.dataset_type() == protos::KafkaDataset) {
+      problems->not_supported(p + ".batch_cost_size", "with KafkaDataset (batches of a stream cut by cost)");
+    }
+  } else if (!data.sample_cost_field().empty()) {
+    warn_ignored_field(p + ".sample_cost_field", "only batch_cost_size reads it, and it is not set");
+  }
 }
-
-namespace {
-
-// One warning per field and process ("input_fields[*].input_type" once for all its entries), however
-// often the config is validated.
-void warn_ignored_field(const std::string& path, const std::string& why) {
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  const std::string pattern = std::regex_replace(path, std::regex(R"(\[\d+\])"), "[*]");
-  std::lock_guard<std::mutex> lock(mu);
-  if (!warned.insert(pattern).second) return;
-  log::warning("{}: accepted and ignored: {}", pattern, why);
-}
-
-}  // namespace
 
 // The train_config rules of what check_config does not build (the loop and its summaries); the
 // optimizers, schedules, clipping, scaler, EMA and mixed precision are checked where they are built

@@ -58,10 +58,16 @@ TEST(Validate, DataConfigSubset) {
                                   "num_eval_sample: 5 } }"),
                            "data_config.tdm_sampler.num_eval_sample"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { shuffle: true }"), "data_config.shuffle"));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { input_fields_str: 'a:INT64;' }"),
-                           "data_config.input_fields_str"));
+  // input_fields_str is read by data/input_fields.h (its items are checked there).
+  EXPECT_TRUE(NoProblems(deepfm("data_config { input_fields_str: 'a:INT64;' }")));
+  // Batches cut by cost (data/cost_batch_source.h): the limit needs the cost column; not on streams.
+  EXPECT_TRUE(NoProblems(deepfm("data_config { batch_cost_size: 10 sample_cost_field: 'c' }")));
+  EXPECT_TRUE(HasProblem(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size",
+                         "needs data_config.sample_cost_field"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { dataset_type: KafkaDataset batch_cost_size: 10 sample_cost_field: 'c' }"),
+                           "data_config.batch_cost_size"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { sample_cost_field: 'c' }")));  // a warning only
   EXPECT_TRUE(NoProblems(deepfm("data_config { sample_weight_fields: 'w' }")));
   EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: false drop_remainder: true }")));
 }

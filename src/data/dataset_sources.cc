@@ -1,8 +1,11 @@
 #include "data/dataset_sources.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/text.h"
+#include "data/cost_batch_source.h"
 #include "data/csv_reader.h"
 #include "data/input_files.h"
 #include "data/kafka_dataset.h"
@@ -86,34 +89,6 @@ DatasetSources parquet_sources(const protos::DataConfig& dc, std::vector<std::st
 
 }  // namespace
 
-std::vector<InputField> input_fields(const protos::DataConfig& dc) {
-  std::vector<InputField> out;
-  if (dc.has_input_fields_str() && !dc.input_fields_str().empty()) {
-    const std::string& s = dc.input_fields_str();
-    size_t start = 0;
-    while (start < s.size()) {
-      size_t semi = s.find(';', start);
-      if (semi == std::string::npos) semi = s.size();
-      const std::string item = trim(s.substr(start, semi - start));
-      start = semi + 1;
-      if (item.empty()) continue;
-      const size_t colon = item.find(':');
-      InputField f{trim(item.substr(0, colon)),
-                   colon == std::string::npos ? "" : trim(item.substr(colon + 1))};
-      if (f.name.empty()) {
-        throw ConfigError(fmt::format("data_config.input_fields_str: empty name in '{}'", item));
-      }
-      out.push_back(std::move(f));
-    }
-    return out;
-  }
-  for (const auto& f : dc.input_fields()) {
-    out.push_back(InputField{f.input_name(),
-                             f.has_input_type() ? protos::FieldType_Name(f.input_type()) : ""});
-  }
-  return out;
-}
-
 CsvOptions csv_options(const protos::DataConfig& dc) {
   CsvOptions o;
   if (dc.delimiter().size() != 1) {
@@ -132,22 +107,35 @@ DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::str
                                     const std::vector<std::string>& columns,
                                     const BatchOptions& batch, const ReadPosition* resume,
                                     int rank, int world_size, bool log_worker_changes) {
+  // Batches cut by cost (cost_batch_source.h): the workers read the cost column too and keep
+  // every row; the cost batcher cuts and drops.
+  const bool by_cost = dc.batch_cost_size() > 0;
+  std::vector<std::string> read = columns;
+  BatchOptions read_batch = batch;
+  if (by_cost) {
+    if (std::find(read.begin(), read.end(), dc.sample_cost_field()) == read.end()) read.push_back(dc.sample_cost_field());
+    read_batch.drop_remainder = false;
+  }
   DatasetSources out;
   switch (dc.dataset_type()) {
     case protos::CsvDataset:
-      out = csv_sources(dc, expand_input_path(input_path), columns, batch, resume, rank, world_size,
+      out = csv_sources(dc, expand_input_path(input_path), read, read_batch, resume, rank, world_size,
                         log_worker_changes);
       break;
     case protos::ParquetDataset:
-      out = parquet_sources(dc, expand_input_path(input_path), columns, batch, resume, rank,
-                            world_size);
+      out = parquet_sources(dc, expand_input_path(input_path), read, read_batch, resume, rank, world_size);
       break;
     case protos::KafkaDataset:
-      out = kafka_sources(dc, input_path, columns, batch, resume, rank, world_size);
+      out = kafka_sources(dc, input_path, read, read_batch, resume, rank, world_size);
       break;
     default:
       throw NotSupportedError(fmt::format("data_config.dataset_type {}",
                                           protos::DatasetType_Name(dc.dataset_type())));
+  }
+  if (by_cost) {
+    const CostBatchOptions cost{dc.sample_cost_field(), static_cast<double>(dc.batch_cost_size()), batch.batch_size,
+                                batch.drop_remainder};
+    for (auto& source : out.sources) source = std::make_unique<CostBatchSource>(std::move(source), cost);
   }
   if (resume && resume->num_workers != out.start.num_workers) {
     log::info(

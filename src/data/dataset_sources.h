@@ -17,6 +17,7 @@
 
 #include "data/batch_source.h"
 #include "data/csv_reader.h"
+#include "data/input_fields.h"
 #include "data/read_position.h"
 #include "tzrec/protos/data.pb.h"
 
@@ -32,16 +33,6 @@ struct DatasetSources {
   std::vector<std::unique_ptr<BatchSource>> sources;  // one per loader worker
   ReadPosition start;                                 // position the sources start from
 };
-
-// One entry of data_config.input_fields_str ("name:TYPE;name:TYPE;", it wins when set) or
-// input_fields; `type` is empty where none is given (input_fields without input_type, or a
-// str item without ':').
-struct InputField {
-  std::string name;
-  std::string type;  // FieldType / ODPS type name as written
-};
-// Throws ConfigError for an item with an empty name.
-std::vector<InputField> input_fields(const protos::DataConfig& data_config);
 
 // The CsvBatchReader options of data_config (delimiter, with_header, input_fields /
 // input_fields_str). Throws ConfigError for a delimiter that is not one byte or an empty name.

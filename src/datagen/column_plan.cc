@@ -82,7 +82,7 @@ void add_feature(const protos::FeatureConfig& fc, const std::string& path, const
     throw NotSupportedError(fmt::format("gen_data for {}", f.path));
   }
   const std::string name = string_field(*f.message, "feature_name");
-  FeatureTagSink tagged(f.grouped && !name.empty() ? config::grouped_sequence_prefix(f.sequence_name) + name : name, sink);
+  FeatureTagSink tagged(name.empty() ? name : config::grouped_sequence_name(f.sequence_name, name), sink);
   producer->add_columns(f, &tagged);
 }
 

@@ -225,8 +225,9 @@ void merge_column(ColumnSpec* have, const ColumnSpec& add) {
   } else {
     throw conflict();
   }
-  if (have->sequence && have->sequence_length != add.sequence_length) {
-    merged.sequence_length = std::min(have->sequence_length, add.sequence_length);
+  if (have->sequence && add.sequence_length > 0 &&
+      (have->sequence_length == 0 || add.sequence_length < have->sequence_length)) {
+    merged.sequence_length = add.sequence_length;  // the shortest one set
   }
   merged.sources.insert(merged.sources.end(), add.sources.begin(), add.sources.end());
   for (const auto& f : add.features) {

@@ -55,6 +55,11 @@ enum class Role { kInput, kLabel, kSampleWeight, kCost };
 
 enum class LabelKind { kBinary, kClass, kFloat };
 
+// Items gen_data writes at most per row of a sequence whose feature sets no sequence_length (the
+// engine then keeps every item): TorchEasyRec's mock data writes 10 (tzrec/tests/utils.py,
+// `sequence_length or 10`).
+inline constexpr int kUnsetSequenceItems = 10;
+
 struct ColumnSpec {
   std::string name;
   Role role = Role::kInput;
@@ -66,12 +71,12 @@ struct ColumnSpec {
   Domain value_domain; // kLookupMap / kNestedMap
   int map_value_count = 1;            // kLookupMap: values per entry (a lookup's value_dim)
   std::string map_value_delim = ",";  // kLookupMap: joins them (a lookup's value_separator)
-  // Sequence: the cell is 1..sequence_length elements joined by sequence_delim, each laid out as
-  // above (kScalar or kJoined); all columns of one sequence_group have the same element count in
-  // a row (a grouped sequence_feature, or the sequence inputs of one sequence_* feature).
+  // Sequence: the cell is 1..sequence_items(spec) elements joined by sequence_delim, each laid out
+  // as above (kScalar or kJoined); all columns of one sequence_group have the same element count
+  // in a row (a grouped sequence_feature, or the sequence inputs of one sequence_* feature).
   bool sequence = false;
   std::string sequence_group;
-  int sequence_length = 0;
+  int sequence_length = 0;  // the feature's sequence_length; 0 where the config sets none
   std::string sequence_delim;
   // kList columns with the same non-empty length_group have the same length in a row
   // (bool_mask_feature values and mask).
@@ -89,6 +94,12 @@ struct ColumnSpec {
   // {sequence_name}__{feature_name} for a feature of a grouped sequence_feature.
   std::vector<std::string> features;
 };
+
+// The most items a row of the sequence column `spec` gets: its sequence_length, or
+// kUnsetSequenceItems where the config sets none.
+inline int sequence_items(const ColumnSpec& spec) {
+  return spec.sequence_length > 0 ? spec.sequence_length : kUnsetSequenceItems;
+}
 
 // "ids in [0, 100)", "lookup map", ... for messages.
 std::string describe(const ColumnSpec& spec);

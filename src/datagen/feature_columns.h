@@ -30,7 +30,7 @@ struct FeatureContext {
   std::string multival_sep = "\x03";  // data_config.fg_encoded_multival_sep
   bool sequence = false;   // a sequence_* feature or a feature of a grouped sequence_feature
   bool grouped = false;    // inside a grouped sequence_feature
-  std::string sequence_name;
+  std::string sequence_name;  // the grouped sequence's name, non-empty exactly when grouped
   int sequence_length = 0;
   std::string sequence_delim = ";";
 };

@@ -203,7 +203,7 @@ std::string fg_encoded_column(const FeatureContext& f) {
     throw ConfigError(fmt::format("{}: is not set; it names the column of the feature",
                                   field_path(f, "feature_name")));
   }
-  return f.grouped ? config::grouped_sequence_prefix(f.sequence_name) + name : name;
+  return config::grouped_sequence_name(f.sequence_name, name);
 }
 
 bool is_sequence_input(const FeatureContext& f, const FeatureInput& input, bool single_input_type) {
@@ -217,11 +217,6 @@ bool is_sequence_input(const FeatureContext& f, const FeatureInput& input, bool 
 namespace {
 
 void apply_sequence(const FeatureContext& f, ColumnSpec* spec) {
-  if (f.sequence_length <= 0) {
-    throw ConfigError(fmt::format("{}: sequence_length must be > 0 (gen_data writes up to that many "
-                                  "items per row)",
-                                  f.grouped ? f.path.substr(0, f.path.rfind(".features")) : f.path));
-  }
   spec->sequence = true;
   spec->sequence_group = f.grouped ? f.sequence_name : f.path;
   spec->sequence_length = f.sequence_length;
@@ -238,7 +233,7 @@ std::optional<ColumnSpec> input_column(const FeatureContext& f, const FeatureInp
   ColumnSpec spec;
   spec.sources.push_back(input.field);
   if (is_sequence_input(f, input, single_input_type)) {
-    spec.name = f.grouped ? config::grouped_sequence_prefix(f.sequence_name) + input.name : input.name;
+    spec.name = config::grouped_sequence_name(f.sequence_name, input.name);
     apply_sequence(f, &spec);
   } else {
     spec.name = input.name;

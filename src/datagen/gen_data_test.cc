@@ -240,6 +240,43 @@ TEST(GenData, SequenceItemIdFieldPositiveEdgesPairTheUserWithEachItem) {
   }
 }
 
+// A sequence whose config sets no sequence_length: the engine reads every item, and gen_data writes
+// 1..10 items per row, as TorchEasyRec's mock data writes 10 (tzrec/tests/utils.py,
+// `sequence_length or 10`). Where two features read one column, the one length set caps it.
+TEST(GenData, SequenceWithoutSequenceLengthGetsUpToTenItems) {
+  TempDir tmp;
+  GenDataOptions options;
+  options.pipeline_config_path = write_file(tmp.file("p.config"), R"(
+data_config { fg_mode: FG_NORMAL label_fields: "clk" }
+feature_configs { sequence_id_feature { feature_name: "a" expression: "user:hist_a" hash_bucket_size: 50 embedding_dim: 4 sequence_delim: ";" } }
+feature_configs { sequence_raw_feature { feature_name: "b" expression: "user:hist_b" sequence_delim: ";" } }
+feature_configs { sequence_raw_feature { feature_name: "b3" expression: "user:hist_b" sequence_delim: ";" sequence_length: 3 } }
+model_config {
+  feature_groups { group_name: "g" feature_names: ["a", "b", "b3"] group_type: DEEP }
+  deepfm { deep { hidden_units: [4] } final { hidden_units: [4] } }
+}
+)");
+  options.output_dir = tmp.file("out");
+  options.num_rows = 300;
+  options.num_eval_rows = 0;
+  const auto result = generate_data(options);
+  EXPECT_EQ(result.plan.find("hist_a")->sequence_length, 0);
+  EXPECT_EQ(result.plan.find("hist_b")->sequence_length, 3);
+  auto reader = parquet::FileReader::open(result.train_path);
+  auto table = reader->read();
+  std::map<std::string, size_t> longest;
+  for (int64_t r = 0; r < 300; ++r) {
+    const auto row = parquet::row_to_json(table, reader->schema(), r);
+    for (const std::string column : {"hist_a", "hist_b"}) {
+      const size_t n = split(row[column].get<std::string>(), ';').size();
+      ASSERT_GE(n, 1u);
+      longest[column] = std::max(longest[column], n);
+    }
+  }
+  EXPECT_EQ(longest["hist_a"], 10u);
+  EXPECT_EQ(longest["hist_b"], 3u);
+}
+
 TEST(GenData, DeterministicForASeed) {
   TempDir tmp;
   GenDataOptions options;

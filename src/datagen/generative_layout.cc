@@ -275,7 +275,7 @@ class LayoutBuilder {
     };
     for (int c : a) take(c);
     for (int c : b) take(c);
-    return std::max(n, 1);
+    return n;
   }
 
   uint64_t channel_filter(const std::string& group) const {

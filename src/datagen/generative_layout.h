@@ -57,7 +57,7 @@ struct HistoryChannel {
   int action_column = -1;
   int watch_time_column = -1;
   std::vector<int> attribute_columns;
-  int sequence_length = 0;      // the smallest sequence_length of its columns
+  int sequence_length = 0;      // the smallest sequence_length of its columns; 0: none set
   uint64_t action_filter = 0;   // nonzero: only events whose action has these bits
 };
 
@@ -66,7 +66,7 @@ struct CandidateLayout {
   int item_column = -1;
   int query_time_column = -1;
   std::vector<int> attribute_columns;
-  int sequence_length = 0;
+  int sequence_length = 0;  // as HistoryChannel's
   std::vector<int> action_label_columns;
   std::vector<int> watch_time_label_columns;
   // The candidates are a negative sampler's positives (its item_id_field is the item column): the

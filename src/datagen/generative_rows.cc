@@ -75,10 +75,14 @@ GenerativeRows::GenerativeRows(const ColumnPlan& plan, const std::vector<ValueGe
     const Domain& d = columns[static_cast<size_t>(g.user_column)].domain;
     if (d.kind == Domain::Kind::kIds) num_users_ = std::max<int64_t>(1, std::min(num_users_, d.size));
   }
-  for (const auto& ch : g.channels) {
-    history_caps_.push_back(std::max(1, std::min(ch.sequence_length, std::max(options.max_history_length, 1))));
-  }
-  candidate_cap_ = std::max(1, std::min(g.candidates.sequence_length, std::max(options.max_candidates, 1)));
+  // A sequence whose config sets no sequence_length (the engine keeps every item) gets the option's
+  // cap alone.
+  auto cap = [](int sequence_length, int option) {
+    const int limit = std::max(option, 1);
+    return sequence_length > 0 ? std::min(sequence_length, limit) : limit;
+  };
+  for (const auto& ch : g.channels) history_caps_.push_back(cap(ch.sequence_length, options.max_history_length));
+  candidate_cap_ = cap(g.candidates.sequence_length, options.max_candidates);
 
   // Item attributes are keyed by their name after the sequence prefix; a candidate column of that
   // name supplies the generator, so that every sequence and the sampler's table agree.

@@ -42,9 +42,9 @@
 namespace tzrec::datagen {
 
 struct GenerativeOptions {
-  // Longest history per channel (capped by the channel's sequence_length).
+  // Longest history per channel (capped by the channel's sequence_length where set).
   int max_history_length = 256;
-  // Most candidates per row (capped by the candidate sequence's sequence_length).
+  // Most candidates per row (capped by the candidate sequence's sequence_length where set).
   int max_candidates = 8;
 };
 

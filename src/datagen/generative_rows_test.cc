@@ -267,6 +267,40 @@ TEST(GenerativeRows, HistoryCapAndDescendingTimestamps) {
   EXPECT_EQ(most_candidates, 3u);
 }
 
+// TorchEasyRec's kuairand benchmark config (tzrec/benchmark/configs/kuairand/dlrm_hstu.config) sets
+// no sequence_length on its FG_NONE sequences: the histories and candidates are then capped by
+// --max_history_length and --max_candidates alone.
+TEST(GenerativeRows, SequencesWithoutSequenceLengthAreCappedByTheOptions) {
+  TempDir tmp;
+  GenDataOptions options;
+  options.pipeline_config_path = write_config(tmp, config_text("benchmark/benchmark_kuairand_dlrm_hstu"));
+  options.output_dir = tmp.file("out");
+  options.num_rows = 300;
+  options.num_eval_rows = 0;
+  options.max_history_length = 40;
+  options.max_candidates = 5;
+  const auto result = generate_data(options);
+  ASSERT_EQ(result.plan.generative.channels.size(), 1u);
+  EXPECT_EQ(result.plan.generative.channels[0].sequence_length, 0);
+  EXPECT_EQ(result.plan.generative.candidates.sequence_length, 0);
+  auto count = [](const Json& cell) {  // the config's sequence_delim is the default ';'
+    const std::string text = cell.get<std::string>();
+    return static_cast<size_t>(std::count(text.begin(), text.end(), ';')) + 1;
+  };
+  size_t longest = 0;
+  size_t most_candidates = 0;
+  for (const auto& row : read_rows(result.train_path)) {
+    const size_t items = count(row["video_id"]);
+    const size_t candidates = count(row["item_video_id"]);
+    ASSERT_EQ(count(row["action_timestamp"]), items);
+    ASSERT_EQ(count(row["item_query_time"]), candidates);
+    longest = std::max(longest, items);
+    most_candidates = std::max(most_candidates, candidates);
+  }
+  EXPECT_EQ(longest, 40u);
+  EXPECT_EQ(most_candidates, 5u);
+}
+
 TEST(GenerativeRows, HstuMatchCandidatesArePositivesOfTheItemTable) {
   TempDir tmp;
   const auto result = generate(tmp, config_text("hstu_kuairand_1k"), 300);

@@ -28,7 +28,7 @@ RowGenerator::RowGenerator(const ColumnPlan& plan, uint64_t seed, const Generati
       num_items_ = std::min(kMaxEntities, spec.domain.size);
       if (spec.sequence) {
         item_sequence_group_ = spec.sequence_group;
-        item_sequence_length_ = spec.sequence_length;
+        item_sequence_length_ = sequence_items(spec);
       }
     }
     if (spec.user_id) num_users_ = std::min(kMaxEntities, spec.domain.size);
@@ -109,7 +109,7 @@ void RowGenerator::draw(uint64_t row_seed, std::vector<Cell>* cells,
     }
     int count;
     if (spec.sequence) {
-      count = count_of(spec.sequence_group, 1, spec.sequence_length);
+      count = count_of(spec.sequence_group, 1, sequence_items(spec));
     } else if (!spec.length_group.empty()) {
       count = count_of(spec.length_group, spec.min_values, spec.max_values);
     } else {

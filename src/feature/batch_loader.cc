@@ -23,9 +23,6 @@ namespace {
 
 void check_supported(const protos::DataConfig& dc, Mode mode) {
   if (dc.shuffle() && mode == Mode::kTrain) throw NotSupportedError("data_config.shuffle");
-  if (dc.batch_cost_size() > 0 || !dc.sample_cost_field().empty()) {
-    throw NotSupportedError("data_config.batch_cost_size / sample_cost_field");
-  }
 }
 
 }  // namespace

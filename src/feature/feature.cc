@@ -11,7 +11,7 @@ Feature::Feature(const std::string& feature_name, const std::string& path, const
                  const BuildContext& ctx)
     : field_path_(path), fg_mode_(ctx.fg_mode), multival_sep_(ctx.multival_sep) {
   if (feature_name.empty()) throw ConfigError(path + ".feature_name: must be set");
-  info_.name = (ctx.sequence_name.empty() ? "" : config::grouped_sequence_prefix(ctx.sequence_name)) + feature_name;
+  info_.name = config::grouped_sequence_name(ctx.sequence_name, feature_name);
   info_.type = type;
   info_.path = path;
   info_.stub = ctx.stub_type;

@@ -60,7 +60,7 @@ std::string fg_input_column(const FgInputName& n, const BuildContext& ctx, bool 
 }
 
 std::string sequence_input_column(const BuildContext& ctx, const std::string& input) {
-  return ctx.sequence_name.empty() ? input : config::grouped_sequence_prefix(ctx.sequence_name) + input;
+  return config::grouped_sequence_name(ctx.sequence_name, input);
 }
 
 std::optional<std::string> fg_encoded_default(bool has, const std::string& value, const FeatureInfo& info,

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/malloc_tuning.h"
+#include "data/input_fields.h"
 #include "data/kafka_dataset.h"
 #include "embedding/dynamic_checkpoint_layout.h"
 #include "embedding/sharded_lookup.h"
@@ -136,6 +137,7 @@ bool use_dense_ema_for_eval(const protos::EasyRecConfig& config) {
 void TrainingSession::check_construction(const protos::EasyRecConfig& config, int world_size) {
   CheckConstruction scope(world_size);
   data::check_kafka_dataset(config);
+  data::input_fields(config.data_config());  // input_fields_str's items, as the loader reads them
   TrainingSession session(config, /*with_optimizers=*/true);
 }
 

@@ -1,20 +1,28 @@
 # Sourced by the e2e scripts that run whole configs on gen_data data (not a test itself: the
 # tests are tests/e2e/*_test.sh). Needs TZREC and a fail() function.
 #
-# run_generated_config NAME W: W is the output dir of `tzrec gen_data` for config NAME. A config
-# check_config accepts trains 20 steps, exports and predicts with every exported package (match
-# models: user, item — hstu_match's item package on gen_data's items.parquet; TDM: model, embedding); a refused one must be refused for `not supported
-# yet:` only, by check_config and by train_eval before reading data. Prints one line and sets
-# RUN_RESULT to accepted or refused.
+# train_20_steps NAME W [EDITS]: 20 steps of train_eval at batch 64 on W/pipeline.config (gen_data's
+# output) into W/model; EDITS are more --edit_config_json members (',"path":value,...').
+train_20_steps() {
+  local name=$1 W=$2 edits=${3:-}
+  sed 's/num_epochs: [0-9]*/num_steps: 20/' "$W/pipeline.config" > "$W/run.config"
+  "$TZREC" train_eval --pipeline_config_path "$W/run.config" --model_dir "$W/model" \
+    --edit_config_json "{\"data_config.batch_size\":64,\"train_config.num_steps\":20$edits}" 2> "$W.train.log" \
+    || { tail -5 "$W.train.log"; fail "$name: train_eval"; }
+  [[ -s "$W/model/train_eval_result_v2.txt" ]] || fail "$name: no train_eval_result_v2.txt"
+}
+
+# run_generated_config NAME W [EDITS]: W is the output dir of `tzrec gen_data` for config NAME. A
+# config check_config accepts trains 20 steps (train_20_steps, with EDITS), exports and predicts
+# with every exported package (match models: user, item — hstu_match's item package on gen_data's
+# items.parquet; TDM: model, embedding); a refused one must be refused for `not supported yet:`
+# only, by check_config and by train_eval before reading data. Prints one line and sets RUN_RESULT
+# to accepted or refused.
 run_generated_config() {
-  local name=$1 W=$2
+  local name=$1 W=$2 edits=${3:-}
   if "$TZREC" check_config --pipeline_config_path "$W/pipeline.config" > "$W.check" 2>&1; then
     RUN_RESULT=accepted
-    sed 's/num_epochs: [0-9]*/num_steps: 20/' "$W/pipeline.config" > "$W/run.config"
-    "$TZREC" train_eval --pipeline_config_path "$W/run.config" --model_dir "$W/model" \
-      --edit_config_json '{"data_config.batch_size":64,"train_config.num_steps":20}' 2> "$W.train.log" \
-      || { tail -5 "$W.train.log"; fail "$name: train_eval"; }
-    [[ -s "$W/model/train_eval_result_v2.txt" ]] || fail "$name: no train_eval_result_v2.txt"
+    train_20_steps "$name" "$W" "$edits"
     "$TZREC" export --pipeline_config_path "$W/model/pipeline.config" --export_dir "$W/export" 2> "$W.export.log" \
       || { tail -5 "$W.export.log"; fail "$name: export"; }
     local packages="."
