@@ -37,10 +37,11 @@ constexpr Entry kEntries[] = {
     {"DataConfig", kHonoured,
      "batch_size dataset_type fg_encoded fg_encoded_multival_sep label_fields num_workers "
      "input_fields delimiter with_header eval_batch_size drop_remainder fg_threads "
-     "sample_weight_fields fg_mode force_base_data_group input_fields_str batch_cost_size sample_cost_field",
+     "sample_weight_fields fg_mode force_base_data_group input_fields_str batch_cost_size sample_cost_field "
+     "shuffle shuffle_buffer_size",
      ""},
     {"DataConfig", kRefused,
-     "sample_mask_prob negative_sample_mask_prob shuffle shuffle_buffer_size",
+     "sample_mask_prob negative_sample_mask_prob",
      ""},
     // Negative samplers run in process (data/negative_sampler.h, feature/negative_rows.h); only
     // match models read their rows (models/model_registry.cc).

@@ -69,6 +69,9 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
       problems->add(item_path(p, "input_fields", i) + ".input_name", "required");
     }
   }
+  if (data.shuffle() && data.dataset_type() == protos::KafkaDataset) {
+    problems->not_supported(p + ".shuffle", "with KafkaDataset (a stream is trained in the order it arrives)");
+  }
   // Batches cut by cost (data/cost_batch_source.h).
   if (data.batch_cost_size() > 0) {
     if (data.sample_cost_field().empty()) {

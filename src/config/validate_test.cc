@@ -57,7 +57,9 @@ TEST(Validate, DataConfigSubset) {
                                   "predict_edge_input_path: 'z' attr_fields: 'a' item_id_field: 'i' "
                                   "num_eval_sample: 5 } }"),
                            "data_config.tdm_sampler.num_eval_sample"));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { shuffle: true }"), "data_config.shuffle"));
+  // Shuffled training (data/shuffle_batch_source.h); not on streams.
+  EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: true shuffle_buffer_size: 8 }")));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { dataset_type: KafkaDataset shuffle: true }"), "data_config.shuffle"));
   EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));
   // input_fields_str is read by data/input_fields.h (its items are checked there).
   EXPECT_TRUE(NoProblems(deepfm("data_config { input_fields_str: 'a:INT64;' }")));

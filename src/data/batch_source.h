@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "data/read_position.h"
@@ -20,6 +21,11 @@ struct SourcedBatch {
   // Streams: the latest event time of the batch's rows (seconds since the Unix epoch; the
   // messages' timestamps), -1 when unknown.
   double data_timestamp = -1.0;
+  // Sources that reorder batches (shuffle_batch_source.h): the rows per file (file id, rows) the
+  // read position counts as consumed once this batch is delivered, instead of the batch's own
+  // rows, and how many batches of the worker's current window are out with it (0: none pending).
+  std::optional<std::vector<std::pair<int32_t, int64_t>>> completes;
+  int64_t window_delivered = 0;
 };
 
 // Rows of a batch per input file: (file id, rows). Rows of one file are consecutive.

@@ -12,7 +12,7 @@ namespace {
 
 // Appends rows [begin, end) of `src` to `*dst`, whose columns are shaped like src's (or absent
 // while dst has no rows).
-void append_rows(const SourcedBatch& src, int64_t begin, int64_t end, SourcedBatch* dst) {
+void append_batch_rows(const SourcedBatch& src, int64_t begin, int64_t end, SourcedBatch* dst) {
   const RecordBatch& from = src.records;
   RecordBatch& to = dst->records;
   if (to.columns.size() != from.columns.size() || to.typed_columns.size() != from.typed_columns.size()) {
@@ -64,11 +64,11 @@ bool CostBatchSource::pull() {
   }
   if (pending_start_ > 0) {  // drop the rows given out before appending
     SourcedBatch rest;
-    append_rows(pending_, pending_start_, pending_.records.num_rows(), &rest);
+    append_batch_rows(pending_, pending_start_, pending_.records.num_rows(), &rest);
     pending_ = std::move(rest);
     pending_start_ = 0;
   }
-  append_rows(*more, 0, more->records.num_rows(), &pending_);
+  append_batch_rows(*more, 0, more->records.num_rows(), &pending_);
   return true;
 }
 
@@ -142,7 +142,7 @@ std::optional<SourcedBatch> CostBatchSource::next() {
     ++take;
   }
   SourcedBatch out;
-  append_rows(pending_, pending_start_, pending_start_ + take, &out);
+  append_batch_rows(pending_, pending_start_, pending_start_ + take, &out);
   pending_start_ += take;
   return out;
 }

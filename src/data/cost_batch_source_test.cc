@@ -146,27 +146,10 @@ TEST_P(CostBatches, ResumedLoaderCutsTheSameBatches) {
   dc.set_batch_cost_size(12);
   BatchOptions batch;
   batch.batch_size = 6;
-  auto ids_of = [](RecordBatch& b) {
-    std::vector<int64_t> ids;
-    if (!b.typed_columns.empty()) {
-      const auto& v = b.typed_columns.at(0).values;
-      return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + b.num_rows());
-    }
-    for (int64_t r = 0; r < b.num_rows(); ++r) ids.push_back(std::stoll(std::string(b.columns[0].cell(r))));
-    return ids;
-  };
-  using Loader = ParallelLoader<std::vector<int64_t>>;
   auto run = [&](const ReadPosition* resume, size_t limit, std::optional<ReadPosition>* last) {
     DatasetSources s = make_dataset_sources(dc, path, {"id"}, batch, resume, 0, 1, false);
-    Loader loader(std::move(s.sources), ids_of, s.start, 2);
-    Batches out;
-    while (out.size() < limit) {
-      auto item = loader.next();
-      if (!item) break;
-      out.push_back(item->value);
-      if (last) *last = item->position;
-    }
-    return out;
+    ParallelLoader<std::vector<int64_t>> loader(std::move(s.sources), testing::ids_of, s.start, 2);
+    return testing::take(loader, limit, last);
   };
   // Hand-computed from the costs 0 1 2 3 4 5 6 0 1 2 ... (id % 7) under 12, at most 6 rows:
   // 0+1+2+3+4 = 10 (+5 = 15); 5+6 = 11 (+0 = 11, +1 = 12, +2 = 14); ...

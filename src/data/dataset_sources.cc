@@ -11,6 +11,7 @@
 #include "data/kafka_dataset.h"
 #include "data/parquet_batch_reader.h"
 #include "data/parquet_files.h"
+#include "data/shuffle_batch_source.h"
 
 namespace tzrec::data {
 namespace {
@@ -107,6 +108,7 @@ DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::str
                                     const std::vector<std::string>& columns,
                                     const BatchOptions& batch, const ReadPosition* resume,
                                     int rank, int world_size, bool log_worker_changes) {
+  input_fields(dc);  // input_fields_str's items are checked for every dataset type, as check_config does
   // Batches cut by cost (cost_batch_source.h): the workers read the cost column too and keep
   // every row; the cost batcher cuts and drops.
   const bool by_cost = dc.batch_cost_size() > 0;
@@ -136,6 +138,27 @@ DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::str
     const CostBatchOptions cost{dc.sample_cost_field(), static_cast<double>(dc.batch_cost_size()), batch.batch_size,
                                 batch.drop_remainder};
     for (auto& source : out.sources) source = std::make_unique<CostBatchSource>(std::move(source), cost);
+  }
+  if (batch.shuffle_window <= 1 && resume && !resume->worker_window.empty()) {
+    log::warning("resuming a shuffled run without shuffle: the batches already trained from unfinished shuffle "
+                 "windows are read again");
+  }
+  if (batch.shuffle_window > 1) {
+    // Resumed with the workers that wrote the position: each worker's window again, skipping what
+    // was trained. Re-split over other workers or ranks, those windows are read whole again.
+    const auto& window = out.start.worker_window;
+    if (resume && window.empty() && !resume->worker_window.empty()) {
+      int64_t again = 0;
+      for (int64_t w : resume->worker_window) again += w;
+      log::warning(
+          "resuming a shuffled run with another number of workers or ranks: the {} batch(es) already trained "
+          "from unfinished shuffle windows are read again",
+          again);
+    }
+    for (size_t w = 0; w < out.sources.size(); ++w) {
+      const ShuffleOptions shuffle{batch.shuffle_window, batch.shuffle_seed, window.empty() ? 0 : window.at(w)};
+      out.sources[w] = std::make_unique<ShuffleBatchSource>(std::move(out.sources[w]), shuffle);
+    }
   }
   if (resume && resume->num_workers != out.start.num_workers) {
     log::info(

@@ -26,6 +26,10 @@ namespace tzrec::data {
 struct BatchOptions {
   int64_t batch_size = 1;
   bool drop_remainder = false;
+  // data_config.shuffle (training): batches per shuffle window (shuffle_batch_source.h); 0: in
+  // order. shuffle_seed mixes the run's seed and the epoch.
+  int64_t shuffle_window = 0;
+  uint64_t shuffle_seed = 0;
 };
 
 struct DatasetSources {

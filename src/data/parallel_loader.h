@@ -95,6 +95,7 @@ class ParallelLoader {
       worker.cv.notify_all();
       lock.unlock();
       position_.advance(static_cast<int>(w), p.file_rows, p.stream_marks);
+      position_.set_window(static_cast<int>(w), p.window_delivered);
       position_.next_worker = static_cast<int32_t>(next_worker_);
       return Item{std::move(p.value), position_, p.data_timestamp};
     }
@@ -110,6 +111,7 @@ class ParallelLoader {
     std::vector<std::pair<int32_t, int64_t>> file_rows;
     std::vector<PartitionPosition> stream_marks;
     double data_timestamp;
+    int64_t window_delivered;
   };
   struct Worker {
     std::unique_ptr<BatchSource> source;
@@ -139,8 +141,8 @@ class ParallelLoader {
         }
         std::optional<SourcedBatch> batch = worker.source->next();
         if (!batch) break;
-        Produced p{transform_(batch->records), rows_per_file(*batch),
-                   std::move(batch->stream_marks), batch->data_timestamp};
+        Produced p{transform_(batch->records), batch->completes ? std::move(*batch->completes) : rows_per_file(*batch),
+                   std::move(batch->stream_marks), batch->data_timestamp, batch->window_delivered};
         std::unique_lock<std::mutex> lock(worker.mu);
         worker.cv.wait(lock, [&] { return worker.stop || worker.queue.size() < worker.capacity; });
         if (worker.stop) break;

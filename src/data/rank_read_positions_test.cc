@@ -18,6 +18,8 @@ namespace tzrec::data {
 namespace rank_read_positions_test {
 
 using testing::error_of;
+using testing::ids_of;
+using testing::take;
 
 using testing::TempDir;
 using Batches = std::vector<std::vector<int64_t>>;
@@ -58,16 +60,6 @@ struct Dataset {
   }
 };
 
-std::vector<int64_t> ids_of(const RecordBatch& b) {
-  std::vector<int64_t> ids;
-  if (!b.typed_columns.empty()) {
-    const auto& v = b.typed_columns.at(0).values;
-    return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + b.num_rows());
-  }
-  for (int64_t r = 0; r < b.num_rows(); ++r) ids.push_back(std::stoll(std::string(b.columns[0].cell(r))));
-  return ids;
-}
-
 // Rank `rank` of `world` ranks, fresh or resumed from `resume` (through JSON, as a checkpoint).
 // `start` (optional) gets the position the loader starts from.
 std::unique_ptr<Loader> make_loader(const Dataset& d, int rank, int world, const ReadPosition* resume,
@@ -80,18 +72,6 @@ std::unique_ptr<Loader> make_loader(const Dataset& d, int rank, int world, const
                                           world, false);
   if (start) *start = s.start;
   return std::make_unique<Loader>(std::move(s.sources), ids_of, s.start, 2);
-}
-
-// Up to `limit` batches; `last` gets the position after the last one taken.
-Batches take(Loader& l, size_t limit, std::optional<ReadPosition>* last = nullptr) {
-  Batches out;
-  while (out.size() < limit) {
-    auto item = l.next();
-    if (!item) break;
-    out.push_back(item->value);
-    if (last) *last = item->position;
-  }
-  return out;
 }
 
 void add_ids(const Batches& b, std::multiset<int64_t>* seen) {

@@ -53,6 +53,16 @@ const PartitionPosition* ReadPosition::partition_position(int32_t partition) con
   return it != partitions.end() && it->partition == partition ? &*it : nullptr;
 }
 
+void ReadPosition::set_window(int worker, int64_t delivered) {
+  if (delivered == 0 && worker_window.empty()) return;
+  worker_window.resize(static_cast<size_t>(num_workers), 0);
+  worker_window.at(static_cast<size_t>(worker)) = delivered;
+  for (int64_t w : worker_window) {
+    if (w != 0) return;
+  }
+  worker_window.clear();
+}
+
 void ReadPosition::advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows,
                            const std::vector<PartitionPosition>& marks) {
   if (kind == PositionKind::kStream) {
@@ -247,6 +257,7 @@ nlohmann::json ReadPosition::to_json() const {
   j["num_workers"] = num_workers;
   j["next_worker"] = next_worker;
   j["worker_rows"] = worker_rows;
+  if (!worker_window.empty()) j["worker_window"] = worker_window;
   nlohmann::json fs = nlohmann::json::array();
   for (const auto& f : files) fs.push_back({{"path", f.path}, {"rows", f.rows}});
   j["files"] = std::move(fs);
@@ -268,6 +279,21 @@ int64_t int_field(const nlohmann::json& j, const char* key, int64_t lo, int64_t 
     throw bad_position(fmt::format("'{}' must be {}, got {}", key, expected, v.dump()));
   }
   return v.get<int64_t>();
+}
+
+// "worker_window" (optional): num_workers non-negative integers.
+void read_worker_window(const nlohmann::json& j, ReadPosition* p) {
+  if (!j.contains("worker_window")) return;
+  const auto& w = j["worker_window"];
+  if (!w.is_array() || w.size() != static_cast<size_t>(p->num_workers)) {
+    throw bad_position("'worker_window' must be an array with num_workers entries");
+  }
+  for (const auto& v : w) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      throw bad_position("'worker_window' entries must be non-negative integers");
+    }
+    p->worker_window.push_back(v.get<int64_t>());
+  }
 }
 
 // The "format": "parquet" form (see read_position.h).
@@ -344,6 +370,7 @@ ReadPosition row_ranges_from_json(const nlohmann::json& j) {
     }
     p.worker_rows.push_back(rows[w].get<int64_t>());
   }
+  read_worker_window(j, &p);
   return p;
 }
 
@@ -447,6 +474,7 @@ ReadPosition ReadPosition::from_json(const nlohmann::json& j) {
     }
     p.files.push_back(FilePosition{f["path"].get<std::string>(), f["rows"].get<int64_t>()});
   }
+  read_worker_window(j, &p);
   return p;
 }
 

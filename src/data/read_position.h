@@ -26,6 +26,12 @@
 //    "files": [{"path": "a.parquet", "rows": 40}, {"path": "b.parquet", "rows": 32}]}
 // A position written by one rank of a multi-rank run also has "world_size" (> 1).
 //
+// Shuffled training (shuffle_batch_source.h) adds "worker_window": [k0, k1, ...] to either file
+// form while some worker is inside a shuffle window: worker_rows count whole windows, k_w the
+// batches of worker w's current window already delivered. A loader with the same workers reads
+// those windows again and skips them; one with other workers re-splits the rows as above and
+// reads them whole again.
+//
 // kStream (KafkaDataset): per partition of the topic that was read from, the offset of the next
 // message to read and how many rows of that message were already consumed (a message whose rows
 // straddle two batches). A partition is read by one worker of one rank, so these positions are
@@ -77,6 +83,10 @@ struct ReadPosition {
   // kStream only: the topic and its partitions' positions, sorted by partition.
   std::string topic;
   std::vector<PartitionPosition> partitions;
+  // data_config.shuffle (shuffle_batch_source.h): per worker, the batches of its current shuffle
+  // window delivered beyond worker_rows; empty when none is pending. JSON "worker_window", only
+  // when some entry is not 0.
+  std::vector<int64_t> worker_window;
 
   // Nothing consumed yet.
   static ReadPosition start(const std::vector<std::string>& files, int num_workers);
@@ -92,6 +102,9 @@ struct ReadPosition {
   // batch's rows are counted as one "file" and `marks` are where its partitions now stand.
   void advance(int worker, const std::vector<std::pair<int32_t, int64_t>>& file_rows,
                const std::vector<PartitionPosition>& marks = {});
+
+  // Records that `worker` has `delivered` batches of its shuffle window out (0: none pending).
+  void set_window(int worker, int64_t delivered);
 
   // kStream: the position of `partition`, nullptr when nothing of it was consumed.
   const PartitionPosition* partition_position(int32_t partition) const;
@@ -127,7 +140,8 @@ struct ReadPosition {
   bool operator==(const ReadPosition& o) const {
     return kind == o.kind && num_workers == o.num_workers && next_worker == o.next_worker &&
            worker_rows == o.worker_rows && files == o.files && worker_ranges == o.worker_ranges &&
-           world_size == o.world_size && topic == o.topic && partitions == o.partitions;
+           world_size == o.world_size && topic == o.topic && partitions == o.partitions &&
+           worker_window == o.worker_window;
   }
 };
 

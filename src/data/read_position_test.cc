@@ -69,6 +69,27 @@ TEST(RowRangePosition, FromJsonNamesTheBadField) {
   check([](auto& b) { b["worker_rows"][0] = 7; }, "worker_rows[0] must be an integer in [0, 6]");
   check([](auto& b) { b["worker_rows"][1] = -1; }, "worker_rows[1]");
   check([](auto& b) { b["files"][0]["rows"] = "7"; }, "files[0]");
+  check([](auto& b) { b["worker_window"] = {1}; }, "'worker_window' must be an array with num_workers entries");
+  check([](auto& b) { b["worker_window"] = {1, -2}; }, "'worker_window' entries must be non-negative integers");
+}
+
+// Shuffled training (shuffle_batch_source.h): the batches of each worker's current window, kept
+// through JSON only while some are pending, and dropped when the workers change.
+TEST(RowRangePosition, ShuffleWindows) {
+  ReadPosition p = ReadPosition::start_row_ranges({"a.parquet"}, {12}, 2);
+  p.set_window(1, 2);
+  EXPECT_EQ(p.worker_window, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(p.to_json()["worker_window"], nlohmann::json({0, 2}));
+  EXPECT_EQ(ReadPosition::from_json(nlohmann::json::parse(p.to_json().dump())), p);
+  EXPECT_EQ(p.for_workers(2).worker_window, p.worker_window);
+  EXPECT_TRUE(p.for_workers(3).worker_window.empty());
+  p.set_window(1, 0);
+  EXPECT_TRUE(p.worker_window.empty());
+  EXPECT_FALSE(p.to_json().contains("worker_window"));
+  ReadPosition csv = ReadPosition::start({"a.csv", "b.csv"}, 2);
+  csv.set_window(0, 3);
+  EXPECT_EQ(ReadPosition::from_json(nlohmann::json::parse(csv.to_json().dump())).worker_window,
+            (std::vector<int64_t>{3, 0}));
 }
 
 TEST(RowRangePosition, ResplitAndChecks) {

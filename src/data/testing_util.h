@@ -6,10 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "data/parallel_loader.h"
+#include "data/read_position.h"
+#include "data/record_batch.h"
 #include "parquet/testing_util.h"
 #include "parquet/writer.h"
 
@@ -77,6 +82,31 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// The int64 column "id" of a batch, one value per row: the first typed column (Parquet) or the
+// first text column (CSV) parsed.
+inline std::vector<int64_t> ids_of(const RecordBatch& b) {
+  if (!b.typed_columns.empty()) {
+    const auto& v = b.typed_columns.at(0).values;
+    return std::vector<int64_t>(v.data<int64_t>(), v.data<int64_t>() + b.num_rows());
+  }
+  std::vector<int64_t> ids;
+  for (int64_t r = 0; r < b.num_rows(); ++r) ids.push_back(std::stoll(std::string(b.columns.at(0).cell(r))));
+  return ids;
+}
+
+// Up to `limit` items of `loader`; *last (when given) gets the position after the last one taken.
+template <typename T>
+std::vector<T> take(ParallelLoader<T>& loader, size_t limit, std::optional<ReadPosition>* last = nullptr) {
+  std::vector<T> out;
+  while (out.size() < limit) {
+    auto item = loader.next();
+    if (!item) break;
+    out.push_back(std::move(item->value));
+    if (last != nullptr) *last = item->position;
+  }
+  return out;
+}
 
 // Repository fixture path, e.g. fixture("tests/data/csv/quoted_crlf.csv").
 inline std::string fixture(const std::string& relative) {

@@ -19,19 +19,10 @@ struct ParsedBatch {
   data::RecordBatch reserved;
 };
 
-namespace {
-
-void check_supported(const protos::DataConfig& dc, Mode mode) {
-  if (dc.shuffle() && mode == Mode::kTrain) throw NotSupportedError("data_config.shuffle");
-}
-
-}  // namespace
-
 BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string& input_path,
                          Mode mode, const data::ReadPosition* resume, LoaderShard shard,
                          const std::vector<std::string>& reserved_columns) {
   const auto& dc = config.data_config();
-  check_supported(dc, mode);
   parser_ = std::make_shared<const FeatureParser>(config, /*read_labels=*/mode != Mode::kPredict);
 
   const bool eval_size =
@@ -40,6 +31,10 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   data::BatchOptions batch;
   batch.batch_size = batch_size_;
   batch.drop_remainder = mode == Mode::kTrain && dc.drop_remainder();
+  if (mode == Mode::kTrain && dc.shuffle()) {
+    batch.shuffle_window = dc.shuffle_buffer_size();
+    batch.shuffle_seed = manual_seed().value_or(0) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(shard.epoch) + 1;
+  }
 
   // Reserved columns are read with the feature columns (each once), so every RecordBatch holds
   // both for the same rows.

@@ -11,7 +11,10 @@
 // Batch size: data_config.batch_size in kTrain; eval_batch_size (if set) else batch_size in kEval
 // and kPredict. The last short batch of each worker is kept, except in kTrain when drop_remainder
 // is set (dropping rows in eval would bias the metrics,
-// in predict it would lose predictions). Only kTrain may shuffle (not supported yet).
+// in predict it would lose predictions). Only kTrain shuffles (data_config.shuffle: batches in a
+// random order within windows of shuffle_buffer_size, data/shuffle_batch_source.h; the order is
+// drawn from TORCH_MANUAL_SEED, the shard's epoch and the data). With batch_cost_size, batches
+// are cut by cost (data/cost_batch_source.h).
 //
 // kPredict: label_fields and sample_weight_fields are neither read nor required (the input may
 // lack them; present ones are ignored); batches have no labels / sample weights. Feature columns
@@ -70,6 +73,7 @@ struct ParsedBatch;  // a worker's result: the parsed batch and its reserved col
 struct LoaderShard {
   int rank = 0;
   int world_size = 1;
+  int64_t epoch = 0;  // training: the epoch read (each draws another shuffle order)
 };
 
 class BatchLoader {

@@ -40,6 +40,8 @@ class BoolMaskFeature : public MultiInputFeature {
   BoolMaskFeature(const protos::BoolMaskFeature& c, const std::string& path, const std::string& type,
                   const BuildContext& ctx, bool sequence);
 
+  bool cross_negative_group() const override { return true; }
+
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
   // TorchEasyRec's BoolMaskFeature.fg_json (docs/tzrec-compatibility.md §5.3).
   std::vector<nlohmann::ordered_json> fg_json() const override;

@@ -36,6 +36,8 @@ class ComboFeature : public Feature {
   ComboFeature(const protos::ComboFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
                bool sequence);
 
+  bool cross_negative_group() const override { return true; }
+
   std::vector<std::string> input_columns() const override;
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }

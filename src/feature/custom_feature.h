@@ -36,6 +36,8 @@ class CustomFeature : public MultiInputFeature {
   CustomFeature(const protos::CustomFeature& c, const std::string& path, const std::string& type,
                 const BuildContext& ctx, bool sequence);
 
+  bool cross_negative_group() const override { return true; }
+
   std::vector<FeatureAsset> assets() const override;
   std::vector<nlohmann::ordered_json> fg_json() const override;
 

@@ -36,6 +36,12 @@ std::vector<bool> negative_features(const protos::DataConfig& data_config, const
       throw NotSupportedError(fmt::format("{} (feature {}): a sequence feature over the sampled items' {}",
                                           f.field_path(), f.info().name, sampler->config_path + ".attr_fields"));
     }
+    if (f.cross_negative_group()) {
+      throw NotSupportedError(fmt::format(
+          "{} (feature {}) reading the sampled items' {} ({}): TorchEasyRec puts a {} over negatives in its "
+          "cross-negative data group __CNEG__, not __NEG__ (use id or raw features of the attributes)",
+          f.field_path(), f.info().name, sampler->config_path + ".attr_fields", fmt::join(item, ", "), f.info().type));
+    }
     neg[i] = true;
   }
   return neg;

@@ -48,6 +48,7 @@ class ExprFeature : public MultiInputFeature {
   ExprFeature(const protos::ExprFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
               bool sequence);
 
+  bool cross_negative_group() const override { return true; }
 
  protected:
   // TorchEasyRec's ExprFeature._fg_json (docs/tzrec-compatibility.md §5.3).

@@ -107,6 +107,10 @@ class Feature {
   // The files the feature reads (vocab files, ...), copied into export packages and next to
   // fg.json (feature/assets.h). None by default.
   virtual std::vector<FeatureAsset> assets() const { return {}; }
+  // Whether TorchEasyRec puts the feature, when it reads a negative sampler's attr_fields, in the
+  // cross-negative data group __CNEG__ rather than __NEG__: the types whose is_neg setter says so
+  // (combo, lookup, match, expr, overlap, kv_dot_product, bool_mask, custom; tzrec/features/).
+  virtual bool cross_negative_group() const { return false; }
 
  protected:
   // Sets what every feature has from its config: path, FG settings, name (grouped sequences prefix

@@ -37,6 +37,7 @@ class KvDotProduct : public MultiInputFeature {
   KvDotProduct(const protos::KvDotProduct& c, const std::string& path, const std::string& type,
                const BuildContext& ctx, bool sequence);
 
+  bool cross_negative_group() const override { return true; }
 
  protected:
   // TorchEasyRec's KvDotProduct._fg_json (docs/tzrec-compatibility.md §5.3).

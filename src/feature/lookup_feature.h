@@ -47,6 +47,8 @@ class LookupFeature : public MultiInputFeature {
   LookupFeature(const protos::LookupFeature& c, const std::string& path, const std::string& type,
                 const BuildContext& ctx, bool sequence);
 
+  bool cross_negative_group() const override { return true; }
+
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:

@@ -44,6 +44,8 @@ class MatchFeature : public MultiInputFeature {
   MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type, const BuildContext& ctx,
                bool sequence);
 
+  bool cross_negative_group() const override { return true; }
+
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
  protected:

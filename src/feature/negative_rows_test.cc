@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "data/testing_util.h"
 #include "feature/batch_loader.h"
 #include "feature/data_groups.h"
 #include "feature/feature_parser.h"
@@ -30,7 +31,7 @@ using testing::make_batch;
 using testing::parse_config;
 
 class NegativeRowsTest : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("tzrec_negative_rows_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
@@ -53,26 +54,35 @@ class NegativeRowsTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// The NotSupportedError of building the features of config() with `feature` added, under FG_NORMAL.
+std::string refusal(const NegativeRowsTest& t, const std::string& feature) {
+  std::string fg = t.config(feature);
+  fg.replace(fg.find("data_config {"), 13, "data_config { fg_mode: FG_NORMAL");
+  return data::testing::error_of<NotSupportedError>([&] { build_features(parse_config(fg)); });
+}
+
 TEST_F(NegativeRowsTest, ItemFeaturesFormTheNegGroup) {
   const FeatureSet set = build_features(parse_config(config()));
   EXPECT_EQ(set.neg, (std::vector<bool>{false, true, true}));
   // A feature crossing item attributes with other inputs is refused (TorchEasyRec's
   // cross-negative group).
-  const std::string cross = config(
-      "feature_configs { combo_feature { feature_name: 'x' expression: ['user:user_id', 'item:item_id'] "
-      "hash_bucket_size: 10 embedding_dim: 4 } } ");
-  std::string fg = cross;
-  fg.replace(fg.find("data_config {"), 13, "data_config { fg_mode: FG_NORMAL");
-  try {
-    build_features(parse_config(fg));
-    ADD_FAILURE() << "a cross-negative feature was accepted";
-  } catch (const NotSupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("feature_configs[3].combo_feature (feature x) reading the sampled items' "
-                                         "data_config.negative_sampler.attr_fields (item_id) together with other "
-                                         "inputs (user_id)"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string mixed = refusal(*this,
+                                    "feature_configs { combo_feature { feature_name: 'x' expression: ['user:user_id', "
+                                    "'item:item_id'] hash_bucket_size: 10 embedding_dim: 4 } } ");
+  EXPECT_NE(mixed.find("feature_configs[3].combo_feature (feature x) reading the sampled items' "
+                       "data_config.negative_sampler.attr_fields (item_id) together with other inputs (user_id)"),
+            std::string::npos)
+      << mixed;
+  // A cross type (combo, lookup, ...) over attr_fields only is in TorchEasyRec's __CNEG__ group
+  // (tzrec/features/combo_feature.py, is_neg setter), not __NEG__: refused, not parsed as __NEG__.
+  const std::string cross = refusal(*this,
+                                    "feature_configs { combo_feature { feature_name: 'x' expression: ['item:item_id', "
+                                    "'item:cate'] hash_bucket_size: 10 embedding_dim: 4 } } ");
+  EXPECT_NE(cross.find("feature_configs[3].combo_feature (feature x) reading the sampled items' "
+                       "data_config.negative_sampler.attr_fields (item_id, cate): TorchEasyRec puts a combo_feature "
+                       "over negatives in its cross-negative data group __CNEG__"),
+            std::string::npos)
+      << cross;
 }
 
 TEST_F(NegativeRowsTest, NegativesFollowTheBatchRows) {

@@ -39,6 +39,7 @@ class OverlapFeature : public MultiInputFeature {
   OverlapFeature(const protos::OverlapFeature& c, const std::string& path, const std::string& type,
                  const BuildContext& ctx, bool sequence);
 
+  bool cross_negative_group() const override { return true; }
 
   enum class Method { kQueryCommonRatio, kTitleCommonRatio, kIsContain, kIsEqual };
   // The overlap of `query` and `title` terms by `method` (0 when either is empty).

@@ -95,6 +95,7 @@ class TrainLoop {
     while (num_epochs < 0 || epoch < num_epochs) {
       feature::LoaderShard shard;
       if (pg_ != nullptr) shard = {pg_->rank(), pg_->world_size()};
+      shard.epoch = epoch;
       feature::BatchLoader loader(config_, config_.train_input_path(), feature::Mode::kTrain,
                                   position ? &*position : nullptr, shard);
       const bool resumed_mid_epoch = position.has_value();

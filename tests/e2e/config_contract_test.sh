@@ -118,8 +118,13 @@ rc=$?
 grep -q "^error: embedding table 'cat_2_emb' needs .* add ranks (\`tzrec launch" "$WORK/train.err" \
   || { cat "$WORK/train.err"; fail "huge_table: not the memory error"; }
 # Fields the registry refuses (docs/architecture.md, "The config contract").
-expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  shuffle: true/' \
-  "not supported yet: data_config.shuffle"
+expect_same registry_refused "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  sample_mask_prob: 0.5/' \
+  "not supported yet: data_config.sample_mask_prob"
+# Batches cut by cost need the cost column; input_fields_str items are checked for any dataset.
+expect_same cost_without_field "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  batch_cost_size: 100/' \
+  "data_config.batch_cost_size: needs data_config.sample_cost_field"
+expect_same input_fields_str_type "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  input_fields_str: "label:BIGINT;c0:BOOL"/' \
+  "data_config.input_fields_str: 'c0:BOOL': unknown field type 'BOOL'"
 # A field without meaning here is accepted with one warning that says why.
 sed 's/^  num_epochs: 1$/  num_epochs: 1\n  cuda_matmul_allow_tf32: true/' "$DEEPFM" > "$WORK/warned.config"
 "$TZREC" check_config --pipeline_config_path "$WORK/warned.config" > "$WORK/check.out" 2> "$WORK/check.err" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # --continue_train resumes model, optimizer, step and data position: training 0..15, then
 # continuing to step 29 gives the same weights and optimizer state as training 0..29 at once —
-# for CsvDataset and ParquetDataset input. With Parquet, resuming with another number of loader
-# workers still trains on every remaining row (checked through the data position).
+# for CsvDataset and ParquetDataset input, and for shuffled Parquet input. With Parquet, resuming
+# with another number of loader workers still trains on every remaining row (checked through the
+# data position).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -21,7 +22,7 @@ run() {  # run <format> <model_dir> <num_steps> <num_workers> [extra flags]
   local format=$1 dir=$2 steps=$3 workers=$4; shift 4
   local dataset=ParquetDataset
   if [[ $format == csv ]]; then dataset=CsvDataset; fi
-  local edit='"train_input_path":"'$WORK'/data/train.'$format'","eval_input_path":"","data_config.dataset_type":"'$dataset'","data_config.with_header":true,"data_config.batch_size":256,"train_config.save_checkpoints_steps":10'
+  local edit='"train_input_path":"'$WORK'/data/train.'$format'","eval_input_path":"","data_config.dataset_type":"'$dataset'","data_config.with_header":true,"data_config.batch_size":256,"train_config.save_checkpoints_steps":10'${EXTRA_EDIT:-}
   TORCH_MANUAL_SEED=1 OMP_NUM_THREADS=1 "$TZREC" train_eval --pipeline_config_path "$CONFIG" \
     --model_dir "$dir" --edit_config_json "{$edit,\"train_config.num_steps\":$steps,\"data_config.num_workers\":$workers}" \
     "$@" 2> "$dir.log" || { cat "$dir.log"; fail "train_eval $dir $steps"; }
@@ -39,6 +40,29 @@ for format in csv parquet; do
   done
   echo "$format: resumed run equals the uninterrupted one"
 done
+
+# Shuffled training (data_config.shuffle, windows of 3 batches per worker): at step 15 each of the
+# 2 workers has delivered 8 batches, 2 of its third window; the resumed run reads that window
+# again, skips them and still equals the uninterrupted one, which differs from the run in order.
+SHUFFLE=',"data_config.shuffle":true,"data_config.shuffle_buffer_size":3'
+EXTRA_EDIT=$SHUFFLE run parquet "$WORK/full_shuffled" 30 2
+EXTRA_EDIT=$SHUFFLE run parquet "$WORK/resumed_shuffled" 16 2
+/usr/bin/python3 - "$WORK/resumed_shuffled/model.ckpt-15/dataloader_state.json" <<'PY' || fail "shuffled position at step 15"
+import json, sys
+pos = json.load(open(sys.argv[1]))["train_position"]
+assert pos.get("worker_window") == [2, 2], pos
+assert sum(pos["worker_rows"]) == 12 * 256, pos
+PY
+EXTRA_EDIT=$SHUFFLE run parquet "$WORK/resumed_shuffled" 30 2 --continue_train
+for f in model optimizer; do
+  /usr/bin/python3 "$CMP" "$WORK/full_shuffled/model.ckpt-29/$f.safetensors" \
+    "$WORK/resumed_shuffled/model.ckpt-29/$f.safetensors" || fail "shuffled: $f state differs after resume"
+done
+if /usr/bin/python3 "$CMP" "$WORK/full_shuffled/model.ckpt-29/model.safetensors" \
+    "$WORK/full_parquet/model.ckpt-29/model.safetensors" > /dev/null 2>&1; then
+  fail "shuffled: the same weights as the run in order"
+fi
+echo "parquet, shuffled: resumed run equals the uninterrupted one"
 
 # Parquet, 2 workers for steps 0..15, then 3 workers: 30 steps x 256 rows are consumed in all.
 run parquet "$WORK/rewired" 16 2

@@ -1,0 +1,77 @@
+#include "data/shuffle_batch_source.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace tzrec::data {
+namespace {
+
+uint64_t shuffle_draw(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+ShuffleBatchSource::ShuffleBatchSource(std::unique_ptr<BatchSource> inner, ShuffleOptions options)
+    : inner_(std::move(inner)), options_(options) {}
+
+bool ShuffleBatchSource::fill() {
+  window_.clear();
+  window_rows_.clear();
+  out_ = 0;
+  while (static_cast<int64_t>(window_.size()) < std::max<int64_t>(options_.window_batches, 1)) {
+    std::optional<SourcedBatch> b = inner_->next();
+    if (!b) break;
+    if (!b->stream_marks.empty()) throw NotSupportedError("data_config.shuffle with a stream (KafkaDataset)");
+    for (const auto& [file, rows] : rows_per_file(*b)) {
+      if (!window_rows_.empty() && window_rows_.back().first == file) {
+        window_rows_.back().second += rows;
+      } else {
+        window_rows_.emplace_back(file, rows);
+      }
+    }
+    window_.push_back(std::move(*b));
+  }
+  if (window_.empty()) return false;
+  // The order: Fisher-Yates from the seed and the window's first row.
+  const RecordBatch& first = window_.front().records;
+  uint64_t state = options_.seed;
+  if (first.num_rows() > 0) {
+    state ^= static_cast<uint64_t>(window_.front().file_ids.at(static_cast<size_t>(first.origins[0].file_index))) *
+             0xD6E8FEB86659FD93ULL;
+    state ^= static_cast<uint64_t>(first.origins[0].line) * 0x9E3779B97F4A7C15ULL;
+  }
+  order_.resize(window_.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[shuffle_draw(&state) % i]);
+  if (options_.skip > 0) {  // resumed inside this window
+    if (options_.skip >= static_cast<int64_t>(window_.size())) {
+      throw DataError(fmt::format(
+          "the read position says {} batches of a shuffle window were trained, but the window now has {}; the "
+          "input changed since the checkpoint",
+          options_.skip, window_.size()));
+    }
+    out_ = static_cast<size_t>(options_.skip);
+    options_.skip = 0;
+  }
+  return true;
+}
+
+std::optional<SourcedBatch> ShuffleBatchSource::next() {
+  if (out_ == window_.size() && !fill()) return std::nullopt;
+  SourcedBatch b = std::move(window_[order_[out_++]]);
+  if (out_ == window_.size()) {
+    b.completes = window_rows_;
+    b.window_delivered = 0;
+  } else {
+    b.completes = std::vector<std::pair<int32_t, int64_t>>{};
+    b.window_delivered = static_cast<int64_t>(out_);
+  }
+  return b;
+}
+
+}  // namespace tzrec::data
