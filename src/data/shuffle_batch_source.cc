@@ -3,18 +3,9 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/stable_hash.h"
 
 namespace tzrec::data {
-namespace {
-
-uint64_t shuffle_draw(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 ShuffleBatchSource::ShuffleBatchSource(std::unique_ptr<BatchSource> inner, ShuffleOptions options)
     : inner_(std::move(inner)), options_(options) {}
@@ -37,17 +28,14 @@ bool ShuffleBatchSource::fill() {
     window_.push_back(std::move(*b));
   }
   if (window_.empty()) return false;
-  // The order: Fisher-Yates from the seed and the window's first row.
-  const RecordBatch& first = window_.front().records;
-  uint64_t state = options_.seed;
-  if (first.num_rows() > 0) {
-    state ^= static_cast<uint64_t>(window_.front().file_ids.at(static_cast<size_t>(first.origins[0].file_index))) *
-             0xD6E8FEB86659FD93ULL;
-    state ^= static_cast<uint64_t>(first.origins[0].line) * 0x9E3779B97F4A7C15ULL;
-  }
+  // The order: Fisher-Yates from the seed and the window's first row (file, row).
+  const SourcedBatch& first = window_.front();
+  const RowOrigin origin = first.records.origins.at(0);
+  SplitMix64 rng(chain_seed(options_.seed, {static_cast<uint64_t>(first.file_ids.at(static_cast<size_t>(origin.file_index))),
+                                            static_cast<uint64_t>(origin.line)}));
   order_.resize(window_.size());
   for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-  for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[shuffle_draw(&state) % i]);
+  for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.next() % i]);
   if (options_.skip > 0) {  // resumed inside this window
     if (options_.skip >= static_cast<int64_t>(window_.size())) {
       throw DataError(fmt::format(

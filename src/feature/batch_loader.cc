@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/manual_seed.h"
+#include "base/stable_hash.h"
 #include "data/dataset_sources.h"
 #include "data/input_files.h"
 #include "data/parallel_loader.h"
@@ -33,7 +34,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   batch.drop_remainder = mode == Mode::kTrain && dc.drop_remainder();
   if (mode == Mode::kTrain && dc.shuffle()) {
     batch.shuffle_window = dc.shuffle_buffer_size();
-    batch.shuffle_seed = manual_seed().value_or(0) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(shard.epoch) + 1;
+    batch.shuffle_seed = chain_seed(manual_seed().value_or(0), {fnv1a64("shuffle"), static_cast<uint64_t>(shard.epoch)});
   }
 
   // Reserved columns are read with the feature columns (each once), so every RecordBatch holds
