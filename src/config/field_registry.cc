@@ -89,7 +89,8 @@ constexpr Entry kEntries[] = {
     {"IdFeature", kHonoured, "vocab_file asset_dir", ""},
     {"IdFeature", kHonoured, "stub_type", ""},
     {"IdFeature", kHonoured, "zch dynamicemb", ""},
-    {"IdFeature", kRefused, "use_mask sequence_fields", ""},
+    {"IdFeature", kHonoured, "sequence_fields", ""},  // feature/multi_input.h: check_single_input_sequence_fields
+    {"IdFeature", kRefused, "use_mask", ""},
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
@@ -97,7 +98,8 @@ constexpr Entry kEntries[] = {
      ""},
     {"RawFeature", kHonoured, "autodis mlp", ""},
     {"RawFeature", kHonoured, "stub_type", ""},
-    {"RawFeature", kRefused, "use_mask sequence_fields", ""},
+    {"RawFeature", kHonoured, "sequence_fields", ""},  // feature/multi_input.h: check_single_input_sequence_fields
+    {"RawFeature", kRefused, "use_mask", ""},
     {"ComboFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size vocab_list vocab_dict "
      "value_dim pooling default_value separator init_fn fg_encoded_default_value default_bucketize_value "
@@ -224,10 +226,10 @@ constexpr Entry kEntries[] = {
      "auc recall_at_k mean_absolute_error mean_squared_error accuracy xauc decay_rate "
      "decay_step",
      ""},
-    {"SeqGroupConfig", kHonoured, "group_name feature_names", ""},
-    {"SeqGroupConfig", kRefused, "embedding_name_suffix", ""},
-    {"FeatureGroupConfig", kHonoured, "group_name feature_names group_type sequence_groups sequence_encoders", ""},
-    {"FeatureGroupConfig", kRefused, "embedding_name_suffix", ""},
+    // embedding_name_suffix: embedding/table_name.h.
+    {"SeqGroupConfig", kHonoured, "group_name feature_names embedding_name_suffix", ""},
+    {"FeatureGroupConfig", kHonoured,
+     "group_name feature_names group_type sequence_groups sequence_encoders embedding_name_suffix", ""},
     {"ModelConfig", kHonoured,
      "feature_groups dlrm deepfm multi_tower multi_tower_din mask_net wide_and_deep dcn_v1 dcn_v2 xdeepfm wukong "
      "rocket_launching mmoe dbmtl ple pepnet dc2vr dlrm_hstu ultra_hstu dssm dssm_v2 dat mind hstu_match tdm num_class "
@@ -450,7 +452,9 @@ constexpr Entry kEntries[] = {
     {"HSTUUserTower", kHonoured, "input hstu max_seq_len", ""},
     {"GradScaler", kHonoured, "init_scale growth_factor backoff_factor growth_interval", ""},
     {"GradClipping", kHonoured, "clipping_type max_gradient norm_type", ""},
-    {"GradClipping", kRefused, "enable_global_grad_clip", ""},
+    {"GradClipping", kWarned, "enable_global_grad_clip",
+     "the clipped gradients are the dense parameters', identical on every rank after their all-reduce, so "
+     "their norm is already global (TorchEasyRec gives TorchRec's clipping no sharded parameters either)"},
     {"FeatureStoreConfig", kRefused, "*", ""},
     {"DeltaEmbeddingDumpConfig", kRefused, "*", ""},
     {"TrainConfig", kHonoured,

@@ -118,7 +118,7 @@ TEST(FieldRegistry, ValidateRefusesWhatTheRegistryRefuses) {
                    multi_tower { towers { input: "all" mlp { hidden_units: [4] } } }
                    losses { binary_cross_entropy {} } })");
   EXPECT_TRUE(testing::NotSupported(config, "data_config.sample_mask_prob"));
-  EXPECT_TRUE(testing::NotSupported(config, "train_config.grad_clipping.enable_global_grad_clip"));
+  EXPECT_FALSE(testing::NotSupported(config, "train_config.grad_clipping.enable_global_grad_clip"));
 }
 
 }  // namespace field_registry_test

@@ -32,6 +32,10 @@ struct TableConfig {
   // demand-paged memory (demand_paged_tensor.h) instead of being initialised, so memory follows
   // the rows in use.
   bool rows_on_demand = false;
+  // The embedding_name of the features the table serves (embedding/table_name.h: base_table_name),
+  // before a group's "_wide" and embedding_name_suffix: what their embedding_constraints name.
+  // "" → `name`.
+  std::string base_name;
 };
 
 // One pooled lookup: the ids of `feature_name` looked up in table `table_name` and pooled per row.

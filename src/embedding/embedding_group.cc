@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "embedding/table_name.h"
 
 namespace tzrec::embedding {
 
@@ -129,7 +130,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
   for (FeatureGroupConfig& g : all_groups) {
     resolve_nested_sequence_groups(g, sequence_names);
     if (g.type == GroupType::kSequence || g.type == GroupType::kJaggedSequence) {
-      sequence_groups.push_back({g.group_name, g.feature_names, g.path, g.type == GroupType::kJaggedSequence});
+      sequence_groups.push_back(
+          {g.group_name, g.feature_names, g.path, g.type == GroupType::kJaggedSequence, g.embedding_name_suffix});
     } else {
       sequence_groups.insert(sequence_groups.end(), g.sequence_groups.begin(), g.sequence_groups.end());
       groups.push_back(std::move(g));
@@ -161,9 +163,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
     return *it->second;
   };
-  auto table_name_of = [](const FeatureSpec& f, bool wide) {
-    std::string name = f.embedding_name.empty() ? f.name + "_emb" : f.embedding_name;
-    return wide ? name + "_wide" : name;
+  auto table_name_of = [](const FeatureSpec& f, const FeatureGroupConfig& g) {
+    return group_table_name(f, g.type == GroupType::kWide, g.embedding_name_suffix);
   };
 
   // Data groups (§6.5): every feature of a group, nested sequence groups included, belongs to
@@ -217,11 +218,15 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     // Pass 1: which tables each sparse feature uses; a feature used with two different tables gets
     // output key "{feature}@{table}" (TorchEasyRec's shared feature naming), otherwise its name.
     std::map<std::string, std::set<std::string>> feature_tables;
+    TableSuffixCheck suffixes;
     for (size_t gi : dg.groups) {
       const FeatureGroupConfig& g = groups[gi];
       for (size_t j = 0; j < g.feature_names.size(); ++j) {
         const FeatureSpec& f = lookup(g, j);
-        if (f.is_sparse) feature_tables[f.name].insert(table_name_of(f, g.type == GroupType::kWide));
+        if (!f.is_sparse) continue;
+        const std::string table = table_name_of(f, g);
+        suffixes.add(table, g.embedding_name_suffix, f.name, where(g, fmt::format("feature_names[{}]", j)));
+        feature_tables[f.name].insert(table);
       }
     }
     std::vector<TableConfig> tables;
@@ -270,7 +275,8 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
         } else {
           if (!wide) require_embedding_dim(f, g.group_name);  // WIDE tables have wide_embedding_dim
           TableConfig t;
-          t.name = table_name_of(f, wide);
+          t.name = table_name_of(f, g);
+          t.base_name = base_table_name(f);
           t.num_embeddings = f.num_embeddings;
           t.embedding_dim = wide ? wide_embedding_dim : f.embedding_dim;
           t.init_fn = (wide && !wide_init_fn.empty()) ? wide_init_fn : f.init_fn;

@@ -41,6 +41,9 @@ struct FeatureGroupConfig {
   // "<path>.sequence_groups[k]") and the encoders whose outputs are appended to the group.
   std::vector<SequenceGroupConfig> sequence_groups;
   std::vector<SequenceEncoderConfig> sequence_encoders;
+  // Appended to the group's table names as "_<suffix>" (empty: none), after a WIDE group's "_wide":
+  // the same features in two groups with different suffixes look up separate tables.
+  std::string embedding_name_suffix;
 };
 
 // Holds one data group's EmbeddingBagCollection as submodule "ebc" (state-dict keys

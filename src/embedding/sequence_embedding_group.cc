@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "embedding/table_name.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -48,6 +49,18 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
   std::map<int64_t, std::vector<BagConfig>> bags;
   std::map<int64_t, std::vector<BagConfig>> zch_bags;
   std::map<int64_t, std::vector<BagConfig>> dynamic_bags;
+  // The tables each sparse feature looks up (one bag per table: "{feature}@{table}" when several).
+  std::map<std::string, std::set<std::string>> feature_tables;
+  TableSuffixCheck suffixes;
+  for (const SequenceGroupConfig& g : groups) {
+    for (size_t j = 0; j < g.feature_names.size(); ++j) {
+      auto it = by_name.find(g.feature_names[j]);
+      if (it == by_name.end() || !it->second->is_sparse) continue;
+      const std::string table = group_table_name(*it->second, false, g.embedding_name_suffix);
+      suffixes.add(table, g.embedding_name_suffix, it->first, fmt::format("{}.feature_names[{}]", g.path, j));
+      feature_tables[it->first].insert(table);
+    }
+  }
   for (const SequenceGroupConfig& g : groups) {
     TORCH_CHECK(!g.group_name.empty() && index_.count(g.group_name) == 0,
                 "SequenceEmbeddingGroup: group names must be set and unique (EmbeddingGroup checks them)");
@@ -63,11 +76,14 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
                                       field, name, g.group_name));
       }
       const FeatureSpec& f = *it->second;
-      Slot slot{name, f.is_sparse, f.is_sparse ? f.embedding_dim : f.value_dim};
+      const std::string table = group_table_name(f, false, g.embedding_name_suffix);
+      const std::string key = f.is_sparse && feature_tables[name].size() > 1 ? name + "@" + table : name;
+      Slot slot{name, key, f.is_sparse, f.is_sparse ? f.embedding_dim : f.value_dim};
       if (f.is_sparse) require_embedding_dim(f, g.group_name);
-      if (f.is_sparse && !is_sequence_.count(name)) {
+      if (f.is_sparse && !feature_of_key_.count(key)) {
         TableConfig t;
-        t.name = f.embedding_name.empty() ? name + "_emb" : f.embedding_name;
+        t.name = table;
+        t.base_name = base_table_name(f);
         t.num_embeddings = f.num_embeddings;
         t.embedding_dim = f.embedding_dim;
         t.init_fn = f.init_fn;
@@ -98,12 +114,13 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
           check_shared_dynamicemb(first.feature, first.dynamic, name, f.dynamicemb.has_value(), t.name, field);
         }
         BagConfig bag;
-        bag.feature_name = name;
+        bag.feature_name = key;  // the key of the KeyedJaggedTensor forward() builds
         bag.table_name = t.name;
         bag.pooling = f.pooling;
         bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
         (f.zch ? zch_bags : f.dynamicemb ? dynamic_bags : bags)[t.embedding_dim].push_back(bag);
-        (f.zch ? zch_keys_by_dim_ : f.dynamicemb ? dynamic_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(name);
+        (f.zch ? zch_keys_by_dim_ : f.dynamicemb ? dynamic_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(key);
+        feature_of_key_[key] = name;
         is_sequence_[name] = f.is_sequence;
         if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
       }
@@ -215,7 +232,8 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   std::map<std::string, torch::Tensor> looked_up;  // feature → [B·T', dim]
   auto lookup = [&](const std::vector<std::string>& keys, auto& collection) {
     std::vector<sparse::JaggedTensor> jagged;
-    for (const std::string& name : keys) {
+    for (const std::string& key : keys) {
+      const std::string& name = feature_of_key_.at(key);
       const sparse::JaggedTensor in = batch.sparse_features[name];
       torch::Tensor bag_lengths = torch::zeros({rows * steps}, long_opts);
       if (!is_sequence_.at(name)) {
@@ -251,7 +269,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
     if (!g.query.empty()) {
       std::vector<torch::Tensor> parts;
       for (const Slot& s : g.query) {
-        parts.push_back(s.is_sparse ? looked_up.at(s.name).view({rows, steps, s.dim}).select(1, 0)
+        parts.push_back(s.is_sparse ? looked_up.at(s.key).view({rows, steps, s.dim}).select(1, 0)
                                     : batch.dense_features[s.name]);
       }
       out[g.name + ".query"] = torch::cat(parts, 1);
@@ -263,7 +281,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
     std::vector<torch::Tensor> parts;
     for (const Slot& s : g.sequence) {
       if (s.is_sparse) {
-        torch::Tensor items = looked_up.at(s.name).view({rows, steps, s.dim});
+        torch::Tensor items = looked_up.at(s.key).view({rows, steps, s.dim});
         // (No slice when it would keep every step: its backward would copy the gradient.)
         parts.push_back(group_steps < steps ? items.slice(1, 0, group_steps) : items);
       } else {

@@ -16,8 +16,10 @@
 // order (L_b = "<g>.sequence_length"[b]), no padding; one of plain features only (hstu_match's item
 // tower package) has just "<g>.query" (sequence_dim() is then a ConfigError).
 // Tables: every sparse feature of a SEQUENCE group looks up its own table, named embedding_name or
-// "{feature}_emb" (features naming the same table share it, rows and dims must agree); they are
-// not the tables DEEP / WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
+// "{feature}_emb", then "_<suffix>" with the group's embedding_name_suffix (features naming the
+// same table share it, rows and dims must agree; a feature with different tables in two groups
+// has one bag per table, "{feature}@{table}", as in TorchEasyRec); they are not the tables DEEP /
+// WIDE groups pool from, as in TorchEasyRec where EmbeddingBagCollection and
 // EmbeddingCollection tables are separate parameters.
 //
 // Lookups go through EmbeddingBagCollections whose bags are items: with T' = max(T, 1) over all
@@ -54,6 +56,8 @@ struct SequenceGroupConfig {
   std::vector<std::string> feature_names;
   std::string path;  // "model_config.feature_groups[2]", for errors
   bool jagged = false;  // a JAGGED_SEQUENCE group: "<g>.sequence" holds the valid items only
+  // Appended to the group's table names as "_<suffix>" (empty: none); see table_name_with_suffix.
+  std::string embedding_name_suffix;
 };
 
 class SequenceEmbeddingGroupImpl : public torch::nn::Module {
@@ -89,7 +93,8 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
 
  private:
   struct Slot {
-    std::string name;
+    std::string name;  // the feature
+    std::string key;   // a sparse feature's bag: its name, or "{name}@{table}" when it has several tables
     bool is_sparse = true;
     int64_t dim = 0;
   };
@@ -106,7 +111,8 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
 
   std::vector<Group> groups_;
   std::map<std::string, size_t> index_;
-  std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag features per dim, in bag order
+  std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag keys per dim, in bag order
+  std::map<std::string, std::string> feature_of_key_;        // bag key → the feature it looks up
   std::map<int64_t, std::vector<std::string>> zch_keys_by_dim_;  // the same for the zch tables
   std::set<std::string> zch_table_names_;
   std::map<int64_t, std::vector<std::string>> dynamic_keys_by_dim_;  // the same for the dynamic tables

@@ -180,6 +180,7 @@ protos::EasyRecConfig tdm_embedding_config(const protos::EasyRecConfig& config) 
     protos::FeatureGroupConfig* q = mc->add_feature_groups();
     q->set_group_name(g.group_name());
     q->set_group_type(protos::DEEP);
+    q->set_embedding_name_suffix(g.embedding_name_suffix());  // the same tables as the SEQUENCE group's
     for (const std::string& f : g.feature_names()) {
       auto it = is_sequence.find(f);
       if (it != is_sequence.end() && it->second) continue;

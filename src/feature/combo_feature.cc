@@ -42,9 +42,7 @@ ComboFeature::ComboFeature(const protos::ComboFeature& c, const std::string& pat
   info_.num_embeddings = bucketizer_.num_embeddings();
   fill_zch_info_of(c, path, &info_);  // raw ids (FG_NONE reads them as they are)
   fill_dynamicemb_info_of(c, path, &info_);
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
+  check_sequence_fields_need_sequence(sequence, c.sequence_fields(), path);
 
   if (reads_encoded_column(fg_mode_)) {
     fg_encoded_default_ =

@@ -6,6 +6,7 @@
 #include "config/vocab_file.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
+#include "feature/multi_input.h"
 #include "feature/dynamicemb_settings.h"
 #include "feature/zch_settings.h"
 
@@ -35,6 +36,7 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
     }
     if (info_.weighted) throw NotSupportedError(path + ".weighted (weighted sequence features)");
   }
+  check_single_input_sequence_fields(c.expression(), path + ".expression", sequence, c.sequence_fields(), path);
 
   // Effective vocabularies (docs/tzrec-compatibility.md §5.4): without default_bucketize_value, id 0
   // is the default value and id 1 is OOV. Sequences use "0" for an empty default_value.

@@ -47,6 +47,29 @@ void check_sequence_inputs(const std::vector<FgInput>& inputs,
   }
 }
 
+void check_sequence_fields_need_sequence(bool sequence,
+                                         const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
+                                         const std::string& path) {
+  if (!sequence && !sequence_fields.empty()) {
+    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
+  }
+}
+
+void check_single_input_sequence_fields(const std::string& expr, const std::string& expr_field, bool sequence,
+                                        const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
+                                        const std::string& path) {
+  check_sequence_fields_need_sequence(sequence, sequence_fields, path);
+  if (sequence_fields.empty()) return;
+  const FgInputName n = parse_fg_input(expr, expr_field);
+  for (int j = 0; j < sequence_fields.size(); ++j) {
+    if (sequence_fields.Get(j) == n.name) continue;
+    throw ConfigError(fmt::format(
+        "{}.sequence_fields[{}]: '{}' is not the feature's input ('{}' of {}); a feature of one input reads it per "
+        "item, so list only '{}' or leave sequence_fields unset",
+        path, j, sequence_fields.Get(j), n.name, expr_field, n.name));
+  }
+}
+
 MultiInputCells::MultiInputCells(const data::RecordBatch& batch, const std::vector<FgInput>& inputs,
                                  const std::string& user, std::string_view sequence_delim, int64_t max_items)
     : inputs_(&inputs), items_(inputs.size()), sequence_delim_(sequence_delim), max_items_(max_items) {

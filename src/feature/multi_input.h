@@ -56,6 +56,21 @@ void check_sequence_inputs(const std::vector<FgInput>& inputs,
                            const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
                            const std::string& path);
 
+// sequence_fields outside a sequence feature: ConfigError naming the field (only a sequence feature
+// has per-item inputs). Every feature type with sequence_fields calls it.
+void check_sequence_fields_need_sequence(bool sequence,
+                                         const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
+                                         const std::string& path);
+
+// sequence_fields of a feature TorchEasyRec reads from one input (id, raw, tokenize: `expr` at
+// `expr_field`). Its input is per item in a sequence whether sequence_fields lists it or is empty;
+// an entry naming anything else (which would make the input one value per row, from which such a
+// feature has no items to read) is a ConfigError naming the entry, as is sequence_fields outside
+// a sequence.
+void check_single_input_sequence_fields(const std::string& expr, const std::string& expr_field, bool sequence,
+                                        const google::protobuf::RepeatedPtrField<std::string>& sequence_fields,
+                                        const std::string& path);
+
 // The columns of the inputs opened on one batch, and their values per row or item.
 class MultiInputCells {
  public:

@@ -6,6 +6,7 @@
 #include "feature/dense_embedding_settings.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
+#include "feature/multi_input.h"
 
 namespace tzrec::feature {
 
@@ -19,6 +20,7 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
     sequence_delim_ = sequence_settings(c, ctx, ctx.sequence_name.empty(), &info_);
     if (sequence_delim_.empty()) throw ConfigError(path + ".sequence_delim: must not be empty");
   }
+  check_single_input_sequence_fields(c.expression(), path + ".expression", sequence, c.sequence_fields(), path);
   if (c.boundaries_size() > 0) {
     info_.is_sparse = true;
     fill_table_info(c, path, &info_);

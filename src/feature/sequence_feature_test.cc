@@ -336,5 +336,34 @@ TEST(SequenceFeatures, ConfigErrors) {
             "feature (feature_configs[0].id_feature)");
 }
 
+// sequence_fields of a feature of one input (TorchEasyRec docs/source/feature/feature.md, grouped
+// sequences: "sequence_fields ... for a feature of one input, the input is per item by default"):
+// listing the input changes nothing; another name would leave such a feature nothing per item.
+TEST(SequenceFeatures, SequenceFieldsOfOneInputFeatures) {
+  const char* listed = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "click" sequence_length: 3 sequence_delim: "|"
+      features { id_feature { feature_name: "iid" expression: "item:iid" embedding_dim: 4 num_buckets: 100
+                              sequence_fields: ["iid"] } }
+      features { raw_feature { feature_name: "ts" expression: "user:ts" sequence_fields: "ts" } }
+    } })";
+  auto p = parser(listed, "fg_mode: FG_NORMAL");
+  EXPECT_EQ(p.input_columns(), (std::vector<std::string>{"click__iid", "click__ts"}));
+  auto b = p.parse(make_batch({{"click__iid", {"5|6", "7"}}, {"click__ts", {"1|2", "3"}}}));
+  EXPECT_EQ(ids_of(b.sparse_features["click__iid"].values), (Ids{5, 6, 7}));
+  EXPECT_EQ(floats_of(b.sequence_dense_features.at("click__ts")), (Floats{1, 2, 3}));
+  auto err = [](const std::string& features) {
+    return error_of<Error>([&] { build_feature_infos(parse_config(features)); });
+  };
+  EXPECT_EQ(err(R"(feature_configs { sequence_feature { sequence_name: "click" sequence_length: 3
+                     features { id_feature { feature_name: "iid" expression: "item:iid" embedding_dim: 4
+                                             num_buckets: 100 sequence_fields: ["iid", "cate"] } } } })"),
+            "feature_configs[0].sequence_feature.features[0].id_feature.sequence_fields[1]: 'cate' is not the "
+            "feature's input ('iid' of feature_configs[0].sequence_feature.features[0].id_feature.expression); a "
+            "feature of one input reads it per item, so list only 'iid' or leave sequence_fields unset");
+  EXPECT_EQ(err(R"(feature_configs { raw_feature { feature_name: "ts" expression: "user:ts" sequence_fields: "ts" } })"),
+            "feature_configs[0].raw_feature.sequence_fields: only sequence features have per-item inputs");
+}
+
 }  // namespace sequence_feature_test
 }  // namespace tzrec::feature

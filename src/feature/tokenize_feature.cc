@@ -4,6 +4,7 @@
 
 #include "config/vocab_file.h"
 #include "feature/fg_json_entry.h"
+#include "feature/multi_input.h"
 
 namespace tzrec::feature {
 
@@ -33,9 +34,7 @@ TokenizeFeature::TokenizeFeature(const protos::TokenizeFeature& c, const std::st
   } else {
     info_.value_dim = 0;
   }
-  if (!sequence && c.sequence_fields_size() > 0) {
-    throw ConfigError(path + ".sequence_fields: only sequence features have per-item inputs");
-  }
+  check_single_input_sequence_fields(c.expression(), path + ".expression", sequence, c.sequence_fields(), path);
 
   if (!c.has_vocab_file() || c.vocab_file().empty()) {
     throw ConfigError(path + ".vocab_file: set the tokenizer file (a tokenizer.json for tokenizer_type \"bpe\", a "

@@ -135,11 +135,14 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
     for (int k = 0; k < g.sequence_groups_size(); ++k) {
       const protos::SeqGroupConfig& sg = g.sequence_groups(k);
       const std::string sg_path = fmt::format("{}.sequence_groups[{}]", path, k);
-      if (!sg.embedding_name_suffix().empty()) {
-        throw NotSupportedError(fmt::format("{}.embedding_name_suffix (group '{}')", sg_path, sg.group_name()));
-      }
-      out.sequence_groups.push_back(
-          {sg.group_name(), std::vector<std::string>(sg.feature_names().begin(), sg.feature_names().end()), sg_path});
+      embedding::SequenceGroupConfig nested;
+      nested.group_name = sg.group_name();
+      nested.feature_names.assign(sg.feature_names().begin(), sg.feature_names().end());
+      nested.path = sg_path;
+      // TorchEasyRec: a nested sequence group without a suffix of its own takes its DEEP group's.
+      nested.embedding_name_suffix = sg.embedding_name_suffix().empty() ? g.embedding_name_suffix()
+                                                                        : sg.embedding_name_suffix();
+      out.sequence_groups.push_back(std::move(nested));
     }
     for (int k = 0; k < g.sequence_encoders_size(); ++k) {
       const protos::SeqEncoderConfig& e = g.sequence_encoders(k);
@@ -154,9 +157,7 @@ std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelC
       }
       out.sequence_encoders.push_back({input, fmt::format("{}.sequence_encoders[{}]", path, k)});
     }
-    if (g.has_embedding_name_suffix() && !g.embedding_name_suffix().empty()) {
-      throw NotSupportedError(fmt::format("{}.embedding_name_suffix (group '{}')", path, g.group_name()));
-    }
+    out.embedding_name_suffix = g.embedding_name_suffix();
     out.feature_names.assign(g.feature_names().begin(), g.feature_names().end());
     groups.push_back(std::move(out));
   }

@@ -17,8 +17,8 @@ embedding::FeatureSpec to_feature_spec(const feature::FeatureInfo& info);
 std::vector<embedding::FeatureSpec> to_feature_specs(const std::vector<feature::FeatureInfo>& infos);
 
 // model_config.feature_groups → embedding groups, with their nested sequence_groups and the input
-// of each sequence_encoders entry (empty when unset). embedding_name_suffix throws
-// tzrec::NotSupportedError naming the field.
+// of each sequence_encoders entry (empty when unset); a nested sequence group without an
+// embedding_name_suffix takes its DEEP group's (TorchEasyRec's inheritance).
 std::vector<embedding::FeatureGroupConfig> to_group_configs(const protos::ModelConfig& model_config);
 
 nn::MLPOptions to_mlp_options(const protos::MLP& mlp);

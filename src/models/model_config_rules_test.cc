@@ -65,8 +65,18 @@ TEST(ModelConfigRules, FeatureGroups) {
   auto wide_seq = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] group_type: WIDE sequence_groups { group_name: 'q' } } }");
   EXPECT_TRUE(HasProblem(wide_seq, "model_config.feature_groups[3].sequence_groups",
                          "group 's' is WIDE; sequence_groups and sequence_encoders belong in a DEEP group"));
-  auto suffix = deepfm("model_config { feature_groups { group_name: 's' feature_names: ['c0'] sequence_groups { group_name: 'q' embedding_name_suffix: '_x' } } }");
-  EXPECT_TRUE(NotSupported(suffix, "model_config.feature_groups[3].sequence_groups[0].embedding_name_suffix"));
+}
+
+// TorchEasyRec refuses a table name reached under two embedding_name_suffix values
+// (modules/embedding.py, _check_emb_name_suffix_collisions): here the fm group's suffix "wide"
+// turns c0's table into "c0_emb_wide", the unsuffixed wide group's table of c0.
+TEST(ModelConfigRules, EmbeddingNameSuffixCollision) {
+  auto collides = edited(deepfm(), R"({"model_config.feature_groups[1].embedding_name_suffix": "wide"})");
+  EXPECT_TRUE(HasProblem(collides, "model_config.feature_groups[1].feature_names[0]",
+                         "feature 'c0' looks up embedding table 'c0_emb_wide' with embedding_name_suffix 'wide', and "
+                         "so does feature 'c0' of model_config.feature_groups[0].feature_names[0] with "
+                         "embedding_name_suffix none"));
+  EXPECT_TRUE(NoProblems(edited(deepfm(), R"({"model_config.feature_groups[1].embedding_name_suffix": "fm"})")));
 }
 
 TEST(ModelConfigRules, DeepFmGroups) {

@@ -91,9 +91,10 @@ std::vector<FeatureMessage> feature_messages(const protos::EasyRecConfig& config
   return out;
 }
 
-// Table name → the constraint of the first feature that sets one on it ("{name}" and the wide
-// twin "{name}_wide" share the feature's constraint; a sequence group's table "sequence.{name}"
-// is looked up by "{name}").
+// The embedding_name of a feature (embedding/table_name.h: base_table_name) → the constraint of
+// the first feature that sets one on it. A table is looked up by its TableConfig::base_name, so
+// its wide twin "{name}_wide", its embedding_name_suffix variants and a sequence group's table
+// "sequence.{name}" share the features' constraint.
 std::map<std::string, FeatureConstraint> table_constraints(const protos::EasyRecConfig& config) {
   std::map<std::string, FeatureConstraint> out;
   for (const FeatureMessage& f : feature_messages(config)) {
@@ -111,15 +112,13 @@ std::map<std::string, FeatureConstraint> table_constraints(const protos::EasyRec
     if (table.empty()) table = f.name + "_emb";
     FeatureConstraint fcons{f.name, path, constraint_types(c, path)};
     std::sort(fcons.types.begin(), fcons.types.end());
-    for (const std::string& name : {table, table + "_wide"}) {
-      auto it = out.find(name);
-      if (it != out.end() && it->second.types != fcons.types) {
-        throw ConfigError(fmt::format("{} and {} set different sharding_types for the shared embedding "
-                                      "table '{}'; give them the same embedding_constraints",
-                                      it->second.path, path, name));
-      }
-      out.emplace(name, fcons);
+    auto it = out.find(table);
+    if (it != out.end() && it->second.types != fcons.types) {
+      throw ConfigError(fmt::format("{} and {} set different sharding_types for the shared embedding "
+                                    "table '{}'; give them the same embedding_constraints",
+                                    it->second.path, path, table));
     }
+    out.emplace(table, fcons);
   }
   return out;
 }
@@ -251,8 +250,9 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
   for (const auto& c : group.collections()) {
     for (const embedding::TableConfig& t : c.ebc->table_configs()) {
       dist::PlannerTable& p = out[i++];
-      // embedding_constraints apply to the config's name of the table (without the prefix).
-      auto it = constraints.find(t.name);
+      // embedding_constraints apply to the features' embedding_name (without the prefix, "_wide" or
+      // embedding_name_suffix).
+      auto it = constraints.find(t.base_name.empty() ? t.name : t.base_name);
       p.allowed = intersect(it == constraints.end() ? std::vector<dist::ShardingType>() : it->second.types, global);
       if (p.allowed.empty() && (it != constraints.end() && !it->second.types.empty()) && !global.empty()) {
         throw ConfigError(fmt::format("{} and train_config.global_embedding_constraints allow no common sharding "

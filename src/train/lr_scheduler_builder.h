@@ -42,8 +42,9 @@ optim::LrScheduler build_part_lr_scheduler(const protos::DenseOptimizer& dense, 
 // train_config.grad_clipping: clipping_type case-insensitive ("norm"/"NORM"…, as tzrec upper-
 // cases it); max_gradient and norm_type widened from float (tzrec passes the proto values
 // directly, not through config_to_kwargs). No grad_clipping message or type "none" → kNone.
-// enable_global_grad_clip has no effect: tzrec passes no per-parameter process groups, so the
-// clipping is local, and dense gradients are identical on every rank after the all-reduce.
+// enable_global_grad_clip changes nothing (config/field_registry.cc warns): tzrec passes TorchRec's
+// clipping no per-parameter process groups, so it clips locally, and the dense gradients clipped
+// are identical on every rank after their all-reduce (distributed_session_test.cc).
 // Errors (ConfigError): unknown type, max_gradient not finite or < 0, norm type not > 0 (inf is
 // allowed, "norm_type: inf" in the config).
 optim::GradClippingOptions grad_clipping_options(const protos::TrainConfig& config);

@@ -125,6 +125,9 @@ expect_same cost_without_field "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\
   "data_config.batch_cost_size: needs data_config.sample_cost_field"
 expect_same input_fields_str_type "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  input_fields_str: "label:BIGINT;c0:BOOL"/' \
   "data_config.input_fields_str: 'c0:BOOL': unknown field type 'BOOL'"
+# Both DEEP groups suffixed "wide": their tables "<emb>_wide" are the wide group's unsuffixed ones.
+expect_same suffix_collision "$DEEPFM" 's/^    group_type: DEEP$/    group_type: DEEP\n    embedding_name_suffix: "wide"/' \
+  "looks up embedding table 'cat_0_emb_wide' with embedding_name_suffix 'wide', and so does feature 'cat_0' of model_config.feature_groups[0]"
 # A field without meaning here is accepted with one warning that says why.
 sed 's/^  num_epochs: 1$/  num_epochs: 1\n  cuda_matmul_allow_tf32: true/' "$DEEPFM" > "$WORK/warned.config"
 "$TZREC" check_config --pipeline_config_path "$WORK/warned.config" > "$WORK/check.out" 2> "$WORK/check.err" \
