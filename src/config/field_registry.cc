@@ -40,9 +40,8 @@ constexpr Entry kEntries[] = {
      "sample_weight_fields fg_mode force_base_data_group input_fields_str batch_cost_size sample_cost_field "
      "shuffle shuffle_buffer_size",
      ""},
-    {"DataConfig", kRefused,
-     "sample_mask_prob negative_sample_mask_prob",
-     ""},
+    // Training masks of use_mask features (feature/sample_mask.h).
+    {"DataConfig", kHonoured, "sample_mask_prob negative_sample_mask_prob", ""},
     // Negative samplers run in process (data/negative_sampler.h, feature/negative_rows.h); only
     // match models read their rows (models/model_registry.cc).
     {"DataConfig", kHonoured, "negative_sampler negative_sampler_v2 hard_negative_sampler hard_negative_sampler_v2",
@@ -90,7 +89,7 @@ constexpr Entry kEntries[] = {
     {"IdFeature", kHonoured, "stub_type", ""},
     {"IdFeature", kHonoured, "zch dynamicemb", ""},
     {"IdFeature", kHonoured, "sequence_fields", ""},  // feature/multi_input.h: check_single_input_sequence_fields
-    {"IdFeature", kRefused, "use_mask", ""},
+    {"IdFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"RawFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim boundaries value_dim normalizer "
      "pooling default_value separator init_fn fg_encoded_default_value trainable data_type "
@@ -99,7 +98,7 @@ constexpr Entry kEntries[] = {
     {"RawFeature", kHonoured, "autodis mlp", ""},
     {"RawFeature", kHonoured, "stub_type", ""},
     {"RawFeature", kHonoured, "sequence_fields", ""},  // feature/multi_input.h: check_single_input_sequence_fields
-    {"RawFeature", kRefused, "use_mask", ""},
+    {"RawFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"ComboFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size vocab_list vocab_dict "
      "value_dim pooling default_value separator init_fn fg_encoded_default_value default_bucketize_value "
@@ -108,13 +107,13 @@ constexpr Entry kEntries[] = {
     {"ComboFeature", kHonoured, "vocab_file asset_dir", ""},
     {"ComboFeature", kHonoured, "stub_type", ""},
     {"ComboFeature", kHonoured, "zch dynamicemb", ""},
-    {"ComboFeature", kRefused, "use_mask", ""},
+    {"ComboFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"CombineFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim value_map boundaries num_buckets pooling "
      "default_value separator normalizer init_fn combiner fg_encoded_default_value trainable data_type "
      "autodis mlp embedding_constraints sequence_length sequence_delim sequence_fields stub_type",
      ""},
-    {"CombineFeature", kRefused, "use_mask", ""},
+    {"CombineFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"LookupFeature", kHonoured,
      "feature_name map key embedding_name embedding_dim boundaries hash_bucket_size num_buckets "
      "vocab_list vocab_dict pooling combiner default_value separator need_discrete need_key normalizer "
@@ -125,7 +124,7 @@ constexpr Entry kEntries[] = {
     {"LookupFeature", kHonoured, "autodis mlp", ""},
     {"LookupFeature", kHonoured, "stub_type", ""},
     {"LookupFeature", kHonoured, "zch dynamicemb", ""},
-    {"LookupFeature", kRefused, "use_mask", ""},
+    {"LookupFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"MatchFeature", kHonoured,
      "feature_name nested_map pkey skey embedding_name embedding_dim boundaries hash_bucket_size "
      "num_buckets vocab_list vocab_dict pooling default_value separator need_discrete show_pkey show_skey "
@@ -136,7 +135,7 @@ constexpr Entry kEntries[] = {
     {"MatchFeature", kHonoured, "autodis mlp", ""},
     {"MatchFeature", kHonoured, "stub_type", ""},
     {"MatchFeature", kHonoured, "zch dynamicemb", ""},
-    {"MatchFeature", kRefused, "use_mask", ""},
+    {"MatchFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"ExprFeature", kHonoured,
      "feature_name expression variables embedding_name embedding_dim boundaries separator fill_missing "
      "pooling default_value init_fn value_dim fg_encoded_default_value trainable data_type "
@@ -144,20 +143,20 @@ constexpr Entry kEntries[] = {
      ""},
     {"ExprFeature", kHonoured, "autodis mlp", ""},
     {"ExprFeature", kHonoured, "stub_type", ""},
-    {"ExprFeature", kRefused, "use_mask", ""},
+    {"ExprFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"OverlapFeature", kHonoured,
      "feature_name query title method embedding_name embedding_dim boundaries normalizer pooling separator "
      "init_fn fg_encoded_default_value trainable data_type autodis mlp embedding_constraints sequence_length "
      "sequence_delim sequence_fields stub_type",
      ""},
-    {"OverlapFeature", kRefused, "use_mask", ""},
+    {"OverlapFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"TextNormalizer", kHonoured, "max_length norm_options stop_char_file", ""},
     {"TokenizeFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim text_normalizer vocab_file asset_dir pooling "
      "default_value tokenizer_type init_fn fg_encoded_default_value trainable stub_type data_type "
      "embedding_constraints sequence_length sequence_delim sequence_fields tokens_as_sequence",
      ""},
-    {"TokenizeFeature", kRefused, "use_mask", ""},
+    {"TokenizeFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"KvDotProduct", kHonoured,
      "feature_name query document embedding_name embedding_dim boundaries separator pooling default_value "
      "init_fn fg_encoded_default_value trainable data_type autodis mlp embedding_constraints sequence_length "
@@ -166,7 +165,8 @@ constexpr Entry kEntries[] = {
     {"KvDotProduct", kWarned, "normalizer",
      "TorchEasyRec's kv_dot_product hands no normalizer to feature generation (its fg.json entry has none); the "
      "dot product is used as is"},
-    {"KvDotProduct", kRefused, "kv_delimiter use_mask", ""},
+    {"KvDotProduct", kRefused, "kv_delimiter", ""},
+    {"KvDotProduct", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"CustomFeature", kHonoured,
      "feature_name operator_name operator_lib_file operator_params is_op_thread_safe expression embedding_name "
      "embedding_dim boundaries hash_bucket_size num_buckets vocab_list vocab_dict vocab_file asset_dir pooling "
@@ -175,7 +175,7 @@ constexpr Entry kEntries[] = {
      ""},
     {"CustomFeature", kHonoured, "stub_type", ""},
     {"CustomFeature", kHonoured, "zch dynamicemb", ""},
-    {"CustomFeature", kRefused, "use_mask", ""},
+    {"CustomFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"BoolMaskFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets vocab_list vocab_dict "
      "vocab_file asset_dir value_dim pooling default_value separator init_fn fg_encoded_default_value "
@@ -183,7 +183,7 @@ constexpr Entry kEntries[] = {
      "sequence_delim sequence_fields stub_type",
      ""},
     {"BoolMaskFeature", kHonoured, "zch dynamicemb", ""},
-    {"BoolMaskFeature", kRefused, "use_mask", ""},
+    {"BoolMaskFeature", kHonoured, "use_mask", ""},  // feature/sample_mask.h
     {"SequenceFeature", kHonoured, "sequence_name sequence_length sequence_delim features", ""},
     {"SequenceFeature", kWarned, "sequence_pk",
      "the key online serving joins a history's item features by; no effect in offline training"},

@@ -82,15 +82,16 @@ std::vector<std::string> paths(const std::vector<FieldFinding>& findings, FieldS
 
 TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
   const auto findings = check_set_fields(parse(R"(
-    data_config { batch_size: 8 sample_mask_prob: 0.5 pin_memory: false input_fields { input_name: "a" input_type: INT64 } }
+    data_config { batch_size: 8 pin_memory: false input_fields { input_name: "a" input_type: INT64 }
+                  tdm_sampler { num_eval_sample: 2 } }
     train_config { cudnn_allow_tf32: false }
-    feature_configs { combo_feature { feature_name: "a" hash_bucket_size: 10 use_mask: true } }
-    feature_configs { overlap_feature { feature_name: "b" use_mask: true } }
+    feature_configs { kv_dot_product { feature_name: "a" kv_delimiter: 1 } }
+    feature_configs { id_feature { feature_name: "b" dynamicemb { max_capacity: 4 init_table: "t" } } }
     model_config { simple_multi_task { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
-            (V{"data_config.sample_mask_prob", "feature_configs[0].combo_feature.use_mask", "feature_configs[1].overlap_feature.use_mask",
-               "model_config.simple_multi_task"}));
+            (V{"data_config.tdm_sampler.num_eval_sample", "feature_configs[0].kv_dot_product.kv_delimiter",
+               "feature_configs[1].id_feature.dynamicemb.init_table", "model_config.simple_multi_task"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",
                "model_config.kernel"}));
@@ -109,15 +110,15 @@ TEST(FieldRegistry, DefaultValuesAndHonouredFieldsAreNotReported) {
 TEST(FieldRegistry, ValidateRefusesWhatTheRegistryRefuses) {
   const auto config = parse(R"(
     train_input_path: "t" model_dir: "m"
-    data_config { batch_size: 8 label_fields: "label" sample_mask_prob: 0.5 }
+    data_config { batch_size: 8 label_fields: "label" }
     train_config { num_steps: 1 sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
                    dense_optimizer { adam_optimizer { lr: 0.1 } constant_learning_rate {} }
-                   grad_clipping { enable_global_grad_clip: true } }
+                   grad_clipping { enable_global_grad_clip: true } delta_embedding_dump_config { } }
     feature_configs { id_feature { feature_name: "a" num_buckets: 10 embedding_dim: 4 } }
     model_config { feature_groups { group_name: "all" feature_names: "a" }
                    multi_tower { towers { input: "all" mlp { hidden_units: [4] } } }
                    losses { binary_cross_entropy {} } })");
-  EXPECT_TRUE(testing::NotSupported(config, "data_config.sample_mask_prob"));
+  EXPECT_TRUE(testing::NotSupported(config, "train_config.delta_embedding_dump_config"));
   EXPECT_FALSE(testing::NotSupported(config, "train_config.grad_clipping.enable_global_grad_clip"));
 }
 

@@ -33,12 +33,8 @@ TEST(Validate, UnsupportedModels) {
 TEST(Validate, UnsupportedFeatureFields) {
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { kv_dot_product { feature_name: 'x' kv_delimiter: 1 } }"),
                            "feature_configs[4].kv_dot_product.kv_delimiter"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_overlap_feature { feature_name: 'x' use_mask: true } }"),
-                           "feature_configs[4].sequence_overlap_feature.use_mask"));
-  EXPECT_TRUE(NotSupported(
-      deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature { use_mask: true } } "
-             "} }"),
-      "feature_configs[4].sequence_feature.features[0].overlap_feature.use_mask"));
+  // use_mask is checked where features are built (models/model_config_rules_test.cc, SampleMasks).
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { sequence_overlap_feature { feature_name: 'x' use_mask: true } }")));
 }
 
 TEST(Validate, DataConfigSubset) {
@@ -60,7 +56,9 @@ TEST(Validate, DataConfigSubset) {
   // Shuffled training (data/shuffle_batch_source.h); not on streams.
   EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: true shuffle_buffer_size: 8 }")));
   EXPECT_TRUE(NotSupported(deepfm("data_config { dataset_type: KafkaDataset shuffle: true }"), "data_config.shuffle"));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.1 }"), "data_config.sample_mask_prob"));
+  // Training masks: honoured fields, checked where features are built (feature/sample_mask.h;
+  // models/model_config_rules_test.cc, SampleMasks).
+  EXPECT_TRUE(NoProblems(deepfm("data_config { sample_mask_prob: 0.1 negative_sample_mask_prob: 1 }")));
   // input_fields_str is read by data/input_fields.h (its items are checked there).
   EXPECT_TRUE(NoProblems(deepfm("data_config { input_fields_str: 'a:INT64;' }")));
   // Batches cut by cost (data/cost_batch_source.h): the limit needs the cost column; not on streams.
@@ -130,9 +128,6 @@ TEST(Validate, TrainConfigSemantics) {
 }
 
 TEST(Validate, IdFeatureRules) {
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
-                                  "expression: 'user:b' hash_bucket_size: 10 use_mask: true } }"),
-                           "feature_configs[4].combo_feature.use_mask"));
   // zch and dynamicemb are honoured on combo features too (feature/combo_feature_test.cc).
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
                                 "expression: 'user:b' dynamicemb { max_capacity: 10 } } }")));

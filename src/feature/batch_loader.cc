@@ -11,6 +11,7 @@
 #include "data/parallel_loader.h"
 #include "data/reserved_columns.h"
 #include "feature/negative_rows.h"
+#include "feature/sample_mask.h"
 #include "feature/tdm_rows.h"
 
 namespace tzrec::feature {
@@ -74,9 +75,13 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   num_workers_ = static_cast<int>(sources.sources.size());
   auto parser = parser_;
   auto reserved = reserved_columns_;
+  // Training masks of use_mask features (sample_mask.h; build_features checked the options).
+  std::optional<SampleMaskOptions> masking;
+  if (const SampleMaskOptions o = sample_mask_options(dc); mode == Mode::kTrain && o.active()) masking = o;
+  const int rank = shard.rank;
   loader_ = std::make_unique<data::ParallelLoader<ParsedBatch>>(
       std::move(sources.sources),
-      [parser, reserved, negatives, tdm](data::RecordBatch& b) {
+      [parser, reserved, negatives, tdm, masking, seed, rank](data::RecordBatch& b) {
         ParsedBatch out;
         if (tdm) {
           data::RecordBatch expanded = tdm->expand(b);
@@ -84,8 +89,17 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
         } else if (negatives) {
           torch::Tensor hard_neg_indices;
           const data::RecordBatch neg_rows = negatives->sample(b, &hard_neg_indices);
-          out.batch = parser->parse_in_place(&b, &neg_rows);
+          std::optional<SampleMasks> masks;
+          if (masking) {
+            // The negatives' rows follow the batch's, but for a candidate sequence (its own rows).
+            const int64_t sampled = neg_rows.num_rows() - (parser->candidate() ? 0 : b.num_rows());
+            masks = draw_sample_masks(*masking, b, sampled, seed, rank);
+          }
+          out.batch = parser->parse_in_place(&b, &neg_rows, masks ? &*masks : nullptr);
           out.batch.hard_neg_indices = hard_neg_indices;
+        } else if (masking) {
+          const SampleMasks masks = draw_sample_masks(*masking, b, 0, seed, rank);
+          out.batch = parser->parse_in_place(&b, nullptr, &masks);
         } else {
           out.batch = parser->parse_in_place(&b);
         }

@@ -15,6 +15,7 @@ Feature::Feature(const std::string& feature_name, const std::string& path, const
   info_.type = type;
   info_.path = path;
   info_.stub = ctx.stub_type;
+  info_.use_mask = ctx.use_mask;
 }
 
 std::vector<nlohmann::ordered_json> Feature::fg_json_entries() const {

@@ -40,6 +40,7 @@ struct BuildContext {
   std::string multival_sep = "\x03";  // data_config.fg_encoded_multival_sep
   int config_index = 0;               // position in feature_configs
   bool stub_type = false;             // the feature's stub_type (set by make_feature)
+  bool use_mask = false;              // FeatureInfo::use_mask (set by make_feature)
   // Grouped sequences (sequence_feature.features[j]): the group's settings; empty name otherwise.
   std::string sequence_name;
   std::string sequence_delim;

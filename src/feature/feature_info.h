@@ -79,6 +79,10 @@ struct FeatureInfo {
   // stub_type: an intermediate result of feature generation (an input of other features under
   // FG_DAG), not an input of the model (docs/tzrec-compatibility.md §5.2).
   bool stub = false;
+  // use_mask in FG_NONE / FG_NORMAL (feature/sample_mask.h): in training the parser hands the
+  // feature its first non-map input empty on the masked rows. False under FG_DAG / FG_BUCKETIZE,
+  // where TorchEasyRec applies no masks either.
+  bool use_mask = false;
   // Data group __NEG__ (docs/tzrec-compatibility.md §6.5): with a negative sampler, a feature
   // reading one of its attr_fields describes items, and its batch rows are the batch's rows
   // followed by the sampled negatives' (Batch::neg_*). Set by build_feature_infos (features.h);

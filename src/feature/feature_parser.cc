@@ -133,18 +133,20 @@ std::vector<std::string> FeatureParser::neg_input_columns() const {
 }
 
 sparse::Batch FeatureParser::parse(const data::RecordBatch& b) const {
-  if (features_.dag.empty()) return parse_rows(b, nullptr);
+  if (features_.dag.empty()) return parse_rows(b, nullptr, nullptr);
   data::RecordBatch with_dag = b;
   return parse_in_place(&with_dag, nullptr);
 }
 
-sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b, const data::RecordBatch* neg_rows) const {
+sparse::Batch FeatureParser::parse_in_place(data::RecordBatch* b, const data::RecordBatch* neg_rows,
+                                            const SampleMasks* masks) const {
   if (!features_.dag.empty()) add_dag_columns(features_.dag, features_.features, hash_kind_, b);
-  return parse_rows(*b, neg_rows);
+  return parse_rows(*b, neg_rows, masks);
 }
 
 void FeatureParser::parse_group(const data::RecordBatch& b, Group group, sparse::KeyedJaggedTensor* sparse_out,
-                                sparse::KeyedTensor* dense_out, sparse::Batch* out) const {
+                                sparse::KeyedTensor* dense_out, sparse::Batch* out,
+                                const std::vector<uint8_t>* mask) const {
   const int64_t rows = b.num_rows();
   const bool neg = group == Group::kNeg;
   auto in_group = [&](size_t i) {
@@ -209,7 +211,13 @@ void FeatureParser::parse_group(const data::RecordBatch& b, Group group, sparse:
       po.item_lengths = &item_lengths;
       po.sequence_dense = &sequence_dense;
     }
-    f->parse(b, po);
+    std::string masked_column;
+    if (mask != nullptr && info.use_mask) masked_column = first_maskable_column(b, f->input_columns());
+    if (masked_column.empty()) {
+      f->parse(b, po);
+    } else {
+      f->parse(with_masked_column(b, f->input_columns(), masked_column, *mask), po);
+    }
     if (any_weighted) sp.weights.resize(sp.values.size(), 1.0f);
     if (info.is_sequence && !info.sequence_name.empty()) {
       auto [it, first] = history_lengths.emplace(info.sequence_name, std::make_pair(f.get(), sequence_lengths));
@@ -342,11 +350,12 @@ void append_to_last_row(const sparse::Batch& negatives, sparse::Batch* batch) {
 
 }  // namespace
 
-sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::RecordBatch* neg_rows) const {
+sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::RecordBatch* neg_rows,
+                                        const SampleMasks* masks) const {
   const int64_t rows = b.num_rows();
   sparse::Batch out;
   out.batch_size = rows;
-  parse_group(b, Group::kBase, &out.sparse_features, &out.dense_features, &out);
+  parse_group(b, Group::kBase, &out.sparse_features, &out.dense_features, &out, masks ? &masks->rows : nullptr);
   if (features_.candidate) {
     const CandidateSequence& c = *features_.candidate;
     for (const auto& f : features_.features) {
@@ -364,7 +373,17 @@ sparse::Batch FeatureParser::parse_rows(const data::RecordBatch& b, const data::
   if (features_.has_neg()) {
     const data::RecordBatch& nb = neg_rows != nullptr ? *neg_rows : b;
     out.neg_batch_size = nb.num_rows();
-    parse_group(nb, Group::kNeg, &out.neg_sparse_features, &out.neg_dense_features, &out);
+    // The __NEG__ rows are the batch's followed by the negatives' (TorchEasyRec's C_NEG_SAMPLE_MASK).
+    std::vector<uint8_t> neg_mask;
+    if (masks != nullptr) {
+      neg_mask = masks->rows;
+      if (neg_rows != nullptr) neg_mask.insert(neg_mask.end(), masks->negatives.begin(), masks->negatives.end());
+      if (static_cast<int64_t>(neg_mask.size()) != nb.num_rows()) {
+        throw UsageError(fmt::format("FeatureParser: {} sample masks for {} __NEG__ rows", neg_mask.size(), nb.num_rows()));
+      }
+    }
+    parse_group(nb, Group::kNeg, &out.neg_sparse_features, &out.neg_dense_features, &out,
+                masks != nullptr ? &neg_mask : nullptr);
     if (features_.force_base_data_group) merge_into_base(&out);
   }
   for (const auto& name : label_fields_) {

@@ -19,6 +19,7 @@
 #include "feature/feature_registry.h"
 #include "feature/hash.h"
 #include "feature/recycled_vectors.h"
+#include "feature/sample_mask.h"
 #include "sparse/batch.h"
 #include "tzrec/protos/pipeline.pb.h"
 
@@ -47,7 +48,10 @@ class FeatureParser {
   // candidate sequence (data_groups.h) `neg_rows` holds the negatives' rows only: the sequence's
   // sub-features parse them as one item each, appended to the batch's last row of the sequence
   // (not truncated by sequence_length), and Batch::candidate_pos_lengths keeps the rows' own items.
-  sparse::Batch parse_in_place(data::RecordBatch* batch, const data::RecordBatch* neg_rows = nullptr) const;
+  // `masks` (training, sample_mask.h): the batch's rows' and negatives' masks, which features with
+  // use_mask read their first non-map input through; nullptr: none.
+  sparse::Batch parse_in_place(data::RecordBatch* batch, const data::RecordBatch* neg_rows = nullptr,
+                               const SampleMasks* masks = nullptr) const;
 
   const std::vector<FeaturePtr>& features() const { return features_.features; }
   // The columns data group __NEG__'s features read (the sampler's attr_fields they use), each once;
@@ -57,14 +61,17 @@ class FeatureParser {
   const std::optional<CandidateSequence>& candidate() const { return features_.candidate; }
 
  private:
-  sparse::Batch parse_rows(const data::RecordBatch& batch, const data::RecordBatch* neg_rows) const;
+  sparse::Batch parse_rows(const data::RecordBatch& batch, const data::RecordBatch* neg_rows,
+                           const SampleMasks* masks) const;
   // Which features parse_group parses: data group __BASE__, __NEG__, or the candidate sequence's
   // sub-features (over its negatives' rows, data_groups.h).
   enum class Group { kBase, kNeg, kCandidate };
   // The features of `group` over `batch` into *sparse_out / *dense_out; sequences (base and
-  // candidate) into `out`'s sequence maps.
+  // candidate) into `out`'s sequence maps. `mask` (one per row of `batch`, or nullptr): the rows
+  // whose first non-map input the group's use_mask features read as empty.
   void parse_group(const data::RecordBatch& batch, Group group, sparse::KeyedJaggedTensor* sparse_out,
-                   sparse::KeyedTensor* dense_out, sparse::Batch* out) const;
+                   sparse::KeyedTensor* dense_out, sparse::Batch* out,
+                   const std::vector<uint8_t>* mask = nullptr) const;
 
   FeatureSet features_;
   std::vector<std::string> label_fields_;

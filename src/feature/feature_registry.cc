@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/feature_support.h"
+#include "feature/sample_mask.h"
 #include "feature/bool_mask_feature.h"
 #include "feature/combine_feature.h"
 #include "feature/combo_feature.h"
@@ -70,6 +72,55 @@ const std::map<std::string, FeatureType>& feature_types() {
   return types;
 }
 
+// use_mask (every feature message has it; feature/sample_mask.h): whether the parser masks the
+// feature's input in training. TorchEasyRec masks in FG_NONE and FG_NORMAL only; under FG_NONE it
+// hands the masked rows the feature's encoded default, which without fg_encoded_default_value it
+// computes by running feature generation on empty inputs (not supported here).
+bool use_mask_applies(const google::protobuf::Message& msg, const std::string& path, const BuildContext& ctx) {
+  const auto* d = msg.GetDescriptor();
+  const auto* use_mask = d->FindFieldByName("use_mask");
+  if (use_mask == nullptr || !msg.GetReflection()->GetBool(msg, use_mask)) return false;
+  if (ctx.fg_dag || ctx.fg_mode == FgMode::kBucketize) {
+    warn_once(path + ".use_mask has no effect under data_config.fg_mode " + (ctx.fg_dag ? "FG_DAG" : "FG_BUCKETIZE") +
+              " (TorchEasyRec masks inputs in FG_NONE and FG_NORMAL only)");
+    return false;
+  }
+  const auto* encoded_default = d->FindFieldByName("fg_encoded_default_value");
+  if (ctx.fg_mode == FgMode::kNone &&
+      (encoded_default == nullptr || !msg.GetReflection()->HasField(msg, encoded_default))) {
+    throw NotSupportedError(path +
+                            ".use_mask under fg_mode FG_NONE without fg_encoded_default_value (the value the masked "
+                            "rows take; TorchEasyRec computes it by running feature generation on empty inputs): set "
+                            "fg_encoded_default_value");
+  }
+  return true;
+}
+
+// The data_config side of use_mask: probabilities in [0, 1] (sample_mask_options), and what the
+// masks do not reach.
+void check_sample_masks(const protos::DataConfig& dc, const FeatureSet& set) {
+  const SampleMaskOptions options = sample_mask_options(dc);
+  bool any = false;
+  for (const FeaturePtr& f : set.features) {
+    if (!f->info().use_mask) continue;
+    any = true;
+    if (set.candidate && set.candidate->holds(f->info())) {
+      throw NotSupportedError(f->field_path() + ".use_mask on a feature of the candidate sequence whose negatives the "
+                              "sampler draws");
+    }
+  }
+  if (options.active() && dc.has_tdm_sampler()) {
+    throw NotSupportedError("data_config.sample_mask_prob / negative_sample_mask_prob with data_config.tdm_sampler");
+  }
+  if (options.active() && !any) {
+    warn_once("data_config.sample_mask_prob / negative_sample_mask_prob mask nothing: no feature sets use_mask (in "
+              "fg_mode FG_NONE or FG_NORMAL)");
+  }
+  if (any && !options.active()) {
+    warn_once("use_mask masks nothing: data_config.sample_mask_prob and negative_sample_mask_prob are 0");
+  }
+}
+
 }  // namespace
 
 FeaturePtr make_feature(const std::string& type, const google::protobuf::Message& msg, const std::string& path,
@@ -81,6 +132,7 @@ FeaturePtr make_feature(const std::string& type, const google::protobuf::Message
   if (const auto* stub = msg.GetDescriptor()->FindFieldByName("stub_type"); stub != nullptr) {
     feature_ctx.stub_type = msg.GetReflection()->GetBool(msg, stub);
   }
+  feature_ctx.use_mask = use_mask_applies(msg, path, ctx);
   return it->second.factory(msg, path, type, feature_ctx, sequence || it->second.sequence);
 }
 
@@ -157,6 +209,7 @@ FeatureSet build_features(const protos::EasyRecConfig& config) {
   set.neg = negative_features(dc, set.features);
   set.candidate = candidate_sequence(dc, set.features);
   set.force_base_data_group = dc.force_base_data_group();
+  check_sample_masks(dc, set);
   return set;
 }
 

@@ -92,14 +92,17 @@ std::optional<std::string> fg_encoded_default(bool has, const std::string& value
   return value;
 }
 
-void warn_normalizer_not_applied(const std::string& path) {
+void warn_once(const std::string& message) {
   static std::mutex mu;
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lock(mu);
-  if (!warned.insert(path).second) return;
-  log::warning("{}.normalizer is not applied with data_config.fg_mode FG_NONE or FG_BUCKETIZE (the column "
-               "already holds feature-generation output, normalized); use fg_mode FG_NORMAL to normalize raw values",
-               path);
+  if (warned.insert(message).second) log::warning("{}", message);
+}
+
+void warn_normalizer_not_applied(const std::string& path) {
+  warn_once(path + ".normalizer is not applied with data_config.fg_mode FG_NONE or FG_BUCKETIZE (the column "
+                   "already holds feature-generation output, normalized); use fg_mode FG_NORMAL to normalize raw "
+                   "values");
 }
 
 std::string range_hint(const std::string& table_size_field) {

@@ -93,6 +93,10 @@ std::string item_delimiter(const Msg& c, const BuildContext& ctx, bool sequence,
   return delim;
 }
 
+// Logs `message` as a warning the first time it is given in the process (features are built
+// several times per run: parser, model, export).
+void warn_once(const std::string& message);
+
 // A normalizer under FG_NONE is valid but has no effect: one warning per feature and process.
 void warn_normalizer_not_applied(const std::string& path);
 

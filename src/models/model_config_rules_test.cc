@@ -67,6 +67,25 @@ TEST(ModelConfigRules, FeatureGroups) {
                          "group 's' is WIDE; sequence_groups and sequence_encoders belong in a DEEP group"));
 }
 
+// Training masks (feature/sample_mask.h), checked where the features are built: use_mask under
+// FG_NONE needs fg_encoded_default_value, probabilities lie in [0, 1], no masks with tdm_sampler.
+TEST(ModelConfigRules, SampleMasks) {
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature "
+                                  "{ feature_name: 'o' use_mask: true } } } }"),
+                           "feature_configs[4].sequence_feature.features[0].overlap_feature.use_mask"));
+  EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: "
+                                  "'user:a' expression: 'user:b' hash_bucket_size: 10 use_mask: true } }"),
+                           "feature_configs[4].combo_feature.use_mask"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { sample_mask_prob: 0.1 } feature_configs { id_feature { "
+                                "feature_name: 'm' embedding_dim: 4 num_buckets: 5 use_mask: true "
+                                "fg_encoded_default_value: '0' } }")));
+  EXPECT_TRUE(HasProblem(deepfm("data_config { negative_sample_mask_prob: 1.5 }"), "data_config.negative_sample_mask_prob",
+                         "1.5 is not a probability; use a value in [0, 1]"));
+  EXPECT_TRUE(NotSupported(deepfm("data_config { sample_mask_prob: 0.5 tdm_sampler { item_input_path: 'x' "
+                                  "edge_input_path: 'y' attr_fields: 'a' item_id_field: 'i' } }"),
+                           "data_config.sample_mask_prob / negative_sample_mask_prob with data_config.tdm_sampler"));
+}
+
 // TorchEasyRec refuses a table name reached under two embedding_name_suffix values
 // (modules/embedding.py, _check_emb_name_suffix_collisions): here the fm group's suffix "wide"
 // turns c0's table into "c0_emb_wide", the unsuffixed wide group's table of c0.

@@ -140,9 +140,9 @@ TEST_F(FeatureGeneratorTest, Errors) {
   const std::string refused = error_of([&] {
     FeatureGenerator(write("refused.config", R"(
       data_config { fg_mode: FG_NORMAL }
-      feature_configs { id_feature { feature_name: "z" num_buckets: 4 embedding_dim: 4 use_mask: true } })"));
+      feature_configs { kv_dot_product { feature_name: "z" query: "user:q" document: "item:d" kv_delimiter: 1 } })"));
   });
-  EXPECT_NE(refused.find("feature_configs[0].id_feature.use_mask"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("not supported yet: feature_configs[0].kv_dot_product.kv_delimiter"), std::string::npos) << refused;
 }
 
 }  // namespace feature_generator_test

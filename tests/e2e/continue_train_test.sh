@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --continue_train resumes model, optimizer, step and data position: training 0..15, then
 # continuing to step 29 gives the same weights and optimizer state as training 0..29 at once —
-# for CsvDataset and ParquetDataset input, and for shuffled Parquet input. With Parquet, resuming
+# for CsvDataset and ParquetDataset input, and for shuffled and for masked (use_mask) Parquet input. With Parquet, resuming
 # with another number of loader workers still trains on every remaining row (checked through the
 # data position).
 set -euo pipefail
@@ -63,6 +63,29 @@ if /usr/bin/python3 "$CMP" "$WORK/full_shuffled/model.ckpt-29/model.safetensors"
   fail "shuffled: the same weights as the run in order"
 fi
 echo "parquet, shuffled: resumed run equals the uninterrupted one"
+
+# Training masks (sample_mask_prob with cat_0's use_mask): the masks of a batch depend on the seed,
+# the rank and its rows only, so the resumed run masks as the uninterrupted one and ends equal; the
+# masks change what is trained.
+MASK=',"data_config.sample_mask_prob":0.3'
+sed 's/^    feature_name: "cat_0"$/    feature_name: "cat_0"\n    use_mask: true\n    fg_encoded_default_value: "0"/' \
+  "$CONFIG" > "$WORK/masked.config"
+grep -q 'use_mask: true' "$WORK/masked.config" || fail "could not add use_mask to the config"
+UNMASKED=$CONFIG
+CONFIG=$WORK/masked.config
+EXTRA_EDIT=$MASK run parquet "$WORK/full_masked" 30 2
+EXTRA_EDIT=$MASK run parquet "$WORK/resumed_masked" 16 2
+EXTRA_EDIT=$MASK run parquet "$WORK/resumed_masked" 30 2 --continue_train
+CONFIG=$UNMASKED
+for f in model optimizer; do
+  /usr/bin/python3 "$CMP" "$WORK/full_masked/model.ckpt-29/$f.safetensors" \
+    "$WORK/resumed_masked/model.ckpt-29/$f.safetensors" || fail "masked: $f state differs after resume"
+done
+if /usr/bin/python3 "$CMP" "$WORK/full_masked/model.ckpt-29/model.safetensors" \
+    "$WORK/full_parquet/model.ckpt-29/model.safetensors" > /dev/null 2>&1; then
+  fail "masked: the same weights as the run without masks"
+fi
+echo "parquet, masked: resumed run equals the uninterrupted one"
 
 # Parquet, 2 workers for steps 0..15, then 3 workers: 30 steps x 256 rows are consumed in all.
 run parquet "$WORK/rewired" 16 2
