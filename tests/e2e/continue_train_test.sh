@@ -41,6 +41,21 @@ for format in csv parquet; do
   echo "$format: resumed run equals the uninterrupted one"
 done
 
+# resumed_equals_full NAME WHAT: WORK/resumed_NAME ends with the model and optimizer state of
+# WORK/full_NAME, whose weights differ from WORK/full_parquet's (WHAT, for the message).
+resumed_equals_full() {
+  local name=$1 what=$2 f
+  for f in model optimizer; do
+    /usr/bin/python3 "$CMP" "$WORK/full_$name/model.ckpt-29/$f.safetensors" \
+      "$WORK/resumed_$name/model.ckpt-29/$f.safetensors" || fail "$name: $f state differs after resume"
+  done
+  if /usr/bin/python3 "$CMP" "$WORK/full_$name/model.ckpt-29/model.safetensors" \
+      "$WORK/full_parquet/model.ckpt-29/model.safetensors" > /dev/null 2>&1; then
+    fail "$name: the same weights as $what"
+  fi
+  echo "parquet, $name: resumed run equals the uninterrupted one"
+}
+
 # Shuffled training (data_config.shuffle, windows of 3 batches per worker): at step 15 each of the
 # 2 workers has delivered 8 batches, 2 of its third window; the resumed run reads that window
 # again, skips them and still equals the uninterrupted one, which differs from the run in order.
@@ -54,15 +69,7 @@ assert pos.get("worker_window") == [2, 2], pos
 assert sum(pos["worker_rows"]) == 12 * 256, pos
 PY
 EXTRA_EDIT=$SHUFFLE run parquet "$WORK/resumed_shuffled" 30 2 --continue_train
-for f in model optimizer; do
-  /usr/bin/python3 "$CMP" "$WORK/full_shuffled/model.ckpt-29/$f.safetensors" \
-    "$WORK/resumed_shuffled/model.ckpt-29/$f.safetensors" || fail "shuffled: $f state differs after resume"
-done
-if /usr/bin/python3 "$CMP" "$WORK/full_shuffled/model.ckpt-29/model.safetensors" \
-    "$WORK/full_parquet/model.ckpt-29/model.safetensors" > /dev/null 2>&1; then
-  fail "shuffled: the same weights as the run in order"
-fi
-echo "parquet, shuffled: resumed run equals the uninterrupted one"
+resumed_equals_full shuffled "the run in order"
 
 # Training masks (sample_mask_prob with cat_0's use_mask): the masks of a batch depend on the seed,
 # the rank and its rows only, so the resumed run masks as the uninterrupted one and ends equal; the
@@ -77,15 +84,7 @@ EXTRA_EDIT=$MASK run parquet "$WORK/full_masked" 30 2
 EXTRA_EDIT=$MASK run parquet "$WORK/resumed_masked" 16 2
 EXTRA_EDIT=$MASK run parquet "$WORK/resumed_masked" 30 2 --continue_train
 CONFIG=$UNMASKED
-for f in model optimizer; do
-  /usr/bin/python3 "$CMP" "$WORK/full_masked/model.ckpt-29/$f.safetensors" \
-    "$WORK/resumed_masked/model.ckpt-29/$f.safetensors" || fail "masked: $f state differs after resume"
-done
-if /usr/bin/python3 "$CMP" "$WORK/full_masked/model.ckpt-29/model.safetensors" \
-    "$WORK/full_parquet/model.ckpt-29/model.safetensors" > /dev/null 2>&1; then
-  fail "masked: the same weights as the run without masks"
-fi
-echo "parquet, masked: resumed run equals the uninterrupted one"
+resumed_equals_full masked "the run without masks"
 
 # Parquet, 2 workers for steps 0..15, then 3 workers: 30 steps x 256 rows are consumed in all.
 run parquet "$WORK/rewired" 16 2

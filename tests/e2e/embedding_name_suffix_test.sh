@@ -20,19 +20,22 @@ cd "$WORK"
 mkdir -p data/test
 cp "$ROOT/tests/data/tokenizer/small_tokenizer.json" data/test/tokenizer.json
 
-# params W: the checkpoint's parameter names of W/model.
-params() { "$TZREC" list_checkpoint_params --checkpoint_path "$1/model" 2> /dev/null | cut -d' ' -f1; }
+# trained NAME: WORK/NAME.config on gen_data data in W=WORK/NAME trained, exported and predicted
+# (run_generated_config); its checkpoint's parameter names in W.params.
+trained() {
+  W=$WORK/$1
+  "$TZREC" gen_data --pipeline_config_path "$WORK/$1.config" --output_dir "$W" --num_rows 256 --num_eval_rows 64 \
+    2> "$W.gen.log" || { cat "$W.gen.log"; fail "$1: gen_data"; }
+  run_generated_config "$1" "$W"
+  [[ $RUN_RESULT == accepted ]] || fail "$1: refused"
+  "$TZREC" list_checkpoint_params --checkpoint_path "$W/model" 2> /dev/null | cut -d' ' -f1 > "$W.params"
+}
 
 sed -e '0,/        group_name: "user"/s//        group_name: "user"\n        embedding_name_suffix: "user"/' \
     -e '0,/        group_name: "item"/s//        group_name: "item"\n        embedding_name_suffix: "item"/' \
     "$ROOT/tests/configs/torcheasyrec/dssm_fg_mock.config" > "$WORK/dssm.config"
 [[ $(grep -c embedding_name_suffix "$WORK/dssm.config") == 2 ]] || fail "could not add the suffixes to the DSSM config"
-W=$WORK/dssm
-"$TZREC" gen_data --pipeline_config_path "$WORK/dssm.config" --output_dir "$W" --num_rows 256 --num_eval_rows 64 \
-  2> "$W.gen.log" || { cat "$W.gen.log"; fail "dssm: gen_data"; }
-run_generated_config dssm "$W"
-[[ $RUN_RESULT == accepted ]] || fail "dssm: refused"
-params "$W" > "$W.params"
+trained dssm
 for table in user_id_emb_user user_id_1_emb_user user_id_3_emb_user item_id_emb_item item_title_emb_item; do
   grep -Eq "\.ebc\.embedding_bags\.$table\.weight$" "$W.params" || { cat "$W.params"; fail "dssm: no table $table"; }
 done
@@ -45,12 +48,7 @@ fi
 sed -e '0,/    group_name: "fm"/s//    group_name: "fm"\n    embedding_name_suffix: "fm"/' \
     "$ROOT/examples/deepfm_criteo_synth.config" > "$WORK/deepfm.config"
 grep -q 'embedding_name_suffix: "fm"' "$WORK/deepfm.config" || fail "could not add the suffix to the DeepFM config"
-W=$WORK/deepfm
-"$TZREC" gen_data --pipeline_config_path "$WORK/deepfm.config" --output_dir "$W" --num_rows 256 --num_eval_rows 64 \
-  2> "$W.gen.log" || { cat "$W.gen.log"; fail "deepfm: gen_data"; }
-run_generated_config deepfm "$W"
-[[ $RUN_RESULT == accepted ]] || fail "deepfm: refused"
-params "$W" > "$W.params"
+trained deepfm
 for table in cat_0_emb cat_0_emb_fm cat_0_emb_wide; do
   grep -Eq "^embedding_group\.emb_impls\.__BASE__\.ebc\.embedding_bags\.$table\.weight$" "$W.params" ||
     { cat "$W.params"; fail "deepfm: no table $table"; }
