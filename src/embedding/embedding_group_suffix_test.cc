@@ -119,6 +119,13 @@ TEST(EmbeddingNameSuffix, SequenceGroupsLookUpTheirSuffixedTables) {
             (std::vector<std::string>{p + "cat_a_emb_click_only.weight", p + "seq__cat_a_emb_click_only.weight",
                                       p + "cat_a_emb_tower_a.weight", p + "seq__cat_a_emb_tower_a.weight",
                                       p + "cat_a_emb.weight", p + "seq__cat_a_emb.weight"}));
+  // One bag per table, each reading the batch's feature (what the planner measures), keyed by table.
+  std::vector<std::string> bags;
+  for (const BagConfig& bag : seq->collections()[0]->bag_configs()) bags.push_back(bag.feature_name + " " + bag.key());
+  EXPECT_EQ(bags, (std::vector<std::string>{"cat_a cat_a@cat_a_emb_click_only",
+                                            "seq__cat_a seq__cat_a@seq__cat_a_emb_click_only",
+                                            "cat_a cat_a@cat_a_emb_tower_a", "seq__cat_a seq__cat_a@seq__cat_a_emb_tower_a",
+                                            "cat_a cat_a@cat_a_emb", "seq__cat_a seq__cat_a@seq__cat_a_emb"}));
   sparse::Batch b;
   b.batch_size = 2;
   // cat_a {1, 3}; seq__cat_a: row 0 items {2, 0}, row 1 item {3}.

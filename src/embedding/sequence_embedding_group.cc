@@ -49,8 +49,10 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
   std::map<int64_t, std::vector<BagConfig>> bags;
   std::map<int64_t, std::vector<BagConfig>> zch_bags;
   std::map<int64_t, std::vector<BagConfig>> dynamic_bags;
-  // The tables each sparse feature looks up (one bag per table: "{feature}@{table}" when several).
+  // The tables each sparse feature looks up (one bag per table, keyed "{feature}@{table}" when
+  // several, all reading the feature's one key of the collection's input).
   std::map<std::string, std::set<std::string>> feature_tables;
+  std::set<std::string> bag_keys;
   TableSuffixCheck suffixes;
   for (const SequenceGroupConfig& g : groups) {
     for (size_t j = 0; j < g.feature_names.size(); ++j) {
@@ -80,7 +82,7 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
       const std::string key = f.is_sparse && feature_tables[name].size() > 1 ? name + "@" + table : name;
       Slot slot{name, key, f.is_sparse, f.is_sparse ? f.embedding_dim : f.value_dim};
       if (f.is_sparse) require_embedding_dim(f, g.group_name);
-      if (f.is_sparse && !feature_of_key_.count(key)) {
+      if (f.is_sparse && bag_keys.insert(key).second) {
         TableConfig t;
         t.name = table;
         t.base_name = base_table_name(f);
@@ -114,13 +116,16 @@ SequenceEmbeddingGroupImpl::SequenceEmbeddingGroupImpl(const std::vector<Feature
           check_shared_dynamicemb(first.feature, first.dynamic, name, f.dynamicemb.has_value(), t.name, field);
         }
         BagConfig bag;
-        bag.feature_name = key;  // the key of the KeyedJaggedTensor forward() builds
+        bag.feature_name = name;
         bag.table_name = t.name;
         bag.pooling = f.pooling;
+        bag.output_key = key == name ? "" : key;
         bag.weighted = false;  // TorchEasyRec's EmbeddingCollection ignores per-id weights
         (f.zch ? zch_bags : f.dynamicemb ? dynamic_bags : bags)[t.embedding_dim].push_back(bag);
-        (f.zch ? zch_keys_by_dim_ : f.dynamicemb ? dynamic_keys_by_dim_ : keys_by_dim_)[t.embedding_dim].push_back(key);
-        feature_of_key_[key] = name;
+        // The collection's input: each feature once (its bags of several tables read the same key).
+        std::vector<std::string>& keys =
+            (f.zch ? zch_keys_by_dim_ : f.dynamicemb ? dynamic_keys_by_dim_ : keys_by_dim_)[t.embedding_dim];
+        if (std::find(keys.begin(), keys.end(), name) == keys.end()) keys.push_back(name);
         is_sequence_[name] = f.is_sequence;
         if (f.is_sequence) one_id_per_item_[name] = f.value_dim == 1;
       }
@@ -232,8 +237,7 @@ std::map<std::string, torch::Tensor> SequenceEmbeddingGroupImpl::forward(const s
   std::map<std::string, torch::Tensor> looked_up;  // feature → [B·T', dim]
   auto lookup = [&](const std::vector<std::string>& keys, auto& collection) {
     std::vector<sparse::JaggedTensor> jagged;
-    for (const std::string& key : keys) {
-      const std::string& name = feature_of_key_.at(key);
+    for (const std::string& name : keys) {
       const sparse::JaggedTensor in = batch.sparse_features[name];
       torch::Tensor bag_lengths = torch::zeros({rows * steps}, long_opts);
       if (!is_sequence_.at(name)) {

@@ -94,7 +94,7 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
  private:
   struct Slot {
     std::string name;  // the feature
-    std::string key;   // a sparse feature's bag: its name, or "{name}@{table}" when it has several tables
+    std::string key;   // a sparse feature's bag output: its name, or "{name}@{table}" with several tables
     bool is_sparse = true;
     int64_t dim = 0;
   };
@@ -111,8 +111,7 @@ class SequenceEmbeddingGroupImpl : public torch::nn::Module {
 
   std::vector<Group> groups_;
   std::map<std::string, size_t> index_;
-  std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // bag keys per dim, in bag order
-  std::map<std::string, std::string> feature_of_key_;        // bag key → the feature it looks up
+  std::map<int64_t, std::vector<std::string>> keys_by_dim_;  // input features per dim, each once
   std::map<int64_t, std::vector<std::string>> zch_keys_by_dim_;  // the same for the zch tables
   std::set<std::string> zch_table_names_;
   std::map<int64_t, std::vector<std::string>> dynamic_keys_by_dim_;  // the same for the dynamic tables
