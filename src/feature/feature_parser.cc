@@ -211,12 +211,16 @@ void FeatureParser::parse_group(const data::RecordBatch& b, Group group, sparse:
       po.item_lengths = &item_lengths;
       po.sequence_dense = &sequence_dense;
     }
+    std::vector<std::string> mask_inputs;
     std::string masked_column;
-    if (mask != nullptr && info.use_mask) masked_column = first_maskable_column(b, f->input_columns());
+    if (mask != nullptr && info.use_mask) {
+      mask_inputs = f->input_columns();
+      masked_column = first_maskable_column(b, mask_inputs);
+    }
     if (masked_column.empty()) {
       f->parse(b, po);
     } else {
-      f->parse(with_masked_column(b, f->input_columns(), masked_column, *mask), po);
+      f->parse(with_masked_column(b, mask_inputs, masked_column, *mask), po);
     }
     if (any_weighted) sp.weights.resize(sp.values.size(), 1.0f);
     if (info.is_sequence && !info.sequence_name.empty()) {

@@ -6,20 +6,20 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "feature/feature_support.h"
-#include "feature/sample_mask.h"
 #include "feature/bool_mask_feature.h"
 #include "feature/combine_feature.h"
 #include "feature/combo_feature.h"
 #include "feature/custom_feature.h"
 #include "feature/data_groups.h"
 #include "feature/expr_feature.h"
+#include "feature/feature_support.h"
 #include "feature/id_feature.h"
 #include "feature/kv_dot_product.h"
 #include "feature/lookup_feature.h"
 #include "feature/match_feature.h"
 #include "feature/overlap_feature.h"
 #include "feature/raw_feature.h"
+#include "feature/sample_mask.h"
 #include "feature/sequence_feature.h"
 #include "feature/tokenize_feature.h"
 

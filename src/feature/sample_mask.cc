@@ -1,7 +1,6 @@
 #include "feature/sample_mask.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
