@@ -74,11 +74,10 @@ constexpr Entry kEntries[] = {
      ""},
     {"DynamicEmbedding", kHonoured,
      "initializer_args eval_initializer_args score_strategy max_capacity init_capacity_per_rank bucket_capacity "
-     "frequency_admission_strategy",
+     "frequency_admission_strategy init_table",
      ""},
     {"DynamicEmbedding", kWarned, "cache_load_factor",
      "share of a table cached in GPU memory; no effect in this CPU engine (tables live in host memory)"},
-    {"DynamicEmbedding", kRefused, "init_table", ""},
     {"IdFeature", kHonoured,
      "feature_name expression embedding_name embedding_dim hash_bucket_size num_buckets "
      "vocab_list vocab_dict value_dim pooling default_value separator weighted init_fn "

@@ -84,14 +84,14 @@ TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
   const auto findings = check_set_fields(parse(R"(
     data_config { batch_size: 8 pin_memory: false input_fields { input_name: "a" input_type: INT64 }
                   tdm_sampler { num_eval_sample: 2 } }
-    train_config { cudnn_allow_tf32: false }
+    train_config { cudnn_allow_tf32: false delta_embedding_dump_config { } }
     feature_configs { kv_dot_product { feature_name: "a" kv_delimiter: 1 } }
     feature_configs { id_feature { feature_name: "b" dynamicemb { max_capacity: 4 init_table: "t" } } }
     model_config { simple_multi_task { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
-            (V{"data_config.tdm_sampler.num_eval_sample", "feature_configs[0].kv_dot_product.kv_delimiter",
-               "feature_configs[1].id_feature.dynamicemb.init_table", "model_config.simple_multi_task"}));
+            (V{"train_config.delta_embedding_dump_config", "data_config.tdm_sampler.num_eval_sample",
+               "feature_configs[0].kv_dot_product.kv_delimiter", "model_config.simple_multi_task"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",
                "model_config.kernel"}));

@@ -134,11 +134,10 @@ TEST(Validate, IdFeatureRules) {
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: 'user:a' "
                                 "expression: 'user:b' zch { zch_size: 10 lfu {} } } }")));
   // dynamicemb is honoured on id features (embedding/dynamic_embedding_bag_collection_test.cc), its
-  // init_table is not.
+  // init_table too (read by create_dynamicemb_init_ckpt, train/dynamicemb_init_ckpt_test.cc).
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 } } }")));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 "
-                                  "init_table: 't.parquet' } } }"),
-                           "feature_configs[4].id_feature.dynamicemb.init_table"));
+  EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 dynamicemb { max_capacity: 10 "
+                                "init_table: 't.parquet' } } }")));
   // stub_type is honoured (feature/features_test.cc: FG modes and feature groups).
   EXPECT_TRUE(NoProblems(deepfm("feature_configs { id_feature { feature_name: 'z' embedding_dim: 4 stub_type: true } }")));
   // vocab_file is honoured (the file is read where the feature is built).

@@ -16,9 +16,9 @@ namespace tzrec::feature {
 // A feature's `dynamicemb` message at `path` ("...id_feature.dynamicemb") into info:
 // info->dynamicemb with TorchEasyRec's initializer defaults applied for a table of
 // max_capacity rows of info->embedding_dim (set it first), and num_embeddings = max_capacity.
-// ConfigError for max_capacity outside [1, 2^31] (init_table is refused when the config is
-// loaded, config/field_registry.cc). The remaining checks (score strategy,
-// capacities, initializer modes) are the dynamic table's, when the model is built.
+// ConfigError for max_capacity outside [1, 2^31] (init_table is read by
+// create_dynamicemb_init_ckpt only, train/dynamicemb_init_ckpt.h). The remaining checks (score
+// strategy, capacities, initializer modes) are the dynamic table's, when the model is built.
 void fill_dynamicemb_info(const protos::DynamicEmbedding& d, const std::string& path, FeatureInfo* info);
 
 // The table size of a `dynamicemb` message at `path`: max_capacity, a ConfigError at

@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "data/dataset_sources.h"
+#include "data/table_sources.h"
 #include "data/file_output.h"
 #include "dist/process_group.h"
 #include "feature/column_cells.h"
@@ -24,31 +24,10 @@ namespace {
 
 constexpr int64_t kItemBlock = 16384;  // items per GEMM of the search
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// "CsvReader" / "ParquetReader" from the flag or, without it, from the path's file names.
-std::string reader_type_of(const HitrateOptions& o, const std::string& path) {
-  if (!o.reader_type.empty()) {
-    if (o.reader_type == "CsvReader" || o.reader_type == "ParquetReader") return o.reader_type;
-    if (o.reader_type == "OdpsReader") throw NotSupportedError("hitrate --reader_type OdpsReader (MaxCompute tables)");
-    throw UsageError("--reader_type " + o.reader_type + ": use CsvReader or ParquetReader");
-  }
-  return ends_with(path, ".csv") || ends_with(path, ".txt") ? "CsvReader" : "ParquetReader";
-}
-
 std::unique_ptr<data::BatchSource> open_table(const HitrateOptions& o, const std::string& path,
                                               const std::vector<std::string>& columns, int rank, int world_size) {
-  protos::DataConfig dc;
-  const bool csv = reader_type_of(o, path) == "CsvReader";
-  dc.set_dataset_type(csv ? protos::CsvDataset : protos::ParquetDataset);
-  dc.set_with_header(csv);  // TorchEasyRec's CsvReader takes column names from the header
-  dc.set_num_workers(1);
-  data::BatchOptions batch;
-  batch.batch_size = o.batch_size;
-  data::DatasetSources sources =
-      data::make_dataset_sources(dc, path, columns, batch, nullptr, rank, world_size, /*log_worker_changes=*/false);
+  data::DatasetSources sources = data::open_table(data::table_format(o.reader_type, path, "hitrate"), path, columns,
+                                                  o.batch_size, /*workers=*/1, rank, world_size);
   return std::move(sources.sources.at(0));
 }
 

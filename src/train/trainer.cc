@@ -22,6 +22,7 @@
 #include "train/checkpoint_policy.h"
 #include "train/event_time_checkpoints.h"
 #include "checkpoint/distributed_checkpoint.h"
+#include "train/dynamicemb_init_ckpt.h"
 #include "train/evaluator.h"
 #include "train/fine_tune.h"
 #include "observe/progress.h"
@@ -518,6 +519,14 @@ void train_and_evaluate(const TrainEvalOptions& options) {
     fine_tune.param_map_path = config.train_config().fine_tune_ckpt_param_map();
     fine_tune.restore_optimizer = !options.ignore_restore_optimizer;
     fine_tune_restore(session, fine_tune);
+  } else if (chief) {
+    const auto init_tables = dynamicemb_init_tables(config);
+    if (!init_tables.empty()) {
+      log::warning("{}.init_table: training does not read init tables (as in TorchEasyRec); this run starts its "
+                   "dynamic tables empty. Write their initial rows with `tzrec create_dynamicemb_init_ckpt "
+                   "--pipeline_config_path ... --save_dir D` and train with --fine_tune_checkpoint D/model.ckpt-0",
+                   init_tables.begin()->first);
+    }
   }
 
   if (chief) {

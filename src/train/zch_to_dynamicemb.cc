@@ -16,6 +16,7 @@
 #include "checkpoint/checkpoint.h"
 #include "config/pipeline_config.h"
 #include "feature/features.h"
+#include "train/model_dynamic_tables.h"
 #include "train/run_config.h"
 
 namespace tzrec::train {
@@ -26,16 +27,11 @@ namespace zch_to_dynamicemb_detail {
 //   zch:     <group>.mc_ebc | <group>.mc_ec_dict.<dim>
 //              ._managed_collision_collection._managed_collision_modules.<table>.<buffer>
 //              ._embedding_module.embedding_bags.<table>.weight (mc_ec_dict: .embeddings.)
-//   dynamic: <group>.dynamicemb_ebc | <group>.dynamicemb_ec_dict.<dim>
-//              .dynamic_tables.<table>.<state>, ._embedding_module.{embedding_bags,embeddings}.<table>.weight
+//   dynamic: as model_dynamic_tables.h says
 constexpr const char* kMchModules = "._managed_collision_collection._managed_collision_modules.";
 constexpr const char* kSortedIds = "._mch_sorted_raw_ids";
 const std::regex& zch_collection_suffix() {
   static const std::regex re(R"(^(.*)\.(mc_ebc|mc_ec_dict\.[0-9]+)$)");
-  return re;
-}
-const std::regex& dynamic_collection_suffix() {
-  static const std::regex re(R"(^(.*)\.(dynamicemb_ebc|dynamicemb_ec_dict\.[0-9]+)$)");
   return re;
 }
 
@@ -77,46 +73,7 @@ std::map<std::pair<std::string, std::string>, SourceZch> find_source_zch(
   return out;
 }
 
-// A dynamic table of the target model.
-struct TargetDynamic {
-  std::string group;
-  std::string table;
-  std::string weight;        // state-dict name of its weight
-  std::string state_prefix;  // "<collection>.dynamic_tables.<table>."
-  int64_t embedding_dim = 0;
-  embedding::DynamicTable* index = nullptr;
-};
-
-std::vector<TargetDynamic> find_target_dynamic(TrainingSession& target) {
-  std::vector<TargetDynamic> out;
-  const embedding::EmbeddingGroupSet& set = target.model().embeddings();
-  for (const auto& member : set.members()) {
-    for (auto& [prefix, collection] : member.group->dynamic_collections()) {
-      for (const auto& config : collection->dynamic_table_configs()) {
-        TargetDynamic d;
-        d.table = config.table.name;
-        d.embedding_dim = config.table.embedding_dim;
-        d.weight = set.parameter_name_of(member.table_prefix + prefix + d.table);
-        std::string path = d.weight;
-        for (const char* tables : {"embedding_bags", "embeddings"}) {
-          const std::string suffix = fmt::format("._embedding_module.{}.{}.weight", tables, d.table);
-          if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            path.resize(path.size() - suffix.size());
-            break;
-          }
-        }
-        d.state_prefix = path + ".dynamic_tables." + d.table + ".";
-        std::smatch m;
-        d.group = std::regex_match(path, m, dynamic_collection_suffix()) ? m[1].str() : path;
-        d.index = &collection->dynamic_table(d.table);
-        out.push_back(std::move(d));
-      }
-    }
-  }
-  return out;
-}
-
-// A tensor of the target model that find_target_dynamic named (a programmer error if absent).
+// A tensor of the target model that model_dynamic_tables named (a programmer error if absent).
 torch::Tensor& target_tensor(std::map<std::string, torch::Tensor>& live, const std::string& name) {
   auto it = live.find(name);
   TORCH_CHECK(it != live.end(), "zch_to_dynamicemb: the target model has no tensor ", name);
@@ -216,7 +173,7 @@ ZchToDynamicembReport convert_zch_to_dynamicemb(TrainingSession& target, const s
   }
   std::vector<std::string> zch_names;
   for (const auto& [key, z] : zch) zch_names.push_back(z.group + "/" + z.table);
-  const std::vector<TargetDynamic> dynamic = find_target_dynamic(target);
+  const std::vector<ModelDynamicTable> dynamic = model_dynamic_tables(target);
   if (dynamic.empty()) {
     throw ConfigError(fmt::format("{}: no feature has dynamicemb {{ }}; the target config must swap zch {{ }} for "
                                   "dynamicemb {{ }} on the features to convert",
@@ -225,7 +182,7 @@ ZchToDynamicembReport convert_zch_to_dynamicemb(TrainingSession& target, const s
   // Match before changing anything.
   std::set<std::string> converted_names;
   std::set<std::pair<std::string, std::string>> matched;
-  for (const TargetDynamic& d : dynamic) {
+  for (const ModelDynamicTable& d : dynamic) {
     auto it = zch.find({d.group, d.table});
     if (it == zch.end()) {
       throw ConfigError(fmt::format(
@@ -264,7 +221,7 @@ ZchToDynamicembReport convert_zch_to_dynamicemb(TrainingSession& target, const s
     for (const auto& [name, tensor] : tensors) {
       live.emplace(name, tensor);
       bool converted = converted_names.count(name) > 0;
-      for (const TargetDynamic& d : dynamic) converted = converted || name.rfind(d.state_prefix, 0) == 0;
+      for (const ModelDynamicTable& d : dynamic) converted = converted || name.rfind(d.state_prefix, 0) == 0;
       if (converted) continue;
       auto it = source.find(name);
       if (it == source.end()) {
@@ -280,7 +237,7 @@ ZchToDynamicembReport convert_zch_to_dynamicemb(TrainingSession& target, const s
   }
   target.model().embeddings().reload_embedding_state();
 
-  for (const TargetDynamic& d : dynamic) {
+  for (const ModelDynamicTable& d : dynamic) {
     const SourceZch& z = zch.at({d.group, d.table});
     ZchTableState state;
     state.sorted_raw_ids = source.at(z.module + kSortedIds);

@@ -1,0 +1,32 @@
+// The dynamic embedding tables of a built model (docs/tzrec-compatibility.md §5.13), with the
+// state-dict names of their weights and state: what the checkpoint tools that fill dynamic tables
+// (zch_to_dynamicemb, dynamicemb_init_ckpt) write into.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "embedding/dynamic_table.h"
+#include "train/training_session.h"
+
+namespace tzrec::train {
+
+// One dynamic table of the model. State-dict names below the model:
+//   <group>.dynamicemb_ebc | <group>.dynamicemb_ec_dict.<dim>
+//     ._embedding_module.{embedding_bags,embeddings}.<table>.weight      (weight)
+//     .dynamic_tables.<table>.<state>                                   (state_prefix + state)
+struct ModelDynamicTable {
+  std::string group;         // the collection's path without its last segment(s)
+  std::string table;         // the table's name
+  std::string base_name;     // the features' embedding_name (TableConfig::base_name)
+  std::string weight;        // state-dict name of its weight
+  std::string state_prefix;  // "<collection>.dynamic_tables.<table>."
+  int64_t embedding_dim = 0;
+  embedding::DynamicTable* index = nullptr;  // owned by the model
+};
+
+// Every dynamic table of `session`'s model (DEEP / WIDE groups, then sequence groups).
+std::vector<ModelDynamicTable> model_dynamic_tables(TrainingSession& session);
+
+}  // namespace tzrec::train
