@@ -250,9 +250,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   if (!doc.is_object()) throw ConfigError(where + " is not a tokenizer.json object");
   std::shared_ptr<BpeTokenizer> tok(new BpeTokenizer());
 
-  for (const char* key : {"truncation", "padding"}) {
-    if (bpe_detail::member(doc, key) != nullptr) throw NotSupportedError(fmt::format("{}: \"{}\" settings", where, key));
-  }
+  tok->post_process_ = TokenizerPostProcess::from_json(doc, where);
 
   // normalizer
   if (const bpe_detail::Json* norm = bpe_detail::member(doc, "normalizer")) {
@@ -389,11 +387,18 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
     for (const auto& t : tok->normalized_added_) tok->normalized_first_[static_cast<unsigned char>(t.content[0])] = true;
   }
   tok->vocab_size_ = max_id + 1;
+  if (tok->post_process_.pad && tok->post_process_.pad_id >= tok->vocab_size_) {
+    throw ConfigError(fmt::format("{}: padding.pad_id {} is outside the vocabulary (ids 0 to {}); give the id of the "
+                                  "pad token",
+                                  where, tok->post_process_.pad_id, tok->vocab_size_ - 1));
+  }
   return tok;
 }
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>* ids) const {
+  const size_t start = ids->size();
   bpe_detail::split_added(text, raw_added_, raw_first_, ids, [&](std::string_view piece) { encode_normalized(piece, ids); });
+  post_process_.apply(ids, start);
 }
 
 void BpeTokenizer::encode_normalized(std::string_view text, std::vector<int64_t>* ids) const {

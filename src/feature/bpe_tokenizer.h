@@ -13,13 +13,15 @@
 //   5. each word is merged by BPE: the adjacent pair with the lowest merge rank (position in
 //      model.merges) is merged first, leftmost on ties, until no listed pair is left (ignore_merges:
 //      a word that is a vocab entry as a whole is that entry); symbols map to model.vocab ids
-//      (unk_token for a symbol outside it, nothing without one).
+//      (unk_token for a symbol outside it, nothing without one);
+//   6. `truncation` and `padding`, when set, cut and pad the text's ids (tokenizer_post_process.h).
 // The ids of repeated words come from a bounded cache.
 //
 // Refused as "not supported yet" (naming the file and the part): other model types, normalizers and
 // pre-tokenizers, BPE dropout, continuing_subword_prefix / end_of_word_suffix, byte_fallback, added
-// tokens with single_word / lstrip / rstrip, and configured truncation / padding.
-// vocab_size(): the largest id of model.vocab and added_tokens, plus one.
+// tokens with single_word / lstrip / rstrip.
+// vocab_size(): the largest id of model.vocab and added_tokens, plus one (a padding pad_id at or
+// above it is a config error naming the file).
 #pragma once
 
 #include <array>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "feature/text_tokenizer.h"
+#include "feature/tokenizer_post_process.h"
 
 struct UNormalizer2;
 
@@ -80,6 +83,7 @@ class BpeTokenizer : public TextTokenizer {
   std::array<bool, 256> raw_first_{};         // first bytes of raw_added_ / normalized_added_
   std::array<bool, 256> normalized_first_{};
   int64_t vocab_size_ = 0;
+  TokenizerPostProcess post_process_;
 
   // Ids of recently seen words (raw bytes of the pre-token), bounded by kMaxCache entries.
   static constexpr size_t kMaxCache = 1 << 16;

@@ -5,9 +5,13 @@
 //   - the other strings on tests/data/tokenizer/small_tokenizer.json: the ids printed by
 //     tests/data/tokenizer/make_small_tokenizer.py, an independent Python implementation run on the
 //     full GPT-NeoX file (the cut file keeps the merges these strings use, in their order);
-//   - the hand-made tokenizers below: merges applied by hand.
+//   - the hand-made tokenizers below: merges applied by hand;
+//   - truncation / padding: the ids of the same text without them, cut and padded by hand as the
+//     tokenizers library's TruncationParams / PaddingParams describe (tokenizer_post_process.h).
 #include "feature/bpe_tokenizer.h"
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -160,6 +164,78 @@ TEST(BpeTokenizer, UnsupportedPartsAreRefusedByName) {
   EXPECT_NO_THROW(BpeTokenizer::from_json(with("\"normalizer\": null", R"("normalizer": {"type": "NFKC"})"), "t"));
   EXPECT_NO_THROW(BpeTokenizer::from_json(
       with("\"normalizer\": null", R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}]})"), "t"));
+}
+
+// The small GPT-NeoX tokenizer with its "truncation": null / "padding": null replaced.
+std::shared_ptr<const BpeTokenizer> small_with(const std::string& truncation, const std::string& padding) {
+  std::ifstream in(kSmall);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  json.replace(json.find("\"truncation\": null"), 18, "\"truncation\": " + truncation);
+  json.replace(json.find("\"padding\": null"), 15, "\"padding\": " + padding);
+  return BpeTokenizer::from_json(json, "t");
+}
+
+TEST(BpeTokenizer, TruncationAndPaddingCutAndFillEachText) {
+  const std::string text = "Hello, world! It's 2024.";
+  const Ids full = {12092, 13, 1533, 2, 733, 434, 1384, 1348, 15};  // SplitPatternBytesAndAddedTokens
+  // Right keeps the first max_length ids, Left the last; shorter texts stay as they are.
+  const auto right = small_with(R"({"direction": "Right", "max_length": 4, "strategy": "LongestFirst", "stride": 2})",
+                                "null");
+  EXPECT_EQ(encode(*right, text), (Ids{12092, 13, 1533, 2}));
+  EXPECT_EQ(encode(*right, "xyz"), (Ids{35609}));
+  const auto left = small_with(R"({"direction": "Left", "max_length": 4, "strategy": "OnlyFirst", "stride": 0})", "null");
+  EXPECT_EQ(encode(*left, text), (Ids{434, 1384, 1348, 15}));
+  // Older files without "direction": Right.
+  EXPECT_EQ(encode(*small_with(R"({"max_length": 2})", "null"), text), (Ids{12092, 13}));
+  EXPECT_EQ(encode(*small_with(R"({"max_length": 0})", "null"), text), (Ids{}));
+
+  // Fixed(n): pad_id up to n, after (Right) or before (Left) the ids; longer texts stay.
+  const auto fixed = small_with(
+      "null", R"({"strategy": {"Fixed": 4}, "direction": "Right", "pad_to_multiple_of": null, "pad_id": 1, )"
+              R"("pad_type_id": 0, "pad_token": "<|padding|>"})");
+  EXPECT_EQ(encode(*fixed, "hij"), (Ids{73, 1944, 1, 1}));
+  EXPECT_EQ(encode(*fixed, text), full);
+  const auto fixed_left = small_with("null", R"({"strategy": {"Fixed": 4}, "direction": "Left", "pad_id": 1})");
+  EXPECT_EQ(encode(*fixed_left, "hij"), (Ids{1, 1, 73, 1944}));
+  // BatchLongest: one text is its own batch, so only pad_to_multiple_of pads it (9 ids → 12).
+  EXPECT_EQ(encode(*small_with("null", R"({"strategy": "BatchLongest", "pad_id": 1})"), text), full);
+  Ids twelve = full;
+  twelve.insert(twelve.end(), 3, 1);
+  EXPECT_EQ(encode(*small_with("null", R"({"strategy": "BatchLongest", "pad_to_multiple_of": 4, "pad_id": 1})"), text),
+            twelve);
+  // Both: truncated to 3, then padded to a multiple of 4; each encode() call is one text.
+  const auto both = small_with(R"({"max_length": 3})", R"({"strategy": {"Fixed": 2}, "pad_to_multiple_of": 4, "pad_id": 0})");
+  Ids ids = {99};
+  both->encode(text, &ids);
+  both->encode("hij", &ids);
+  EXPECT_EQ(ids, (Ids{99, 12092, 13, 1533, 0, 73, 1944, 0, 0}));
+}
+
+TEST(BpeTokenizer, BadTruncationAndPaddingAreConfigErrors) {
+  const auto error = [](const std::string& truncation, const std::string& padding) {
+    try {
+      small_with(truncation, padding);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error(R"({"max_length": 4, "strategy": "OnlySecond"})", "null")
+                .find("t: truncation.strategy OnlySecond truncates the second text of a pair"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"stride": 1})", "null").find("t: truncation has no max_length"), std::string::npos);
+  EXPECT_NE(error(R"({"max_length": -1})", "null").find("t: truncation.max_length must be a non-negative integer"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"max_length": 4, "direction": "Up"})", "null")
+                .find("t: truncation.direction must be \"Left\" or \"Right\""),
+            std::string::npos);
+  EXPECT_NE(error("null", R"({"strategy": "Longest"})").find("t: padding.strategy must be \"BatchLongest\" or"),
+            std::string::npos);
+  EXPECT_NE(error("null", R"({"strategy": "BatchLongest", "pad_id": 50277})")
+                .find("t: padding.pad_id 50277 is outside the vocabulary (ids 0 to 50276)"),
+            std::string::npos);
 }
 
 }  // namespace bpe_tokenizer_test

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "base/error.h"
 #include "feature/assets.h"
@@ -91,6 +92,25 @@ TEST(TokenizeFeature, BpeAsTorchEasyRec) {
   // FG_DAG reads the same column.
   auto dag = parser(feature("expression: \"user:token_input\""), "fg_mode: FG_DAG");
   EXPECT_EQ(bag(dag.parse(input), "token_feat"), (std::pair<Ids, Ids>{{19758, 299, 16054, 73, 1944}, {3, 0, 2}}));
+}
+
+// tokenizer.json truncation and padding (tokenizer_post_process.h) apply to each text the feature
+// encodes: "abc efg" (19758 299 16054, BpeAsTorchEasyRec) is cut to 2 ids and padded to 3 with
+// pad_id 1, "hij" (73 1944) padded; an empty cell's default "" encodes to no ids, padded to 3.
+TEST(TokenizeFeature, TokenizerTruncationAndPaddingApplyToEachText) {
+  std::ifstream in(kBpe);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  json.replace(json.find("\"truncation\": null"), 18, R"("truncation": {"max_length": 2})");
+  json.replace(json.find("\"padding\": null"), 15, R"("padding": {"strategy": {"Fixed": 3}, "pad_id": 1})");
+  const std::string path = std::filesystem::temp_directory_path().string() + "/tzrec_tokenize_feature_test_" +
+                           std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << json;
+  auto p = parser(feature("expression: \"user:token_input\"", path), "fg_mode: FG_NORMAL");
+  std::filesystem::remove(path);
+  EXPECT_EQ(bag(p.parse(make_batch({{"token_input", {"abc efg", "", "hij"}}})), "token_feat"),
+            (std::pair<Ids, Ids>{{19758, 299, 1, 1, 1, 1, 73, 1944, 1}, {3, 3, 3}}));
 }
 
 TEST(TokenizeFeature, TextOfListColumnsAndNormalizedToEmpty) {
