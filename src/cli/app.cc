@@ -39,7 +39,8 @@ int run(int argc, char** argv) {
                                  add_tdm_retrieval_command(app),
                                  add_create_fg_json_command(app),
                                  add_zch_to_dynamicemb_convert_command(app),
-                                 add_create_dynamicemb_init_ckpt_command(app)};
+                                 add_create_dynamicemb_init_ckpt_command(app),
+                                 add_feature_selection_command(app)};
   const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
   // Unknown arguments are reported by check_flags, with a suggestion. `launch` passes everything
   // after "--" to its workers, so CLI11 itself reports its unknown flags.

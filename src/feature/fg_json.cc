@@ -1,6 +1,5 @@
 #include "feature/fg_json.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/python_float.h"
 #include "feature/assets.h"
 #include "data/file_output.h"
 #include "feature/feature_registry.h"
@@ -29,40 +29,10 @@ void remove_bucketizer(nlohmann::ordered_json* entry) {
 
 // ---- Python's json.dump(doc, f, indent=4) ---------------------------------------------------------
 
-// Python's repr of a float: the shortest digits that read back as `v`, in fixed notation when the
-// decimal point falls within (-4, 16] digits of them ("0.0001", "1000000000000000.0", "1.0"), else
-// as d.ddde±XX ("1e-05", "1e+16").
+// Python's repr of a finite float (base/python_float.h).
 void append_python_float(double v, std::string* out) {
   TORCH_CHECK(std::isfinite(v), "fg.json: non-finite number");
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  TORCH_CHECK(res.ec == std::errc(), "fg.json: cannot format a number");
-  std::string_view s(buf, static_cast<size_t>(res.ptr - buf));
-  if (s.front() == '-') {
-    out->push_back('-');
-    s.remove_prefix(1);
-  }
-  const size_t e = s.find('e');
-  std::string digits;
-  for (char c : s.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
-  }
-  const int exponent = std::stoi(std::string(s.substr(e + 1)));
-  const int k = static_cast<int>(digits.size());
-  const int decpt = exponent + 1;  // value = 0.<digits> * 10^decpt
-  if (-4 < decpt && decpt <= 16) {
-    if (decpt <= 0) {
-      *out += "0." + std::string(static_cast<size_t>(-decpt), '0') + digits;
-    } else if (decpt >= k) {
-      *out += digits + std::string(static_cast<size_t>(decpt - k), '0') + ".0";
-    } else {
-      *out += digits.substr(0, static_cast<size_t>(decpt)) + "." + digits.substr(static_cast<size_t>(decpt));
-    }
-    return;
-  }
-  out->push_back(digits[0]);
-  if (k > 1) *out += "." + digits.substr(1);
-  *out += fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
+  *out += python_float_repr(v);
 }
 
 // A JSON string as Python writes it with ensure_ascii: \" \\ \b \f \n \r \t, other characters

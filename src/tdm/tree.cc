@@ -1,7 +1,6 @@
 #include "tdm/tree.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/python_float.h"
 
 namespace tzrec::tdm {
 namespace {
@@ -116,40 +116,6 @@ const char* attr_type_name(AttrType type) {
     case AttrType::kString: return "string";
   }
   return "?";
-}
-
-std::string python_float_repr(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  const std::string sci(buf, r.ptr);  // "-d.ddde+XX"
-  const size_t e_pos = sci.find('e');
-  std::string mantissa = sci.substr(0, e_pos);
-  const int exp = std::stoi(sci.substr(e_pos + 1));
-  const bool negative = mantissa[0] == '-';
-  if (negative) mantissa.erase(0, 1);
-  std::string digits;
-  for (char c : mantissa) {
-    if (c != '.') digits += c;
-  }
-  const int decpt = exp + 1;  // value = 0.digits * 10^decpt
-  std::string out = negative ? "-" : "";
-  if (decpt <= -4 || decpt > 16) {
-    out += digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    out += fmt::format("e{}{:02d}", exp < 0 ? '-' : '+', std::abs(exp));
-    return out;
-  }
-  if (decpt <= 0) {
-    out += "0." + std::string(static_cast<size_t>(-decpt), '0') + digits;
-  } else if (static_cast<size_t>(decpt) >= digits.size()) {
-    out += digits + std::string(static_cast<size_t>(decpt) - digits.size(), '0') + ".0";
-  } else {
-    out += digits.substr(0, static_cast<size_t>(decpt)) + "." + digits.substr(static_cast<size_t>(decpt));
-  }
-  return out;
 }
 
 std::string python_str(const AttrValue& v, AttrType type, const std::string& null_text) {

@@ -69,9 +69,6 @@ struct AttrColumn {
   AttrType type = AttrType::kString;
 };
 
-// Python's repr of a float (shortest round-trip digits; "1.0", "1e-05", "1.5e+16", "inf", "nan").
-std::string python_float_repr(double v);
-
 // Python's str() of a pyarrow scalar of `type` (TorchEasyRec writes attrs with str(scalar)):
 // integers in decimal, floats as python_float_repr, bools "True" / "False", strings as they are.
 // A null value: `null_text`.

@@ -32,19 +32,6 @@ std::string error_of(F&& f) {
   return "(no error)";
 }
 
-TEST(PythonFloatRepr, AsPython) {
-  EXPECT_EQ(python_float_repr(1.0), "1.0");
-  EXPECT_EQ(python_float_repr(0.5), "0.5");
-  EXPECT_EQ(python_float_repr(0.1 * 3), "0.30000000000000004");
-  EXPECT_EQ(python_float_repr(1e-05), "1e-05");
-  EXPECT_EQ(python_float_repr(0.0001), "0.0001");
-  EXPECT_EQ(python_float_repr(1e16), "1e+16");
-  EXPECT_EQ(python_float_repr(1234567890123456.0), "1234567890123456.0");
-  EXPECT_EQ(python_float_repr(-2.5), "-2.5");
-  EXPECT_EQ(python_float_repr(static_cast<float>(0.1)), "0.10000000149011612");
-  EXPECT_EQ(python_float_repr(0.0), "0.0");
-}
-
 // tzrec/tools/tdm/gen_tree/tree_builder_test.py: items 0..9 with category str(i); level order
 // ids are the 15 non-leaf nodes 10..24, then the leaves 9, 8, ..., 0 on level 4.
 TEST(BuildTree, TorchEasyRecBuilderVector) {
