@@ -12,9 +12,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libsnappy-dev libzstd-dev liblz4-dev libbrotli-dev zlib1g-dev
-  libicu-dev
+  libicu-dev libfaiss-dev
   clang libclang-rt-14-dev ccache
-  python3-torch python3-sklearn python3-numpy
+  python3-torch python3-sklearn python3-numpy python3-faiss
 )
 
 missing=()

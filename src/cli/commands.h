@@ -28,5 +28,6 @@ Action add_create_fg_json_command(CLI::App& app);
 Action add_zch_to_dynamicemb_convert_command(CLI::App& app);
 Action add_create_dynamicemb_init_ckpt_command(CLI::App& app);
 Action add_feature_selection_command(CLI::App& app);
+Action add_create_faiss_index_command(CLI::App& app);
 
 }  // namespace tzrec::cli

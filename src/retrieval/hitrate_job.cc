@@ -16,6 +16,7 @@
 #include "dist/process_group.h"
 #include "feature/column_cells.h"
 #include "parquet/writer.h"
+#include "retrieval/embedding_table.h"
 #include "retrieval/exact_top_k.h"
 #include "retrieval/hitrate.h"
 
@@ -29,92 +30,6 @@ std::unique_ptr<data::BatchSource> open_table(const HitrateOptions& o, const std
   data::DatasetSources sources = data::open_table(data::table_format(o.reader_type, path, "hitrate"), path, columns,
                                                   o.batch_size, /*workers=*/1, rank, world_size);
   return std::move(sources.sources.at(0));
-}
-
-std::string id_text(const feature::CellValue& v) {
-  switch (v.kind) {
-    case feature::CellValue::Kind::kText:
-      return std::string(v.text);
-    case feature::CellValue::Kind::kInt:
-      return std::to_string(v.i);
-    default:
-      return fmt::format("{}", v.d);
-  }
-}
-
-// A cell's numbers into `out` ("where" names the cell in errors).
-void append_numbers(const feature::CellValue& v, const std::string& where, std::vector<float>* out) {
-  if (v.kind == feature::CellValue::Kind::kText) {
-    float f = 0;
-    const char* b = v.text.data();
-    const char* e = b + v.text.size();
-    while (b < e && *b == ' ') ++b;
-    auto [p, ec] = std::from_chars(b, e, f);
-    if (ec != std::errc() || p != e) {
-      throw DataError(fmt::format("{}: '{}' is not a number; embeddings are lists of floats or ','-joined text",
-                                  where, v.text));
-    }
-    out->push_back(f);
-  } else {
-    out->push_back(v.kind == feature::CellValue::Kind::kInt ? static_cast<float>(v.i) : static_cast<float>(v.d));
-  }
-}
-
-// The embedding(s) of one row: `interests` vectors of width *dim (set by the first row read).
-// A list<float> cell is one vector; lists of lists and text (',' between values, ';' between
-// vectors) hold one vector per interest, as TorchEasyRec's tool reads them.
-void read_embeddings(const data::RecordBatch& rb, const feature::ColumnCells& cells, int64_t row, int64_t interests,
-                     int64_t* dim, std::vector<float>* out) {
-  const size_t before = out->size();
-  const std::string where = cells.where(row);
-  const data::TypedColumn* typed = rb.typed_column(cells.name());
-  int64_t vectors = 0;
-  if (typed != nullptr && typed->list_depth() == 1) {
-    vectors = 1;
-    cells.for_each(row, ",", [&](const feature::CellValue& v) { append_numbers(v, where, out); });
-  } else {
-    cells.for_each_item(row, ";", ",", [&](const feature::ColumnCells::Item& item) {
-      ++vectors;
-      item.for_each([&](const feature::CellValue& v) { append_numbers(v, where, out); });
-    });
-  }
-  const auto values = static_cast<int64_t>(out->size() - before);
-  if (vectors != interests) {
-    throw DataError(fmt::format("{}: {} embedding vector(s), expected {} (--num_interests)", where, vectors,
-                                interests));
-  }
-  if (*dim == 0) *dim = values / interests;
-  if (values != *dim * interests || *dim == 0) {
-    throw DataError(fmt::format("{}: {} embedding values, expected {} vector(s) of width {} (the width of the item "
-                                "embeddings)",
-                                where, values, interests, *dim));
-  }
-}
-
-struct ItemTable {
-  std::vector<std::string> ids;
-  torch::Tensor embeddings;  // [N, D]
-};
-
-ItemTable read_items(const HitrateOptions& o) {
-  auto source = open_table(o, o.item_embedding_input, {o.item_id_field, o.item_embedding_field}, 0, 1);
-  ItemTable table;
-  std::vector<float> values;
-  int64_t dim = 0;
-  while (auto batch = source->next()) {
-    const data::RecordBatch& rb = batch->records;
-    feature::ColumnCells ids(rb, o.item_id_field, "hitrate --item_id_field");
-    feature::ColumnCells emb(rb, o.item_embedding_field, "hitrate --item_embedding_field", /*sequence=*/true);
-    for (int64_t r = 0; r < rb.num_rows(); ++r) {
-      if (!ids.is_scalar()) throw DataError(fmt::format("{}: item ids must be one value per row", ids.where(r)));
-      table.ids.push_back(id_text(ids.scalar(r)));
-      read_embeddings(rb, emb, r, 1, &dim, &values);
-    }
-  }
-  if (table.ids.empty()) throw DataError(fmt::format("{}: the item table has no rows", o.item_embedding_input));
-  table.embeddings = torch::from_blob(values.data(), {static_cast<int64_t>(table.ids.size()), dim}, torch::kFloat32)
-                         .clone();
-  return table;
 }
 
 // Writes Parquet part files of the details (id, topk_ids, topk_dists, hitrate, hit_ids) or the
@@ -216,7 +131,9 @@ HitrateResult run_hitrate(const HitrateOptions& o) {
   std::shared_ptr<dist::ProcessGroup> pg;
   if (env.world_size > 1) pg = dist::ProcessGroup::create(env);
 
-  const ItemTable items = read_items(o);
+  const EmbeddingTable items = read_embedding_table(o.item_embedding_input, o.reader_type, o.item_id_field,
+                                                    o.item_embedding_field, o.batch_size,
+                                                    {"hitrate", "--item_id_field", "--item_embedding_field", "item"});
   const int64_t dim = items.embeddings.size(1);
   log::info("hitrate: {} items of dim {}", items.ids.size(), dim);
 
