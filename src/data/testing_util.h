@@ -50,6 +50,28 @@ inline std::string write_id_parquet(const std::string& path, int64_t first_id, i
   return path;
 }
 
+// Writes a Parquet file at `path` of a required string column "id" and a list<float> column
+// "emb" (one row per entry of `rows`); returns path.
+inline std::string write_id_embedding_parquet(const std::string& path,
+                                              const std::vector<std::pair<std::string, std::vector<float>>>& rows) {
+  parquet::FileWriter w(path, {parquet::WriterField{"id", parquet::PhysicalType::kByteArray, false},
+                               parquet::WriterField{"emb", parquet::PhysicalType::kFloat, false, 1, false}});
+  parquet::ColumnBuilder id(w.schema().column(0)), emb(w.schema().column(1));
+  for (const auto& [i, v] : rows) {
+    id.append_string(i);
+    emb.begin_list();
+    for (float x : v) emb.append(x);
+    emb.end_list();
+  }
+  parquet::Table t;
+  t.num_rows = static_cast<int64_t>(rows.size());
+  t.columns.push_back(id.finish());
+  t.columns.push_back(emb.finish());
+  w.write(std::move(t));
+  w.close();
+  return path;
+}
+
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
  public:

@@ -7,7 +7,6 @@
 
 #include "base/error.h"
 #include "data/testing_util.h"
-#include "parquet/writer.h"
 
 namespace tzrec::retrieval {
 namespace embedding_table_test {
@@ -17,25 +16,7 @@ const EmbeddingTableNames kNames{"create_faiss_index", "--id_field", "--embeddin
 TEST(EmbeddingTable, CsvTextAndParquetListsReadAlike) {
   data::testing::TempDir dir;
   const std::string csv = dir.write("items.csv", "id,emb\na,\"1,2,3\"\n7,\"-1.5,0,2.25\"\n");
-  {
-    parquet::FileWriter w(dir.file("items.parquet"),
-                          {parquet::WriterField{"id", parquet::PhysicalType::kByteArray, false},
-                           parquet::WriterField{"emb", parquet::PhysicalType::kFloat, false, 1, false}});
-    parquet::ColumnBuilder id(w.schema().column(0)), emb(w.schema().column(1));
-    const std::vector<std::pair<std::string, std::vector<float>>> rows = {{"a", {1, 2, 3}}, {"7", {-1.5f, 0, 2.25f}}};
-    for (const auto& [i, v] : rows) {
-      id.append_string(i);
-      emb.begin_list();
-      for (float x : v) emb.append(x);
-      emb.end_list();
-    }
-    parquet::Table t;
-    t.num_rows = 2;
-    t.columns.push_back(id.finish());
-    t.columns.push_back(emb.finish());
-    w.write(std::move(t));
-    w.close();
-  }
+  data::testing::write_id_embedding_parquet(dir.file("items.parquet"), {{"a", {1, 2, 3}}, {"7", {-1.5f, 0, 2.25f}}});
   const torch::Tensor expected = torch::tensor({{1.0f, 2.0f, 3.0f}, {-1.5f, 0.0f, 2.25f}});
   for (const std::string& path : {csv, dir.file("items.parquet")}) {
     const EmbeddingTable t = read_embedding_table(path, "", "id", "emb", 1, kNames);

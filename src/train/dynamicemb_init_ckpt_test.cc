@@ -23,7 +23,6 @@
 #include "config/testing_pipelines.h"
 #include "data/testing_util.h"
 #include "models/testing.h"
-#include "parquet/writer.h"
 #include "train/fine_tune.h"
 #include "train/model_dynamic_tables.h"
 
@@ -184,22 +183,11 @@ TEST_F(InitCkptTest, FeatureGenerationHashesTheIdsAndParquetListsAreRead) {
   // Parquet: string ids, list<float> embeddings, split over two files read by two workers.
   const std::vector<std::string> ids = {"u1", "u2", "77", "u4"};
   for (int f = 0; f < 2; ++f) {
-    parquet::FileWriter w(dir_.file("init_" + std::to_string(f) + ".parquet"),
-                          {parquet::WriterField{"id", parquet::PhysicalType::kByteArray, false},
-                           parquet::WriterField{"emb", parquet::PhysicalType::kFloat, false, 1, false}});
-    parquet::ColumnBuilder id(w.schema().column(0)), emb(w.schema().column(1));
+    std::vector<std::pair<std::string, std::vector<float>>> rows;
     for (int r = 2 * f; r < 2 * f + 2; ++r) {
-      id.append_string(ids[static_cast<size_t>(r)]);
-      emb.begin_list();
-      for (int k = 0; k < 4; ++k) emb.append(static_cast<float>(10 * r + k));
-      emb.end_list();
+      rows.push_back({ids[static_cast<size_t>(r)], {10.0f * r, 10.0f * r + 1, 10.0f * r + 2, 10.0f * r + 3}});
     }
-    parquet::Table t;
-    t.num_rows = 2;
-    t.columns.push_back(id.finish());
-    t.columns.push_back(emb.finish());
-    w.write(std::move(t));
-    w.close();
+    data::testing::write_id_embedding_parquet(dir_.file("init_" + std::to_string(f) + ".parquet"), rows);
   }
   DynamicembInitCkptOptions o = options(deepfm_config(dir_.file("init_*.parquet")));
   o.world_size = 2;
