@@ -114,7 +114,6 @@ std::string create_dynamicemb_init_ckpt(const DynamicembInitCkptOptions& options
   // The features with an init table, by table (embedding_name); one init table per table.
   struct TableInit {
     std::string init_table, field, feature;
-    int64_t embedding_dim = 0;
     bool filled = false;
   };
   std::map<std::string, TableInit> by_table;
@@ -122,8 +121,7 @@ std::string create_dynamicemb_init_ckpt(const DynamicembInitCkptOptions& options
     auto it = init_tables.find(info.dynamicemb.path);
     if (info.dynamicemb.path.empty() || it == init_tables.end()) continue;
     const std::string field = it->first + ".init_table";
-    auto [entry, added] = by_table.emplace(info.embedding_name, TableInit{it->second, field, info.name,
-                                                                          info.embedding_dim});
+    auto [entry, added] = by_table.emplace(info.embedding_name, TableInit{it->second, field, info.name, false});
     if (!added && entry->second.init_table != it->second) {
       throw ConfigError(fmt::format("{}: features '{}' and '{}' share embedding table '{}' but name different init "
                                     "tables ('{}' at {}); give both the same init_table, or set it on one of them",
