@@ -4,8 +4,10 @@
 // written as `{save_dir}/model.ckpt-0/` for `train_eval --fine_tune_checkpoint`
 // (train/dynamicemb_init_ckpt.h, docs/tzrec-compatibility.md §5.13).
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
+#include "cli/odps_quota_flag.h"
 #include "train/dynamicemb_init_ckpt.h"
 
 namespace tzrec::cli {
@@ -28,7 +30,11 @@ Action add_create_dynamicemb_init_ckpt_command(CLI::App& app) {
                   "CsvReader or ParquetReader (default: from the file names, .csv / .txt are CSV)");
   cmd->add_option("--separator", options->separator,
                   "separator of the numbers of an embedding given as text (default ',')");
-  return [options]() {
+  auto quota = std::make_shared<std::string>();
+  auto* quota_opt = add_odps_quota_flag(cmd, *quota);
+  // quota holds what CLI11 writes when it parses: the action keeps it alive.
+  return [options, quota, quota_opt]() {
+    warn_odps_quota(quota_opt);
     train::create_dynamicemb_init_ckpt(*options);
     return 0;
   };

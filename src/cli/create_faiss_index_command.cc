@@ -2,8 +2,10 @@
 // flags — a faiss index of an item embedding table and its id mapping, for the serving side
 // (retrieval/faiss_index.h, docs/tzrec-compatibility.md §3.5).
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
+#include "cli/odps_quota_flag.h"
 #include "retrieval/faiss_index.h"
 
 namespace tzrec::cli {
@@ -29,7 +31,11 @@ Action add_create_faiss_index_command(CLI::App& app) {
                   "efConstruction of an HNSWFlat index (default 200)");
   cmd->add_option("--reader_type", options->reader_type,
                   "CsvReader or ParquetReader (default: from the file names, .csv / .txt are CSV)");
-  return [options]() {
+  auto quota = std::make_shared<std::string>();
+  auto* quota_opt = add_odps_quota_flag(cmd, *quota);
+  // quota holds what CLI11 writes when it parses: the action keeps it alive.
+  return [options, quota, quota_opt]() {
+    warn_odps_quota(quota_opt);
     retrieval::create_faiss_index(*options);
     return 0;
   };

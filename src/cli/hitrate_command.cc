@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "cli/commands.h"
+#include "cli/odps_quota_flag.h"
 #include "retrieval/hitrate_job.h"
 
 namespace tzrec::cli {
@@ -45,13 +46,14 @@ Action add_hitrate_command(CLI::App& app) {
   cmd->add_option("--num_interests_field", o->num_interests_field, "column with the valid interests per request");
   cmd->add_option("--reader_type", o->reader_type, "CsvReader or ParquetReader (default: from the file names)");
   cmd->add_option("--writer_type", o->writer_type, "ParquetWriter (the only one here)");
-  auto* quota_opt = cmd->add_option("--odps_data_quota_name", *quota, "MaxCompute only; no effect here");
-  return [o, nlist, nprobe, quota_opt]() {
+  auto* quota_opt = add_odps_quota_flag(cmd, *quota);
+  // ivf and quota hold what CLI11 writes when it parses: the action keeps them alive.
+  return [o, ivf, quota, nlist, nprobe, quota_opt]() {
     if (nlist->count() > 0 || nprobe->count() > 0) {
       log::warning("--ivf_nlist / --ivf_nprobe are accepted and ignored: the search here is exact (every item is "
                    "scored), which an IVF index approximates");
     }
-    if (quota_opt->count() > 0) log::warning("--odps_data_quota_name is accepted and ignored: MaxCompute only");
+    warn_odps_quota(quota_opt);
     retrieval::run_hitrate(*o);
     return 0;
   };

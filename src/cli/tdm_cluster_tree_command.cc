@@ -19,7 +19,8 @@ Action add_tdm_cluster_tree_command(CLI::App& app) {
   cmd->add_option("--embedding_field", o->embedding_field, "item embedding column")->capture_default_str();
   cmd->add_option("--parallel", o->parallel, "threads clustering the tree's nodes")->capture_default_str();
   auto* quota_opt = add_tdm_tree_flags(cmd, *o, *quota);
-  return [o, quota_opt]() {
+  // quota holds what CLI11 writes when it parses: the action keeps it alive.
+  return [o, quota, quota_opt]() {
     warn_odps_quota(quota_opt);
     tdm::cluster_tree(*o);
     return 0;

@@ -17,7 +17,8 @@ Action add_tdm_init_tree_command(CLI::App& app) {
   cmd->add_option("--item_id_field", o->item_id_field, "item id column");
   cmd->add_option("--cate_id_field", o->cate_id_field, "item category column (items are grouped by it)");
   auto* quota_opt = add_tdm_tree_flags(cmd, *o, *quota);
-  return [o, quota_opt]() {
+  // quota holds what CLI11 writes when it parses: the action keeps it alive.
+  return [o, quota, quota_opt]() {
     warn_odps_quota(quota_opt);
     tdm::init_tree(*o);
     return 0;

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "base/logging.h"
+#include "cli/odps_quota_flag.h"
 
 namespace tzrec::cli {
 
@@ -25,11 +25,7 @@ CLI::Option* add_tdm_tree_flags(CLI::App* cmd, Options& o, std::string& odps_quo
   cmd->add_option("--node_edge_output_file", o.node_edge_output_file,
                   "directory for node_table.txt, edge_table.txt, predict_edge_table.txt and node_feature/");
   cmd->add_option("--n_cluster", o.n_cluster, "children per tree node")->capture_default_str();
-  return cmd->add_option("--odps_data_quota_name", odps_quota, "MaxCompute only; no effect here");
-}
-
-inline void warn_odps_quota(const CLI::Option* quota) {
-  if (quota->count() > 0) log::warning("--odps_data_quota_name is accepted and ignored: MaxCompute only");
+  return add_odps_quota_flag(cmd, odps_quota);
 }
 
 }  // namespace tzrec::cli

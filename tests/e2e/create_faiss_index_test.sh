@@ -6,7 +6,8 @@
 #     top 10, and id_mapping line i is the id of the table's row i;
 #  2. HNSWFlatL2 (M 16, efConstruction 100): every item, L2; with efSearch 256 its top 10 recall
 #     at least 98% of numpy's exact top 10;
-#  3. an --ivf_nlist above the number of items and an unknown --index_type are one-line errors.
+#  3. an --ivf_nlist above the number of items and an unknown --index_type are one-line errors;
+#     --odps_data_quota_name (TorchEasyRec's MaxCompute quota) is accepted with a warning.
 # Usage: create_faiss_index_test.sh <tzrec binary> <repo root>
 set -euo pipefail
 TZREC=$1
@@ -65,7 +66,10 @@ else:
 PY
 
 "$TZREC" create_faiss_index --embedding_input_path items.csv --index_output_dir ivf --id_field item_id \
-  --embedding_field item_tower_emb --ivf_nlist 20 2> ivf.log || { cat ivf.log; fail "IVFFlatIP"; }
+  --embedding_field item_tower_emb --ivf_nlist 20 --odps_data_quota_name pay-as-you-go 2> ivf.log \
+  || { cat ivf.log; fail "IVFFlatIP"; }
+grep -q "WARNING.*--odps_data_quota_name is accepted and ignored: MaxCompute only" ivf.log \
+  || { cat ivf.log; fail "--odps_data_quota_name: no warning"; }
 $PY check.py ivf_ip ivf || fail "IVFFlatIP index"
 "$TZREC" create_faiss_index --embedding_input_path items.csv --index_output_dir hnsw --id_field item_id \
   --embedding_field item_tower_emb --index_type HNSWFlatL2 --hnsw_M 16 --hnsw_efConstruction 100 2> hnsw.log \
