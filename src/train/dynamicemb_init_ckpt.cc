@@ -44,7 +44,6 @@ struct InitTarget {
   std::string init_table;  // the path
   std::string field;       // the config path of init_table
   std::string feature;
-  bool hashed_ids = true;
 };
 
 int default_workers(const std::string& path) {
@@ -153,7 +152,7 @@ std::string create_dynamicemb_init_ckpt(const DynamicembInitCkptOptions& options
     auto it = by_table.find(t.base_name);
     if (it == by_table.end() || is_wide_twin(t)) continue;
     it->second.filled = true;
-    targets.push_back({t, it->second.init_table, it->second.field, it->second.feature, hashed_ids});
+    targets.push_back({t, it->second.init_table, it->second.field, it->second.feature});
   }
   for (const auto& [name, init] : by_table) {
     if (!init.filled) {
@@ -177,7 +176,7 @@ std::string create_dynamicemb_init_ckpt(const DynamicembInitCkptOptions& options
       o.format = data::table_format(options.reader_type, t.init_table, "create_dynamicemb_init_ckpt");
       o.separator = options.separator;
       o.embedding_dim = t.table.embedding_dim;
-      o.hashed_ids = t.hashed_ids;
+      o.hashed_ids = hashed_ids;
       o.workers = options.reader_worker_num > 0 ? options.reader_worker_num : default_workers(t.init_table);
       o.owner = fmt::format("init table of '{}' ({})", t.table.base_name, t.field);
       log::info("create_dynamicemb_init_ckpt: reading {} with {} worker(s)", t.init_table, o.workers);
@@ -195,26 +194,15 @@ std::string create_dynamicemb_init_ckpt(const DynamicembInitCkptOptions& options
     state.rows.resize(r.ids.size());
     std::iota(state.rows.begin(), state.rows.end(), int64_t{0});
     state.scores.assign(r.ids.size(), 0);
-    const embedding::DynamicTableLoadResult loaded = t.table.index->load(state, embedding::DynamicRowMode::kCompact);
-    std::vector<int64_t> from, to;
-    for (size_t i = 0; i < loaded.rows.size(); ++i) {
-      if (loaded.rows[i] < 0) continue;
-      from.push_back(static_cast<int64_t>(i));
-      to.push_back(loaded.rows[i]);
-    }
-    {
-      torch::NoGradGuard no_grad;
-      auto weight = live.find(t.table.weight);
-      TORCH_CHECK(weight != live.end(), "create_dynamicemb_init_ckpt: the model has no tensor ", t.table.weight);
-      if (!to.empty()) {
-        weight->second.index_copy_(0, torch::tensor(to, torch::kInt64),
-                           r.values.index_select(0, torch::tensor(from, torch::kInt64)).to(weight->second.scalar_type()));
-      }
-    }
+    auto weight = live.find(t.table.weight);
+    TORCH_CHECK(weight != live.end(), "create_dynamicemb_init_ckpt: the model has no tensor ", t.table.weight);
+    const embedding::DynamicTableLoadResult loaded = load_dynamic_table_rows(*t.table.index, state, r.values,
+                                                                             weight->second);
+    const auto kept = static_cast<int64_t>(r.ids.size()) - loaded.dropped;
     const std::string line = fmt::format(
         "create_dynamicemb_init_ckpt: {} table '{}': {} id(s) in {} (columns '{}', '{}'), {} loaded (max capacity {}), "
         "{} dropped",
-        t.table.group, t.table.table, r.ids.size(), t.init_table, r.id_column, r.embedding_column, to.size(),
+        t.table.group, t.table.table, r.ids.size(), t.init_table, r.id_column, r.embedding_column, kept,
         t.table.index->max_capacity(), loaded.dropped);
     if (loaded.dropped > 0) {
       log::warning("{} (the table cannot hold every id: with equal scores the later rows of each full bucket stay)",

@@ -37,4 +37,26 @@ std::vector<ModelDynamicTable> model_dynamic_tables(TrainingSession& session) {
   return out;
 }
 
+embedding::DynamicTableLoadResult load_dynamic_table_rows(embedding::DynamicTable& table,
+                                                          const embedding::DynamicTableState& state,
+                                                          const torch::Tensor& source, torch::Tensor weight) {
+  embedding::DynamicTableLoadResult loaded = table.load(state, embedding::DynamicRowMode::kCompact);
+  std::vector<int64_t> from, to;
+  for (size_t i = 0; i < loaded.rows.size(); ++i) {
+    if (loaded.rows[i] < 0) continue;
+    from.push_back(state.rows[i]);
+    to.push_back(loaded.rows[i]);
+  }
+  TORCH_CHECK(static_cast<int64_t>(to.size()) + loaded.dropped == static_cast<int64_t>(state.keys.size()),
+              "load_dynamic_table_rows: load kept ", to.size(), " and dropped ", loaded.dropped, " of ",
+              state.keys.size(), " entries");
+  if (!to.empty()) {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor rows_to = torch::tensor(to, torch::kInt64);
+    TORCH_CHECK(rows_to.max().item<int64_t>() < weight.size(0), "load_dynamic_table_rows: row past the weight");
+    weight.index_copy_(0, rows_to, source.index_select(0, torch::tensor(from, torch::kInt64)).to(weight.scalar_type()));
+  }
+  return loaded;
+}
+
 }  // namespace tzrec::train

@@ -29,4 +29,11 @@ struct ModelDynamicTable {
 // Every dynamic table of `session`'s model (DEEP / WIDE groups, then sequence groups).
 std::vector<ModelDynamicTable> model_dynamic_tables(TrainingSession& session);
 
+// Loads `state` into `table` (DynamicTable::load, kCompact: rows 0, 1, ... for the entries kept)
+// and copies, for every kept entry i, row state.rows[i] of `source` into the row the table gave
+// it in `weight` ([R + 2, dim]). Returns what load did.
+embedding::DynamicTableLoadResult load_dynamic_table_rows(embedding::DynamicTable& table,
+                                                          const embedding::DynamicTableState& state,
+                                                          const torch::Tensor& source, torch::Tensor weight);
+
 }  // namespace tzrec::train

@@ -139,24 +139,9 @@ ZchTableConversion convert_zch_table(const ZchTableState& source, embedding::Dyn
     state.scores.push_back(score != nullptr ? score[i] : 0);
   }
   result.held = static_cast<int64_t>(state.keys.size());
-  const embedding::DynamicTableLoadResult loaded = table.load(state, embedding::DynamicRowMode::kCompact);
-  std::vector<int64_t> from, to;
-  for (size_t i = 0; i < loaded.rows.size(); ++i) {
-    if (loaded.rows[i] < 0) continue;
-    from.push_back(state.rows[i]);
-    to.push_back(loaded.rows[i]);
-  }
-  result.loaded = static_cast<int64_t>(to.size());
+  const embedding::DynamicTableLoadResult loaded = load_dynamic_table_rows(table, state, source.weight, weight);
   result.dropped = loaded.dropped;
-  TORCH_CHECK(result.loaded + result.dropped == result.held, "convert_zch_table: load kept ", result.loaded,
-              " and dropped ", result.dropped, " of ", result.held, " entries");
-  if (!to.empty()) {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor rows_from = torch::tensor(from, torch::kInt64);
-    const torch::Tensor rows_to = torch::tensor(to, torch::kInt64);
-    TORCH_CHECK(rows_to.max().item<int64_t>() < weight.size(0), "convert_zch_table: row past the target weight");
-    weight.index_copy_(0, rows_to, source.weight.index_select(0, rows_from).to(weight.scalar_type()));
-  }
+  result.loaded = result.held - result.dropped;
   return result;
 }
 
