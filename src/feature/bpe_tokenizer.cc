@@ -13,6 +13,7 @@
 #include <unicode/utf8.h>
 
 #include "base/error.h"
+#include "feature/tokenizer_json.h"
 
 namespace tzrec::feature {
 namespace bpe_detail {
@@ -183,13 +184,8 @@ bool is_ascii(std::string_view s) {
 
 // ---- reading tokenizer.json ------------------------------------------------------------------------
 
-const Json* member(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
 bool bool_member(const Json& obj, const char* key, bool fallback, const std::string& where, const std::string& at) {
-  const Json* v = member(obj, key);
+  const Json* v = tokenizer_json_member(obj, key);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) throw ConfigError(fmt::format("{}: {}.{} must be true or false", where, at, key));
   return v->get<bool>();
@@ -217,7 +213,7 @@ const UNormalizer2* normalizer_of(const std::string& type, const std::string& wh
 
 std::string type_of(const Json& obj, const std::string& where, const std::string& at) {
   if (!obj.is_object()) throw ConfigError(fmt::format("{}: {} must be an object", where, at));
-  const Json* t = member(obj, "type");
+  const Json* t = tokenizer_json_member(obj, "type");
   if (t == nullptr || !t->is_string()) throw ConfigError(fmt::format("{}: {} has no \"type\"", where, at));
   return t->get<std::string>();
 }
@@ -253,10 +249,10 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   tok->post_process_ = TokenizerPostProcess::from_json(doc, where);
 
   // normalizer
-  if (const bpe_detail::Json* norm = bpe_detail::member(doc, "normalizer")) {
+  if (const bpe_detail::Json* norm = tokenizer_json_member(doc, "normalizer")) {
     const std::string type = bpe_detail::type_of(*norm, where, "normalizer");
     if (type == "Sequence") {
-      const bpe_detail::Json* list = bpe_detail::member(*norm, "normalizers");
+      const bpe_detail::Json* list = tokenizer_json_member(*norm, "normalizers");
       if (list == nullptr || !list->is_array()) throw ConfigError(where + ": normalizer.normalizers must be a list");
       if (list->size() > 1) throw NotSupportedError(where + ": a Sequence of several normalizers");
       if (list->size() == 1) tok->normalizer_ = bpe_detail::normalizer_of(bpe_detail::type_of((*list)[0], where, "normalizer.normalizers[0]"), where);
@@ -266,7 +262,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   }
 
   // pre_tokenizer
-  const bpe_detail::Json* pre = bpe_detail::member(doc, "pre_tokenizer");
+  const bpe_detail::Json* pre = tokenizer_json_member(doc, "pre_tokenizer");
   if (pre == nullptr) throw NotSupportedError(where + ": a BPE tokenizer without the ByteLevel pre_tokenizer");
   const std::string pre_type = bpe_detail::type_of(*pre, where, "pre_tokenizer");
   if (pre_type != "ByteLevel") {
@@ -276,18 +272,18 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   tok->use_regex_ = bpe_detail::bool_member(*pre, "use_regex", true, where, "pre_tokenizer");
 
   // model
-  const bpe_detail::Json* model = bpe_detail::member(doc, "model");
+  const bpe_detail::Json* model = tokenizer_json_member(doc, "model");
   if (model == nullptr || !model->is_object()) throw ConfigError(where + " has no \"model\" object");
-  const bpe_detail::Json* model_type = bpe_detail::member(*model, "type");
+  const bpe_detail::Json* model_type = tokenizer_json_member(*model, "type");
   if (model_type != nullptr && (!model_type->is_string() || model_type->get<std::string>() != "BPE")) {
     throw NotSupportedError(fmt::format("{}: model type {} (tokenizer_type \"bpe\" reads BPE models)", where,
                                         model_type->dump()));
   }
-  if (const bpe_detail::Json* dropout = bpe_detail::member(*model, "dropout"); dropout != nullptr && !(dropout->is_number() && dropout->get<double>() == 0)) {
+  if (const bpe_detail::Json* dropout = tokenizer_json_member(*model, "dropout"); dropout != nullptr && !(dropout->is_number() && dropout->get<double>() == 0)) {
     throw NotSupportedError(where + ": BPE dropout");
   }
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    const bpe_detail::Json* v = bpe_detail::member(*model, key);
+    const bpe_detail::Json* v = tokenizer_json_member(*model, key);
     if (v != nullptr && !(v->is_string() && v->get<std::string>().empty())) {
       throw NotSupportedError(fmt::format("{}: model.{}", where, key));
     }
@@ -296,7 +292,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   tok->fuse_unk_ = bpe_detail::bool_member(*model, "fuse_unk", false, where, "model");
   tok->ignore_merges_ = bpe_detail::bool_member(*model, "ignore_merges", false, where, "model");
 
-  const bpe_detail::Json* vocab = bpe_detail::member(*model, "vocab");
+  const bpe_detail::Json* vocab = tokenizer_json_member(*model, "vocab");
   if (vocab == nullptr || !vocab->is_object() || vocab->empty()) {
     throw ConfigError(where + ": model.vocab must be a non-empty object of token: id");
   }
@@ -309,7 +305,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
     tok->vocab_[token] = static_cast<int32_t>(id.get<int64_t>());
     max_id = std::max(max_id, id.get<int64_t>());
   }
-  if (const bpe_detail::Json* unk = bpe_detail::member(*model, "unk_token")) {
+  if (const bpe_detail::Json* unk = tokenizer_json_member(*model, "unk_token")) {
     if (!unk->is_string()) throw ConfigError(where + ": model.unk_token must be a string");
     auto it = tok->vocab_.find(unk->get<std::string>());
     if (it == tok->vocab_.end()) {
@@ -323,7 +319,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
     tok->byte_ids_[b] = it == tok->vocab_.end() ? -1 : it->second;
   }
 
-  const bpe_detail::Json* merges = bpe_detail::member(*model, "merges");
+  const bpe_detail::Json* merges = tokenizer_json_member(*model, "merges");
   if (merges == nullptr || !merges->is_array()) throw ConfigError(where + ": model.merges must be a list");
   tok->merges_.reserve(merges->size());
   for (size_t r = 0; r < merges->size(); ++r) {
@@ -356,13 +352,13 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   }
 
   // added_tokens
-  if (const bpe_detail::Json* added = bpe_detail::member(doc, "added_tokens")) {
+  if (const bpe_detail::Json* added = tokenizer_json_member(doc, "added_tokens")) {
     if (!added->is_array()) throw ConfigError(where + ": added_tokens must be a list");
     for (size_t i = 0; i < added->size(); ++i) {
       const bpe_detail::Json& t = (*added)[i];
       const std::string at = fmt::format("added_tokens[{}]", i);
-      const bpe_detail::Json* id = t.is_object() ? bpe_detail::member(t, "id") : nullptr;
-      const bpe_detail::Json* content = t.is_object() ? bpe_detail::member(t, "content") : nullptr;
+      const bpe_detail::Json* id = t.is_object() ? tokenizer_json_member(t, "id") : nullptr;
+      const bpe_detail::Json* content = t.is_object() ? tokenizer_json_member(t, "content") : nullptr;
       if (id == nullptr || !id->is_number_integer() || id->get<int64_t>() < 0 || content == nullptr ||
           !content->is_string() || content->get_ref<const std::string&>().empty()) {
         throw ConfigError(fmt::format("{}: {} needs an \"id\" >= 0 and a non-empty \"content\"", where, at));

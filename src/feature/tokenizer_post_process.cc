@@ -3,16 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/tokenizer_json.h"
 
 namespace tzrec::feature {
 namespace tokenizer_post_process_detail {
 
 using Json = nlohmann::json;
-
-const Json* member(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
 
 size_t count_of(const Json& v, const std::string& where, const std::string& at) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
@@ -23,7 +19,7 @@ size_t count_of(const Json& v, const std::string& where, const std::string& at) 
 
 // "Left" → true, "Right" (or absent) → false.
 bool left_of(const Json& obj, const std::string& where, const std::string& at) {
-  const Json* d = member(obj, "direction");
+  const Json* d = tokenizer_json_member(obj, "direction");
   if (d == nullptr) return false;
   if (d->is_string() && d->get<std::string>() == "Left") return true;
   if (d->is_string() && d->get<std::string>() == "Right") return false;
@@ -35,15 +31,15 @@ bool left_of(const Json& obj, const std::string& where, const std::string& at) {
 TokenizerPostProcess TokenizerPostProcess::from_json(const nlohmann::json& doc, const std::string& where) {
   using namespace tokenizer_post_process_detail;
   TokenizerPostProcess p;
-  if (const Json* t = member(doc, "truncation")) {
+  if (const Json* t = tokenizer_json_member(doc, "truncation")) {
     if (!t->is_object()) throw ConfigError(fmt::format("{}: truncation must be an object or null", where));
-    const Json* max_length = member(*t, "max_length");
+    const Json* max_length = tokenizer_json_member(*t, "max_length");
     if (max_length == nullptr) throw ConfigError(fmt::format("{}: truncation has no max_length", where));
     p.truncate = true;
     p.max_length = count_of(*max_length, where, "truncation.max_length");
     p.truncate_left = left_of(*t, where, "truncation");
-    if (const Json* stride = member(*t, "stride")) count_of(*stride, where, "truncation.stride");
-    if (const Json* s = member(*t, "strategy")) {
+    if (const Json* stride = tokenizer_json_member(*t, "stride")) count_of(*stride, where, "truncation.stride");
+    if (const Json* s = tokenizer_json_member(*t, "strategy")) {
       const std::string strategy = s->is_string() ? s->get<std::string>() : s->dump();
       if (strategy == "OnlySecond") {
         throw ConfigError(fmt::format("{}: truncation.strategy OnlySecond truncates the second text of a pair; a "
@@ -57,10 +53,10 @@ TokenizerPostProcess TokenizerPostProcess::from_json(const nlohmann::json& doc, 
       }
     }
   }
-  if (const Json* pad = member(doc, "padding")) {
+  if (const Json* pad = tokenizer_json_member(doc, "padding")) {
     if (!pad->is_object()) throw ConfigError(fmt::format("{}: padding must be an object or null", where));
     p.pad = true;
-    if (const Json* s = member(*pad, "strategy")) {
+    if (const Json* s = tokenizer_json_member(*pad, "strategy")) {
       if (s->is_object() && s->size() == 1 && s->contains("Fixed")) {
         p.pad_fixed = true;
         p.pad_length = count_of(s->at("Fixed"), where, "padding.strategy.Fixed");
@@ -69,10 +65,10 @@ TokenizerPostProcess TokenizerPostProcess::from_json(const nlohmann::json& doc, 
                                       where, s->dump()));
       }
     }
-    if (const Json* m = member(*pad, "pad_to_multiple_of")) {
+    if (const Json* m = tokenizer_json_member(*pad, "pad_to_multiple_of")) {
       p.pad_to_multiple_of = count_of(*m, where, "padding.pad_to_multiple_of");
     }
-    if (const Json* id = member(*pad, "pad_id")) {
+    if (const Json* id = tokenizer_json_member(*pad, "pad_id")) {
       p.pad_id = static_cast<int64_t>(count_of(*id, where, "padding.pad_id"));
     }
     p.pad_left = left_of(*pad, where, "padding");
