@@ -29,5 +29,7 @@ Action add_zch_to_dynamicemb_convert_command(CLI::App& app);
 Action add_create_dynamicemb_init_ckpt_command(CLI::App& app);
 Action add_feature_selection_command(CLI::App& app);
 Action add_create_faiss_index_command(CLI::App& app);
+Action add_create_online_infer_data_command(CLI::App& app);
+Action add_add_feature_info_to_config_command(CLI::App& app);
 
 }  // namespace tzrec::cli

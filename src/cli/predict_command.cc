@@ -22,7 +22,7 @@ Action add_predict_command(CLI::App& app) {
   cmd->add_option("--batch_size", o->batch_size, "sets data_config.batch_size and eval_batch_size");
   cmd->add_option("--predict_threads", o->predict_threads, "forward threads (the forward uses intra-op threads)");
   cmd->add_flag("--is_profiling", o->is_profiling, "write a trace under predict_output_path/predict_trace");
-  cmd->add_option("--debug_level", o->debug_level, "> 0: add the parsed inputs (not supported yet)");
+  cmd->add_option("--debug_level", o->debug_level, "> 0: add the __features__ column, each row's parsed features as text");
   cmd->add_option("--dataset_type", o->dataset_type, "ParquetDataset or CsvDataset; default from the config");
   cmd->add_option("--writer_type", o->writer_type, "ParquetWriter or CsvWriter; default from the dataset type");
   cmd->add_option("--edit_config_json", o->edit_config_json, "JSON edits of the pipeline config");

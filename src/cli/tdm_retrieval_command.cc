@@ -17,7 +17,7 @@ Action add_tdm_retrieval_command(CLI::App& app) {
   cmd->add_option("--reserved_columns", o->reserved_columns, "comma list of input columns copied to the output");
   cmd->add_option("--batch_size", o->batch_size, "sets data_config.batch_size");
   cmd->add_flag("--is_profiling", o->is_profiling, "accepted; no trace is written");
-  cmd->add_option("--debug_level", o->debug_level, "> 0: add the parsed inputs (not supported yet)");
+  cmd->add_option("--debug_level", o->debug_level, "> 0: a warning only; tdm_retrieval writes no __features__ column, as TorchEasyRec's");
   cmd->add_option("--dataset_type", o->dataset_type, "ParquetDataset or CsvDataset; default from the config");
   cmd->add_option("--writer_type", o->writer_type, "ParquetWriter or CsvWriter; default from the dataset type");
   cmd->add_option("--recall_num", o->recall_num, "items retrieved per row")->capture_default_str();

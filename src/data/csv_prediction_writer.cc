@@ -128,6 +128,7 @@ void CsvPredictionWriter::write_batch(const PredictionBatch& batch, bool first) 
     for (const auto& o : *batch.outputs) names.push_back(o.name);
     for (const StringColumn* c : batch.text) names.push_back(c->name);
     for (const TypedColumn* c : batch.typed) names.push_back(c->name);
+    for (const StringColumn* c : batch.appended) names.push_back(c->name);
     num_columns_ = static_cast<int64_t>(names.size());
     for (size_t k = 0; k < names.size(); ++k) {
       if (k > 0) text += delimiter_;
@@ -167,6 +168,7 @@ void CsvPredictionWriter::write_batch(const PredictionBatch& batch, bool first) 
       append_typed(*c, r, &cell);
       field(cell);
     }
+    for (const StringColumn* c : batch.appended) field(c->cell(r));
     // A line holding one empty field would read back as an empty line, which readers skip.
     if (num_columns_ == 1 && text.size() == line_start) text += "\"\"";
     text += '\n';

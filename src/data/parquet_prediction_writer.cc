@@ -30,6 +30,9 @@ std::vector<WriterField> fields_of(const PredictionBatch& batch, const std::stri
     fields.push_back(WriterField{c->name, c->values.type(), true, c->list_depth(), true,
                                  c->values.descriptor.is_string()});
   }
+  for (const StringColumn* c : batch.appended) {
+    fields.push_back(WriterField{c->name, PhysicalType::kByteArray, true, 0, true, true});
+  }
   return fields;
 }
 
@@ -101,6 +104,9 @@ void ParquetPredictionWriter::write_batch(const PredictionBatch& batch, bool fir
   for (const TypedColumn* c : batch.typed) {
     table.columns.push_back(c->values);  // the layout the reader produced, as the writer takes it
     ++index;
+  }
+  for (const StringColumn* c : batch.appended) {
+    table.columns.push_back(text_column(*c, schema.column(index++)));
   }
   writer_->write(std::move(table));
 }

@@ -70,8 +70,8 @@ std::string typed_column_type(const TypedColumn& c) {
 
 PredictionWriter::~PredictionWriter() = default;
 
-void PredictionWriter::write(const std::vector<OutputColumn>& outputs,
-                             const RecordBatch& reserved) {
+void PredictionWriter::write(const std::vector<OutputColumn>& outputs, const RecordBatch& reserved,
+                             const std::vector<StringColumn>& appended) {
   if (closed_) throw DataError(fmt::format("prediction writer {}: write after close", path_));
   PredictionBatch batch;
   batch.outputs = &outputs;
@@ -140,6 +140,12 @@ void PredictionWriter::write(const std::vector<OutputColumn>& outputs,
     add_rows(c.name, c.values.num_rows);
     columns.push_back(c.name + ": " + typed_column_type(c));
     batch.typed.push_back(&c);
+  }
+  for (const auto& c : appended) {
+    add_reserved(c.name);
+    add_rows(c.name, c.size());
+    columns.push_back(c.name + ": string");
+    batch.appended.push_back(&c);
   }
   if (columns.empty()) {
     throw DataError(fmt::format(

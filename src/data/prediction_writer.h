@@ -10,7 +10,8 @@
 // variable number of items per row (list<float>, or list<list<float>> for items of width > 1;
 // CSV: the items joined by ",", or their values by "," and the items by ";").
 // Reserved columns come as a data::RecordBatch (e.g. feature::LoadedBatch::reserved): its text
-// columns (CSV input) and then its typed columns (Parquet input).
+// columns (CSV input) and then its typed columns (Parquet input); then the text columns the caller
+// appends after them (predict's `__features__`, feature/parsed_features_text.h).
 //
 // ParquetWriter: outputs FLOAT (required) or LIST<FLOAT> (required, required elements), INT64 /
 //   LIST<INT64> for int64 outputs; text
@@ -68,6 +69,7 @@ struct PredictionBatch {
   const std::vector<OutputColumn>* outputs = nullptr;
   std::vector<const StringColumn*> text;  // reserved text columns
   std::vector<const TypedColumn*> typed;  // reserved typed columns
+  std::vector<const StringColumn*> appended;  // text columns after the reserved ones
 };
 
 class PredictionWriter {
@@ -78,7 +80,10 @@ class PredictionWriter {
 
   // Appends one batch (see the file comment). Every call must have the same columns (names,
   // order and types) as the first one.
-  void write(const std::vector<OutputColumn>& outputs, const RecordBatch& reserved = {});
+  // `appended`: text columns written after the reserved ones (they count as reserved columns in
+  // the checks).
+  void write(const std::vector<OutputColumn>& outputs, const RecordBatch& reserved = {},
+             const std::vector<StringColumn>& appended = {});
   // Finishes the file (Parquet footer, CSV flush). Idempotent. Without close() the file is
   // incomplete: the destructor does not finish it, so that write errors are not lost.
   void close();

@@ -15,6 +15,7 @@
 #include "dist/process_group.h"
 #include "export/exported_model.h"
 #include "feature/batch_loader.h"
+#include "feature/parsed_features_text.h"
 #include "models/model.h"
 #include "models/model_tasks.h"
 #include "checkpoint/checkpoint.h"
@@ -157,7 +158,7 @@ PredictSummary predict(const PredictOptions& options) {
     throw UsageError("pass --scripted_model_path (an export directory) or --pipeline_config_path (predict from a "
                      "checkpoint)");
   }
-  if (options.debug_level > 0) throw NotSupportedError("--debug_level > 0 (the __features__ column of parsed inputs)");
+  if (options.debug_level < 0) throw UsageError(fmt::format("--debug_level {} must be 0 or more", options.debug_level));
   if (options.predict_steps < 0) throw UsageError("--predict_steps must be positive");
   const auto env = dist::dist_env_from_environment();
   auto model = load_model(options);
@@ -185,9 +186,11 @@ PredictSummary predict(const PredictOptions& options) {
   while (options.predict_steps == 0 || summary.batches < options.predict_steps) {
     auto loaded = loader.next();
     if (!loaded) break;
+    std::vector<data::StringColumn> appended;
+    if (options.debug_level > 0) appended.push_back(feature::parsed_features_column(loader.parser().features(), loaded->batch));
     const auto predictions = net.predict(loaded->batch);
     if (summary.batches == 0) selected = select_outputs(options, predictions);
-    writer->write(output_columns(selected, predictions, loaded->batch.batch_size), loaded->reserved);
+    writer->write(output_columns(selected, predictions, loaded->batch.batch_size), loaded->reserved, appended);
     ++summary.batches;
     summary.rows += loaded->batch.batch_size;
     profiler.step();

@@ -12,11 +12,14 @@
 // [B, k] outputs as list<float>, [B, K, D] ones as list<float> of K·D values, row-major; int64
 // outputs — the SID models' codes — as int64 / list<int64>), then the
 // reserved input columns (--reserved_columns, names or
-// ALL_COLUMNS / ALL_EFFECTIVE_COLUMNS). Labels are not needed in the input.
+// ALL_COLUMNS / ALL_EFFECTIVE_COLUMNS), then with --debug_level > 0 the `__features__` column: each
+// row's parsed features as text (feature/parsed_features_text.h). Labels are not needed in the input.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "tzrec/protos/pipeline.pb.h"
 
 namespace tzrec::exporting {
 
@@ -31,7 +34,7 @@ struct PredictOptions {
   int64_t batch_size = 0;           // > 0: sets data_config.batch_size and eval_batch_size
   int predict_threads = 0;
   bool is_profiling = false;        // trace of batches 2..11 under <predict_output_path>/predict_trace
-  int debug_level = 0;
+  int debug_level = 0;              // > 0: the __features__ column
   std::string dataset_type;         // DatasetType name; empty: data_config.dataset_type
   std::string writer_type;          // empty: from the dataset type (ParquetDataset → ParquetWriter)
   std::string edit_config_json;
@@ -46,7 +49,7 @@ struct PredictSummary {
 
 // Errors: UsageError for missing / contradictory flags, unknown output columns, dataset or writer
 // types; the loader's DataErrors; the model-loading errors of export/exported_model.h or
-// train/checkpoint.h; NotSupportedError for --debug_level > 0 and writers other than Parquet / CSV.
+// train/checkpoint.h; NotSupportedError for writers other than Parquet / CSV.
 PredictSummary predict(const PredictOptions& options);
 
 // --batch_size (> 0: data_config.batch_size and eval_batch_size; < 0: UsageError) and

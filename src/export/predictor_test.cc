@@ -144,8 +144,8 @@ TEST_F(PredictorTest, BadFlagsAreRefused) {
   o.dataset_type = "HiveDataset2";
   EXPECT_THROW(predict(o), UsageError);
   o = from_checkpoint("pred");
-  o.debug_level = 1;
-  EXPECT_THROW(predict(o), NotSupportedError);
+  o.debug_level = -1;
+  EXPECT_THROW(predict(o), UsageError);
   o = from_checkpoint("pred");
   o.reserved_columns = "no_such_column";
   EXPECT_THROW(predict(o), DataError);

@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "base/text.h"
 #include "data/prediction_writer.h"
+#include "data/reserved_columns.h"
 #include "data/sampler_table.h"
 #include "dist/process_group.h"
 #include "export/exported_model.h"
@@ -111,23 +112,6 @@ data::RecordBatch candidate_rows(const data::RecordBatch& users, const std::vect
   return out;
 }
 
-// The user-requested reserved columns of a batch (by name, in order).
-data::RecordBatch select_columns(const data::RecordBatch& batch, const std::vector<std::string>& names) {
-  data::RecordBatch out;
-  out.files = batch.files;
-  out.origin_unit = batch.origin_unit;
-  out.origins = batch.origins;
-  for (const std::string& name : names) {
-    const int i = batch.column_index(name);
-    if (i >= 0) {
-      out.columns.push_back(batch.columns[static_cast<size_t>(i)]);
-    } else if (const data::TypedColumn* t = batch.typed_column(name)) {
-      out.typed_columns.push_back(*t);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
@@ -138,7 +122,13 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
   if (options.predict_output_path.empty()) throw UsageError("--predict_output_path is required");
   if (options.recall_num < 1) throw UsageError(fmt::format("--recall_num: {} is below 1", options.recall_num));
   if (options.n_cluster < 2) throw UsageError(fmt::format("--n_cluster: {} is below 2", options.n_cluster));
-  if (options.debug_level > 0) throw NotSupportedError("--debug_level > 0 (the __features__ column of parsed inputs)");
+  if (options.debug_level < 0) throw UsageError(fmt::format("--debug_level {} must be 0 or more", options.debug_level));
+  if (options.debug_level > 0) {
+    log::warning("--debug_level {}: tdm_retrieval writes no __features__ column (TorchEasyRec's retrieval tool "
+                 "writes only the reserved columns and recall_ids); use `tzrec predict --debug_level 1` on the "
+                 "scorer package to see the parsed features",
+                 options.debug_level);
+  }
   const fs::path dir(options.scripted_model_path);
   if (!fs::exists(dir / "model.safetensors") && fs::exists(dir / "model" / "model.safetensors")) {
     throw UsageError(fmt::format("--scripted_model_path {}: a tdm export holds the scorer in {}; pass that",
@@ -225,7 +215,7 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
       for (int64_t n : found[b]) ids[b].push_back(tree->key(n));
       if (std::find(ids[b].begin(), ids[b].end(), truth[b]) != ids[b].end()) ++summary.hits;
     }
-    data::RecordBatch out = select_columns(users, user_reserved);
+    data::RecordBatch out = data::select_columns(users, user_reserved);
     out.typed_columns.push_back(recall_ids_column(ids));
     writer->write({}, out);
     summary.rows += rows;

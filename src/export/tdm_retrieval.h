@@ -33,7 +33,7 @@ struct TdmRetrievalOptions {
   int recall_num = 200;
   int n_cluster = 2;
   bool is_profiling = false;
-  int debug_level = 0;
+  int debug_level = 0;       // > 0: only a warning (no __features__ column, as TorchEasyRec)
   std::string dataset_type;  // DatasetType name; empty: the config's
   std::string writer_type;   // empty: from the dataset type
   int num_worker_per_level = 1;
@@ -49,7 +49,7 @@ struct TdmRetrievalSummary {
 
 // Errors: UsageError for missing flags or a --scripted_model_path that is not a tdm scorer
 // package; the config / tree errors of tdm/beam_search.h (tables that do not match the config);
-// the loader's DataErrors; NotSupportedError for --debug_level > 0.
+// the loader's DataErrors.
 TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options);
 
 }  // namespace tzrec::exporting

@@ -39,6 +39,7 @@ class ComboFeature : public Feature {
   bool cross_negative_group() const override { return true; }
 
   std::vector<std::string> input_columns() const override;
+  std::vector<SideInput> side_inputs() const override { return multi_side_inputs(fg_mode_, inputs_); }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 

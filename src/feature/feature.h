@@ -86,6 +86,14 @@ struct FeatureAsset {
   std::string path;
 };
 
+// One FG input of a feature, as TorchEasyRec's BaseFeature.side_inputs: its side (user, item,
+// context, feature or const) and the column it is read from (grouped sequences' per-item inputs
+// with the "<sequence_name>__" prefix).
+struct SideInput {
+  std::string side;
+  std::string column;
+};
+
 class Feature {
  public:
   virtual ~Feature() = default;
@@ -95,6 +103,9 @@ class Feature {
   const std::string& field_path() const { return field_path_; }
   // The columns parse() reads.
   virtual std::vector<std::string> input_columns() const = 0;
+  // FG_NORMAL / FG_DAG: the feature's FG inputs in config order; FG_NONE / FG_BUCKETIZE, where the
+  // feature reads its own column: none.
+  virtual std::vector<SideInput> side_inputs() const = 0;
   // Parses the feature's column(s) of `batch` into `out` (see the layout above). Throws DataError
   // naming file, row, column and feature.
   virtual void parse(const data::RecordBatch& batch, const ParseOutput& out) const = 0;

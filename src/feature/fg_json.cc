@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "base/python_float.h"
+#include "base/python_json.h"
 #include "feature/assets.h"
 #include "data/file_output.h"
 #include "feature/feature_registry.h"
@@ -25,108 +25,6 @@ void remove_bucketizer(nlohmann::ordered_json* entry) {
     entry->erase(key);
   }
   if (entry->value("feature_type", "") != "tokenize_feature") entry->erase("vocab_file");
-}
-
-// ---- Python's json.dump(doc, f, indent=4) ---------------------------------------------------------
-
-// Python's repr of a finite float (base/python_float.h).
-void append_python_float(double v, std::string* out) {
-  TORCH_CHECK(std::isfinite(v), "fg.json: non-finite number");
-  *out += python_float_repr(v);
-}
-
-// A JSON string as Python writes it with ensure_ascii: \" \\ \b \f \n \r \t, other characters
-// outside ' '..'~' as \uXXXX (UTF-16 surrogate pairs above U+FFFF). ConfigError for text that is
-// not UTF-8.
-void append_python_string(const std::string& s, std::string* out) {
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    const size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
-    uint32_t cp = len == 1 ? lead : len == 2 ? (lead & 0x1f) : len == 3 ? (lead & 0x0f) : (lead & 0x07);
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t j = 1; valid && j < len; ++j) {
-      const auto c = static_cast<unsigned char>(s[i + j]);
-      valid = (c >> 6) == 0x2;
-      cp = (cp << 6) | (c & 0x3f);
-    }
-    const uint32_t least = len == 2 ? 0x80 : len == 3 ? 0x800 : len == 4 ? 0x10000 : 0;  // no overlong forms
-    if (!valid || cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-      throw ConfigError(fmt::format("fg.json: the config string \"{}\" is not valid UTF-8 (byte {}); fix the "
-                                    "config's encoding",
-                                    s, i));
-    }
-    i += len;
-    switch (cp) {
-      case '"': *out += "\\\""; continue;
-      case '\\': *out += "\\\\"; continue;
-      case '\b': *out += "\\b"; continue;
-      case '\f': *out += "\\f"; continue;
-      case '\n': *out += "\\n"; continue;
-      case '\r': *out += "\\r"; continue;
-      case '\t': *out += "\\t"; continue;
-      default: break;
-    }
-    if (cp >= 0x20 && cp <= 0x7e) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x10000) {
-      *out += fmt::format("\\u{:04x}", cp);
-    } else {
-      const uint32_t v = cp - 0x10000;
-      *out += fmt::format("\\u{:04x}\\u{:04x}", 0xd800 | (v >> 10), 0xdc00 | (v & 0x3ff));
-    }
-  }
-  out->push_back('"');
-}
-
-void append_python_json(const nlohmann::ordered_json& v, int level, std::string* out) {
-  constexpr int kIndent = 4;
-  switch (v.type()) {
-    case nlohmann::json::value_t::object:
-    case nlohmann::json::value_t::array: {
-      const bool object = v.is_object();
-      if (v.empty()) {
-        *out += object ? "{}" : "[]";
-        return;
-      }
-      out->push_back(object ? '{' : '[');
-      bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        *out += first ? "\n" : ",\n";
-        first = false;
-        out->append(static_cast<size_t>(kIndent * (level + 1)), ' ');
-        if (object) {
-          append_python_string(it.key(), out);
-          *out += ": ";
-        }
-        append_python_json(*it, level + 1, out);
-      }
-      out->push_back('\n');
-      out->append(static_cast<size_t>(kIndent * level), ' ');
-      out->push_back(object ? '}' : ']');
-      return;
-    }
-    case nlohmann::json::value_t::string:
-      append_python_string(v.get_ref<const std::string&>(), out);
-      return;
-    case nlohmann::json::value_t::boolean:
-      *out += v.get<bool>() ? "true" : "false";
-      return;
-    case nlohmann::json::value_t::null:
-      *out += "null";
-      return;
-    case nlohmann::json::value_t::number_integer:
-      *out += std::to_string(v.get<int64_t>());
-      return;
-    case nlohmann::json::value_t::number_unsigned:
-      *out += std::to_string(v.get<uint64_t>());
-      return;
-    case nlohmann::json::value_t::number_float:
-      append_python_float(v.get<double>(), out);
-      return;
-    default:
-      TORCH_CHECK(false, "fg.json: unexpected JSON value");
-  }
 }
 
 // Appends `feature`'s entries to `out`.
@@ -187,9 +85,11 @@ nlohmann::ordered_json create_fg_json(const protos::EasyRecConfig& config, const
 }
 
 std::string fg_json_text(const nlohmann::ordered_json& doc) {
-  std::string out;
-  append_python_json(doc, 0, &out);
-  return out;
+  try {
+    return python_json_dumps(doc);
+  } catch (const DataError& e) {
+    throw ConfigError(std::string("fg.json: ") + e.what() + "; fix the config's encoding");
+  }
 }
 
 void write_fg_json(const nlohmann::ordered_json& doc, const std::string& path) {

@@ -492,6 +492,7 @@ class NoFgJsonFeature : public Feature {
  public:
   NoFgJsonFeature() : Feature("x", "feature_configs[0].tokenize_feature", "tokenize_feature", BuildContext{}) {}
   std::vector<std::string> input_columns() const override { return {}; }
+  std::vector<SideInput> side_inputs() const override { return {}; }
   void parse(const data::RecordBatch&, const ParseOutput&) const override {}
 };
 

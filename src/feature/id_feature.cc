@@ -99,8 +99,9 @@ IdFeature::IdFeature(const protos::IdFeature& c, const std::string& path, const 
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     if (fg_mode_ == FgMode::kNone) return;  // FG_BUCKETIZE: the values go through the bucketizer below
   } else {
-    input_column_ =
-        fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
+    const FgInputName input = parse_fg_input(c.expression(), path + ".expression");
+    input_side_ = input.side;
+    input_column_ = fg_input_column(input, ctx, sequence, path + ".expression");
     default_value_ = default_value;
     separator_ = c.separator();
     if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");

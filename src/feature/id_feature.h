@@ -42,6 +42,10 @@ class IdFeature : public Feature {
             bool sequence);
 
   std::vector<std::string> input_columns() const override { return {input_column_}; }
+  std::vector<SideInput> side_inputs() const override {
+    if (reads_encoded_column(fg_mode_)) return {};
+    return {{input_side_, input_column_}};
+  }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override { return vocab_file_assets(config_); }
 
@@ -68,6 +72,7 @@ class IdFeature : public Feature {
 
   protos::IdFeature config_;  // for fg_json_entries()
   std::string input_column_;
+  std::string input_side_;  // FG modes: the side of the expression
   std::string sequence_delim_;
   std::optional<std::string> fg_encoded_default_;  // FG_NONE
   std::string default_value_;                      // FG_NORMAL

@@ -111,4 +111,11 @@ std::vector<std::string> multi_input_columns(FgMode mode, const std::string& fea
   return cols;
 }
 
+std::vector<SideInput> multi_side_inputs(FgMode mode, const std::vector<FgInput>& inputs) {
+  if (reads_encoded_column(mode)) return {};
+  std::vector<SideInput> out;
+  for (const FgInput& in : inputs) out.push_back({in.side, in.column});
+  return out;
+}
+
 }  // namespace tzrec::feature

@@ -41,6 +41,10 @@ struct FgInput {
 // feature), else each input's column.
 std::vector<std::string> multi_input_columns(FgMode mode, const std::string& feature, const std::vector<FgInput>& inputs);
 
+// Feature::side_inputs of a feature of several inputs: each input's side and column, none under
+// FG_NONE / FG_BUCKETIZE.
+std::vector<SideInput> multi_side_inputs(FgMode mode, const std::vector<FgInput>& inputs);
+
 // The input of expression `expr` at config field `field` (parse_fg_input rules) for a feature
 // built in `ctx`; `sequence`: the feature is a sequence; `sequence_fields`: the message's
 // sequence_fields. `single_input`: the input of a feature type TorchEasyRec reads from one input

@@ -17,6 +17,7 @@ class MultiInputFeature : public Feature {
   std::vector<std::string> input_columns() const override {
     return multi_input_columns(fg_mode_, info_.name, inputs_);
   }
+  std::vector<SideInput> side_inputs() const override { return multi_side_inputs(fg_mode_, inputs_); }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override {
     if (reads_encoded_column(fg_mode_)) {
       own_encoded_.parse(info_, batch, out);

@@ -47,8 +47,9 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     return;
   }
-  input_column_ =
-      fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx, sequence, path + ".expression");
+  const FgInputName input = parse_fg_input(c.expression(), path + ".expression");
+  input_side_ = input.side;
+  input_column_ = fg_input_column(input, ctx, sequence, path + ".expression");
   default_value_ = c.default_value();
   separator_ = c.separator();
   if (separator_.empty()) throw ConfigError(path + ".separator: must not be empty");

@@ -37,6 +37,10 @@ class RawFeature : public Feature {
              bool sequence);
 
   std::vector<std::string> input_columns() const override { return {input_column_}; }
+  std::vector<SideInput> side_inputs() const override {
+    if (reads_encoded_column(fg_mode_)) return {};
+    return {{input_side_, input_column_}};
+  }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
 
  protected:
@@ -61,6 +65,7 @@ class RawFeature : public Feature {
 
   protos::RawFeature config_;  // for fg_json_entries()
   std::string input_column_;
+  std::string input_side_;  // FG modes: the side of the expression
   std::string sequence_delim_;
   int64_t value_dim_ = 1;                          // values per row (per item of a sequence)
   std::optional<std::string> fg_encoded_default_;  // FG_NONE

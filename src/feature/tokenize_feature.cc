@@ -59,8 +59,9 @@ TokenizeFeature::TokenizeFeature(const protos::TokenizeFeature& c, const std::st
         fg_encoded_default(c.has_fg_encoded_default_value(), c.fg_encoded_default_value(), info_, path, multival_sep_);
     return;
   }
-  input_column_ = fg_input_column(parse_fg_input(c.expression(), path + ".expression"), ctx,
-                                  sequence && !tokens_as_sequence_, path + ".expression");
+  const FgInputName input = parse_fg_input(c.expression(), path + ".expression");
+  input_side_ = input.side;
+  input_column_ = fg_input_column(input, ctx, sequence && !tokens_as_sequence_, path + ".expression");
   default_value_ = fg_default_value(c.default_value(), info_.is_sequence);
   tokenizer_->encode(default_value_, &default_ids_);
 }

@@ -40,6 +40,10 @@ class TokenizeFeature : public Feature {
                   const BuildContext& ctx, bool sequence);
 
   std::vector<std::string> input_columns() const override { return {input_column_}; }
+  std::vector<SideInput> side_inputs() const override {
+    if (reads_encoded_column(fg_mode_)) return {};
+    return {{input_side_, input_column_}};
+  }
   void parse(const data::RecordBatch& batch, const ParseOutput& out) const override;
   std::vector<FeatureAsset> assets() const override;
   std::vector<nlohmann::ordered_json> fg_json() const override;
@@ -64,6 +68,7 @@ class TokenizeFeature : public Feature {
   std::optional<TextNormalizer> normalizer_;
   bool tokens_as_sequence_ = false;
   std::string input_column_;
+  std::string input_side_;  // FG modes: the side of the expression
   std::string sequence_delim_;
   std::string default_value_;                      // FG modes
   std::vector<int64_t> default_ids_;               // FG modes: default_value tokenized
