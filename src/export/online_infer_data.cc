@@ -11,6 +11,7 @@
 #include "base/python_float.h"
 #include "base/python_json.h"
 #include "config/pipeline_config.h"
+#include "data/csv_value_types.h"
 #include "data/dataset_sources.h"
 #include "data/file_output.h"
 #include "data/input_files.h"
@@ -60,7 +61,8 @@ std::string maxcompute_type(const std::string& type) {
   return "";
 }
 
-// The first `batch_size` rows of the config's train_input_path, every column.
+// The first `batch_size` rows of the config's train_input_path, every column; CSV columns typed as
+// pyarrow infers them (data/csv_value_types.h), as TorchEasyRec's CsvReader reads them.
 data::RecordBatch first_rows(const protos::EasyRecConfig& config, int64_t batch_size) {
   protos::DataConfig dc = config.data_config();
   dc.set_num_workers(1);
@@ -75,7 +77,10 @@ data::RecordBatch first_rows(const protos::EasyRecConfig& config, int64_t batch_
   if (!first || first->records.num_rows() == 0) {
     throw DataError(fmt::format("train_input_path {}: no rows to build a request from", path));
   }
-  return std::move(first->records);
+  data::RecordBatch rows = std::move(first->records);
+  for (const data::StringColumn& c : rows.columns) rows.typed_columns.push_back(data::typed_csv_column(c));
+  rows.columns.clear();
+  return rows;
 }
 
 // `batch` with each of `users`' columns holding its first row's value in every row.
@@ -180,7 +185,6 @@ OnlineInferDataSummary create_online_infer_data(const OnlineInferDataOptions& op
 
   // data.json: the column types of the request, the values as written.
   std::vector<std::pair<std::string, std::string>> types;  // column -> MaxCompute type, in order
-  for (const data::StringColumn& c : request.columns) types.emplace_back(c.name, "STRING");
   for (const data::TypedColumn& c : request.typed_columns) {
     const std::string type = data::typed_column_type(c);
     const std::string mc = maxcompute_type(type);

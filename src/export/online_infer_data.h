@@ -3,7 +3,8 @@
 // against the offline one. From an export directory (export/export_dir.h):
 //
 //   1. the first --batch_size rows of the config's train_input_path, read as the pipeline reads
-//      it (data_config's dataset type, delimiter, fields), every column; the columns of user-side
+//      it (data_config's dataset type, delimiter, fields), every column (CSV columns typed int64,
+//      double or string as pyarrow infers them, data/csv_value_types.h); the columns of user-side
 //      FG inputs (side "user", and every input of a grouped sequence) take the first row's value
 //      in every row — one user scored against batch_size items, as an online request;
 //   2. writes them as <dir>/debug_data/part-0.parquet and as <dir>/debug_data/data.json:
@@ -19,8 +20,7 @@
 // The JSON files are written as Python's json.dump(..., indent=4) writes them (base/python_json.h).
 //
 // Deviations from TorchEasyRec (docs/tzrec-compatibility.md §3.5): a table with fewer rows than
-// --batch_size gives a request of that many rows (TorchEasyRec fails); CSV columns are STRING
-// (TorchEasyRec's reader infers their types); a value holding ':' (weighted ids "3:0.5") stays
+// --batch_size gives a request of that many rows (TorchEasyRec fails); a value holding ':' (weighted ids "3:0.5") stays
 // whole in fgout.json (TorchEasyRec's split fails on it); NaN values are null in data.json.
 //
 // Errors: UsageError for a missing --scripted_model_path / pipeline.config, --batch_size below 1,

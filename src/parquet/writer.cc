@@ -56,7 +56,40 @@ void add_field_elements(const WriterField& f, std::vector<SchemaElement>* out) {
   throw DataError(fmt::format("parquet writer '{}': column '{}': {}", path, column, what));
 }
 
+// The schema elements of `fields` (root first), checked: unique non-empty names, types and list
+// depths a FileWriter writes. `path` names the file in errors ("" before one exists).
+std::vector<SchemaElement> schema_elements(const std::vector<WriterField>& fields, const std::string& path) {
+  std::set<std::string> names;
+  std::vector<SchemaElement> elements(1);
+  elements[0].name = "schema";
+  elements[0].num_children = static_cast<int32_t>(fields.size());
+  for (const auto& f : fields) {
+    if (f.name.empty() || !names.insert(f.name).second) {
+      throw DataError(fmt::format("parquet writer '{}': field names must be unique and non-empty ('{}')", path, f.name));
+    }
+    switch (f.type) {
+      case PhysicalType::kBoolean:
+      case PhysicalType::kInt32:
+      case PhysicalType::kInt64:
+      case PhysicalType::kFloat:
+      case PhysicalType::kDouble:
+      case PhysicalType::kByteArray: break;
+      default:
+        throw DataError(fmt::format("parquet writer '{}': field '{}' has unsupported type {}", path, f.name,
+                                    to_string(f.type)));
+    }
+    if (f.list_depth < 0 || f.list_depth > 2) {
+      throw DataError(fmt::format("parquet writer '{}': field '{}' has list_depth {} (0, 1 or 2)", path, f.name,
+                                  f.list_depth));
+    }
+    add_field_elements(f, &elements);
+  }
+  return elements;
+}
+
 }  // namespace
+
+Schema writer_schema(const std::vector<WriterField>& fields) { return Schema::build(schema_elements(fields, "")); }
 
 FileWriter::FileWriter(const std::string& path, std::vector<WriterField> fields, WriterOptions options)
     : path_(path), fields_(std::move(fields)), options_(std::move(options)) {
@@ -67,31 +100,7 @@ FileWriter::FileWriter(const std::string& path, std::vector<WriterField> fields,
     throw DataError(fmt::format("parquet writer '{}': unsupported codec {} (use UNCOMPRESSED, SNAPPY, GZIP or ZSTD)",
                                 path_, to_string(options_.compression)));
   }
-  std::set<std::string> names;
-  std::vector<SchemaElement> elements(1);
-  elements[0].name = "schema";
-  elements[0].num_children = static_cast<int32_t>(fields_.size());
-  for (const auto& f : fields_) {
-    if (f.name.empty() || !names.insert(f.name).second) {
-      throw DataError(fmt::format("parquet writer '{}': field names must be unique and non-empty ('{}')", path_, f.name));
-    }
-    switch (f.type) {
-      case PhysicalType::kBoolean:
-      case PhysicalType::kInt32:
-      case PhysicalType::kInt64:
-      case PhysicalType::kFloat:
-      case PhysicalType::kDouble:
-      case PhysicalType::kByteArray: break;
-      default:
-        throw DataError(fmt::format("parquet writer '{}': field '{}' has unsupported type {}", path_, f.name,
-                                    to_string(f.type)));
-    }
-    if (f.list_depth < 0 || f.list_depth > 2) {
-      throw DataError(fmt::format("parquet writer '{}': field '{}' has list_depth {} (0, 1 or 2)", path_, f.name,
-                                  f.list_depth));
-    }
-    add_field_elements(f, &elements);
-  }
+  std::vector<SchemaElement> elements = schema_elements(fields_, path_);
   schema_ = Schema::build(elements);
   metadata_.version = 1;
   metadata_.schema = std::move(elements);

@@ -94,6 +94,10 @@ class FileWriter {
   bool closed_ = false;
 };
 
+// The schema a FileWriter of `fields` writes (its descriptors, for building columns before a file
+// exists). Throws DataError for fields a FileWriter refuses.
+Schema writer_schema(const std::vector<WriterField>& fields);
+
 // Builds one ColumnData row by row, for writer input and tests.
 //   flat:   append(v) / append_null()            (one row each)
 //   lists:  begin_list() ... end_list()          (one row at the outermost level)

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/text.h"
+#include "data/csv_value_types.h"
 #include "data/dataset_sources.h"
 #include "data/file_output.h"
 #include "data/sampler_table.h"
@@ -22,28 +23,6 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// pyarrow's default null spellings of number columns.
-bool is_null_text(std::string_view s) {
-  static const char* const kNulls[] = {"",    "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
-                                       "1.#IND", "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"};
-  for (const char* n : kNulls) {
-    if (s == n) return true;
-  }
-  return false;
-}
-
-bool parse_cell_int(std::string_view s, int64_t* out) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
-bool parse_cell_double(std::string_view s, double* out) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
 // One input column gathered over the whole table: typed values and where each row came from.
@@ -87,28 +66,21 @@ AttrValue parquet_value(const parquet::ColumnData& c, int64_t row) {
 
 // Types the text cells of one CSV column as pyarrow infers them (int64, double, else string).
 void infer_csv_column(const std::vector<std::string>& cells, Gathered* out) {
-  bool all_int = true, all_num = true;
   int64_t iv;
   double dv;
-  for (const std::string& s : cells) {
-    if (is_null_text(s)) continue;
-    if (all_int && !parse_cell_int(s, &iv)) all_int = false;
-    if (!all_int && !parse_cell_double(s, &dv)) {
-      all_num = false;
-      break;
-    }
-  }
+  const data::CsvValueType type = data::infer_csv_value_type(std::vector<std::string_view>(cells.begin(), cells.end()));
   out->values.clear();
   out->values.reserve(cells.size());
-  if (all_int) {
+  if (type == data::CsvValueType::kInt64) {
     out->type = AttrType::kInt64;
     for (const std::string& s : cells) {
-      out->values.push_back(is_null_text(s) || !parse_cell_int(s, &iv) ? AttrValue::null() : AttrValue::of_int(iv));
+      out->values.push_back(data::csv_null_text(s) || !data::parse_csv_int64(s, &iv) ? AttrValue::null() : AttrValue::of_int(iv));
     }
-  } else if (all_num) {
+  } else if (type == data::CsvValueType::kDouble) {
     out->type = AttrType::kDouble;
     for (const std::string& s : cells) {
-      out->values.push_back(is_null_text(s) || !parse_cell_double(s, &dv) ? AttrValue::null() : AttrValue::of_double(dv));
+      out->values.push_back(data::csv_null_text(s) || !data::parse_csv_double(s, &dv) ? AttrValue::null()
+                                                                                      : AttrValue::of_double(dv));
     }
   } else {
     out->type = AttrType::kString;
@@ -214,7 +186,7 @@ bool parse_embedding_text(std::string_view s, std::vector<float>* out) {
     s = end == std::string_view::npos ? std::string_view() : s.substr(end + 1);
     if (tok.empty()) continue;
     double v = 0;
-    if (!parse_cell_double(tok, &v)) return false;
+    if (!data::parse_csv_double(tok, &v)) return false;
     out->push_back(static_cast<float>(v));
   }
   return !out->empty();
@@ -372,7 +344,7 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
       throw DataError(fmt::format("{}: the item id is empty; every item needs an integer id", describe(r, o.item_id_field)));
     }
     if (ids.type == AttrType::kString) {
-      if (!parse_cell_int(v.s, &item.id)) {
+      if (!data::parse_csv_int64(v.s, &item.id)) {
         throw DataError(fmt::format("{}: item id '{}' is not an integer (string ids need USE_HASH_NODE_ID=1, not "
                                     "supported yet)",
                                     describe(r, o.item_id_field), v.s));

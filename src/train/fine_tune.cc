@@ -234,16 +234,20 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
     restore_remapped_shards(session.model(), session.model().embeddings(), *session.sharded_embeddings(), latest->first,
                        *index, /*move_optimizer_state=*/false, /*required=*/false);
   }
-  log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
-            result.model.loaded.size() + result.model.missing.size(), latest->first);
-  if (!result.model.missing.empty()) {
+  // Every rank loads the same tensors: one report, from rank 0.
+  const bool chief = session.process_group() == nullptr || session.process_group()->rank() == 0;
+  if (chief) {
+    log::info("fine_tune_checkpoint: loaded {} of {} model tensors from {}", result.model.loaded.size(),
+              result.model.loaded.size() + result.model.missing.size(), latest->first);
+  }
+  if (chief && !result.model.missing.empty()) {
     log::warning("fine_tune_checkpoint: {} model tensor(s) not in {}, kept as initialised: {}",
                  result.model.missing.size(), latest->first, fmt::join(result.model.missing, ", "));
   }
 
   if (!options.restore_optimizer || !session.has_optimizers()) return result;
   if (checkpoint.optimizer.empty() && !(sharded && index->stored_world_size() > 1)) {
-    log::info("fine_tune_checkpoint: {} holds no optimizer state; optimizers start fresh", latest->first);
+    if (chief) log::info("fine_tune_checkpoint: {} holds no optimizer state; optimizers start fresh", latest->first);
     return result;
   }
   bool remapped = false;
@@ -251,8 +255,10 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
   if (remapped) {
     // Optimizer state is keyed by parameter/table name; remapped names would pair state with the
     // wrong parameters.
-    log::warning("fine_tune_checkpoint: parameter names were remapped by fine_tune_ckpt_param_map, "
-                 "so the optimizer state of {} is not restored; optimizers start fresh", latest->first);
+    if (chief) {
+      log::warning("fine_tune_checkpoint: parameter names were remapped by fine_tune_ckpt_param_map, "
+                   "so the optimizer state of {} is not restored; optimizers start fresh", latest->first);
+    }
     return result;
   }
   const auto sparse_stored = strip_prefix(checkpoint.optimizer, "sparse.");
@@ -282,7 +288,7 @@ FineTuneResult fine_tune_restore(TrainingSession& session, const FineTuneOptions
     session.sparse_optimizer().load_state_dict(sparse_stored);  // checked to fit above
   }
   result.optimizer_restored = true;
-  log::info("fine_tune_checkpoint: restored optimizer state from {}", latest->first);
+  if (chief) log::info("fine_tune_checkpoint: restored optimizer state from {}", latest->first);
   return result;
 }
 

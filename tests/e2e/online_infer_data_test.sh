@@ -155,12 +155,37 @@ from expected import features_line
 rows = list(csv.DictReader(open("train.csv", newline="")))[:6]
 data = json.load(open("export/debug_data/data.json"))
 assert list(data) == ["uid", "iid", "item_ids", "tags", "price", "vec", "click__iid", "click__ts", "clk"], list(data)
-# A CSV table: every column is STRING; user-side columns hold the first row's value once.
-assert all(v["dtype"] == "STRING" for v in data.values()), data
-for col in ["uid", "vec", "click__iid", "click__ts"]:
-    assert data[col]["values"] == [rows[0][col] or None], (col, data[col])
-for col in ["iid", "tags", "price", "clk"]:
-    assert data[col]["values"] == [r[col] for r in rows], (col, data[col])
+# CSV columns typed as pyarrow's read_csv infers them from the rows read: BIGINT when every non-null
+# cell is an integer, else DOUBLE when every one is a number, else STRING (cells as they are).
+NULLS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "N/A",
+         "NA", "NULL", "NaN", "n/a", "nan", "null"}
+def is_int(c):
+    try:
+        int(c)
+        return True
+    except ValueError:
+        return False
+def is_float(c):
+    try:
+        float(c)
+        return True
+    except ValueError:
+        return False
+def typed(col):
+    cells = [r[col] for r in rows]
+    present = [c for c in cells if c not in NULLS]
+    if all(is_int(c) for c in present):
+        return "BIGINT", [None if c in NULLS else int(c) for c in cells]
+    if all(is_float(c) for c in present):
+        return "DOUBLE", [None if c in NULLS else float(c) for c in cells]
+    return "STRING", cells
+for col in ["uid", "iid", "tags", "price", "vec", "click__iid", "click__ts", "clk"]:
+    dtype, values = typed(col)
+    assert data[col]["dtype"] == dtype, (col, data[col]["dtype"], dtype)
+    # User-side columns hold the first row's value once.
+    want = values[:1] if col in ["uid", "vec", "click__iid", "click__ts"] else values
+    assert data[col]["values"] == want, (col, data[col]["values"], want)
+assert data["uid"]["dtype"] == "BIGINT" and data["price"]["dtype"] == "DOUBLE" and data["tags"]["dtype"] == "STRING"
 assert data["item_ids"] == data["iid"]
 fgout = json.load(open("export/debug_result/fgout.json"))
 assert list(fgout) == [r["iid"] for r in rows], list(fgout)
