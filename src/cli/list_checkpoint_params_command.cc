@@ -1,6 +1,8 @@
-// `tzrec list_checkpoint_params`: the tensors stored in a checkpoint (TorchEasyRec's
-// tzrec.tools.list_distcp_param), one "<name> <shape> <dtype>" line each, sorted by name; the
-// tables of a multi-rank checkpoint with their whole shapes, read from the file headers.
+// `tzrec list_checkpoint_params`: the tensors stored in a checkpoint, one "<name> <shape> <dtype>"
+// line each, sorted by name; the tables of a multi-rank checkpoint with their whole shapes, read
+// from the file headers. `tzrec list_distcp_param` is the same under the name of TorchEasyRec's
+// tool (tzrec.tools.list_distcp_param, the same flag), which lists the model's tensors and then
+// the optimizer's.
 #include <cstdio>
 #include <filesystem>
 
@@ -49,16 +51,15 @@ void print_tensors(const checkpointing::CheckpointTensorIndex& index, const std:
   }
 }
 
-}  // namespace
-
-Action add_list_checkpoint_params_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list_checkpoint_params",
-                                 "Print the name, shape and dtype of every tensor stored in a checkpoint");
+// The command `name`; `optimizer`: the optimizer state is listed too (else only with --optimizer).
+Action add_list_command(CLI::App& app, const std::string& name, const std::string& description, bool optimizer) {
+  auto* cmd = app.add_subcommand(name, description);
   auto options = std::make_shared<ListOptions>();
+  options->optimizer = optimizer;
   cmd->add_option("--checkpoint_path", options->checkpoint_path,
                   "checkpoint dir (model_dir/model.ckpt-N) or a model_dir (its latest checkpoint)")
       ->required();
-  cmd->add_flag("--optimizer", options->optimizer, "also list the optimizer state tensors");
+  if (!optimizer) cmd->add_flag("--optimizer", options->optimizer, "also list the optimizer state tensors");
   return [options]() {
     auto latest = checkpointing::latest_checkpoint(options->checkpoint_path);
     if (!latest) {
@@ -81,6 +82,20 @@ Action add_list_checkpoint_params_command(CLI::App& app) {
     std::fflush(stdout);
     return 0;
   };
+}
+
+}  // namespace
+
+Action add_list_checkpoint_params_command(CLI::App& app) {
+  return add_list_command(app, "list_checkpoint_params",
+                          "Print the name, shape and dtype of every tensor stored in a checkpoint", false);
+}
+
+Action add_list_distcp_param_command(CLI::App& app) {
+  return add_list_command(app, "list_distcp_param",
+                          "Print the name, shape and dtype of every model and optimizer tensor stored in a checkpoint "
+                          "(TorchEasyRec's list_distcp_param)",
+                          true);
 }
 
 }  // namespace tzrec::cli

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoint policies end to end: keep_checkpoint_max (+ the best checkpoint with
-# exporter_type "best"), list_checkpoint_params, and fine_tune_checkpoint with a
+# exporter_type "best"), list_checkpoint_params (and list_distcp_param), and fine_tune_checkpoint with a
 # fine_tune_ckpt_param_map and a parameter missing from the checkpoint.
 # Usage: checkpoint_policies_test.sh <tzrec binary> <repo root>
 set -euo pipefail
@@ -42,6 +42,9 @@ PY
 # 3. list_checkpoint_params on a model_dir lists its latest checkpoint's tensors, as the manifest.
 "$TZREC" list_checkpoint_params --checkpoint_path "$WORK/keep" > "$WORK/params.txt" 2> /dev/null
 "$TZREC" list_checkpoint_params --checkpoint_path "$WORK/keep/model.ckpt-59" --optimizer > "$WORK/all.txt" 2> /dev/null
+# TorchEasyRec's name of the tool lists the model's and the optimizer's tensors.
+"$TZREC" list_distcp_param --checkpoint_path "$WORK/keep/model.ckpt-59" > "$WORK/distcp.txt" 2> /dev/null
+cmp -s "$WORK/all.txt" "$WORK/distcp.txt" || fail "list_distcp_param differs from list_checkpoint_params --optimizer"
 /usr/bin/python3 - "$WORK/keep/model.ckpt-59/manifest.json" "$WORK/params.txt" "$WORK/all.txt" <<'PY' || fail "list_checkpoint_params output"
 import json, sys
 m = json.load(open(sys.argv[1]))
