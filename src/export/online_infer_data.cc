@@ -166,6 +166,14 @@ OnlineInferDataSummary create_online_infer_data(const OnlineInferDataOptions& op
     throw DataError(fmt::format("--item_id {}: no such column in {} (its columns are the request's)",
                                 options.item_id, rows.files.front()));
   }
+  for (const data::TypedColumn& c : rows.typed_columns) {
+    if (c.is_map()) {
+      throw NotSupportedError(fmt::format("create_online_infer_data: column '{}' of {} is a {}; requests with map "
+                                          "columns (written to debug_data/part-0.parquet, whose writer writes no "
+                                          "maps)",
+                                          c.name, rows.files.front(), data::typed_column_type(c)));
+    }
+  }
   const std::set<std::string> users = user_columns(features);
   const data::RecordBatch request = with_one_user(rows, users);
 
