@@ -17,11 +17,11 @@
 #include "data/input_files.h"
 #include "data/prediction_writer.h"
 #include "data/reserved_columns.h"
+#include "data/typed_rows.h"
 #include "export/export_dir.h"
 #include "export/predictor.h"
 #include "feature/feature_registry.h"
 #include "feature/parsed_features_text.h"
-#include "parquet/column_slice.h"
 #include "parquet/file_reader.h"
 #include "parquet/json_rows.h"
 
@@ -83,25 +83,13 @@ data::RecordBatch first_rows(const protos::EasyRecConfig& config, int64_t batch_
   return rows;
 }
 
-// `batch` with each of `users`' columns holding its first row's value in every row.
+// `batch` (typed columns, first_rows) with each of `users`' columns holding its first row's value in
+// every row.
 data::RecordBatch with_one_user(const data::RecordBatch& batch, const std::set<std::string>& users) {
   data::RecordBatch out = batch;
-  const int64_t rows = batch.num_rows();
-  for (data::StringColumn& c : out.columns) {
-    if (users.count(c.name) == 0) continue;
-    const std::string first(c.cell(0));
-    c = data::StringColumn{c.name, {}, {0}};
-    for (int64_t r = 0; r < rows; ++r) c.append(first);
-  }
+  const std::vector<int64_t> first_row(static_cast<size_t>(batch.num_rows()), 0);
   for (data::TypedColumn& c : out.typed_columns) {
-    if (users.count(c.name) == 0) continue;
-    auto repeat = [rows](const parquet::ColumnData& src) {
-      parquet::ColumnData col = parquet::slice_rows(src, 0, 0);
-      for (int64_t r = 0; r < rows; ++r) parquet::append_rows(src, 0, 1, &col);
-      return col;
-    };
-    c.values = repeat(c.values);
-    if (c.map_values) c.map_values = repeat(*c.map_values);
+    if (users.count(c.name) > 0) c = data::take_rows(c, 0, first_row);
   }
   return out;
 }

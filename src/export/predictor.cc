@@ -151,6 +151,10 @@ void apply_data_flags(int64_t batch_size, const std::string& dataset_type, proto
   }
 }
 
+void check_debug_level(int debug_level) {
+  if (debug_level < 0) throw UsageError(fmt::format("--debug_level {} must be 0 or more", debug_level));
+}
+
 PredictSummary predict(const PredictOptions& options) {
   if (options.predict_input_path.empty()) throw UsageError("--predict_input_path is required");
   if (options.predict_output_path.empty()) throw UsageError("--predict_output_path is required");
@@ -158,7 +162,7 @@ PredictSummary predict(const PredictOptions& options) {
     throw UsageError("pass --scripted_model_path (an export directory) or --pipeline_config_path (predict from a "
                      "checkpoint)");
   }
-  if (options.debug_level < 0) throw UsageError(fmt::format("--debug_level {} must be 0 or more", options.debug_level));
+  check_debug_level(options.debug_level);
   if (options.predict_steps < 0) throw UsageError("--predict_steps must be positive");
   const auto env = dist::dist_env_from_environment();
   auto model = load_model(options);

@@ -57,4 +57,7 @@ PredictSummary predict(const PredictOptions& options);
 // tdm_retrieval.
 void apply_data_flags(int64_t batch_size, const std::string& dataset_type, protos::EasyRecConfig& config);
 
+// --debug_level: UsageError when negative; shared by predict and tdm_retrieval.
+void check_debug_level(int debug_level);
+
 }  // namespace tzrec::exporting

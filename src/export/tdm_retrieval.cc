@@ -13,6 +13,7 @@
 #include "data/prediction_writer.h"
 #include "data/reserved_columns.h"
 #include "data/sampler_table.h"
+#include "data/typed_rows.h"
 #include "dist/process_group.h"
 #include "export/exported_model.h"
 #include "export/predictor.h"
@@ -20,9 +21,6 @@
 #include "feature/column_cells.h"
 #include "feature/feature_parser.h"
 #include "models/rank/tdm.h"
-#include "parquet/column_slice.h"
-#include "parquet/metadata.h"
-#include "parquet/schema.h"
 #include "parquet/writer.h"
 #include "tdm/beam_search.h"
 #include "train/run_config.h"
@@ -36,21 +34,9 @@ constexpr const char* kRecallIdsColumn = "recall_ids";
 
 // "recall_ids": list<int64> (a nullable list of required elements), one list per row.
 data::TypedColumn recall_ids_column(const std::vector<std::vector<int64_t>>& ids) {
-  std::vector<parquet::SchemaElement> elements(4);
-  elements[0].name = "schema";
-  elements[0].num_children = 1;
-  elements[1].name = kRecallIdsColumn;
-  elements[1].repetition = parquet::Repetition::kOptional;
-  elements[1].num_children = 1;
-  elements[1].converted_type = parquet::ConvertedType::kList;
-  elements[1].logical_type.kind = parquet::LogicalType::Kind::kList;
-  elements[2].name = "list";
-  elements[2].repetition = parquet::Repetition::kRepeated;
-  elements[2].num_children = 1;
-  elements[3].name = "element";
-  elements[3].repetition = parquet::Repetition::kRequired;
-  elements[3].type = parquet::PhysicalType::kInt64;
-  const parquet::Schema schema = parquet::Schema::build(elements);
+  const parquet::Schema schema = parquet::writer_schema({parquet::WriterField{
+      kRecallIdsColumn, parquet::PhysicalType::kInt64, /*nullable=*/true, /*list_depth=*/1,
+      /*element_nullable=*/false, /*string=*/false}});
   parquet::ColumnBuilder builder(schema.column(0));
   for (const auto& row : ids) {
     builder.begin_list();
@@ -99,15 +85,7 @@ data::RecordBatch candidate_rows(const data::RecordBatch& users, const std::vect
       out.columns.push_back(item_column(c.name, k));
       continue;
     }
-    data::TypedColumn column;
-    column.name = c.name;
-    column.values = parquet::slice_rows(c.values, 0, 0);
-    if (c.map_values) column.map_values = parquet::slice_rows(*c.map_values, 0, 0);
-    for (int64_t o : owner) {
-      parquet::append_rows(c.values, o, o + 1, &column.values);
-      if (c.map_values) parquet::append_rows(*c.map_values, o, o + 1, &*column.map_values);
-    }
-    out.typed_columns.push_back(std::move(column));
+    out.typed_columns.push_back(data::take_rows(c, 0, owner));
   }
   return out;
 }
@@ -122,7 +100,7 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
   if (options.predict_output_path.empty()) throw UsageError("--predict_output_path is required");
   if (options.recall_num < 1) throw UsageError(fmt::format("--recall_num: {} is below 1", options.recall_num));
   if (options.n_cluster < 2) throw UsageError(fmt::format("--n_cluster: {} is below 2", options.n_cluster));
-  if (options.debug_level < 0) throw UsageError(fmt::format("--debug_level {} must be 0 or more", options.debug_level));
+  check_debug_level(options.debug_level);
   if (options.debug_level > 0) {
     log::warning("--debug_level {}: tdm_retrieval writes no __features__ column (TorchEasyRec's retrieval tool "
                  "writes only the reserved columns and recall_ids); use `tzrec predict --debug_level 1` on the "

@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "base/stable_hash.h"
 #include "data/row_key.h"
+#include "data/typed_rows.h"
 #include "feature/column_cells.h"
-#include "parquet/column_slice.h"
 
 namespace tzrec::feature {
 
@@ -119,15 +119,7 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
       out.columns.push_back(text_column(c.name));
       continue;
     }
-    data::TypedColumn column;
-    column.name = c.name;
-    column.values = parquet::slice_rows(c.values, 0, rows);
-    if (c.map_values) column.map_values = parquet::slice_rows(*c.map_values, 0, rows);
-    for (int64_t o : owner) {
-      parquet::append_rows(c.values, o, o + 1, &column.values);
-      if (c.map_values) parquet::append_rows(*c.map_values, o, o + 1, &*column.map_values);
-    }
-    out.typed_columns.push_back(std::move(column));
+    out.typed_columns.push_back(data::take_rows(c, rows, owner));
   }
   return out;
 }

@@ -64,28 +64,14 @@ AttrValue parquet_value(const parquet::ColumnData& c, int64_t row) {
   }
 }
 
-// Types the text cells of one CSV column as pyarrow infers them (int64, double, else string).
-void infer_csv_column(const std::vector<std::string>& cells, Gathered* out) {
-  int64_t iv;
-  double dv;
-  const data::CsvValueType type = data::infer_csv_value_type(std::vector<std::string_view>(cells.begin(), cells.end()));
+// Types the text cells of one CSV column as pyarrow infers them (data/csv_value_types.h), then
+// takes its values as from a Parquet column.
+void infer_csv_column(const data::StringColumn& cells, const std::string& file, Gathered* out) {
+  const data::TypedColumn typed = data::typed_csv_column(cells);
+  out->type = parquet_type(typed.values, file, cells.name);
   out->values.clear();
-  out->values.reserve(cells.size());
-  if (type == data::CsvValueType::kInt64) {
-    out->type = AttrType::kInt64;
-    for (const std::string& s : cells) {
-      out->values.push_back(data::csv_null_text(s) || !data::parse_csv_int64(s, &iv) ? AttrValue::null() : AttrValue::of_int(iv));
-    }
-  } else if (type == data::CsvValueType::kDouble) {
-    out->type = AttrType::kDouble;
-    for (const std::string& s : cells) {
-      out->values.push_back(data::csv_null_text(s) || !data::parse_csv_double(s, &dv) ? AttrValue::null()
-                                                                                      : AttrValue::of_double(dv));
-    }
-  } else {
-    out->type = AttrType::kString;
-    for (const std::string& s : cells) out->values.push_back(AttrValue::of_string(s));
-  }
+  out->values.reserve(static_cast<size_t>(cells.size()));
+  for (int64_t r = 0; r < cells.size(); ++r) out->values.push_back(parquet_value(typed.values, r));
 }
 
 std::string cate_text(const AttrValue& v, AttrType type) {
@@ -234,7 +220,7 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
       data::make_dataset_sources(dc, o.item_input_path, columns, batch, nullptr, 0, 1, /*log_worker_changes=*/false);
 
   std::vector<Gathered> gathered(columns.size());
-  std::vector<std::vector<std::string>> text(columns.size());
+  std::vector<data::StringColumn> text(columns.size());  // CSV: each column's cells
   std::vector<RowWhere> where;
   std::vector<std::string> files;
   std::string origin_unit = csv ? "line" : "row";
@@ -297,7 +283,7 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
       if (csv) {
         const int ci = rb.column_index(columns[c]);
         const data::StringColumn& col = rb.columns.at(static_cast<size_t>(ci));
-        for (int64_t r = 0; r < rb.num_rows(); ++r) text[c].emplace_back(col.cell(r));
+        for (int64_t r = 0; r < rb.num_rows(); ++r) text[c].append(col.cell(r));
         continue;
       }
       const data::TypedColumn* col = rb.typed_column(columns[c]);
@@ -319,7 +305,9 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
   }
   if (csv) {
     for (size_t c = 0; c < columns.size(); ++c) {
-      if (embedding_field.empty() || columns[c] != embedding_field) infer_csv_column(text[c], &gathered[c]);
+      if (!embedding_field.empty() && columns[c] == embedding_field) continue;
+      text[c].name = columns[c];
+      infer_csv_column(text[c], o.item_input_path, &gathered[c]);
     }
   }
   auto describe = [&](size_t row, const std::string& column) {
