@@ -48,4 +48,8 @@ void append_int(std::string* out, int64_t v) {
   out->append(buf, res.ptr);
 }
 
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace tzrec

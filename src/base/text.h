@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tzrec {
@@ -19,6 +20,9 @@ std::string format_shape(const std::vector<int64_t>& shape);
 
 // This machine's host name, or "localhost" when it cannot be read.
 std::string host_name();
+
+// Whether `s` ends with `suffix` (file-name extensions).
+bool ends_with(std::string_view s, std::string_view suffix);
 
 // Appends the decimal digits of `v` to `out` (no locale, no allocation beyond the append).
 void append_int(std::string* out, int64_t v);

@@ -6,6 +6,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "base/text.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "config/json_reader.h"
@@ -16,10 +17,6 @@ namespace tzrec::config {
 namespace {
 
 namespace pb = google::protobuf;
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Keeps the first error of the text-format parser (it stops at the first one anyway).
 class FirstErrorCollector : public pb::io::ErrorCollector {

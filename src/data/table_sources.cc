@@ -2,16 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "base/error.h"
 #include "data/input_files.h"
 #include "data/reserved_columns.h"
 
 namespace tzrec::data {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 protos::DataConfig table_data_config(TableFormat format, int workers) {
   protos::DataConfig dc;

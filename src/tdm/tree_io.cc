@@ -21,10 +21,6 @@
 namespace tzrec::tdm {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // One input column gathered over the whole table: typed values and where each row came from.
 struct Gathered {
   std::string name;

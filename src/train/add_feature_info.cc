@@ -10,6 +10,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include "base/text.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "config/feature_util.h"
@@ -24,10 +25,6 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
 constexpr char kCommand[] = "add_feature_info_to_config";
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // A scalar text cell ("" for a null or empty one); DataError for lists and maps.
 std::string text_of(const feature::ColumnCells& cells, int64_t r) {
