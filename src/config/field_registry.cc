@@ -455,16 +455,17 @@ constexpr Entry kEntries[] = {
      "the clipped gradients are the dense parameters', identical on every rank after their all-reduce, so "
      "their norm is already global (TorchEasyRec gives TorchRec's clipping no sharded parameters either)"},
     {"FeatureStoreConfig", kRefused, "*", ""},
-    {"DeltaEmbeddingDumpConfig", kRefused, "*", ""},
+    {"DeltaEmbeddingDumpConfig", kHonoured, "dump_interval_steps output_dir file_prefix dump_interval_minutes quant_type",
+     ""},
+    {"DeltaEmbeddingDumpConfig", kRefused, "feature_store_config", ""},
     {"TrainConfig", kHonoured,
      "sparse_optimizer dense_optimizer num_steps num_epochs save_checkpoints_steps "
      "fine_tune_checkpoint fine_tune_ckpt_param_map log_step_count_steps is_profiling "
      "use_tensorboard save_checkpoints_epochs tensorboard_summaries "
      "global_embedding_constraints mixed_precision grad_scaler gradient_accumulation_steps "
      "grad_clipping keep_checkpoint_max save_checkpoints_timestamp_interval "
-     "save_checkpoints_timestamps save_checkpoints_timestamp_quorum",
+     "save_checkpoints_timestamps save_checkpoints_timestamp_quorum delta_embedding_dump_config",
      ""},
-    {"TrainConfig", kRefused, "delta_embedding_dump_config", ""},
     {"TrainConfig", kWarned,
      "cudnn_allow_tf32 cuda_matmul_allow_tf32",
      "CUDA only: no effect in this CPU engine"},

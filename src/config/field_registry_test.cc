@@ -84,13 +84,13 @@ TEST(FieldRegistry, ReportsSetRefusedAndWarnedFieldsWithTheirPaths) {
   const auto findings = check_set_fields(parse(R"(
     data_config { batch_size: 8 pin_memory: false input_fields { input_name: "a" input_type: INT64 }
                   tdm_sampler { num_eval_sample: 2 } }
-    train_config { cudnn_allow_tf32: false delta_embedding_dump_config { } }
+    train_config { cudnn_allow_tf32: false delta_embedding_dump_config { feature_store_config { region: "r" } } }
     feature_configs { kv_dot_product { feature_name: "a" kv_delimiter: 1 } }
     feature_configs { id_feature { feature_name: "b" dynamicemb { max_capacity: 4 init_table: "t" } } }
     model_config { simple_multi_task { } kernel: TRITON })"));
   using V = std::vector<std::string>;
   EXPECT_EQ(paths(findings, FieldSupport::kRefused),
-            (V{"train_config.delta_embedding_dump_config", "data_config.tdm_sampler.num_eval_sample",
+            (V{"train_config.delta_embedding_dump_config.feature_store_config", "data_config.tdm_sampler.num_eval_sample",
                "feature_configs[0].kv_dot_product.kv_delimiter", "model_config.simple_multi_task"}));
   EXPECT_EQ(paths(findings, FieldSupport::kWarned),
             (V{"train_config.cudnn_allow_tf32", "data_config.pin_memory", "data_config.input_fields[0].input_type",
@@ -113,12 +113,13 @@ TEST(FieldRegistry, ValidateRefusesWhatTheRegistryRefuses) {
     data_config { batch_size: 8 label_fields: "label" }
     train_config { num_steps: 1 sparse_optimizer { sgd_optimizer { lr: 0.1 } constant_learning_rate {} }
                    dense_optimizer { adam_optimizer { lr: 0.1 } constant_learning_rate {} }
-                   grad_clipping { enable_global_grad_clip: true } delta_embedding_dump_config { } }
+                   grad_clipping { enable_global_grad_clip: true }
+                   delta_embedding_dump_config { feature_store_config { region: "r" } } }
     feature_configs { id_feature { feature_name: "a" num_buckets: 10 embedding_dim: 4 } }
     model_config { feature_groups { group_name: "all" feature_names: "a" }
                    multi_tower { towers { input: "all" mlp { hidden_units: [4] } } }
                    losses { binary_cross_entropy {} } })");
-  EXPECT_TRUE(testing::NotSupported(config, "train_config.delta_embedding_dump_config"));
+  EXPECT_TRUE(testing::NotSupported(config, "train_config.delta_embedding_dump_config.feature_store_config"));
   EXPECT_FALSE(testing::NotSupported(config, "train_config.grad_clipping.enable_global_grad_clip"));
 }
 

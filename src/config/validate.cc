@@ -102,6 +102,19 @@ void validate_train(const protos::EasyRecConfig& config, Problems* problems) {
                               "checkpoint time), got {}",
                               train.save_checkpoints_timestamp_quorum()));
   }
+  // TorchEasyRec's validate_delta_embedding_dump_config (the table rules: train/delta_embedding_dump.h).
+  if (train.has_delta_embedding_dump_config()) {
+    const auto& dump = train.delta_embedding_dump_config();
+    const std::string d = p + ".delta_embedding_dump_config";
+    if (dump.has_dump_interval_minutes()) {
+      if (dump.has_dump_interval_steps()) {
+        problems->add(d, "set only one of dump_interval_steps and dump_interval_minutes");
+      }
+      if (dump.dump_interval_minutes() == 0) problems->add(d + ".dump_interval_minutes", "must be > 0");
+    } else if (dump.dump_interval_steps() == 0) {
+      problems->add(d + ".dump_interval_steps", "must be > 0");
+    }
+  }
   // TorchEasyRec's TENSORBOARD_SUMMARIES (observe/training_summaries.h writes them).
   for (int i = 0; i < train.tensorboard_summaries_size(); ++i) {
     const std::string& summary = train.tensorboard_summaries(i);

@@ -100,8 +100,20 @@ TEST(Validate, TrainConfigSubset) {
   // The optimizers, schedules, part optimizers, EMA, scaler, mixed precision and clipping are checked
   // where they are built: train/train_config_rules_test.cc.
   EXPECT_TRUE(NoProblems(deepfm("train_config { dense_optimizer { sgd_optimizer { lr: -1 } } }")));
-  EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config {} }"),
-                           "train_config.delta_embedding_dump_config"));
+  // TorchEasyRec's validate_delta_embedding_dump_config.
+  EXPECT_TRUE(NoProblems(deepfm("train_config { delta_embedding_dump_config {} }")));
+  EXPECT_TRUE(NoProblems(deepfm("train_config { delta_embedding_dump_config { dump_interval_minutes: 5 } }")));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { delta_embedding_dump_config { dump_interval_steps: 10 "
+                                "dump_interval_minutes: 5 } }"),
+                         "train_config.delta_embedding_dump_config",
+                         "set only one of dump_interval_steps and dump_interval_minutes"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { delta_embedding_dump_config { dump_interval_steps: 0 } }"),
+                         "train_config.delta_embedding_dump_config.dump_interval_steps", "must be > 0"));
+  EXPECT_TRUE(HasProblem(deepfm("train_config { delta_embedding_dump_config { dump_interval_minutes: 0 } }"),
+                         "train_config.delta_embedding_dump_config.dump_interval_minutes", "must be > 0"));
+  EXPECT_TRUE(NotSupported(deepfm("train_config { delta_embedding_dump_config { feature_store_config { region: 'r' "
+                                  "project_name: 'p' feature_view_name: 'v' } } }"),
+                           "train_config.delta_embedding_dump_config.feature_store_config"));
   EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['loss', 'gradient'] }")));
   EXPECT_TRUE(NoProblems(deepfm("train_config { tensorboard_summaries: ['parameter', 'gradient_norm', "
                                 "'global_gradient_norm', 'gradient'] }")));

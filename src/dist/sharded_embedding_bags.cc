@@ -402,6 +402,56 @@ void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in
               "' outside this rank's shards");
 }
 
+void ShardedEmbeddingBags::track_touched_rows() {
+  Impl& m = *impl_;
+  for (const ShardedTableSpec& spec : m.tables) {
+    const TableSharding& ts = m.plan.table(spec.name);
+    if (ts.type == ShardingType::kColumnWise) {
+      throw ConfigError(fmt::format(
+          "delta_embedding_dump_config: embedding table '{}' is sharded column_wise, so its rows are split "
+          "across ranks; constrain it to table_wise, row_wise, table_row_wise or data_parallel "
+          "(train_config.global_embedding_constraints.sharding_types)",
+          spec.name));
+    }
+  }
+  if (m.local) m.local->track_touched_rows();
+}
+
+torch::Tensor ShardedEmbeddingBags::take_touched_rows(size_t table) {
+  Impl& m = *impl_;
+  const ShardedTableSpec& spec = m.tables.at(table);
+  std::vector<torch::Tensor> parts;
+  for (size_t i = 0; i < m.shards.size(); ++i) {
+    if (m.shards[i].table != spec.name) continue;
+    parts.push_back(m.local->take_touched_rows(i) + m.shards[i].shard.row_offset);
+  }
+  if (parts.empty()) return torch::empty({0}, torch::kInt64);
+  return parts.size() == 1 ? parts[0] : std::get<0>(torch::sort(torch::cat(parts)));
+}
+
+torch::Tensor ShardedEmbeddingBags::read_rows(size_t table, const torch::Tensor& rows_in) {
+  Impl& m = *impl_;
+  torch::NoGradGuard no_grad;
+  const ShardedTableSpec& spec = m.tables.at(table);
+  const torch::Tensor rows = rows_in.to(torch::kInt64);
+  torch::Tensor out = torch::empty({rows.numel(), spec.embedding_dim}, torch::kFloat32);
+  int64_t done = 0;
+  for (const LocalShard& ls : m.shards) {
+    if (ls.table != spec.name) continue;
+    const Shard& sh = ls.shard;
+    TORCH_CHECK(sh.col_offset == 0 && sh.cols == spec.embedding_dim,
+                "ShardedEmbeddingBags::read_rows: table '", spec.name, "' is split by columns");
+    const torch::Tensor mask = rows.ge(sh.row_offset).logical_and(rows.lt(sh.row_offset + sh.rows));
+    const torch::Tensor local_rows = rows.index({mask}) - sh.row_offset;
+    if (local_rows.numel() == 0) continue;
+    out.index_put_({mask}, ls.weight.index_select(0, local_rows).to(torch::kFloat32));
+    done += local_rows.numel();
+  }
+  TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::read_rows: rows of table '", spec.name,
+              "' outside this rank's shards");
+  return out;
+}
+
 torch::Tensor ShardedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& inputs) {
   Impl& m = *impl_;
   TORCH_CHECK(inputs.size() == m.features.size(), "ShardedEmbeddingBags: ", inputs.size(),

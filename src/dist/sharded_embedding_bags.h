@@ -76,6 +76,12 @@ class ShardedEmbeddingBags : public embedding::ShardedLookup {
   torch::Tensor forward(const std::vector<embedding::FusedFeatureInput>& inputs) override;
   // ShardedLookup::reset_rows on the local shards (row_wise / table_wise: whole rows).
   void reset_rows(size_t table, const torch::Tensor& rows, const torch::Tensor& values) override;
+  // ShardedLookup's touched-row tracking on the local shards: a row_wise shard's rows are rebased
+  // onto the whole table; a data_parallel replica marks the ids of every rank's batch (it serves
+  // them all).
+  void track_touched_rows() override;
+  torch::Tensor take_touched_rows(size_t table) override;
+  torch::Tensor read_rows(size_t table, const torch::Tensor& rows) override;
 
   struct LocalShard {
     std::string table;

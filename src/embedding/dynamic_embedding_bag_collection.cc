@@ -158,6 +158,7 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
     for (int64_t i = 0; i < n; ++i) out[i] = out[i] < 0 ? reserved + 1 : out[i] + offset;
     return rows;
   }
+  if (!touched_.empty()) touched_[t].add(ids);
   reset_reserved_rows(t);
   const int64_t step = buffers_[t].step.item<int64_t>() + 1;
   buffers_[t].step.fill_(step);
@@ -173,6 +174,20 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
                      [&init](torch::Tensor& fresh) { draw_rows(init, fresh); });
   }
   return rows;
+}
+
+void DynamicEmbeddingBagCollectionImpl::track_touched_ids() {
+  if (touched_.empty()) touched_.resize(tables_.size());
+}
+
+std::pair<torch::Tensor, torch::Tensor> DynamicEmbeddingBagCollectionImpl::take_touched(size_t t, int64_t* missing) {
+  TORCH_CHECK(!touched_.empty(), "DynamicEmbeddingBagCollection::take_touched: tracking is off");
+  const torch::Tensor ids = touched_.at(t).take();
+  torch::Tensor rows = torch::empty_like(ids);
+  dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(ids.numel()), rows.data_ptr<int64_t>());
+  const torch::Tensor held = rows.ge(0);
+  *missing = ids.numel() - held.sum().item<int64_t>();
+  return {ids.index({held}), embedding_module_->read_rows(t, rows.index({held}) + block_offset(t))};
 }
 
 sparse::KeyedTensor DynamicEmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {

@@ -60,6 +60,7 @@
 #include "embedding/id_exchange.h"
 #include "embedding/remapped_bags.h"
 #include "embedding/row_block_buffer.h"
+#include "embedding/touched_ids.h"
 #include "sparse/keyed_jagged_tensor.h"
 #include "sparse/keyed_tensor.h"
 
@@ -88,6 +89,7 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
 
   EmbeddingBagCollection embedding_module() const { return embedding_module_; }
   const std::vector<DynamicEmbTableConfig>& dynamic_table_configs() const { return tables_; }
+  const std::vector<BagConfig>& bag_configs() const { return bags_->bags(); }
   // ConfigError for an unknown table.
   DynamicTable& dynamic_table(const std::string& table);
   // Training forwards so far.
@@ -133,6 +135,13 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   // Rows of table t in use on this rank: [0, rows_in_use(t)) holds every row an id has
   // (DynamicTable::num_rows()); what checkpoints save (dynamic_checkpoint_layout.h).
   int64_t rows_in_use(size_t t) const { return dynamic_[t]->num_rows(); }
+  // Delta embedding dumps: from now on training forwards record the raw ids they look up, per
+  // table (touched_ids.h; sharded: the ids this rank owns).
+  void track_touched_ids();
+  // Table t's ids recorded since the previous call that the table holds now, [K] int64 ascending,
+  // and their rows, float32 [K, dim]; *missing gets how many recorded ids it does not hold (not
+  // admitted, or evicted since).
+  std::pair<torch::Tensor, torch::Tensor> take_touched(size_t t, int64_t* missing);
 
  private:
   // Rows of table t's ids on this rank (reserved rows for ids without one), training as remap().
@@ -153,6 +162,7 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
   std::vector<Buffers> buffers_;
   EmbeddingBagCollection embedding_module_{nullptr};
   DynamicTableLookup scratch_;
+  std::vector<TouchedIds> touched_;  // per table once track_touched_ids() ran
   int world_size_ = 1;                    // ranks the tables are spread over
   int rank_ = 0;
   std::shared_ptr<IdExchange> exchange_;  // set when sharded across ranks

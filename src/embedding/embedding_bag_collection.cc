@@ -122,6 +122,31 @@ void EmbeddingBagCollectionImpl::attach_sharded(std::shared_ptr<ShardedLookup> l
   sharded_ = std::move(lookup);
 }
 
+void EmbeddingBagCollectionImpl::track_touched_rows() {
+  if (sharded_) {
+    sharded_->track_touched_rows();
+  } else if (fused_) {
+    fused_->track_touched_rows();
+  } else {
+    throw NotSupportedError("touched-row tracking of an embedding collection outside fused training");
+  }
+}
+
+torch::Tensor EmbeddingBagCollectionImpl::take_touched_rows(size_t t) {
+  TORCH_CHECK(t < table_configs_.size(), "take_touched_rows: no table ", t);
+  if (sharded_) return sharded_->take_touched_rows(t);
+  TORCH_CHECK(fused_, "take_touched_rows: the collection is not in fused mode");
+  return fused_->take_touched_rows(t);  // fused tables are the configs, in order
+}
+
+torch::Tensor EmbeddingBagCollectionImpl::read_rows(size_t t, const torch::Tensor& rows) {
+  TORCH_CHECK(t < table_configs_.size(), "read_rows: no table ", t);
+  if (sharded_) return sharded_->read_rows(t, rows);
+  if (fused_) return fused_->read_rows(t, rows);
+  torch::NoGradGuard no_grad;
+  return weights_.at(t).index_select(0, rows.to(torch::kInt64)).to(torch::kFloat32);
+}
+
 sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {
   if (bag_configs_.empty()) return sparse::KeyedTensor();
   if (fused_ || sharded_) return forward_fused(kjt);

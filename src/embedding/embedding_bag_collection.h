@@ -63,6 +63,16 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   void attach_sharded(std::shared_ptr<ShardedLookup> lookup);
   ShardedLookup* sharded() { return sharded_.get(); }
 
+  // Delta embedding dumps (train/delta_embedding_dump.h): training lookups from now on mark the
+  // rows they read (fused or sharded mode; sharded: the rows this rank's shards serve).
+  // NotSupportedError in plain mode.
+  void track_touched_rows();
+  // Rows of table t (index in table_configs()) marked since the previous call: row numbers of the
+  // whole table, ascending.
+  torch::Tensor take_touched_rows(size_t t);
+  // Rows `rows` [K] int64 of table t (in this rank's shards when sharded) as float32 [K, dim].
+  torch::Tensor read_rows(size_t t, const torch::Tensor& rows);
+
  private:
   sparse::KeyedTensor forward_fused(const sparse::KeyedJaggedTensor& kjt);
   std::vector<FusedFeatureInput> fused_inputs(const sparse::KeyedJaggedTensor& kjt) const;

@@ -294,6 +294,9 @@ class RecordingLookup : public ShardedLookup {
     return torch::arange(4 * 14, torch::kFloat32).view({4, 14});
   }
   void reset_rows(size_t, const torch::Tensor&, const torch::Tensor&) override {}
+  void track_touched_rows() override {}
+  torch::Tensor take_touched_rows(size_t) override { return torch::empty({0}, torch::kInt64); }
+  torch::Tensor read_rows(size_t, const torch::Tensor& rows) override { return torch::zeros({rows.numel(), 4}); }
   std::vector<FusedFeatureInput> seen;
 };
 

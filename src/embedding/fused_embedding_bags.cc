@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "embedding/table_memory.h"
 #include "embedding/tbe_kernels.h"
+#include "embedding/touched_rows.h"
 
 namespace tzrec::embedding {
 
@@ -20,6 +21,7 @@ struct FusedEmbeddingBags::Group {
     torch::Tensor momentum1;  // per state_layout, undefined where none (and for frozen tables)
     torch::Tensor momentum2;
     int64_t step = 0;
+    std::shared_ptr<TouchedRows> touched;  // set by track_touched_rows()
   };
   struct Feature {
     FusedFeatureSpec spec;
@@ -35,6 +37,7 @@ struct FusedEmbeddingBags::Group {
   FusedEmbeddingBags::Timing timing;
   std::optional<double> gradient_scale;  // loss scale S of incoming gradients; nullopt: none
   bool last_found_inf = false;
+  bool track_touched = false;
 };
 
 namespace {
@@ -285,6 +288,11 @@ torch::Tensor FusedEmbeddingBags::forward(const std::vector<FusedFeatureInput>& 
     tbe::pooled_forward(tables, feature_buffers(g, prepared), batch_size, output.data_ptr<float>(),
                         g.total_dim);
   }
+  if (g.track_touched && torch::GradMode::is_enabled()) {
+    for (size_t f = 0; f < prepared.size(); ++f) {
+      g.tables[g.features[f].table].touched->mark(prepared[f].ids.data_ptr<int64_t>(), prepared[f].ids.numel());
+    }
+  }
   std::vector<torch::Tensor> trainable_weights;
   for (const Group::Table& t : g.tables) {
     if (t.spec.trainable && t.spec.weight.requires_grad()) trainable_weights.push_back(t.spec.weight);
@@ -308,6 +316,25 @@ const FusedEmbeddingBags::Timing& FusedEmbeddingBags::timing() const { return gr
 void FusedEmbeddingBags::reset_timing() { group_->timing = Timing(); }
 
 int64_t FusedEmbeddingBags::total_dim() const { return group_->total_dim; }
+
+void FusedEmbeddingBags::track_touched_rows() {
+  Group& g = *group_;
+  if (g.track_touched) return;
+  for (Group::Table& t : g.tables) t.touched = std::make_shared<TouchedRows>(t.spec.weight.size(0));
+  g.track_touched = true;
+}
+
+bool FusedEmbeddingBags::tracks_touched_rows() const { return group_->track_touched; }
+
+torch::Tensor FusedEmbeddingBags::take_touched_rows(size_t table) {
+  TORCH_CHECK(group_->track_touched, "FusedEmbeddingBags::take_touched_rows: tracking is off");
+  return group_->tables.at(table).touched->take();
+}
+
+torch::Tensor FusedEmbeddingBags::read_rows(size_t table, const torch::Tensor& rows) const {
+  torch::NoGradGuard no_grad;
+  return group_->tables.at(table).spec.weight.index_select(0, rows.to(torch::kInt64)).to(torch::kFloat32);
+}
 
 std::vector<int64_t> FusedEmbeddingBags::feature_dims() const {
   std::vector<int64_t> dims;

@@ -112,6 +112,17 @@ class FusedEmbeddingBags {
   const Timing& timing() const;
   void reset_timing();
 
+  // Delta embedding dumps (touched_rows.h): from now on every forward() in grad mode (training;
+  // evaluation and predict run without it) marks the rows it reads, per table, frozen tables
+  // included.
+  void track_touched_rows();
+  bool tracks_touched_rows() const;
+  // The rows of table `table` (its index in tables()) marked since the previous call, [K] int64
+  // ascending. TORCH_CHECK: tracking is on.
+  torch::Tensor take_touched_rows(size_t table);
+  // A copy of rows `rows` [K] int64 of table `table` as float32 [K, dim].
+  torch::Tensor read_rows(size_t table, const torch::Tensor& rows) const;
+
   struct Group;  // shared with the autograd node
 
  private:

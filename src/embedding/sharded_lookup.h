@@ -26,6 +26,17 @@ class ShardedLookup {
   // back to its initial value (row_reset.h). The rows must lie whole in this rank's shards (a
   // zero-collision hashed table's rows in its rank's row block).
   virtual void reset_rows(size_t table, const torch::Tensor& rows, const torch::Tensor& values) = 0;
+
+  // Delta embedding dumps (FusedEmbeddingBags::track_touched_rows on this rank's shards): from now
+  // on training lookups mark the rows they read in the shards that serve them. A table split by
+  // columns → tzrec::ConfigError naming it (a row's values would lie on several ranks).
+  virtual void track_touched_rows() = 0;
+  // The rows of table `table` that this rank's shards served since the previous call, as row
+  // numbers of the whole table, ascending.
+  virtual torch::Tensor take_touched_rows(size_t table) = 0;
+  // Rows `rows` [K] int64 (numbers of the whole table, in this rank's shards) of table `table` as
+  // float32 [K, dim].
+  virtual torch::Tensor read_rows(size_t table, const torch::Tensor& rows) = 0;
 };
 
 // While one is alive on this thread, new EmbeddingBagCollections defer their tables (see above).

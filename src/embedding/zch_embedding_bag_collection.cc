@@ -193,4 +193,16 @@ void ZchEmbeddingBagCollectionImpl::reload_zch_state() {
   }
 }
 
+void ZchEmbeddingBagCollectionImpl::track_touched_ids() {
+  for (auto& m : modules_) m->track_touched_ids();
+}
+
+std::pair<torch::Tensor, torch::Tensor> ZchEmbeddingBagCollectionImpl::take_touched(size_t t) {
+  torch::Tensor ids = modules_.at(t)->take_touched_ids();
+  // remap(): the slot of a held id, the sentinel's (fallback) slot for any other; slots are row
+  // numbers of the whole table, in this rank's block when sharded.
+  torch::Tensor rows = modules_[t]->remap(ids);
+  return {ids, embedding_module_->read_rows(t, rows)};
+}
+
 }  // namespace tzrec::embedding

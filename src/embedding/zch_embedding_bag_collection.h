@@ -83,6 +83,13 @@ class ZchEmbeddingBagCollectionImpl : public torch::nn::Module {
   const std::vector<BagConfig>& bag_configs() const { return bags_->bags(); }
   // ConfigError for an unknown table.
   ZchModule& zch_module(const std::string& table);
+  // Delta embedding dumps: from now on every table's module records the raw ids training looks up
+  // and the ids its evictions admit and evict (ZchModule::track_touched_ids; sharded: the ids this
+  // rank owns).
+  void track_touched_ids();
+  // Table t's ids recorded since the previous call, [K] int64 ascending, and the rows served for
+  // them now, float32 [K, dim]: a held id's own row, the fallback row for the others.
+  std::pair<torch::Tensor, torch::Tensor> take_touched(size_t t);
   // After the buffers were overwritten in place (checkpoint restore): ZchModule::load_state from
   // its own buffers (re-sorts, clears the history, continues the step count).
   void reload_zch_state();

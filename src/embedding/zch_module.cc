@@ -124,6 +124,7 @@ void ZchModule::reserve_history(int64_t first_batch_size) {
 }
 
 torch::Tensor ZchModule::forward(const torch::Tensor& values, bool training) {
+  if (training && touched_) touched_->add(values);
   if (training) profile(values);
   return remap(values);
 }
@@ -169,6 +170,11 @@ void ZchModule::update_and_evict(const torch::Tensor& ids, const torch::Tensor& 
   const torch::Tensor newcomer_ids = sorted_ids.index({matched.logical_not()});
 
   const ZchEvictionDecision d = policy_->update_and_select(current_iter_, c, metadata_);
+  if (touched_) {
+    const torch::Tensor evicted_ids = sorted_raw_ids_.index({d.evicted_positions});
+    touched_->add(evicted_ids.index({evicted_ids.ne(kZchEmptyId)}));
+    touched_->add(newcomer_ids.index({d.selected_newcomers}));
+  }
   sorted_raw_ids_.index_put_({d.evicted_positions}, newcomer_ids.index({d.selected_newcomers}));
 
   // Slots to reset; evictions not yet taken by evict() accumulate (sorted, distinct).
@@ -190,6 +196,15 @@ void ZchModule::sort_buffers() {
   if (metadata_.last_access_iter.defined()) {
     metadata_.last_access_iter.copy_(metadata_.last_access_iter.index({order}));
   }
+}
+
+void ZchModule::track_touched_ids() {
+  if (!touched_) touched_ = std::make_shared<TouchedIds>();
+}
+
+torch::Tensor ZchModule::take_touched_ids() {
+  TORCH_CHECK(touched_, "ZchModule::take_touched_ids: tracking is off");
+  return touched_->take();
 }
 
 std::optional<torch::Tensor> ZchModule::evict() {

@@ -38,6 +38,7 @@
 
 #include <torch/torch.h>
 
+#include "embedding/touched_ids.h"
 #include "embedding/zch_eviction_policy.h"
 #include "embedding/zch_threshold_filter.h"
 
@@ -78,6 +79,11 @@ class ZchModule {
   // together (zch_embedding_bag_collection.h).
   void reserve_history(int64_t first_batch_size);
   std::optional<torch::Tensor> evict();
+  // Delta embedding dumps: from now on forward() in training records the ids it is given, and
+  // every eviction the ids it admits and evicts (touched_ids.h).
+  void track_touched_ids();
+  // The ids recorded since the previous call, [K] int64 ascending. TORCH_CHECK: tracking is on.
+  torch::Tensor take_touched_ids();
 
   // Empty entries left (the sentinel not counted).
   int64_t open_slots() const;
@@ -129,6 +135,7 @@ class ZchModule {
 
   bool evicted_ = false;
   torch::Tensor evicted_slots_;
+  std::shared_ptr<TouchedIds> touched_;  // set by track_touched_ids()
 };
 
 }  // namespace tzrec::embedding

@@ -34,6 +34,15 @@ void add_field_elements(const WriterField& f, std::vector<SchemaElement>* out) {
     leaf.converted_type = ConvertedType::kUtf8;
     leaf.logical_type.kind = LogicalType::Kind::kString;
   }
+  if (f.integer_bits > 0) {
+    const int index = f.integer_bits == 8 ? 0 : f.integer_bits == 16 ? 1 : f.integer_bits == 32 ? 2 : 3;
+    leaf.converted_type = static_cast<ConvertedType>(static_cast<int>(f.integer_signed ? ConvertedType::kInt8
+                                                                                       : ConvertedType::kUint8) +
+                                                     index);
+    leaf.logical_type.kind = LogicalType::Kind::kInteger;
+    leaf.logical_type.bit_width = static_cast<int8_t>(f.integer_bits);
+    leaf.logical_type.is_signed = f.integer_signed;
+  }
   if (f.list_depth == 0) {
     leaf.name = f.name;
     leaf.repetition = rep_of(f.nullable);
@@ -77,6 +86,13 @@ std::vector<SchemaElement> schema_elements(const std::vector<WriterField>& field
       default:
         throw DataError(fmt::format("parquet writer '{}': field '{}' has unsupported type {}", path, f.name,
                                     to_string(f.type)));
+    }
+    const bool int_type = f.type == PhysicalType::kInt32 || f.type == PhysicalType::kInt64;
+    if (f.integer_bits != 0 &&
+        (!int_type || (f.integer_bits != 8 && f.integer_bits != 16 && f.integer_bits != 32 && f.integer_bits != 64) ||
+         f.integer_bits > (f.type == PhysicalType::kInt32 ? 32 : 64) || (f.type == PhysicalType::kInt64 && f.integer_bits != 64))) {
+      throw DataError(fmt::format("parquet writer '{}': field '{}' cannot be a {}-bit integer of type {}", path, f.name,
+                                  f.integer_bits, to_string(f.type)));
     }
     if (f.list_depth < 0 || f.list_depth > 2) {
       throw DataError(fmt::format("parquet writer '{}': field '{}' has list_depth {} (0, 1 or 2)", path, f.name,

@@ -38,6 +38,10 @@ struct WriterField {
   int list_depth = 0;            // 0: flat, 1: LIST<T>, 2: LIST<LIST<T>>
   bool element_nullable = true;  // list elements (and inner lists) may be null
   bool string = true;            // BYTE_ARRAY annotated STRING (UTF-8)
+  // INT32 / INT64 annotated as an integer of this many bits (8, 16, 32 or 64; 0: none), e.g. 8
+  // unsigned for Arrow's uint8.
+  int integer_bits = 0;
+  bool integer_signed = true;
 };
 
 struct WriterOptions {

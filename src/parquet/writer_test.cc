@@ -244,3 +244,47 @@ TEST(Writer, IndependentPythonDecoderAgrees) {
 
 }  // namespace writer_test
 }  // namespace tzrec::parquet
+
+namespace tzrec::parquet {
+namespace writer_test {
+
+// integer_bits annotates INT32 leaves as Arrow's narrow integers (uint8 of a delta embedding dump's
+// INT8 rows): the footer carries UINT_8 and INTEGER(8, unsigned), which the reader gives back.
+TEST(Writer, NarrowIntegerAnnotation) {
+  TempDir dir;
+  const std::string path = dir.file("u8.parquet");
+  WriterField codes{"codes", PhysicalType::kInt32, true, 1};
+  codes.integer_bits = 8;
+  codes.integer_signed = false;
+  WriterField small{"small", PhysicalType::kInt32};
+  small.integer_bits = 16;
+  {
+    FileWriter w(path, {codes, small});
+    ColumnBuilder c(w.schema().column(0)), s(w.schema().column(1));
+    c.begin_list();
+    c.append<int32_t>(0);
+    c.append<int32_t>(255);
+    c.end_list();
+    s.append<int32_t>(-7);
+    Table t;
+    t.num_rows = 1;
+    t.columns = {c.finish(), s.finish()};
+    w.write(t);
+    w.close();
+  }
+  auto reader = FileReader::open(path);
+  const ColumnDescriptor& d0 = reader->schema().column(0);
+  EXPECT_EQ(d0.converted_type, ConvertedType::kUint8);
+  EXPECT_EQ(d0.logical_type.kind, LogicalType::Kind::kInteger);
+  EXPECT_EQ(d0.logical_type.bit_width, 8);
+  EXPECT_FALSE(d0.logical_type.is_signed);
+  const ColumnDescriptor& d1 = reader->schema().column(1);
+  EXPECT_EQ(d1.converted_type, ConvertedType::kInt16);
+  EXPECT_TRUE(d1.logical_type.is_signed);
+  WriterField bad{"bad", PhysicalType::kFloat};
+  bad.integer_bits = 8;
+  EXPECT_THROW(FileWriter(dir.file("bad.parquet"), {bad}), DataError);
+}
+
+}  // namespace writer_test
+}  // namespace tzrec::parquet

@@ -272,6 +272,22 @@ std::vector<dist::PlannerTable> planner_tables(const protos::EasyRecConfig& conf
         }
         p.allowed = {dist::ShardingType::kRowWise};
         p.forced_reason = fmt::format("row_wise by rule ({}: each rank owns the ids of its row block)", c.remapping);
+      } else if (config.train_config().has_delta_embedding_dump_config()) {
+        // A delta embedding dump publishes a row from the rank that holds it whole (TorchEasyRec's
+        // dump refuses column-wise sharding): any other type may be chosen.
+        const std::vector<dist::ShardingType> whole_rows = {dist::ShardingType::kDataParallel,
+                                                            dist::ShardingType::kTableWise, dist::ShardingType::kRowWise,
+                                                            dist::ShardingType::kTableRowWise};
+        const std::vector<dist::ShardingType> before = p.allowed;
+        p.allowed = intersect(before, whole_rows);
+        if (p.allowed.empty()) {
+          throw ConfigError(fmt::format(
+              "{}: embedding table '{}' may only be sharded column_wise, but train_config.delta_embedding_dump_config "
+              "needs each row on one rank; allow table_wise, row_wise, table_row_wise or data_parallel",
+              it != constraints.end() && !it->second.types.empty() ? it->second.path
+                                                                    : std::string("train_config.global_embedding_constraints"),
+              p.name));
+        }
       }
     }
   }

@@ -20,6 +20,7 @@
 #include "feature/batch_loader.h"
 #include "checkpoint/checkpoint.h"
 #include "train/checkpoint_policy.h"
+#include "train/delta_embedding_dump.h"
 #include "train/event_time_checkpoints.h"
 #include "checkpoint/distributed_checkpoint.h"
 #include "train/dynamicemb_init_ckpt.h"
@@ -67,6 +68,11 @@ class TrainLoop {
     }
     config_digest_ = std::move(config_digest);
     summaries_ = std::make_unique<observe::TrainingSummaries>(train_config_, train_writer_.get());
+    if (train_config_.has_delta_embedding_dump_config()) {
+      delta_dump_ = std::make_unique<DeltaEmbeddingDumper>(config_, session_.model().embeddings(),
+                                                           pg_ != nullptr ? pg_->rank() : 0,
+                                                           pg_ != nullptr ? pg_->world_size() : 1);
+    }
     if (train_writer_ && summaries_->wants_gradients()) {
       session_.set_gradient_observer([this](int64_t step) {
         if (step % log_every_ == 0) summaries_->write_gradients(session_.model().dense_parameters(), step);
@@ -90,6 +96,7 @@ class TrainLoop {
       return;
     }
     progress_.restart_window();
+    if (delta_dump_) delta_dump_->start();
     observe::TrainingProfiler profiler(train_config_.is_profiling(),
                               (fs::path(config_.model_dir()) / observe::kTrainEvalTraceDir).string());
     bool done = false;
@@ -116,9 +123,10 @@ class TrainLoop {
         window_timing_.add_wait(waited);
         ++batches_this_epoch;
         train_step(loaded->batch, step, epoch, num_steps);
+        if (delta_dump_) delta_dump_->after_step(step);
         current_position_ = loaded->position;
         const bool last = by_steps && step == num_steps - 1;
-        if (last) end_of_training();  // before the last step's checkpoint
+        if (last) end_of_training(step);  // before the last step's checkpoint
         const bool event_time_due =
             event_time_.enabled() && event_time_.observe(all_ranks_event_time(loaded->data_timestamp));
         if ((save_steps > 0 && step > 0 && step % save_steps == 0) || last || event_time_due) {
@@ -145,7 +153,7 @@ class TrainLoop {
       session_.advance_epoch_schedules();
       current_position_.reset();  // the next epoch starts from the beginning of the data
       log::info("epoch {} finished at step {}", epoch, step - 1);
-      if (num_epochs >= 0 && epoch >= num_epochs) end_of_training();  // before the last epoch's checkpoint
+      if (num_epochs >= 0 && epoch >= num_epochs) end_of_training(last_trained_step_);  // before its checkpoint
       if (save_epochs > 0 && epoch % save_epochs == 0 && last_trained_step_ >= 0) {
         save_and_evaluate(last_trained_step_, epoch, nullptr);
       }
@@ -158,6 +166,7 @@ class TrainLoop {
     }
     if (stopping_) {
       // A scheduler's stop: save where training is (no evaluation, it may take long) and return.
+      if (delta_dump_ && last_trained_step_ >= 0) delta_dump_->final_dump(last_trained_step_);
       if (last_trained_step_ >= 0 && last_saved_step_ != last_trained_step_) {
         save_checkpoint(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
       }
@@ -167,7 +176,7 @@ class TrainLoop {
                 last_trained_step_);
       return;
     }
-    end_of_training();
+    end_of_training(last_trained_step_);
     if (last_trained_step_ >= 0 && (last_saved_step_ != last_trained_step_ || changed_since_save_)) {
       save_and_evaluate(last_trained_step_, epoch, current_position_ ? &*current_position_ : nullptr);
     }
@@ -178,11 +187,14 @@ class TrainLoop {
 
   // TorchEasyRec's on_train_end hook (models/model.h): once, after the last trained step and before
   // its checkpoint (sid_rqkmeans fits its codebook there). Not called when a signal stops training.
-  // A model changed by it after its step was already saved is saved again (the same step).
-  void end_of_training() {
+  // A model changed by it after its step was already saved is saved again (the same step). Then
+  // the delta embedding dump of the rows touched after its last dump (last_step: the last trained
+  // step, -1 for none).
+  void end_of_training(int64_t last_step) {
     if (training_ended_) return;
     training_ended_ = true;
     if (session_.model().on_train_end()) changed_since_save_ = true;
+    if (delta_dump_ && last_step >= 0) delta_dump_->final_dump(last_step);
   }
 
   // This rank's embedding tables (its shards when distributed) for parameter histograms.
@@ -419,6 +431,7 @@ class TrainLoop {
   std::unique_ptr<observe::TensorBoardWriter> train_writer_;  // model_dir
   std::unique_ptr<observe::TensorBoardWriter> eval_writer_;   // model_dir/eval_val
   std::unique_ptr<observe::TrainingSummaries> summaries_;     // tensorboard_summaries beyond loss / lr
+  std::unique_ptr<DeltaEmbeddingDumper> delta_dump_;          // delta_embedding_dump_config
 };
 
 // Where rank `rank` of `world_size` resumes. The checkpoint holds one position ("train_position",

@@ -20,6 +20,7 @@
 #include "embedding/sharded_lookup.h"
 #include "feature/features.h"
 #include "models/mixed_precision.h"
+#include "train/delta_embedding_dump.h"
 #include "train/embedding_sharding.h"
 #include "checkpoint/local_shard_state.h"
 #include "train/lr_scheduler_builder.h"
@@ -167,6 +168,7 @@ TrainingSession::TrainingSession(const protos::EasyRecConfig& config, bool with_
     model_ = models::create_model(config_, features_, model_tower);
   }
   model_->set_process_group(process_group_.get());
+  if (with_optimizers) check_delta_embedding_dump_tables(config_, model_->embeddings());
   if (with_optimizers && models::mixed_precision_dtype(config_) == c10::ScalarType::BFloat16) {
     tune_malloc_for_bf16_autocast();  // base/malloc_tuning.h
   }

@@ -118,8 +118,8 @@ rc=$?
 grep -q "^error: embedding table 'cat_2_emb' needs .* add ranks (\`tzrec launch" "$WORK/train.err" \
   || { cat "$WORK/train.err"; fail "huge_table: not the memory error"; }
 # Fields the registry refuses (docs/architecture.md, "The config contract").
-expect_same registry_refused "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  delta_embedding_dump_config {\n  }/' \
-  "not supported yet: train_config.delta_embedding_dump_config"
+expect_same registry_refused "$DEEPFM" 's/^  num_epochs: 1$/  num_epochs: 1\n  delta_embedding_dump_config {\n    feature_store_config { region: "r" }\n  }/' \
+  "not supported yet: train_config.delta_embedding_dump_config.feature_store_config"
 # Batches cut by cost need the cost column; input_fields_str items are checked for any dataset.
 expect_same cost_without_field "$DEEPFM" 's/^  num_workers: 2$/  num_workers: 2\n  batch_cost_size: 100/' \
   "data_config.batch_cost_size: needs data_config.sample_cost_field"
