@@ -13,7 +13,8 @@
 #     admitted or evicted are in the later dump.
 #  4. dynamic tables: every key is held by the table at the dump's step, with its row.
 #  5. two ranks, tables sharded row_wise: one file per rank per dump; each rank's keys lie in its
-#     row block and carry the checkpoint's values.
+#     row block and carry the checkpoint's values; zero-collision hashed tables on two ranks: each
+#     key carries the row its rank's module serves.
 #  6. config errors: both intervals, a zero interval, INT8 with an odd embedding_dim,
 #     feature_store_config.
 # Usage: delta_embedding_dump_test.sh <tzrec binary> <repo root>
@@ -54,8 +55,7 @@ def checkpoint(model_dir, step):
                 tensors[name] = value
                 continue
             full = tensors.setdefault(name, np.zeros(block["global_shape"], dtype=value.dtype))
-            r, c = block["offsets"]
-            full[r:r + value.shape[0], c:c + value.shape[1]] = value
+            full[tuple(slice(o, o + n) for o, n in zip(block["offsets"], value.shape))] = value
     return tensors
 
 def dump_rows(path):
@@ -187,6 +187,43 @@ def dynamic(model_dir, step):
     assert dynamic_tables > 0, "no dynamic table dumped"
     print("dynamic OK")
 
+def zch_ranks(model_dir, steps, world):
+    """Two ranks: each rank's zch keys get the row its own module serves: the held id's row in the
+    rank's block of the buffers, else the rank's fallback row (the last row of its block)."""
+    for step in steps:
+        tensors = checkpoint(model_dir, step)
+        blocks = {}
+        for path in glob.glob(f"{model_dir}/model.ckpt-{step}/model-*.safetensors"):
+            rank = int(path.rsplit("model-", 1)[1].split("-of-")[0])
+            for name, (value, block) in read_safetensors(path).items():
+                if block is not None:
+                    blocks[(name, rank)] = value
+        checked = 0
+        for rank in range(world):
+            got = dump_rows(f"{model_dir}/delta_embedding_dump/step_{step}/"
+                            f"delta_embedding_step_{step}_rank_{rank}_of_{world}.parquet")
+            check_common(got, step, rank, world)
+            for fqn, rs in by_table(got).items():
+                if "._embedding_module." not in fqn:
+                    continue
+                name = weight_name(fqn)
+                table = fqn.rsplit(".", 1)[1]
+                module = name.split("._embedding_module.")[0] + \
+                    f"._managed_collision_collection._managed_collision_modules.{table}."
+                ids, slots = blocks[(module + "_mch_sorted_raw_ids", rank)], blocks[(module + "_mch_remapped_ids_mapping", rank)]
+                held = {int(i): int(s) for i, s in zip(ids, slots) if i != np.iinfo(np.int64).max}
+                # The rank's block of the weight: rows [start, start + len); its fallback is the last.
+                start = sum(blocks[(name, q)].shape[0] for q in range(rank))
+                fallback = start + blocks[(name, rank)].shape[0] - 1
+                keys = [r["key_id"] for r in rs]
+                values = np.array([r["embedding"] for r in rs], dtype=np.float32)
+                rows = [held.get(k, fallback) for k in keys]
+                assert all(start <= x <= fallback for x in rows), f"{fqn}: rank {rank} serves rows of another block"
+                assert np.array_equal(values, tensors[name][rows]), f"step {step} {fqn} rank {rank}: rows differ"
+                checked += len(keys)
+        assert checked > 0, f"step {step}: no zch row dumped"
+    print("zch ranks OK")
+
 def sharded(model_dir, steps, world):
     for step in steps:
         files = sorted(glob.glob(f"{model_dir}/delta_embedding_dump/step_{step}/*.parquet"))
@@ -273,6 +310,12 @@ timeout 600 "$TZREC" launch --nproc-per-node 2 -- train_eval --pipeline_config_p
   --model_dir "$WORK/ranks" --edit_config_json "$REDIT" > "$WORK/ranks.log" 2>&1 \
   || { tail -20 "$WORK/ranks.log"; fail "two-rank train_eval"; }
 $PY "$WORK/check.py" sharded "\"$WORK/ranks\"" '[3, 4]' 2 || fail "two-rank dumps"
+
+# 5b. Two ranks, zero-collision hashed tables (sharded row_wise, each rank's module on its block).
+timeout 600 "$TZREC" launch --nproc-per-node 2 -- train_eval --pipeline_config_path "$WORK/zch.config" \
+  --model_dir "$WORK/zch_ranks" --edit_config_json "$ZEDIT" > "$WORK/zch_ranks.log" 2>&1 \
+  || { tail -20 "$WORK/zch_ranks.log"; fail "two-rank zch train_eval"; }
+$PY "$WORK/check.py" zch_ranks "\"$WORK/zch_ranks\"" '[4, 8, 12]' 2 || fail "two-rank zch dumps"
 
 # 6. Config errors (check_config, as train_eval).
 bad() {  # <name> <config edit (sed)> <expected path> <expected words>
