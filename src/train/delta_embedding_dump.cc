@@ -92,36 +92,34 @@ DeltaEmbeddingDumper::DeltaEmbeddingDumper(const protos::EasyRecConfig& config, 
     throw IoError(fmt::format("{}.output_dir: cannot create '{}': {}", kField, output_dir_, ec.message()));
   }
 
+  // One entry per table: its kind, TorchEasyRec's FQN, its features and its index in the collection.
+  auto add = [&](Kind kind, const std::string& prefix, const std::string& name, size_t t,
+                 const std::vector<embedding::BagConfig>& bags) -> Table& {
+    tables_.push_back(Table{kind, torcheasyrec_table_fqn(group.parameter_name_of(prefix + name)),
+                            feature_names_of(bags, name), t});
+    return tables_.back();
+  };
   for (auto coll : group.collections()) {
     if (!coll.remapping.empty()) continue;  // zero-collision hashed and dynamic tables: below, by raw id
     const auto& tables = coll.ebc->table_configs();
     if (tables.empty()) continue;
     coll.ebc->track_touched_rows();
     for (size_t t = 0; t < tables.size(); ++t) {
-      Table table{Kind::kPlain, torcheasyrec_table_fqn(group.parameter_name_of(coll.prefix + tables[t].name)),
-                  feature_names_of(coll.ebc->bag_configs(), tables[t].name), t};
-      table.ebc = coll.ebc;
-      tables_.push_back(std::move(table));
+      add(Kind::kPlain, coll.prefix, tables[t].name, t, coll.ebc->bag_configs()).ebc = coll.ebc;
     }
   }
   for (auto [prefix, zch] : group.zch_collections()) {
     zch->track_touched_ids();
     const auto& tables = zch->zch_table_configs();
     for (size_t t = 0; t < tables.size(); ++t) {
-      Table table{Kind::kZch, torcheasyrec_table_fqn(group.parameter_name_of(prefix + tables[t].table.name)),
-                  feature_names_of(zch->bag_configs(), tables[t].table.name), t};
-      table.zch = zch;
-      tables_.push_back(std::move(table));
+      add(Kind::kZch, prefix, tables[t].table.name, t, zch->bag_configs()).zch = zch;
     }
   }
   for (auto [prefix, dynamic] : group.dynamic_collections()) {
     dynamic->track_touched_ids();
     const auto& tables = dynamic->dynamic_table_configs();
     for (size_t t = 0; t < tables.size(); ++t) {
-      Table table{Kind::kDynamic, torcheasyrec_table_fqn(group.parameter_name_of(prefix + tables[t].table.name)),
-                  feature_names_of(dynamic->bag_configs(), tables[t].table.name), t};
-      table.dynamic = dynamic;
-      tables_.push_back(std::move(table));
+      add(Kind::kDynamic, prefix, tables[t].table.name, t, dynamic->bag_configs()).dynamic = dynamic;
     }
   }
   if (rank_ == 0) {

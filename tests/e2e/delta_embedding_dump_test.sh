@@ -281,24 +281,21 @@ sed 's/dump_interval_steps: 3 }/dump_interval_steps: 3 quant_type: DELTA_EMBEDDI
   2> "$WORK/int8.log" || { tail -20 "$WORK/int8.log"; fail "train_eval with INT8 dumps"; }
 $PY "$WORK/check.py" int8 "\"$WORK/int8\"" 3 || fail "INT8 rows"
 
+# 3. and 4.: a config of tests/configs/gen_data trained <steps> steps with dumps every 4 steps.
+train_gen_data_config() {  # <name> <config> <steps>
+  "$TZREC" gen_data --pipeline_config_path "$ROOT/tests/configs/gen_data/$2.config" --output_dir "$WORK/$1_data" \
+    --num_rows 3000 2> "$WORK/gen.log" || { cat "$WORK/gen.log"; fail "gen_data $2"; }
+  sed "s/^  num_epochs: 1$/  num_steps: $3\n  delta_embedding_dump_config { dump_interval_steps: 4 }/" \
+    "$ROOT/tests/configs/gen_data/$2.config" > "$WORK/$1.config"
+  local edit='{"train_input_path":"'$WORK'/'$1'_data/train.parquet","eval_input_path":"","train_config.save_checkpoints_steps":4}'
+  "$TZREC" train_eval --pipeline_config_path "$WORK/$1.config" --model_dir "$WORK/$1" --edit_config_json "$edit" \
+    2> "$WORK/$1.log" || { tail -20 "$WORK/$1.log"; fail "train_eval $2"; }
+}
 # 3. Zero-collision hashed tables (evictions every 2-3 steps).
-"$TZREC" gen_data --pipeline_config_path "$ROOT/tests/configs/gen_data/zch.config" --output_dir "$WORK/zch_data" \
-  --num_rows 3000 2> "$WORK/gen.log" || { cat "$WORK/gen.log"; fail "gen_data zch"; }
-sed 's/^  num_epochs: 1$/  num_steps: 13\n  delta_embedding_dump_config { dump_interval_steps: 4 }/' \
-  "$ROOT/tests/configs/gen_data/zch.config" > "$WORK/zch.config"
-ZEDIT='{"train_input_path":"'$WORK'/zch_data/train.parquet","eval_input_path":"","train_config.save_checkpoints_steps":4}'
-"$TZREC" train_eval --pipeline_config_path "$WORK/zch.config" --model_dir "$WORK/zch" --edit_config_json "$ZEDIT" \
-  2> "$WORK/zch.log" || { tail -20 "$WORK/zch.log"; fail "train_eval zch"; }
+train_gen_data_config zch zch 13
 $PY "$WORK/check.py" zch "\"$WORK/zch\"" '[4, 8, 12]' || fail "zch tables"
-
 # 4. Dynamic tables.
-"$TZREC" gen_data --pipeline_config_path "$ROOT/tests/configs/gen_data/dynamicemb.config" --output_dir "$WORK/dyn_data" \
-  --num_rows 3000 2> "$WORK/gen.log" || { cat "$WORK/gen.log"; fail "gen_data dynamicemb"; }
-sed 's/^  num_epochs: 1$/  num_steps: 9\n  delta_embedding_dump_config { dump_interval_steps: 4 }/' \
-  "$ROOT/tests/configs/gen_data/dynamicemb.config" > "$WORK/dyn.config"
-DEDIT='{"train_input_path":"'$WORK'/dyn_data/train.parquet","eval_input_path":"","train_config.save_checkpoints_steps":4}'
-"$TZREC" train_eval --pipeline_config_path "$WORK/dyn.config" --model_dir "$WORK/dyn" --edit_config_json "$DEDIT" \
-  2> "$WORK/dyn.log" || { tail -20 "$WORK/dyn.log"; fail "train_eval dynamicemb"; }
+train_gen_data_config dyn dynamicemb 9
 $PY "$WORK/check.py" dynamic "\"$WORK/dyn\"" 8 || fail "dynamic tables"
 
 # 5. Two ranks, row_wise tables: dumps at 3 and the final one at 4.
@@ -313,7 +310,9 @@ $PY "$WORK/check.py" sharded "\"$WORK/ranks\"" '[3, 4]' 2 || fail "two-rank dump
 
 # 5b. Two ranks, zero-collision hashed tables (sharded row_wise, each rank's module on its block).
 timeout 600 "$TZREC" launch --nproc-per-node 2 -- train_eval --pipeline_config_path "$WORK/zch.config" \
-  --model_dir "$WORK/zch_ranks" --edit_config_json "$ZEDIT" > "$WORK/zch_ranks.log" 2>&1 \
+  --model_dir "$WORK/zch_ranks" \
+  --edit_config_json '{"train_input_path":"'$WORK'/zch_data/train.parquet","eval_input_path":"","train_config.save_checkpoints_steps":4}' \
+  > "$WORK/zch_ranks.log" 2>&1 \
   || { tail -20 "$WORK/zch_ranks.log"; fail "two-rank zch train_eval"; }
 $PY "$WORK/check.py" zch_ranks "\"$WORK/zch_ranks\"" '[4, 8, 12]' 2 || fail "two-rank zch dumps"
 
