@@ -21,4 +21,13 @@ TypedColumn take_rows(const TypedColumn& column, int64_t prefix, const std::vect
   return out;
 }
 
+StringColumn take_rows(const StringColumn& column, int64_t prefix, const std::vector<int64_t>& picks) {
+  StringColumn out;
+  out.name = column.name;
+  out.bytes.assign(column.bytes, 0, static_cast<size_t>(column.offsets[prefix]));
+  out.offsets.assign(column.offsets.begin(), column.offsets.begin() + prefix + 1);
+  for (int64_t p : picks) out.append(column.cell(p));
+  return out;
+}
+
 }  // namespace tzrec::data

@@ -75,10 +75,7 @@ data::RecordBatch candidate_rows(const data::RecordBatch& users, const std::vect
       out.columns.push_back(item_column(c.name, k));
       continue;
     }
-    data::StringColumn column;
-    column.name = c.name;
-    for (int64_t o : owner) column.append(c.cell(o));
-    out.columns.push_back(std::move(column));
+    out.columns.push_back(data::take_rows(c, 0, owner));
   }
   for (const data::TypedColumn& c : users.typed_columns) {
     if (const int k = attr_index(c.name); k >= 0) {

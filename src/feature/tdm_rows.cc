@@ -110,9 +110,7 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
       out.columns.push_back(text_column(c.name));
       continue;
     }
-    data::StringColumn column = c;
-    for (int64_t o : owner) column.append(c.cell(o));
-    out.columns.push_back(std::move(column));
+    out.columns.push_back(data::take_rows(c, c.size(), owner));
   }
   for (const data::TypedColumn& c : batch.typed_columns) {
     if (attr_index(c.name) >= 0 || is_label(c.name)) {
