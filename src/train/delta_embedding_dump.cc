@@ -1,5 +1,6 @@
 #include "train/delta_embedding_dump.h"
 
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -150,9 +151,9 @@ std::pair<torch::Tensor, torch::Tensor> DeltaEmbeddingDumper::take(Table& table)
       int64_t missing = 0;
       auto out = table.dynamic->take_touched(table.index, &missing);
       if (missing > 0) {
-        log::warning("delta embedding dump: {} id(s) of dynamic table {} that training looked up are not in the table "
-                  "(not admitted, or evicted since) and are left out",
-                  missing, table.fqn);
+        log::warning("delta embedding dump: {} id(s) of dynamic table {} that training looked up are not in the "
+                     "table (not admitted, or evicted since) and are left out",
+                     missing, table.fqn);
       }
       return out;
     }
@@ -170,6 +171,7 @@ std::string DeltaEmbeddingDumper::path_of(int64_t step) const {
 
 std::string DeltaEmbeddingDumper::dump(int64_t step) {
   TORCH_CHECK(step > 0, "DeltaEmbeddingDumper::dump: step must be > 0");
+  const auto start = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
   std::vector<Chunk> chunks;
   int64_t rows = 0;
@@ -177,6 +179,15 @@ std::string DeltaEmbeddingDumper::dump(int64_t step) {
     auto [keys, values] = take(table);
     if (keys.numel() == 0) continue;
     if (quantize_) {
+      // A diverged row is named by its key (the quantizer only knows its place in this dump).
+      const torch::Tensor finite = torch::isfinite(values).all(1);
+      if (!finite.all().item<bool>()) {
+        const int64_t at = finite.logical_not().nonzero()[0][0].item<int64_t>();
+        throw DataError(fmt::format("delta embedding dump at step {}: row {} of table '{}' (feature '{}') holds a value "
+                                    "that is not finite, which INT8 (QUint8RowwiseF16) cannot encode; the training "
+                                    "diverged, or set {}.quant_type to DELTA_EMBEDDING_QUANT_NONE",
+                                    step, keys[at].item<int64_t>(), table.fqn, table.feature_name, kField));
+      }
       values = embedding::quantize_quint8_rowwise_f16(
           values, fmt::format("delta embedding dump INT8 quantization of feature '{}' (table '{}'); set {}.quant_type "
                               "to DELTA_EMBEDDING_QUANT_NONE to dump float32 rows",
@@ -237,7 +248,12 @@ std::string DeltaEmbeddingDumper::dump(int64_t step) {
       writer.write(std::move(table));
     }
   });
-  log::debug("delta embedding dump: {} row(s) at step {} to {}", rows, step, path);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (rank_ == 0) {
+    log::info("delta embedding dump: {} row(s) at step {} to {} in {:.2f} s", rows, step, path, seconds);
+  } else {
+    log::debug("delta embedding dump: {} row(s) at step {} to {} in {:.2f} s", rows, step, path, seconds);
+  }
   return path;
 }
 
