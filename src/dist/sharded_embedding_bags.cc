@@ -379,27 +379,42 @@ FeatureBatch normalise(const FusedFeatureInput& in, const embedding::FusedFeatur
 
 }  // namespace
 
-void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in, const torch::Tensor& values) {
-  Impl& m = *impl_;
-  torch::NoGradGuard no_grad;
+namespace {
+
+// Calls fn(shard, mask, local_rows) for each of this rank's shards of table `table` that holds some
+// of `rows` (row numbers of the whole table): `mask` picks those rows, `local_rows` are their
+// numbers in the shard. Every row must lie, whole, in a local shard (TORCH_CHECK naming `what`).
+template <typename Fn>
+void for_each_local_block(const ShardedEmbeddingBags::Impl& m, size_t table, const torch::Tensor& rows,
+                          const char* what, Fn&& fn) {
   const ShardedTableSpec& spec = m.tables.at(table);
-  const torch::Tensor rows = rows_in.to(torch::kInt64);
   int64_t done = 0;
-  for (const LocalShard& ls : m.shards) {
+  for (const ShardedEmbeddingBags::LocalShard& ls : m.shards) {
     if (ls.table != spec.name) continue;
     const Shard& sh = ls.shard;
     const torch::Tensor mask = rows.ge(sh.row_offset).logical_and(rows.lt(sh.row_offset + sh.rows));
     const torch::Tensor local_rows = rows.index({mask}) - sh.row_offset;
     if (local_rows.numel() == 0) continue;
-    TORCH_CHECK(sh.col_offset == 0 && sh.cols == spec.embedding_dim,
-                "ShardedEmbeddingBags::reset_rows: table '", spec.name, "' is split by columns");
-    torch::Tensor weight = ls.weight;
-    weight.index_copy_(0, local_rows, values.index({mask}).to(weight.scalar_type()));
-    embedding::reset_optimizer_rows(*m.local, ls.local_name, local_rows);
+    TORCH_CHECK(sh.col_offset == 0 && sh.cols == spec.embedding_dim, "ShardedEmbeddingBags::", what, ": table '",
+                spec.name, "' is split by columns");
+    fn(ls, mask, local_rows);
     done += local_rows.numel();
   }
-  TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::reset_rows: rows of table '", spec.name,
+  TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::", what, ": rows of table '", spec.name,
               "' outside this rank's shards");
+}
+
+}  // namespace
+
+void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in, const torch::Tensor& values) {
+  Impl& m = *impl_;
+  torch::NoGradGuard no_grad;
+  for_each_local_block(m, table, rows_in.to(torch::kInt64), "reset_rows",
+                       [&](const LocalShard& ls, const torch::Tensor& mask, const torch::Tensor& local_rows) {
+                         torch::Tensor weight = ls.weight;
+                         weight.index_copy_(0, local_rows, values.index({mask}).to(weight.scalar_type()));
+                         embedding::reset_optimizer_rows(*m.local, ls.local_name, local_rows);
+                       });
 }
 
 void ShardedEmbeddingBags::track_touched_rows() {
@@ -432,23 +447,12 @@ torch::Tensor ShardedEmbeddingBags::take_touched_rows(size_t table) {
 torch::Tensor ShardedEmbeddingBags::read_rows(size_t table, const torch::Tensor& rows_in) {
   Impl& m = *impl_;
   torch::NoGradGuard no_grad;
-  const ShardedTableSpec& spec = m.tables.at(table);
   const torch::Tensor rows = rows_in.to(torch::kInt64);
-  torch::Tensor out = torch::empty({rows.numel(), spec.embedding_dim}, torch::kFloat32);
-  int64_t done = 0;
-  for (const LocalShard& ls : m.shards) {
-    if (ls.table != spec.name) continue;
-    const Shard& sh = ls.shard;
-    TORCH_CHECK(sh.col_offset == 0 && sh.cols == spec.embedding_dim,
-                "ShardedEmbeddingBags::read_rows: table '", spec.name, "' is split by columns");
-    const torch::Tensor mask = rows.ge(sh.row_offset).logical_and(rows.lt(sh.row_offset + sh.rows));
-    const torch::Tensor local_rows = rows.index({mask}) - sh.row_offset;
-    if (local_rows.numel() == 0) continue;
-    out.index_put_({mask}, ls.weight.index_select(0, local_rows).to(torch::kFloat32));
-    done += local_rows.numel();
-  }
-  TORCH_CHECK(done == rows.numel(), "ShardedEmbeddingBags::read_rows: rows of table '", spec.name,
-              "' outside this rank's shards");
+  torch::Tensor out = torch::empty({rows.numel(), m.tables.at(table).embedding_dim}, torch::kFloat32);
+  for_each_local_block(m, table, rows, "read_rows",
+                       [&](const LocalShard& ls, const torch::Tensor& mask, const torch::Tensor& local_rows) {
+                         out.index_put_({mask}, ls.weight.index_select(0, local_rows).to(torch::kFloat32));
+                       });
   return out;
 }
 

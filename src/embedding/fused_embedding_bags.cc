@@ -324,8 +324,6 @@ void FusedEmbeddingBags::track_touched_rows() {
   g.track_touched = true;
 }
 
-bool FusedEmbeddingBags::tracks_touched_rows() const { return group_->track_touched; }
-
 torch::Tensor FusedEmbeddingBags::take_touched_rows(size_t table) {
   TORCH_CHECK(group_->track_touched, "FusedEmbeddingBags::take_touched_rows: tracking is off");
   return group_->tables.at(table).touched->take();

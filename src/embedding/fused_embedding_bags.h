@@ -116,7 +116,6 @@ class FusedEmbeddingBags {
   // evaluation and predict run without it) marks the rows it reads, per table, frozen tables
   // included.
   void track_touched_rows();
-  bool tracks_touched_rows() const;
   // The rows of table `table` (its index in tables()) marked since the previous call, [K] int64
   // ascending. TORCH_CHECK: tracking is on.
   torch::Tensor take_touched_rows(size_t table);
