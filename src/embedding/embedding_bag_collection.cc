@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "embedding/table_memory.h"
+#include "embedding/touched_rows.h"
 
 namespace tzrec::embedding {
 namespace {
@@ -143,8 +144,7 @@ torch::Tensor EmbeddingBagCollectionImpl::read_rows(size_t t, const torch::Tenso
   TORCH_CHECK(t < table_configs_.size(), "read_rows: no table ", t);
   if (sharded_) return sharded_->read_rows(t, rows);
   if (fused_) return fused_->read_rows(t, rows);
-  torch::NoGradGuard no_grad;
-  return weights_.at(t).index_select(0, rows.to(torch::kInt64)).to(torch::kFloat32);
+  return read_weight_rows(weights_.at(t), rows);
 }
 
 sparse::KeyedTensor EmbeddingBagCollectionImpl::forward(const sparse::KeyedJaggedTensor& kjt) {

@@ -330,8 +330,7 @@ torch::Tensor FusedEmbeddingBags::take_touched_rows(size_t table) {
 }
 
 torch::Tensor FusedEmbeddingBags::read_rows(size_t table, const torch::Tensor& rows) const {
-  torch::NoGradGuard no_grad;
-  return group_->tables.at(table).spec.weight.index_select(0, rows.to(torch::kInt64)).to(torch::kFloat32);
+  return read_weight_rows(group_->tables.at(table).spec.weight, rows);
 }
 
 std::vector<int64_t> FusedEmbeddingBags::feature_dims() const {

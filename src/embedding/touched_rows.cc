@@ -34,4 +34,9 @@ torch::Tensor TouchedRows::take() {
   return out;
 }
 
+torch::Tensor read_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows) {
+  torch::NoGradGuard no_grad;
+  return weight.index_select(0, rows.to(torch::kInt64)).to(torch::kFloat32);
+}
+
 }  // namespace tzrec::embedding

@@ -29,4 +29,8 @@ class TouchedRows {
   std::vector<int64_t> dirty_words_;
 };
 
+// Rows `rows` of a table's `weight` as a float32 copy [K, dim] (whatever the table's storage type):
+// what a dump publishes of the rows it took.
+torch::Tensor read_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows);
+
 }  // namespace tzrec::embedding

@@ -10,6 +10,8 @@
 #     codebook; predicting from the checkpoint gives the same codes; sid_rqkmeans' codes equal a
 #     numpy residual nearest-centroid walk over the exported centroids; candidate SIDs through
 #     predict's --edit_config_json;
+#   - `tzrec evaluate_sid_quality` on the predictions (and on a CSV comparing them with resolved
+#     codes) writes the metrics numpy computes;
 #   - sid_rqvae_contrastive_mock trains on 2 ranks (`tzrec launch`: Sinkhorn sums over the ranks,
 #     rank 0's k-means codebooks broadcast, the contrastive targets of both ranks) and exports;
 #   - bad configs and runs fail with one line naming the field.
@@ -86,6 +88,105 @@ for k in ("mse", "rel_loss", "unique_sid_ratio"):
 PY
   echo "$name: trained, evaluated, exported and predicted"
 done
+
+# evaluate_sid_quality on what predict wrote (sid_rqvae_mock, Parquet list<int64>), then on a CSV
+# of the same codes as "origin" next to a "codes" field where Python moved every collision to a
+# free last-layer code, with a malformed and an out-of-range row: each written metric equals numpy's
+# computation from the definitions (TorchEasyRec's tzrec/utils/sid/quality.py).
+Q="$WORK/sid_quality"
+mkdir -p "$Q"
+"$TZREC" evaluate_sid_quality --input_path "$WORK/sid_rqvae_mock/pred/part-0.parquet" --codebook 16,16,16 \
+  --summary_output "$Q/summary" --layer_stats_output "$Q/layers" --log_top_sids 3 2> "$Q.log" \
+  || { cat "$Q.log"; fail "evaluate_sid_quality"; }
+grep -q "top SIDs by frequency (single) = \[('" "$Q.log" || { cat "$Q.log"; fail "evaluate_sid_quality: no top SIDs logged"; }
+"$TZREC" parquet_cat "$Q/summary/part-0.parquet" > "$Q/summary.json"
+"$TZREC" parquet_cat "$Q/layers/part-0.parquet" > "$Q/layers.json"
+$PY - "$WORK/sid_rqvae_mock/pred/part-0.parquet.json" "$Q" <<'PY' || fail "evaluate_sid_quality: metrics differ from numpy"
+import json, math, sys
+import numpy as np
+codes = np.array([json.loads(l)["codes"] for l in open(sys.argv[1])], dtype=np.int64)
+q = sys.argv[2]
+
+def expected(c, size=16, layers=3):
+    _, counts = np.unique(c, axis=0, return_counts=True)
+    n, total = len(counts), counts.sum()
+    s = np.sort(counts)
+    gini = (n + 1) / n - 2 * float((s * np.arange(n, 0, -1)).sum()) / (n * total)
+    p = counts / total
+    h = float(-(p * np.log(p)).sum())
+    out = dict(total=int(total), unique_sid=n, no_collision_rate=n / total,
+               uniquely_identified_item_rate=float((counts == 1).sum()) / total, max_collision=int(counts.max()),
+               gini=gini, entropy=h, max_entropy=math.log(size ** layers), entropy_ratio=h / math.log(size ** layers))
+    per_layer = []
+    for l in range(layers):
+        use = np.bincount(c[:, l], minlength=size)
+        pl = use[use > 0] / use.sum()
+        per_layer.append(dict(layer=l, codebook_size=size, coverage=(use > 0).sum() / size,
+                              dead_codes=int((use == 0).sum()), perplexity=math.exp(float(-(pl * np.log(pl)).sum()))))
+    return out, per_layer
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+summary = [json.loads(l) for l in open(q + "/summary.json")]
+layers = [json.loads(l) for l in open(q + "/layers.json")]
+want, want_layers = expected(codes)
+assert len(summary) == 1 and summary[0]["view"] == "single" and summary[0]["codebook"] == "16,16,16", summary
+assert summary[0]["input_rows"] == 600 and summary[0]["invalid_pair_rows"] == 0, summary
+for k, v in want.items():
+    assert close(summary[0][k], v), (k, summary[0][k], v)
+assert [r["layer"] for r in layers] == [0, 1, 2], layers
+for got, w in zip(layers, want_layers):
+    for k, v in w.items():
+        assert close(got[k], v), (k, got[k], v)
+
+# The CSV: origin = the predicted codes; codes = each repeated SID after its first moved to a free
+# last-layer code (in row order); then a malformed row and an out-of-range one.
+seen, moved = set(), []
+for c in codes.tolist():
+    t = tuple(c)
+    if t in seen:
+        for alt in range(16):
+            if (t[0], t[1], alt) not in seen:
+                t = (t[0], t[1], alt)
+                break
+    seen.add(t)
+    moved.append(t)
+with open(q + "/items.csv", "w") as f:
+    f.write("item_id,origin,codes\n")
+    for i, (a, b) in enumerate(zip(codes.tolist(), moved)):
+        f.write('%d,"%s","%s"\n' % (i, ",".join(map(str, a)), ",".join(map(str, b))))
+    f.write('600,"1,2","1,2,3"\n')
+    f.write('601,"1,2,3","1,2,16"\n')
+np.save(q + "/moved.npy", np.array(moved, dtype=np.int64))
+PY
+mkdir -p "$Q/csv_in"
+mv "$Q/items.csv" "$Q/csv_in/"
+"$TZREC" evaluate_sid_quality --input_path "$Q/csv_in/items.csv" --codebook 16,16,16 --origin_codes_field origin \
+  --summary_output "$Q/csv_summary" 2> "$Q.csv.log" || { cat "$Q.csv.log"; fail "evaluate_sid_quality on CSV"; }
+grep -q "skipped 2 invalid rows (before: 1 malformed, 0 out-of-range; after: 0 malformed, 1 out-of-range)" "$Q.csv.log" \
+  || { cat "$Q.csv.log"; fail "evaluate_sid_quality: invalid rows not counted"; }
+$PY - "$WORK/sid_rqvae_mock/pred/part-0.parquet.json" "$Q" <<'PY' || fail "evaluate_sid_quality: CSV views differ from numpy"
+import csv, json, sys
+import numpy as np
+q = sys.argv[2]
+rows = list(csv.DictReader(open(q + "/csv_summary/part-0.csv")))
+assert [r["view"] for r in rows] == ["before", "after", "delta"], rows
+assert rows[2]["sid_field"] == "origin->codes" and rows[0]["input_rows"] == "602" and rows[0]["invalid_pair_rows"] == "2"
+before = np.array([json.loads(l)["codes"] for l in open(sys.argv[1])])
+after = np.load(q + "/moved.npy")
+ub, ua = len(np.unique(before, axis=0)), len(np.unique(after, axis=0))
+assert int(rows[0]["unique_sid"]) == ub and int(rows[1]["unique_sid"]) == ua, (rows, ub, ua)
+assert int(rows[2]["unique_sid"]) == ua - ub, rows
+assert abs(float(rows[2]["no_collision_rate"]) - (ua - ub) / 600) < 1e-12, rows
+PY
+if "$TZREC" evaluate_sid_quality --input_path "$Q/csv_in/items.csv" --codebook 16,16,16 --invalid_row_policy error \
+     > "$Q.err.log" 2>&1; then
+  fail "evaluate_sid_quality: an out-of-range row passed --invalid_row_policy error"
+fi
+grep -q "^error: .*items.csv line 603: field 'codes': code 16 of layer 2 is outside its codebook \[0, 16)" "$Q.err.log" \
+  || { cat "$Q.err.log"; fail "evaluate_sid_quality: not the expected error"; }
+echo "evaluate_sid_quality: metrics equal numpy's"
 
 # sid_rqkmeans: one checkpoint (no periodic saves), written after the fit; the codes are a plain
 # residual nearest-centroid walk over the exported centroids.
