@@ -11,8 +11,10 @@
 #include "feature/combo_feature.h"
 #include "feature/custom_feature.h"
 #include "feature/data_groups.h"
+#include "feature/empty_input_default.h"
 #include "feature/expr_feature.h"
 #include "feature/feature_support.h"
+#include "feature/hash.h"
 #include "feature/id_feature.h"
 #include "feature/kv_dot_product.h"
 #include "feature/lookup_feature.h"
@@ -75,7 +77,7 @@ const std::map<std::string, FeatureType>& feature_types() {
 // use_mask (every feature message has it; feature/sample_mask.h): whether the parser masks the
 // feature's input in training. TorchEasyRec masks in FG_NONE and FG_NORMAL only; under FG_NONE it
 // hands the masked rows the feature's encoded default, which without fg_encoded_default_value it
-// computes by running feature generation on empty inputs (not supported here).
+// computes by running feature generation on empty inputs (needs_empty_input_default).
 bool use_mask_applies(const google::protobuf::Message& msg, const std::string& path, const BuildContext& ctx) {
   const auto* d = msg.GetDescriptor();
   const auto* use_mask = d->FindFieldByName("use_mask");
@@ -85,15 +87,43 @@ bool use_mask_applies(const google::protobuf::Message& msg, const std::string& p
               " (TorchEasyRec masks inputs in FG_NONE and FG_NORMAL only)");
     return false;
   }
-  const auto* encoded_default = d->FindFieldByName("fg_encoded_default_value");
-  if (ctx.fg_mode == FgMode::kNone &&
-      (encoded_default == nullptr || !msg.GetReflection()->HasField(msg, encoded_default))) {
-    throw NotSupportedError(path +
-                            ".use_mask under fg_mode FG_NONE without fg_encoded_default_value (the value the masked "
-                            "rows take; TorchEasyRec computes it by running feature generation on empty inputs): set "
-                            "fg_encoded_default_value");
+  if (ctx.fg_mode == FgMode::kNone && d->FindFieldByName("fg_encoded_default_value") == nullptr) {
+    throw NotSupportedError(path + ".use_mask under fg_mode FG_NONE (the feature has no fg_encoded_default_value)");
   }
   return true;
+}
+
+// A masked FG_NONE feature without fg_encoded_default_value.
+bool needs_empty_input_default(const google::protobuf::Message& msg, const BuildContext& ctx) {
+  const auto* field = msg.GetDescriptor()->FindFieldByName("fg_encoded_default_value");
+  return ctx.use_mask && ctx.fg_mode == FgMode::kNone && field != nullptr && !msg.GetReflection()->HasField(msg, field);
+}
+
+// The feature message with the fg_encoded_default_value TorchEasyRec computes for it: the
+// feature built for FG_NORMAL, run on empty inputs (feature/empty_input_default.h). A feature
+// that feature generation cannot build (no expression, say) gets TorchEasyRec's demand instead.
+std::unique_ptr<google::protobuf::Message> with_empty_input_default(const FeatureType& type,
+                                                                    const google::protobuf::Message& msg,
+                                                                    const std::string& path, const std::string& name,
+                                                                    const BuildContext& ctx, bool sequence) {
+  if (sequence) {
+    throw NotSupportedError(fmt::format("{}.use_mask of a sequence feature under fg_mode FG_NONE without "
+                                        "fg_encoded_default_value: set fg_encoded_default_value",
+                                        path));
+  }
+  BuildContext fg_ctx = ctx;
+  fg_ctx.fg_mode = FgMode::kNormal;
+  fg_ctx.use_mask = false;
+  FeaturePtr fg_feature;
+  try {
+    fg_feature = type.factory(msg, path, name, fg_ctx, sequence);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}.use_mask under fg_mode FG_NONE: set fg_encoded_default_value (the value of "
+                                  "masked rows), or give the feature what feature generation needs to compute it "
+                                  "from empty inputs ({})",
+                                  path, e.what()));
+  }
+  return with_fg_encoded_default(msg, empty_input_fg_output(*fg_feature, hash_kind_from_env(), ctx.multival_sep));
 }
 
 // The data_config side of use_mask: probabilities in [0, 1] (sample_mask_options), and what the
@@ -133,7 +163,12 @@ FeaturePtr make_feature(const std::string& type, const google::protobuf::Message
     feature_ctx.stub_type = msg.GetReflection()->GetBool(msg, stub);
   }
   feature_ctx.use_mask = use_mask_applies(msg, path, ctx);
-  return it->second.factory(msg, path, type, feature_ctx, sequence || it->second.sequence);
+  const bool is_sequence = sequence || it->second.sequence;
+  if (needs_empty_input_default(msg, feature_ctx)) {
+    const auto with_default = with_empty_input_default(it->second, msg, path, type, feature_ctx, is_sequence);
+    return it->second.factory(*with_default, path, type, feature_ctx, is_sequence);
+  }
+  return it->second.factory(msg, path, type, feature_ctx, is_sequence);
 }
 
 FeatureSet build_features(const protos::EasyRecConfig& config) {

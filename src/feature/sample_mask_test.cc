@@ -117,9 +117,8 @@ TEST(SampleMask, UseMaskFeatureTakesItsDefaultOnMaskedRows) {
   EXPECT_EQ(ids_of(p.parse_in_place(&again).sparse_features["masked"].values), (Ids{3, 4, 5}));
 }
 
-// FG_NONE: masked rows take fg_encoded_default_value; without one the option is refused (TorchEasyRec
-// computes the value by running feature generation on empty inputs).
-TEST(SampleMask, FgNoneNeedsTheEncodedDefault) {
+// FG_NONE: masked rows take fg_encoded_default_value.
+TEST(SampleMask, FgNoneTakesTheEncodedDefault) {
   FeatureParser p = parser(R"(feature_configs { id_feature { feature_name: "c" embedding_dim: 4 num_buckets: 10
                                                               use_mask: true fg_encoded_default_value: "9" } })",
                            "sample_mask_prob: 0.5");
@@ -128,13 +127,57 @@ TEST(SampleMask, FgNoneNeedsTheEncodedDefault) {
   SampleMasks masks;
   masks.rows = {0, 1, 0};
   EXPECT_EQ(ids_of(p.parse_in_place(&t.batch, nullptr, &masks).sparse_features["c"].values), (Ids{1, 9, 3}));
+}
+
+// FG_NONE without fg_encoded_default_value: the value is what feature generation gives for empty
+// inputs (TorchEasyRec's BaseFeature.fg_encoded_default_value runs the FG op on None inputs): the
+// default_value bucketized — "7" of num_buckets 10 is id 7, "abc" hashed into 100 buckets is 33
+// (libstdc++'s std::hash, the test vector of docs/tzrec-compatibility.md §5.5) —, a raw feature's
+// default_value, nothing for an empty default. Empty cells of the column take it too.
+TEST(SampleMask, FgNoneComputesTheDefaultFromEmptyInputs) {
+  FeatureParser p = parser(R"(
+    feature_configs { id_feature { feature_name: "n" expression: "user:n" embedding_dim: 4 num_buckets: 10
+                                   default_value: "7" use_mask: true } }
+    feature_configs { id_feature { feature_name: "h" expression: "user:h" embedding_dim: 4 hash_bucket_size: 100
+                                   default_value: "abc" use_mask: true } }
+    feature_configs { id_feature { feature_name: "e" expression: "user:e" embedding_dim: 4 hash_bucket_size: 100
+                                   use_mask: true } }
+    feature_configs { raw_feature { feature_name: "r" expression: "user:r" default_value: "-1.5" use_mask: true } })",
+                           "sample_mask_prob: 0.5");
+  data::RecordBatch b = make_batch({{"n", {"1", "2", ""}}, {"h", {"5", "6", "7"}}, {"e", {"8", "9", "10"}},
+                                    {"r", {"0.5", "1.5", "2.5"}}});
+  SampleMasks masks;
+  masks.rows = {1, 0, 0};
+  const sparse::Batch out = p.parse_in_place(&b, nullptr, &masks);
+  EXPECT_EQ(ids_of(out.sparse_features["n"].values), (Ids{7, 2, 7}));  // masked, kept, empty cell
+  EXPECT_EQ(ids_of(out.sparse_features["h"].values), (Ids{33, 6, 7}));
+  EXPECT_EQ(ids_of(out.sparse_features["e"].values), (Ids{9, 10}));
+  EXPECT_EQ(floats_of(out.dense_features["r"]), (Floats{-1.5f, 1.5f, 2.5f}));
+
+  // A feature that feature generation cannot build (no expression) needs the value given.
+  const std::string message = error_of<ConfigError>([] {
+    build_feature_infos(parse_config(
+        R"(feature_configs { id_feature { feature_name: "c" embedding_dim: 4 num_buckets: 10 use_mask: true } })"));
+  });
+  EXPECT_EQ(message.rfind("feature_configs[0].id_feature.use_mask under fg_mode FG_NONE: set fg_encoded_default_value "
+                          "(the value of masked rows), or give the feature what feature generation needs to compute "
+                          "it from empty inputs (",
+                          0),
+            0u)
+      << message;
   EXPECT_EQ(error_of<NotSupportedError>([] {
-              build_feature_infos(parse_config(
-                  R"(feature_configs { id_feature { feature_name: "c" embedding_dim: 4 num_buckets: 10 use_mask: true } })"));
+              build_feature_infos(parse_config(R"(feature_configs { sequence_id_feature {
+                  feature_name: "s" expression: "user:s" embedding_dim: 4 num_buckets: 10 use_mask: true } })"));
             }),
-            "not supported yet: feature_configs[0].id_feature.use_mask under fg_mode FG_NONE without "
-            "fg_encoded_default_value (the value the masked rows take; TorchEasyRec computes it by running feature "
-            "generation on empty inputs): set fg_encoded_default_value");
+            "not supported yet: feature_configs[0].sequence_id_feature.use_mask of a sequence feature under fg_mode "
+            "FG_NONE without fg_encoded_default_value: set fg_encoded_default_value");
+  EXPECT_EQ(error_of<NotSupportedError>([] {
+              build_feature_infos(parse_config(R"(feature_configs { id_feature {
+                  feature_name: "w" expression: "user:w" embedding_dim: 4 hash_bucket_size: 10 weighted: true
+                  use_mask: true } })"));
+            }),
+            "not supported yet: feature_configs[0].id_feature.use_mask of a weighted feature under fg_mode FG_NONE "
+            "without fg_encoded_default_value: set fg_encoded_default_value");
 }
 
 // FG_DAG and FG_BUCKETIZE run feature generation over all features at once and apply no masks, in

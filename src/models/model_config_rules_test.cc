@@ -68,14 +68,16 @@ TEST(ModelConfigRules, FeatureGroups) {
 }
 
 // Training masks (feature/sample_mask.h), checked where the features are built: use_mask under
-// FG_NONE needs fg_encoded_default_value, probabilities lie in [0, 1], no masks with tdm_sampler.
+// FG_NONE without fg_encoded_default_value takes feature generation's output on empty inputs
+// (refused for sequences; a combo feature's is empty), probabilities lie in [0, 1], no masks with
+// tdm_sampler.
 TEST(ModelConfigRules, SampleMasks) {
   EXPECT_TRUE(NotSupported(deepfm("feature_configs { sequence_feature { sequence_name: 's' features { overlap_feature "
                                   "{ feature_name: 'o' use_mask: true } } } }"),
                            "feature_configs[4].sequence_feature.features[0].overlap_feature.use_mask"));
-  EXPECT_TRUE(NotSupported(deepfm("feature_configs { combo_feature { feature_name: 'z' embedding_dim: 4 expression: "
-                                  "'user:a' expression: 'user:b' hash_bucket_size: 10 use_mask: true } }"),
-                           "feature_configs[4].combo_feature.use_mask"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { sample_mask_prob: 0.1 } feature_configs { combo_feature { "
+                                "feature_name: 'z' embedding_dim: 4 expression: 'user:a' expression: 'user:b' "
+                                "hash_bucket_size: 10 use_mask: true } }")));
   EXPECT_TRUE(NoProblems(deepfm("data_config { sample_mask_prob: 0.1 } feature_configs { id_feature { "
                                 "feature_name: 'm' embedding_dim: 4 num_buckets: 5 use_mask: true "
                                 "fg_encoded_default_value: '0' } }")));
