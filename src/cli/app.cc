@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
                                  add_feature_selection_command(app), add_create_faiss_index_command(app),
                                  add_create_online_infer_data_command(app),
                                  add_add_feature_info_to_config_command(app), add_list_distcp_param_command(app),
-                                 add_evaluate_sid_quality_command(app)};
+                                 add_evaluate_sid_quality_command(app), add_resolve_sid_collisions_command(app)};
   const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
   // Unknown arguments are reported by check_flags, with a suggestion. `launch` passes everything
   // after "--" to its workers, so CLI11 itself reports its unknown flags.

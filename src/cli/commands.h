@@ -33,5 +33,6 @@ Action add_create_online_infer_data_command(CLI::App& app);
 Action add_add_feature_info_to_config_command(CLI::App& app);
 Action add_list_distcp_param_command(CLI::App& app);
 Action add_evaluate_sid_quality_command(CLI::App& app);
+Action add_resolve_sid_collisions_command(CLI::App& app);
 
 }  // namespace tzrec::cli

@@ -44,19 +44,23 @@ bool whole_number(double d, int64_t* out) {
   return true;
 }
 
-// The codes of a text cell joined by ','.
-bool parse_text_row(std::string_view cell, int64_t num_layers, int64_t* out) {
-  int64_t n = 0;
+// The codes of a text cell joined by ',' appended to `out`; false (nothing kept) when a token is
+// not an integer.
+bool parse_text_row(std::string_view cell, std::vector<int64_t>* out) {
+  const size_t mark = out->size();
   size_t start = 0;
   while (true) {
     const size_t comma = cell.find(',', start);
     const std::string_view token = cell.substr(start, comma == std::string_view::npos ? cell.size() - start : comma - start);
-    if (n == num_layers || !parse_python_int(token, &out[n])) return false;
-    ++n;
-    if (comma == std::string_view::npos) break;
+    int64_t v = 0;
+    if (!parse_python_int(token, &v)) {
+      out->resize(mark);
+      return false;
+    }
+    out->push_back(v);
+    if (comma == std::string_view::npos) return true;
     start = comma + 1;
   }
-  return n == num_layers;
 }
 
 }  // namespace
@@ -93,25 +97,24 @@ bool parse_python_int(std::string_view text, int64_t* out) {
   return true;
 }
 
-SidCodeRows decode_sid_codes(const data::RecordBatch& batch, const std::string& field, int64_t num_layers) {
-  SidCodeRows rows;
-  rows.num_layers = num_layers;
+SidCodeLists decode_sid_code_lists(const data::RecordBatch& batch, const std::string& field) {
+  SidCodeLists lists;
   const int64_t n = batch.num_rows();
-  rows.values.assign(static_cast<size_t>(n * num_layers), 0);
-  rows.valid.assign(static_cast<size_t>(n), 0);
+  lists.valid.assign(static_cast<size_t>(n), 0);
+  auto finish_row = [&](int64_t r, bool ok, size_t mark) {
+    if (!ok) lists.values.resize(mark);
+    lists.valid[static_cast<size_t>(r)] = ok ? 1 : 0;
+    lists.offsets.push_back(static_cast<int64_t>(lists.values.size()));
+  };
   auto where = [&] { return batch.files.empty() ? std::string("the input") : batch.files.front(); };
 
   if (const int text = batch.column_index(field); text >= 0) {
     const data::StringColumn& column = batch.columns[static_cast<size_t>(text)];
     for (int64_t r = 0; r < n; ++r) {
-      int64_t* out = rows.values.data() + r * num_layers;
-      if (parse_text_row(column.cell(r), num_layers, out)) {
-        rows.valid[static_cast<size_t>(r)] = 1;
-      } else {
-        std::fill(out, out + num_layers, 0);
-      }
+      const size_t mark = lists.values.size();
+      finish_row(r, parse_text_row(column.cell(r), &lists.values), mark);
     }
-    return rows;
+    return lists;
   }
   const data::TypedColumn* typed = batch.typed_column(field);
   if (typed == nullptr) throw DataError(fmt::format("{}: no column '{}'", where(), field));
@@ -128,42 +131,48 @@ SidCodeRows decode_sid_codes(const data::RecordBatch& batch, const std::string& 
                                 where(), field, element));
   }
   const bool unsigned64 = integer_leaf && unsigned_64(c.descriptor);
-  if (typed->list_depth() == 1) {
-    const parquet::ListLevel& lists = c.lists[0];
-    for (int64_t r = 0; r < n; ++r) {
-      if (lists.is_null(r)) continue;
-      const int64_t begin = lists.offsets[static_cast<size_t>(r)], end = lists.offsets[static_cast<size_t>(r) + 1];
-      if (end - begin != num_layers) continue;
-      int64_t* out = rows.values.data() + r * num_layers;
-      bool ok = true;
-      for (int64_t s = begin; s < end && ok; ++s) ok = !c.is_null(s) && integer_value(c, s, unsigned64, &out[s - begin]);
-      if (ok) {
-        rows.valid[static_cast<size_t>(r)] = 1;
-      } else {
-        std::fill(out, out + num_layers, 0);
+  for (int64_t r = 0; r < n; ++r) {
+    const size_t mark = lists.values.size();
+    bool ok = false;
+    if (typed->list_depth() == 1) {
+      const parquet::ListLevel& level = c.lists[0];
+      if (!level.is_null(r)) {
+        ok = true;
+        for (int64_t s = level.offsets[static_cast<size_t>(r)]; s < level.offsets[static_cast<size_t>(r) + 1] && ok; ++s) {
+          int64_t v = 0;
+          ok = !c.is_null(s) && integer_value(c, s, unsigned64, &v);
+          lists.values.push_back(v);
+        }
+      }
+    } else if (!c.is_null(r)) {  // scalars: one code, or a text cell
+      int64_t v = 0;
+      if (type == PhysicalType::kByteArray) {
+        ok = parse_text_row(c.bytes(r), &lists.values);
+      } else if (integer_leaf) {
+        ok = integer_value(c, r, unsigned64, &v);
+        lists.values.push_back(v);
+      } else if (type == PhysicalType::kDouble || type == PhysicalType::kFloat) {
+        ok = whole_number(type == PhysicalType::kDouble ? c.data<double>()[r] : c.data<float>()[r], &v);
+        lists.values.push_back(v);
       }
     }
-    return rows;
+    finish_row(r, ok, mark);
   }
-  // Scalars: one code per row, or a text cell.
+  return lists;
+}
+
+SidCodeRows decode_sid_codes(const data::RecordBatch& batch, const std::string& field, int64_t num_layers) {
+  const SidCodeLists lists = decode_sid_code_lists(batch, field);
+  SidCodeRows rows;
+  rows.num_layers = num_layers;
+  const int64_t n = static_cast<int64_t>(lists.valid.size());
+  rows.values.assign(static_cast<size_t>(n * num_layers), 0);
+  rows.valid.assign(static_cast<size_t>(n), 0);
   for (int64_t r = 0; r < n; ++r) {
-    if (c.is_null(r)) continue;
-    int64_t* out = rows.values.data() + r * num_layers;
-    bool ok = false;
-    if (type == PhysicalType::kByteArray) {
-      ok = parse_text_row(c.bytes(r), num_layers, out);
-    } else if (num_layers == 1 && integer_leaf) {
-      ok = integer_value(c, r, unsigned64, out);
-    } else if (num_layers == 1 && type == PhysicalType::kDouble) {
-      ok = whole_number(c.data<double>()[r], out);
-    } else if (num_layers == 1 && type == PhysicalType::kFloat) {
-      ok = whole_number(c.data<float>()[r], out);
-    }
-    if (ok) {
-      rows.valid[static_cast<size_t>(r)] = 1;
-    } else {
-      std::fill(out, out + num_layers, 0);
-    }
+    const int64_t b = lists.offsets[static_cast<size_t>(r)], e = lists.offsets[static_cast<size_t>(r) + 1];
+    if (!lists.valid[static_cast<size_t>(r)] || e - b != num_layers) continue;
+    std::copy(lists.values.begin() + b, lists.values.begin() + e, rows.values.begin() + r * num_layers);
+    rows.valid[static_cast<size_t>(r)] = 1;
   }
   return rows;
 }

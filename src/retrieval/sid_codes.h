@@ -33,6 +33,15 @@ struct SidCodeRows {
 // error, as in TorchEasyRec), naming the field and the file.
 SidCodeRows decode_sid_codes(const data::RecordBatch& batch, const std::string& field, int64_t num_layers);
 
+// The same rows with any number of codes each (candidate lists): row r holds
+// values[offsets[r], offsets[r + 1]) when valid[r]; an invalid row holds none.
+struct SidCodeLists {
+  std::vector<int64_t> offsets{0};
+  std::vector<int64_t> values;
+  std::vector<uint8_t> valid;
+};
+SidCodeLists decode_sid_code_lists(const data::RecordBatch& batch, const std::string& field);
+
 // Python's int() of `text` as an int64: false when it is not an integer literal or does not fit.
 bool parse_python_int(std::string_view text, int64_t* out);
 

@@ -12,11 +12,14 @@
 #include "data/path_conflict.h"
 #include "data/prediction_writer.h"
 #include "data/table_sources.h"
+#include "data/typed_output_table.h"
 #include "parquet/writer.h"
 #include "retrieval/sid_codes.h"
 
 namespace tzrec::retrieval {
 namespace {
+
+using parquet::PhysicalType;
 
 // One field's rows of a batch, checked against the codebook: valid[r] when well formed and in
 // range; the counts of the two kinds of invalid rows.
@@ -83,46 +86,21 @@ void log_view(const SidQualityView& v) {
   }
 }
 
-// Columns of an output table, filled row by row.
-class OutputTable {
- public:
-  void add_string(const std::string& name) { add(name, parquet::PhysicalType::kByteArray); }
-  void add_int(const std::string& name) { add(name, parquet::PhysicalType::kInt64); }
-  void add_double(const std::string& name) { add(name, parquet::PhysicalType::kDouble); }
-  parquet::ColumnBuilder& operator[](size_t i) { return builders_[i]; }
-  void write(const std::string& writer_type, const std::string& dir) {
-    data::RecordBatch batch;
-    int64_t rows = 0;
-    for (size_t i = 0; i < builders_.size(); ++i) {
-      batch.typed_columns.push_back({names_[i], builders_[i].finish(), std::nullopt});
-      rows = batch.typed_columns.back().values.num_rows;
-    }
-    batch.origins.resize(static_cast<size_t>(rows));
-    auto writer = data::make_prediction_writer(writer_type, dir, /*rank=*/0);
-    writer->write({}, batch);
-    writer->close();
-  }
-
- private:
-  void add(const std::string& name, parquet::PhysicalType type) {
-    // The builder reads its column's descriptor from the schema: each schema stays where it is.
-    schemas_.push_back(std::make_unique<parquet::Schema>(
-        parquet::writer_schema({parquet::WriterField{name, type, /*nullable=*/false}})));
-    names_.push_back(name);
-    builders_.emplace_back(schemas_.back()->column(0));
-  }
-  std::vector<std::unique_ptr<parquet::Schema>> schemas_;
-  std::vector<std::string> names_;
-  std::vector<parquet::ColumnBuilder> builders_;
-};
-
 // The columns every row of both tables starts with.
-void add_common_columns(OutputTable& t) {
-  for (const char* name : {"source", "view", "sid_field", "codebook"}) t.add_string(name);
-  for (const char* name : {"input_rows", "evaluated_items", "invalid_pair_rows"}) t.add_int(name);
+std::vector<data::TypedOutputColumn> common_columns() {
+  std::vector<data::TypedOutputColumn> c;
+  for (const char* name : {"source", "view", "sid_field", "codebook"}) c.push_back({name, PhysicalType::kByteArray});
+  for (const char* name : {"input_rows", "evaluated_items", "invalid_pair_rows"}) c.push_back({name, PhysicalType::kInt64});
+  return c;
 }
 
-void append_common(OutputTable& t, const SidQualityOptions& o, const SidQualityEvaluation& e, const SidQualityView& v) {
+void write_table(data::TypedOutputTable& t, int64_t rows, const std::string& writer_type, const std::string& dir) {
+  auto writer = data::make_prediction_writer(writer_type, dir, /*rank=*/0);
+  t.flush(*writer, rows);
+  writer->close();
+}
+
+void append_common(data::TypedOutputTable& t, const SidQualityOptions& o, const SidQualityEvaluation& e, const SidQualityView& v) {
   t[0].append_string(o.input_path);
   t[1].append_string(v.view);
   t[2].append_string(v.sid_field);
@@ -133,14 +111,12 @@ void append_common(OutputTable& t, const SidQualityOptions& o, const SidQualityE
 }
 
 void write_summary(const SidQualityOptions& o, const SidQualityEvaluation& e, const std::string& writer_type) {
-  OutputTable t;
-  add_common_columns(t);
-  t.add_int("total");
-  t.add_int("unique_sid");
-  t.add_double("no_collision_rate");
-  t.add_double("uniquely_identified_item_rate");
-  t.add_int("max_collision");
-  for (const char* name : {"gini", "entropy", "max_entropy", "entropy_ratio"}) t.add_double(name);
+  std::vector<data::TypedOutputColumn> columns = common_columns();
+  for (const char* name : {"total", "unique_sid"}) columns.push_back({name, PhysicalType::kInt64});
+  for (const char* name : {"no_collision_rate", "uniquely_identified_item_rate"}) columns.push_back({name, PhysicalType::kDouble});
+  columns.push_back({"max_collision", PhysicalType::kInt64});
+  for (const char* name : {"gini", "entropy", "max_entropy", "entropy_ratio"}) columns.push_back({name, PhysicalType::kDouble});
+  data::TypedOutputTable t(columns);
   for (const SidQualityView& v : e.views) {
     append_common(t, o, e, v);
     const SidQualityMetrics& m = v.result.metrics;
@@ -154,17 +130,18 @@ void write_summary(const SidQualityOptions& o, const SidQualityEvaluation& e, co
     t[14].append<double>(m.max_entropy);
     t[15].append<double>(m.entropy_ratio);
   }
-  t.write(writer_type, o.summary_output);
+  write_table(t, static_cast<int64_t>(e.views.size()), writer_type, o.summary_output);
 }
 
 void write_layer_stats(const SidQualityOptions& o, const SidQualityEvaluation& e, const std::string& writer_type) {
-  OutputTable t;
-  add_common_columns(t);
-  t.add_int("layer");
-  t.add_int("codebook_size");
-  t.add_double("coverage");
-  t.add_int("dead_codes");
-  t.add_double("perplexity");
+  std::vector<data::TypedOutputColumn> columns = common_columns();
+  columns.push_back({"layer", PhysicalType::kInt64});
+  columns.push_back({"codebook_size", PhysicalType::kInt64});
+  columns.push_back({"coverage", PhysicalType::kDouble});
+  columns.push_back({"dead_codes", PhysicalType::kInt64});
+  columns.push_back({"perplexity", PhysicalType::kDouble});
+  data::TypedOutputTable t(columns);
+  int64_t rows = 0;
   for (const SidQualityView& v : e.views) {
     for (const SidLayerQualityMetrics& l : v.result.layer_metrics) {
       append_common(t, o, e, v);
@@ -173,9 +150,10 @@ void write_layer_stats(const SidQualityOptions& o, const SidQualityEvaluation& e
       t[9].append<double>(l.coverage);
       t[10].append<int64_t>(l.dead_codes);
       t[11].append<double>(l.perplexity);
+      ++rows;
     }
   }
-  t.write(writer_type, o.layer_stats_output);
+  write_table(t, rows, writer_type, o.layer_stats_output);
 }
 
 }  // namespace
