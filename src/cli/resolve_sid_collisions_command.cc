@@ -22,7 +22,7 @@ Action add_resolve_sid_collisions_command(CLI::App& app) {
                   "bundle root: <root>/<generation>/sid_to_items, item_to_sid and manifest.json");
   cmd->add_option("--item_to_sid_root", o->item_to_sid_root, "root of item_to_sid when not --output_path");
   cmd->add_option("--generation", o->generation, "generation written, e.g. v1 (required unless --rate_only)");
-  cmd->add_option("--from_generation", o->from_generation, "generation to append onto (not supported yet)");
+  cmd->add_option("--from_generation", o->from_generation, "published generation to append the input's items onto (no published SID moves)");
   cmd->add_option("--reader_type", o->reader_type, "CsvReader or ParquetReader (default: from the file names)");
   cmd->add_option("--item_to_sid_writer_type", o->item_to_sid_writer_type,
                   "CsvWriter or ParquetWriter for item_to_sid (default: the reader's kind)");

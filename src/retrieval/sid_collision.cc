@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 
@@ -89,6 +90,18 @@ void check_layout(const std::vector<int64_t>& layer_sizes, int64_t capacity) {
 
 }  // namespace
 
+int64_t sid_bucket_key(const int64_t* codes, const std::vector<int64_t>& layer_sizes) {
+  const size_t L = layer_sizes.size();
+  int64_t band = 0;
+  for (size_t l = 0; l + 1 < L; ++l) band = band * (l == 0 ? 1 : layer_sizes[l]) + codes[l];
+  return band * layer_sizes.back() + codes[L - 1];
+}
+
+int64_t SidPriorOccupancy::count(int64_t key) const {
+  const auto it = std::lower_bound(bucket_keys.begin(), bucket_keys.end(), key);
+  return it != bucket_keys.end() && *it == key ? bucket_counts[static_cast<size_t>(it - bucket_keys.begin())] : 0;
+}
+
 uint64_t sid_splitmix64(uint64_t value) { return mix64(value + kSeed * kSplitMixIncrement); }
 
 uint64_t pandas_string_hash(std::string_view text) {
@@ -97,9 +110,18 @@ uint64_t pandas_string_hash(std::string_view text) {
 }
 
 SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const std::vector<uint64_t>& order_hashes,
-                                     const std::vector<int64_t>& layer_sizes, int64_t capacity) {
+                                     const std::vector<int64_t>& layer_sizes, int64_t capacity,
+                                     SidPriorOccupancy prior) {
   check_layout(layer_sizes, capacity);
+  int64_t key_space = 1;
+  for (int64_t s : layer_sizes) key_space *= s;
+  if (!prior.bucket_keys.empty() && (prior.bucket_keys.front() < 0 || prior.bucket_keys.back() >= key_space)) {
+    throw DataError(fmt::format("the published SID buckets fall outside the key space of --codebook {}; check that "
+                                "--codebook matches the run that produced the published generation",
+                                fmt::join(layer_sizes, ",")));
+  }
   SidCollisionPlan plan;
+  plan.prior = std::move(prior);
   plan.num_layers = static_cast<int64_t>(layer_sizes.size());
   plan.layer_sizes = layer_sizes;
   plan.capacity = capacity;
@@ -109,9 +131,7 @@ SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const st
   plan.last_codes.resize(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) {
     const int64_t* c = codes.data() + r * L;
-    int64_t band = 0;
-    for (int64_t l = 0; l + 1 < L; ++l) band = band * (l == 0 ? 1 : layer_sizes[static_cast<size_t>(l)]) + c[l];
-    plan.band_ids[static_cast<size_t>(r)] = band;
+    plan.band_ids[static_cast<size_t>(r)] = sid_bucket_key(c, layer_sizes) / layer_sizes.back();
     plan.last_codes[static_cast<size_t>(r)] = c[L - 1];
   }
   // Rows in (band, last code, hash, row) order: the buckets, each ranked by hash.
@@ -128,16 +148,20 @@ SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const st
   plan.slots.resize(static_cast<size_t>(n));
   for (int64_t k = 0; k < n;) {
     const size_t first = static_cast<size_t>(order[static_cast<size_t>(k)]);
+    const int64_t key = plan.band_ids[first] * last_size + plan.last_codes[first];
+    const int64_t published = plan.prior.count(key);
     int64_t e = k;
     while (e < n && plan.band_ids[static_cast<size_t>(order[static_cast<size_t>(e)])] == plan.band_ids[first] &&
            plan.last_codes[static_cast<size_t>(order[static_cast<size_t>(e)])] == plan.last_codes[first]) {
       const int64_t row = order[static_cast<size_t>(e)];
-      plan.slots[static_cast<size_t>(row)] = e - k + 1;
-      if (e - k >= capacity) plan.overflow_rows.push_back(row);
+      const int64_t rank = published + e - k;
+      plan.slots[static_cast<size_t>(row)] = rank + 1;
+      if (rank >= capacity) plan.overflow_rows.push_back(row);
       ++e;
     }
-    plan.bucket_keys.push_back(plan.band_ids[first] * last_size + plan.last_codes[first]);
+    plan.bucket_keys.push_back(key);
     plan.bucket_counts.push_back(e - k);
+    plan.prior_counts.push_back(published);
     k = e;
   }
   return plan;
@@ -175,13 +199,12 @@ SidCollisionResult resolve_sid_collisions_first_fit(const SidCollisionPlan& plan
   result.slots = plan.slots;
   SidCollisionStats& stats = result.stats;
   stats.total_items = plan.rows();
-  for (int64_t count : plan.bucket_counts) {
-    if (count > capacity) ++stats.raw_collision_buckets;
+  for (size_t b = 0; b < plan.bucket_counts.size(); ++b) {
+    const int64_t combined = plan.prior_counts[b] + plan.bucket_counts[b];
+    if (combined > capacity) ++stats.raw_collision_buckets;
+    if (plan.overflow_rows.empty()) stats.max_final_bucket_size = std::max(stats.max_final_bucket_size, combined);
   }
-  if (plan.overflow_rows.empty()) {
-    for (int64_t count : plan.bucket_counts) stats.max_final_bucket_size = std::max(stats.max_final_bucket_size, count);
-    return result;
-  }
+  if (plan.overflow_rows.empty()) return result;
   // Relocation reads and writes only the buckets of bands holding an overflow row.
   std::vector<int64_t> overflow_bands;
   for (int64_t row : plan.overflow_rows) overflow_bands.push_back(plan.band_ids[static_cast<size_t>(row)]);
@@ -191,9 +214,14 @@ SidCollisionResult resolve_sid_collisions_first_fit(const SidCollisionPlan& plan
     return std::binary_search(overflow_bands.begin(), overflow_bands.end(), key / last_size);
   };
   std::unordered_map<int64_t, int64_t> counts;  // bucket key → items, in the overflow bands
+  for (size_t b = 0; b < plan.prior.bucket_keys.size(); ++b) {
+    if (in_overflow_band(plan.prior.bucket_keys[b])) counts[plan.prior.bucket_keys[b]] = plan.prior.bucket_counts[b];
+  }
   int64_t max_untouched = 0;
   for (size_t b = 0; b < plan.bucket_keys.size(); ++b) {
-    const int64_t initial = std::min(plan.bucket_counts[b], capacity);
+    // Capped at capacity, but never below what is published.
+    const int64_t initial =
+        std::max(plan.prior_counts[b], std::min(plan.prior_counts[b] + plan.bucket_counts[b], capacity));
     if (in_overflow_band(plan.bucket_keys[b])) {
       counts[plan.bucket_keys[b]] = initial;
     } else {

@@ -32,6 +32,18 @@ uint64_t pandas_string_hash(std::string_view text);
 inline uint64_t sid_order_hash(int64_t id) { return sid_splitmix64(static_cast<uint64_t>(id)); }
 inline uint64_t sid_order_hash(std::string_view id) { return sid_splitmix64(pandas_string_hash(id)); }
 
+// The bucket key of one SID (`layer_sizes.size()` codes): band · last_size + last code.
+int64_t sid_bucket_key(const int64_t* codes, const std::vector<int64_t>& layer_sizes);
+
+// The occupancy of an already published corpus (appending): its occupied bucket keys, strictly
+// ascending, and their item counts. Its buckets keep their items; new items continue their slots.
+struct SidPriorOccupancy {
+  std::vector<int64_t> bucket_keys;
+  std::vector<int64_t> bucket_counts;
+  // Items of bucket `key` (0 when not occupied).
+  int64_t count(int64_t key) const;
+};
+
 struct SidCollisionPlan {
   int64_t num_layers = 0;
   std::vector<int64_t> layer_sizes;
@@ -41,15 +53,20 @@ struct SidCollisionPlan {
   std::vector<int64_t> slots;         // [N] 1-based rank of the row in its bucket (hash order)
   std::vector<int64_t> bucket_keys;   // occupied buckets, ascending
   std::vector<int64_t> bucket_counts; // rows per bucket, aligned with bucket_keys
+  std::vector<int64_t> prior_counts;  // published items per bucket, aligned with bucket_keys
+  SidPriorOccupancy prior;            // empty for a full resolve
   std::vector<int64_t> overflow_rows; // rows ranked beyond capacity, in processing order
   int64_t rows() const { return static_cast<int64_t>(band_ids.size()); }
 };
 
 // The plan of `codes` ([N * layers] row-major, each code inside its layer, checked by the caller)
-// with one order hash per row. Throws UsageError for an empty codebook, a size < 1, a capacity
-// < 1, or a key space (Π layer_sizes) beyond int64.
+// with one order hash per row. With a `prior` (appending), a bucket already holding P items admits
+// capacity − P more and its new items are numbered from P + 1. Throws UsageError for an empty
+// codebook, a size < 1, a capacity < 1, or a key space (Π layer_sizes) beyond int64; DataError for
+// prior keys outside the key space.
 SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const std::vector<uint64_t>& order_hashes,
-                                     const std::vector<int64_t>& layer_sizes, int64_t capacity);
+                                     const std::vector<int64_t>& layer_sizes, int64_t capacity,
+                                     SidPriorOccupancy prior = {});
 
 // Random strategy: `min(num_candidates, last_size - 1)` last codes per overflow row, drawn from
 // the row's order hash (with replacement; the origin may be drawn and is then skipped). Throws

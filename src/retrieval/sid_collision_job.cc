@@ -3,25 +3,23 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "data/csv_value_types.h"
-#include "data/file_output.h"
 #include "data/path_conflict.h"
 #include "data/prediction_writer.h"
 #include "data/table_sources.h"
 #include "data/typed_output_table.h"
 #include "parquet/writer.h"
+#include "retrieval/sid_bundle.h"
 #include "retrieval/sid_codes.h"
 #include "retrieval/sid_quality.h"
 
@@ -29,85 +27,7 @@ namespace tzrec::retrieval {
 namespace {
 
 using parquet::PhysicalType;
-
-// The input's item ids, integers or strings, as the input types them.
-struct ItemIds {
-  enum class Type { kUnknown, kInt32, kInt64, kString };
-  Type type = Type::kUnknown;
-  std::vector<int64_t> ints;
-  std::vector<std::string> strings;
-
-  int64_t size() const { return static_cast<int64_t>(type == Type::kString ? strings.size() : ints.size()); }
-  // pyarrow's name of the type (the manifest's item_id_type).
-  std::string type_name() const { return type == Type::kInt32 ? "int32" : type == Type::kInt64 ? "int64" : "string"; }
-  uint64_t order_hash(int64_t r) const {
-    return type == Type::kString ? sid_order_hash(std::string_view(strings[static_cast<size_t>(r)]))
-                                 : sid_order_hash(ints[static_cast<size_t>(r)]);
-  }
-  // A byte key of row r for lookups.
-  std::string key(int64_t r) const {
-    if (type == Type::kString) return strings[static_cast<size_t>(r)];
-    return std::string(reinterpret_cast<const char*>(&ints[static_cast<size_t>(r)]), sizeof(int64_t));
-  }
-};
-
-// Appends the item ids of `batch` to `ids` (checking the type stays the same). Throws DataError
-// for a null id, a type change and a column of another type.
-void append_item_ids(const data::RecordBatch& batch, const std::string& field, ItemIds* ids) {
-  ItemIds::Type type;
-  ItemIds batch_ids;
-  const int64_t n = batch.num_rows();
-  auto null_id = [&](int64_t r) {
-    return DataError(fmt::format("{}: item id field '{}' is null; item IDs must not contain null values",
-                                 batch.describe_row(r), field));
-  };
-  if (const int text = batch.column_index(field); text >= 0) {
-    const data::StringColumn& c = batch.columns[static_cast<size_t>(text)];
-    std::vector<std::string_view> cells;
-    for (int64_t r = 0; r < n; ++r) cells.push_back(c.cell(r));
-    type = data::infer_csv_value_type(cells) == data::CsvValueType::kInt64 ? ItemIds::Type::kInt64
-                                                                             : ItemIds::Type::kString;
-    for (int64_t r = 0; r < n; ++r) {
-      if (type == ItemIds::Type::kString) {
-        ids->strings.emplace_back(cells[static_cast<size_t>(r)]);
-        continue;
-      }
-      int64_t v = 0;
-      if (data::csv_null_text(cells[static_cast<size_t>(r)]) || !data::parse_csv_int64(cells[static_cast<size_t>(r)], &v)) {
-        throw null_id(r);
-      }
-      ids->ints.push_back(v);
-    }
-  } else {
-    const data::TypedColumn* typed = batch.typed_column(field);
-    if (typed == nullptr) throw DataError(fmt::format("no column '{}' in the input", field));
-    const parquet::ColumnData& c = typed->values;
-    if (typed->list_depth() != 0 || typed->is_map() ||
-        (c.type() != PhysicalType::kInt32 && c.type() != PhysicalType::kInt64 && c.type() != PhysicalType::kByteArray)) {
-      throw DataError(fmt::format("{}: item id field '{}' is {}; item ids must be integers or strings",
-                                  batch.files.empty() ? "the input" : batch.files.front(), field,
-                                  typed->list_depth() ? "a list" : parquet::to_string(c.type())));
-    }
-    type = c.type() == PhysicalType::kInt32   ? ItemIds::Type::kInt32
-           : c.type() == PhysicalType::kInt64 ? ItemIds::Type::kInt64
-                                              : ItemIds::Type::kString;
-    for (int64_t r = 0; r < n; ++r) {
-      if (c.is_null(r)) throw null_id(r);
-      if (type == ItemIds::Type::kString) {
-        ids->strings.emplace_back(c.bytes(r));
-      } else {
-        ids->ints.push_back(type == ItemIds::Type::kInt32 ? c.data<int32_t>()[r] : c.data<int64_t>()[r]);
-      }
-    }
-  }
-  if (ids->type == ItemIds::Type::kUnknown) ids->type = type;
-  if (ids->type != type && n > 0) {
-    ItemIds t;
-    t.type = type;
-    throw DataError(fmt::format("{}: item ID type changed between batches: {} vs {}", batch.describe_row(0),
-                                ids->type_name(), t.type_name()));
-  }
-}
+using ItemIds = SidItemIds;
 
 PhysicalType id_physical_type(const ItemIds& ids) {
   return ids.type == ItemIds::Type::kString ? PhysicalType::kByteArray
@@ -135,10 +55,6 @@ std::string uuid4_hex() {
   return fmt::format("{:016x}{:016x}", hi, lo);
 }
 
-std::string artifact_location(const std::string& root, const std::string& generation, const std::string& artifact) {
-  return (std::filesystem::path(root) / generation / artifact).string();
-}
-
 class Resolver {
  public:
   explicit Resolver(const SidCollisionOptions& o) : o_(o) {}
@@ -150,12 +66,21 @@ class Resolver {
                        ? (format_ == data::TableFormat::kCsv ? "CsvWriter" : "ParquetWriter")
                        : o_.item_to_sid_writer_type;
     check_columns({o_.item_id_field, o_.code_field});
+    if (append()) load_prior_manifest();
     read_codes();
+    SidPriorOccupancy occupancy;
+    if (append()) occupancy = load_published();
     std::vector<uint64_t> hashes(static_cast<size_t>(ids_.size()));
-    for (int64_t r = 0; r < ids_.size(); ++r) hashes[static_cast<size_t>(r)] = ids_.order_hash(r);
-    const SidCollisionPlan plan = plan_sid_collisions(codes_, hashes, o_.codebook, o_.max_items_per_codebook);
-    log::info("full-resolve mode: {} items in {} SID buckets, {} of them beyond the capacity of {}", ids_.size(),
-              plan.bucket_keys.size(), plan.overflow_rows.size(), o_.max_items_per_codebook);
+    for (int64_t r = 0; r < ids_.size(); ++r) {
+      hashes[static_cast<size_t>(r)] = ids_.type == ItemIds::Type::kString
+                                           ? sid_order_hash(std::string_view(ids_.strings[static_cast<size_t>(r)]))
+                                           : sid_order_hash(ids_.ints[static_cast<size_t>(r)]);
+    }
+    const SidCollisionPlan plan =
+        plan_sid_collisions(codes_, hashes, o_.codebook, o_.max_items_per_codebook, std::move(occupancy));
+    log::info("{}: {} items in {} SID buckets, {} of them beyond the capacity of {}",
+              append() ? "append mode" : "full-resolve mode", ids_.size(), plan.bucket_keys.size(),
+              plan.overflow_rows.size(), o_.max_items_per_codebook);
     std::vector<int64_t> candidates;
     int64_t per_row = 0;
     if (!plan.overflow_rows.empty()) {
@@ -171,10 +96,18 @@ class Resolver {
     if (o_.rate_only) {
       log::info("rate_only: skipping item_to_sid and sid_to_items writes");
     } else {
-      const std::string uuid = uuid4_hex();
-      const int64_t buckets = write_sid_to_items(plan, result);
-      write_item_to_sid(result);
-      write_manifest(uuid, result.stats, buckets);
+      SidManifest m;
+      m.bundle_uuid = uuid4_hex();
+      write_sid_to_items(plan, result, &m);
+      write_item_to_sid(result, &m);
+      m.codebook = o_.codebook;
+      m.capacity = o_.max_items_per_codebook;
+      m.max_observed_items_per_sid = std::max(result.stats.max_final_bucket_size, prior_.max_observed_items_per_sid);
+      m.since_bundle_uuid = prior_.bundle_uuid;
+      m.item_id_type = ids_.type_name();
+      const std::string path = (std::filesystem::path(o_.output_path) / o_.generation / "manifest.json").string();
+      write_sid_manifest(path, m);
+      log::info("wrote bundle {} manifest to {}", m.bundle_uuid, path);
     }
     const SidCollisionStats& s = result.stats;
     log::info("SID collision resolution finished: total_items={} raw_collision_buckets={} final_collision_buckets={} "
@@ -197,11 +130,16 @@ class Resolver {
     if (o_.strategy != "candidate" && o_.strategy != "random") {
       throw UsageError(fmt::format("--strategy {}: use candidate or random", o_.strategy));
     }
-    if (!o_.from_generation.empty()) {
-      throw NotSupportedError("resolve_sid_collisions --from_generation (appending onto a published generation)");
-    }
     if (!o_.rate_only && o_.generation.empty()) throw UsageError("--generation is required unless --rate_only is set");
-    if (!o_.rate_only && o_.output_path.empty()) throw UsageError("--output_path is required unless --rate_only is set");
+    if (o_.output_path.empty() && (!o_.rate_only || append())) {
+      throw UsageError("--output_path is required unless --rate_only is set without --from_generation (an append "
+                       "reads the published sid_to_items and manifest from it)");
+    }
+    if (append() && o_.from_generation == o_.generation) {
+      throw UsageError(fmt::format("--from_generation and --generation are both '{}': writing over the artifacts being "
+                                   "read destroys them",
+                                   o_.generation));
+    }
     for (const std::string* p : {&o_.output_path, &o_.item_to_sid_root}) {
       if (p->rfind("odps://", 0) == 0) throw NotSupportedError("resolve_sid_collisions to MaxCompute tables (" + *p + ")");
     }
@@ -270,7 +208,7 @@ class Resolver {
     int64_t last = 0;
     while (std::optional<data::SourcedBatch> b = source->next()) {
       const data::RecordBatch& batch = b->records;
-      append_item_ids(batch, o_.item_id_field, &ids_);
+      append_sid_item_ids(batch, o_.item_id_field, &ids_);
       const SidCodeRows rows = decode_sid_codes(batch, o_.code_field, L);
       for (int64_t r = 0; r < rows.rows(); ++r) {
         if (!rows.valid[static_cast<size_t>(r)]) {
@@ -307,7 +245,7 @@ class Resolver {
     while (std::optional<data::SourcedBatch> b = source->next()) {
       const data::RecordBatch& batch = b->records;
       ItemIds batch_ids;
-      append_item_ids(batch, o_.item_id_field, &batch_ids);
+      append_sid_item_ids(batch, o_.item_id_field, &batch_ids);
       const SidCodeLists lists = decode_sid_code_lists(batch, o_.candidate_codes_field);
       for (int64_t r = 0; r < batch_ids.size(); ++r) {
         auto it = representative.find(batch_ids.key(r));
@@ -377,10 +315,85 @@ class Resolver {
     return c;
   }
 
-  int64_t write_sid_to_items(const SidCollisionPlan& plan, const SidCollisionResult& result) {
+  bool append() const { return !o_.from_generation.empty(); }
+
+  // The manifest of the generation appended onto: the same codebook (another one re-keys every
+  // published SID), a warning for another capacity.
+  void load_prior_manifest() {
+    prior_ = read_sid_manifest((std::filesystem::path(o_.output_path) / o_.from_generation / "manifest.json").string());
+    if (prior_.codebook != o_.codebook) {
+      throw UsageError(fmt::format("--codebook {} differs from the {} published at generation '{}'; appending would "
+                                   "re-key every published SID and rewrite its offset_codebook. Append with the "
+                                   "codebook the corpus was built with",
+                                   fmt::join(o_.codebook, ","), fmt::join(prior_.codebook, ","), o_.from_generation));
+    }
+    if (prior_.capacity != o_.max_items_per_codebook) {
+      log::warning("capacity is {} but generation {} was published with {}; already published buckets keep the "
+                   "occupancy they have",
+                   o_.max_items_per_codebook, o_.from_generation, prior_.capacity);
+    }
+  }
+
+  // The published sid_to_items and item_to_sid, checked against each other and the new items;
+  // returns the published occupancy.
+  SidPriorOccupancy load_published() {
+    const SidArtifact* items = prior_.artifact("item_to_sid");
+    if (items == nullptr || prior_.artifact("sid_to_items") == nullptr) {
+      throw DataError(fmt::format("generation '{}' records no sid_to_items / item_to_sid in its manifest, so it cannot "
+                                  "be appended onto",
+                                  o_.from_generation));
+    }
+    const std::string groups_path =
+        sid_artifact_location(o_.output_path, o_.from_generation, "sid_to_items") + "/part-*.parquet";
+    const std::string items_path =
+        sid_artifact_location(item_to_sid_root_, o_.from_generation, "item_to_sid") + "/part-*." + items->save_type;
+    published_groups_ = read_sid_to_items(groups_path, o_.codebook, o_.batch_size);
+    published_items_ = read_item_to_sid(items_path, items->save_type, o_.codebook, o_.batch_size);
+    if (published_items_.ids.size() != published_groups_.items.size()) {
+      throw DataError(fmt::format("the published item_to_sid holds {} rows but the published sid_to_items {} item ids; "
+                                  "one of the two artifacts is incomplete or they come from different generations",
+                                  published_items_.ids.size(), published_groups_.items.size()));
+    }
+    if (published_items_.ids.size() > 0 && published_items_.ids.type != ids_.type) {
+      throw DataError(fmt::format("the published item_to_sid's item ids are {}, the input's {}; the merged item_to_sid "
+                                  "cannot mix them",
+                                  published_items_.ids.type_name(), ids_.type_name()));
+    }
+    std::unordered_set<std::string> new_ids;
+    for (int64_t r = 0; r < ids_.size(); ++r) new_ids.insert(ids_.key(r));
+    std::vector<std::string> overlapping;
+    int64_t overlap = 0;
+    for (int64_t r = 0; r < published_groups_.items.size(); ++r) {
+      if (!new_ids.count(published_groups_.items.key(r))) continue;
+      ++overlap;
+      if (overlapping.size() < 10) {
+        overlapping.push_back(published_groups_.items.type == SidItemIds::Type::kString
+                                  ? published_groups_.items.strings[static_cast<size_t>(r)]
+                                  : std::to_string(published_groups_.items.ints[static_cast<size_t>(r)]));
+      }
+    }
+    if (overlap > 0) {
+      throw DataError(fmt::format("{}: {} new item IDs are already published; an item cannot hold two SIDs. Remove them "
+                                  "from the append batch. First offending IDs: {}",
+                                  o_.input_path, overlap, fmt::join(overlapping, ",")));
+    }
+    log::info("append mode: {} new items onto {} published items in {} published SIDs, generation {}", ids_.size(),
+              published_items_.ids.size(), published_groups_.size(), o_.from_generation);
+    SidPriorOccupancy occupancy;
+    occupancy.bucket_keys = published_groups_.keys;
+    for (int64_t g = 0; g < published_groups_.size(); ++g) {
+      occupancy.bucket_counts.push_back(published_groups_.offsets[static_cast<size_t>(g) + 1] -
+                                        published_groups_.offsets[static_cast<size_t>(g)]);
+    }
+    return occupancy;
+  }
+
+  // sid_to_items: every SID ascending — the published ones with their items, then this run's items
+  // in slot order — and, appending, delta_sid_to_items: the SIDs this run added items to.
+  void write_sid_to_items(const SidCollisionPlan& plan, const SidCollisionResult& result, SidManifest* m) {
     const int64_t n = ids_.size();
     const int64_t last_size = o_.codebook.back();
-    // Rows by (final SID, slot): the buckets ascending, each in slot order.
+    const size_t L = o_.codebook.size();
     std::vector<int64_t> keys(static_cast<size_t>(n)), order(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) {
       keys[static_cast<size_t>(r)] = plan.band_ids[static_cast<size_t>(r)] * last_size + result.last_codes[static_cast<size_t>(r)];
@@ -390,85 +403,133 @@ class Resolver {
       const size_t i = static_cast<size_t>(a), j = static_cast<size_t>(b);
       return keys[i] != keys[j] ? keys[i] < keys[j] : result.slots[i] < result.slots[j];
     });
-    const std::string dir = artifact_location(o_.output_path, o_.generation, "sid_to_items");
-    auto writer = data::make_prediction_writer("ParquetWriter", dir, 0);
-    data::TypedOutputTable t({{"codebook", PhysicalType::kInt64, 1},
-                  {"offset_codebook", PhysicalType::kInt64, 1},
-                  {"itemids", id_physical_type(ids_), 1}});
-    int64_t buckets = 0, pending = 0, pending_items = 0;
-    for (int64_t k = 0; k < n;) {
-      int64_t e = k;
-      while (e < n && keys[static_cast<size_t>(order[static_cast<size_t>(e)])] == keys[static_cast<size_t>(order[static_cast<size_t>(k)])]) ++e;
-      const std::vector<int64_t> codes = final_codes(result, order[static_cast<size_t>(k)]);
-      const std::vector<int64_t> offsets = offset_codes(codes.data());
-      t.append_list(0, codes.data(), static_cast<int64_t>(codes.size()));
-      t.append_list(1, offsets.data(), static_cast<int64_t>(offsets.size()));
-      t[2].begin_list();
-      for (int64_t i = k; i < e; ++i) append_id(t[2], ids_, order[static_cast<size_t>(i)]);
-      t[2].end_list();
-      ++buckets;
-      ++pending;
-      pending_items += e - k;
-      if (pending_items >= 1000000 || pending >= 100000) {  // written in pieces of at most about 1M items
-        t.flush(*writer, pending);
-        pending = pending_items = 0;
+    const std::vector<data::TypedOutputColumn> columns = {{"codebook", PhysicalType::kInt64, 1},
+                                                          {"offset_codebook", PhysicalType::kInt64, 1},
+                                                          {"itemids", id_physical_type(ids_), 1}};
+    struct Out {
+      std::unique_ptr<data::PredictionWriter> writer;
+      std::unique_ptr<data::TypedOutputTable> table;
+      int64_t rows = 0, pending = 0, pending_items = 0;
+    };
+    auto open = [&](const char* artifact) {
+      Out out;
+      out.writer = data::make_prediction_writer("ParquetWriter",
+                                                sid_artifact_location(o_.output_path, o_.generation, artifact), 0);
+      out.table = std::make_unique<data::TypedOutputTable>(columns);
+      return out;
+    };
+    Out all = open("sid_to_items");
+    std::optional<Out> delta;
+    if (append()) delta = open("delta_sid_to_items");
+    const SidGroups& pub = published_groups_;
+    // One SID: published group p (or -1) and this run's rows order[k, e) (possibly none).
+    auto emit = [&](Out& out, const int64_t* codes, int64_t p, int64_t k, int64_t e) {
+      const std::vector<int64_t> offsets = offset_codes(codes);
+      out.table->append_list(0, codes, static_cast<int64_t>(L));
+      out.table->append_list(1, offsets.data(), static_cast<int64_t>(L));
+      parquet::ColumnBuilder& b = (*out.table)[2];
+      b.begin_list();
+      if (p >= 0) {
+        for (int64_t i = pub.offsets[static_cast<size_t>(p)]; i < pub.offsets[static_cast<size_t>(p) + 1]; ++i) {
+          append_id(b, pub.items, i);
+        }
       }
+      for (int64_t i = k; i < e; ++i) append_id(b, ids_, order[static_cast<size_t>(i)]);
+      b.end_list();
+      ++out.rows;
+      ++out.pending;
+      out.pending_items += e - k + (p >= 0 ? pub.offsets[static_cast<size_t>(p) + 1] - pub.offsets[static_cast<size_t>(p)] : 0);
+      if (out.pending_items >= 1000000 || out.pending >= 100000) {  // pieces of about 1M items at most
+        out.table->flush(*out.writer, out.pending);
+        out.pending = out.pending_items = 0;
+      }
+    };
+    int64_t p = 0, k = 0;
+    while (p < pub.size() || k < n) {
+      const int64_t new_key = k < n ? keys[static_cast<size_t>(order[static_cast<size_t>(k)])] : INT64_MAX;
+      const int64_t pub_key = p < pub.size() ? pub.keys[static_cast<size_t>(p)] : INT64_MAX;
+      int64_t e = k;
+      if (new_key <= pub_key) {
+        while (e < n && keys[static_cast<size_t>(order[static_cast<size_t>(e)])] == new_key) ++e;
+      }
+      const int64_t group = pub_key <= new_key ? p : -1;
+      const std::vector<int64_t> codes =
+          group >= 0 ? std::vector<int64_t>(pub.codes.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(p) * L),
+                                            pub.codes.begin() + static_cast<std::ptrdiff_t>((static_cast<size_t>(p) + 1) * L))
+                     : final_codes(result, order[static_cast<size_t>(k)]);
+      emit(all, codes.data(), group, k, e);
+      if (delta && e > k) emit(*delta, codes.data(), group, k, e);
+      if (group >= 0) ++p;
       k = e;
     }
-    if (pending > 0) t.flush(*writer, pending);
-    writer->close();
-    return buckets;
+    auto finish = [&](Out& out, const char* artifact) {
+      if (out.pending > 0) out.table->flush(*out.writer, out.pending);
+      out.writer->close();
+      m->artifacts.push_back({artifact, "parquet", out.rows, sid_artifact_location(o_.output_path, o_.generation, artifact)});
+    };
+    finish(all, "sid_to_items");
+    if (delta) finish(*delta, "delta_sid_to_items");
   }
 
-  void write_item_to_sid(const SidCollisionResult& result) {
-    const std::string dir = artifact_location(item_to_sid_root_, o_.generation, "item_to_sid");
-    auto writer = data::make_prediction_writer(writer_type_, dir, 0);
-    data::TypedOutputTable t({{"item_id", id_physical_type(ids_), 0},
-                  {"origin_codebook", PhysicalType::kInt64, 1},
-                  {"codebook", PhysicalType::kInt64, 1},
-                  {"offset_codebook", PhysicalType::kInt64, 1},
-                  {"index", PhysicalType::kInt64, 0}});
-    const int64_t n = ids_.size();
+  // item_to_sid: the published rows (appending), then this run's rows in input order; appending,
+  // delta_item_to_sid: this run's rows.
+  void write_item_to_sid(const SidCollisionResult& result, SidManifest* m) {
+    const std::vector<data::TypedOutputColumn> columns = {{"item_id", id_physical_type(ids_), 0},
+                                                          {"origin_codebook", PhysicalType::kInt64, 1},
+                                                          {"codebook", PhysicalType::kInt64, 1},
+                                                          {"offset_codebook", PhysicalType::kInt64, 1},
+                                                          {"index", PhysicalType::kInt64, 0}};
     const int64_t L = static_cast<int64_t>(o_.codebook.size());
-    int64_t pending = 0, last = 0;
-    for (int64_t r = 0; r < n; ++r) {
-      const std::vector<int64_t> codes = final_codes(result, r);
-      const std::vector<int64_t> offsets = offset_codes(codes.data());
-      append_id(t[0], ids_, r);
-      t.append_list(1, codes_.data() + r * L, L);
-      t.append_list(2, codes.data(), L);
-      t.append_list(3, offsets.data(), L);
-      t[4].append<int64_t>(result.slots[static_cast<size_t>(r)]);
-      if (++pending == 1000000) {
-        t.flush(*writer, pending);
-        pending = 0;
+    struct Out {
+      std::unique_ptr<data::PredictionWriter> writer;
+      std::unique_ptr<data::TypedOutputTable> table;
+      int64_t rows = 0, pending = 0;
+    };
+    auto open = [&](const char* artifact) {
+      Out out;
+      out.writer = data::make_prediction_writer(writer_type_,
+                                                sid_artifact_location(item_to_sid_root_, o_.generation, artifact), 0);
+      out.table = std::make_unique<data::TypedOutputTable>(columns);
+      return out;
+    };
+    auto emit = [&](Out& out, const SidItemIds& ids, int64_t r, const int64_t* origin, const int64_t* codes,
+                    int64_t slot) {
+      const std::vector<int64_t> offsets = offset_codes(codes);
+      append_id((*out.table)[0], ids, r);
+      out.table->append_list(1, origin, L);
+      out.table->append_list(2, codes, L);
+      out.table->append_list(3, offsets.data(), L);
+      (*out.table)[4].append<int64_t>(slot);
+      ++out.rows;
+      if (++out.pending == 1000000) {
+        out.table->flush(*out.writer, out.pending);
+        out.pending = 0;
       }
+    };
+    Out all = open("item_to_sid");
+    std::optional<Out> delta;
+    if (append()) delta = open("delta_item_to_sid");
+    const SidItemRows& pub = published_items_;
+    int64_t last = 0;
+    for (int64_t r = 0; r < pub.ids.size(); ++r) {
+      emit(all, pub.ids, r, pub.origin_codes.data() + r * L, pub.codes.data() + r * L, pub.slots[static_cast<size_t>(r)]);
+      progress("Copying published item_to_sid", r + 1, &last);
+    }
+    last = 0;
+    for (int64_t r = 0; r < ids_.size(); ++r) {
+      const std::vector<int64_t> codes = final_codes(result, r);
+      emit(all, ids_, r, codes_.data() + r * L, codes.data(), result.slots[static_cast<size_t>(r)]);
+      if (delta) emit(*delta, ids_, r, codes_.data() + r * L, codes.data(), result.slots[static_cast<size_t>(r)]);
       progress("Writing resolved item_to_sid", r + 1, &last);
     }
-    if (pending > 0) t.flush(*writer, pending);
-    writer->close();
-  }
-
-  void write_manifest(const std::string& uuid, const SidCollisionStats& stats, int64_t buckets) {
-    nlohmann::ordered_json m;
-    m["bundle_uuid"] = uuid;
-    m["codebook"] = o_.codebook;
-    m["capacity"] = o_.max_items_per_codebook;
-    m["max_observed_items_per_sid"] = stats.max_final_bucket_size;
-    nlohmann::ordered_json artifacts;
-    artifacts["sid_to_items"] = {{"save_type", "parquet"},
-                                 {"rows", buckets},
-                                 {"location", artifact_location(o_.output_path, o_.generation, "sid_to_items")}};
-    artifacts["item_to_sid"] = {{"save_type", writer_type_ == "CsvWriter" ? "csv" : "parquet"},
-                                {"rows", ids_.size()},
-                                {"location", artifact_location(item_to_sid_root_, o_.generation, "item_to_sid")}};
-    m["artifacts"] = artifacts;
-    m["item_id_type"] = ids_.type_name();
-    const std::string path = (std::filesystem::path(o_.output_path) / o_.generation / "manifest.json").string();
-    data::TextFileOutput out(path, "resolve_sid_collisions manifest");
-    out.buffer() = m.dump(2);
-    out.finish();
-    log::info("wrote bundle {} manifest to {}", uuid, path);
+    const std::string save_type = writer_type_ == "CsvWriter" ? "csv" : "parquet";
+    auto finish = [&](Out& out, const char* artifact) {
+      if (out.pending > 0) out.table->flush(*out.writer, out.pending);
+      out.writer->close();
+      m->artifacts.push_back({artifact, save_type, out.rows, sid_artifact_location(item_to_sid_root_, o_.generation, artifact)});
+    };
+    finish(all, "item_to_sid");
+    if (delta) finish(*delta, "delta_item_to_sid");
   }
 
   const SidCollisionOptions& o_;
@@ -477,6 +538,10 @@ class Resolver {
   std::string item_to_sid_root_;
   ItemIds ids_;
   std::vector<int64_t> codes_;  // [N * layers]
+  // Appending: the generation appended onto.
+  SidManifest prior_;
+  SidGroups published_groups_;
+  SidItemRows published_items_;
 };
 
 }  // namespace

@@ -11,8 +11,10 @@
 //       written by the reader's kind or --item_to_sid_writer_type (CSV codes as "1,2,3");
 //   <output_path>/<generation>/manifest.json   written last: bundle_uuid, codebook, capacity,
 //       max_observed_items_per_sid, artifacts {name: {save_type, rows, location}}, item_id_type.
-// --rate_only computes and logs the statistics only. Appending onto a published generation
-// (--from_generation) is not supported yet.
+// --rate_only computes and logs the statistics only. --from_generation appends onto a published
+// generation (retrieval/sid_bundle.h reads it back): no published item moves, new items continue
+// the published buckets' slots; the new generation holds the whole corpus plus
+// delta_sid_to_items (the SIDs that gained items) and delta_item_to_sid (the new rows).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,7 @@ struct SidCollisionOptions {
   std::string output_path;
   std::string item_to_sid_root;  // empty: output_path
   std::string generation;
-  std::string from_generation;   // append mode: not supported yet
+  std::string from_generation;   // append onto this published generation; empty: full resolve
   std::string reader_type;       // CsvReader | ParquetReader; empty: from the file names
   std::string item_to_sid_writer_type;  // CsvWriter | ParquetWriter; empty: the reader's kind
   int64_t batch_size = 100000;

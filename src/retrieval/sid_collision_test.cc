@@ -6,6 +6,7 @@
 // tests/tools/sid_collision_reference.py). The small cases are worked out by hand.
 #include "retrieval/sid_collision.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -67,6 +68,16 @@ TEST(SidCollision, OrderHashesMatchTorchEasyRec) {
   EXPECT_EQ(pandas_string_hash("x"), 7869353157402288317ULL);
 }
 
+// The resolved last codes, slots and statistics equal `want` (an entry of expected.json).
+void expect_result(const SidCollisionResult& r, const nlohmann::json& want) {
+  EXPECT_EQ(r.last_codes, want["last_codes"].get<std::vector<int64_t>>());
+  EXPECT_EQ(r.slots, want["slots"].get<std::vector<int64_t>>());
+  const SidCollisionStats& s = r.stats;
+  EXPECT_EQ((std::vector<int64_t>{s.total_items, s.raw_collision_buckets, s.final_collision_buckets, s.relocated_count,
+                                  s.unresolved_count, s.max_final_bucket_size}),
+            want["stats"].get<std::vector<int64_t>>());
+}
+
 void check_case(const Items& items, bool string_ids, const std::string& strategy, const nlohmann::json& want) {
   const size_t n = items.int_ids.size();
   std::vector<uint64_t> hashes(n);
@@ -94,12 +105,7 @@ void check_case(const Items& items, bool string_ids, const std::string& strategy
     }
   }
   const SidCollisionResult r = resolve_sid_collisions_first_fit(plan, candidates, per_row);
-  EXPECT_EQ(r.last_codes, want["last_codes"].get<std::vector<int64_t>>());
-  EXPECT_EQ(r.slots, want["slots"].get<std::vector<int64_t>>());
-  const SidCollisionStats& s = r.stats;
-  EXPECT_EQ((std::vector<int64_t>{s.total_items, s.raw_collision_buckets, s.final_collision_buckets, s.relocated_count,
-                                  s.unresolved_count, s.max_final_bucket_size}),
-            want["stats"].get<std::vector<int64_t>>());
+  expect_result(r, want);
 }
 
 TEST(SidCollision, EqualsTorchEasyRecOnEightyItems) {
@@ -111,6 +117,53 @@ TEST(SidCollision, EqualsTorchEasyRecOnEightyItems) {
       check_case(items, std::string(ids) == "str", strategy, e[std::string(ids) + "_" + strategy]);
     }
   }
+}
+
+// Appending: the first 50 integer-id items resolved, their final buckets published; the other 30
+// placed onto that occupancy (TorchEasyRec's prepare_collision_plan with a PriorOccupancy).
+TEST(SidCollision, AppendingEqualsTorchEasyRec) {
+  const Items items = read_items();
+  const nlohmann::json want = expected()["append_int_candidate"];
+  const std::vector<int64_t> sizes = {3, 4, 5};
+  auto part = [&](size_t begin, size_t end, SidPriorOccupancy prior, std::vector<int64_t>* final_keys) {
+    std::vector<int64_t> codes(items.codes.begin() + static_cast<std::ptrdiff_t>(begin * 3),
+                               items.codes.begin() + static_cast<std::ptrdiff_t>(end * 3));
+    std::vector<uint64_t> hashes;
+    for (size_t r = begin; r < end; ++r) hashes.push_back(sid_order_hash(items.int_ids[r]));
+    const SidCollisionPlan plan = plan_sid_collisions(codes, hashes, sizes, 2, std::move(prior));
+    std::vector<int64_t> candidates;
+    for (int64_t row : plan.overflow_rows) {
+      size_t source = 0;
+      for (size_t r = begin; r < end; ++r) {
+        if (items.int_ids[r] == items.int_ids[begin + static_cast<size_t>(row)]) source = r;
+      }
+      for (int j = 0; j < 3; ++j) candidates.push_back(items.candidates[source][static_cast<size_t>(j * 3 + 2)]);
+    }
+    SidCollisionResult result = resolve_sid_collisions_first_fit(plan, candidates, 3);
+    for (size_t r = 0; r < end - begin; ++r) {
+      std::vector<int64_t> c(codes.begin() + static_cast<std::ptrdiff_t>(r * 3), codes.begin() + static_cast<std::ptrdiff_t>(r * 3 + 3));
+      c[2] = result.last_codes[r];
+      final_keys->push_back(sid_bucket_key(c.data(), sizes));
+    }
+    return result;
+  };
+  std::vector<int64_t> published;
+  part(0, 50, {}, &published);
+  std::sort(published.begin(), published.end());
+  SidPriorOccupancy prior;
+  for (int64_t key : published) {
+    if (prior.bucket_keys.empty() || prior.bucket_keys.back() != key) {
+      prior.bucket_keys.push_back(key);
+      prior.bucket_counts.push_back(0);
+    }
+    ++prior.bucket_counts.back();
+  }
+  std::vector<int64_t> unused;
+  const SidCollisionResult r = part(50, 80, prior, &unused);
+  expect_result(r, want);
+  // Published keys outside the key space (3 · 4 · 5 = 60) are refused.
+  SidPriorOccupancy outside{{60}, {1}};
+  EXPECT_THROW(plan_sid_collisions({0, 0, 0}, {1}, sizes, 2, outside), DataError);
 }
 
 // Four items in one bucket (band 0, last code 0) of codebook {1, 3}, capacity 2: hash order keeps

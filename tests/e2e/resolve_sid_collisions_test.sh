@@ -6,6 +6,8 @@
 #     resolved codes, offset codes and slot as expected; sid_to_items (Parquet) groups every item
 #     under its resolved SID in slot order; manifest.json describes both;
 #   - string ids, random strategy, item_to_sid as Parquet under --item_to_sid_root;
+#   - appending 30 items onto the first 50 published (--from_generation): the published items keep
+#     their SIDs, the new ones are placed as TorchEasyRec's core places them, the deltas hold them;
 #   - --rate_only writes nothing; evaluate_sid_quality compares origin and resolved codes;
 #   - bad runs give one error line.
 # Usage: resolve_sid_collisions_test.sh <tzrec binary> <repo root>
@@ -80,6 +82,69 @@ PY
 "$TZREC" parquet_meta table_root/v2/item_to_sid/part-0.parquet | grep -q "codebook.list.element: INT64" \
   || fail "item_to_sid codes are not list<int64>"
 
+# Appending: the first 50 items published as v1 (Parquet item_to_sid), the other 30 appended as
+# v2: the published items keep their SIDs and slots, the new ones are placed around them exactly as
+# TorchEasyRec's core places them (append_int_candidate), and v2 holds the whole corpus.
+mkdir first rest
+head -51 in/items.csv > first/items.csv
+(head -1 in/items.csv; tail -n +52 in/items.csv) > rest/items.csv
+"$TZREC" resolve_sid_collisions --input_path first/items.csv --codebook 3,4,5 --max_items_per_codebook 2 \
+  --output_path chain --generation v1 --item_to_sid_writer_type ParquetWriter 2> v1.log || { cat v1.log; fail "v1"; }
+"$TZREC" resolve_sid_collisions --input_path rest/items.csv --codebook 3,4,5 --max_items_per_codebook 2 \
+  --output_path chain --generation v2 --from_generation v1 --item_to_sid_writer_type ParquetWriter 2> v2.log \
+  || { cat v2.log; fail "append v2"; }
+grep -q "append mode: 30 new items onto 50 published items" v2.log || { cat v2.log; fail "append: not logged"; }
+grep -q "total_items=30 raw_collision_buckets=11 final_collision_buckets=11 relocated_count=1 unresolved_count=29 max_final_bucket_size=9" v2.log \
+  || { cat v2.log; fail "append: not TorchEasyRec's statistics"; }
+for a in v1/item_to_sid v2/item_to_sid v2/delta_item_to_sid v1/sid_to_items v2/sid_to_items v2/delta_sid_to_items; do
+  "$TZREC" parquet_cat "chain/$a/part-0.parquet" > "${a//\//_}.json"
+done
+$PY - "$EXPECTED" <<'PY' || fail "append: the v2 bundle is not v1 plus TorchEasyRec's placement of the new items"
+import csv, json, sys
+exp = json.load(open(sys.argv[1]))["append_int_candidate"]
+load = lambda n: [json.loads(l) for l in open(n + ".json")]
+v1, v2, d2 = load("v1_item_to_sid"), load("v2_item_to_sid"), load("v2_delta_item_to_sid")
+rest = list(csv.DictReader(open("rest/items.csv")))
+assert v2[:50] == v1, "published rows changed"
+assert d2 == v2[50:] and len(d2) == 30
+assert [r["item_id"] for r in d2] == [int(r["item_id"]) for r in rest]
+assert [r["codebook"][2] for r in d2] == exp["last_codes"]
+assert [r["index"] for r in d2] == exp["slots"]
+key = lambda c: (c[0] * 4 + c[1]) * 5 + c[2]
+g1, g2, gd = load("v1_sid_to_items"), load("v2_sid_to_items"), load("v2_delta_sid_to_items")
+by_sid = {}
+for r in v2:
+    by_sid.setdefault(key(r["codebook"]), []).append((r["index"], r["item_id"]))
+assert [key(g["codebook"]) for g in g2] == sorted(by_sid)
+for g in g2:
+    assert g["itemids"] == [i for _, i in sorted(by_sid[key(g["codebook"])])], g
+old = {key(g["codebook"]): g["itemids"] for g in g1}
+for g in g2:
+    k = key(g["codebook"])
+    assert g["itemids"][:len(old.get(k, []))] == old.get(k, []), g
+touched = {key(r["codebook"]) for r in d2}
+assert [key(g["codebook"]) for g in gd] == sorted(touched)
+assert all(g in g2 for g in gd)
+m1, m2 = json.load(open("chain/v1/manifest.json")), json.load(open("chain/v2/manifest.json"))
+assert m2["since_bundle_uuid"] == m1["bundle_uuid"] != m2["bundle_uuid"], (m1, m2)
+assert list(m2["artifacts"]) == ["sid_to_items", "delta_sid_to_items", "item_to_sid", "delta_item_to_sid"], m2
+assert m2["artifacts"]["item_to_sid"]["rows"] == 80 and m2["artifacts"]["delta_item_to_sid"]["rows"] == 30, m2
+assert m2["artifacts"]["sid_to_items"]["rows"] == len(g2) and m2["artifacts"]["delta_sid_to_items"]["rows"] == len(gd), m2
+assert m2["max_observed_items_per_sid"] == max(m1["max_observed_items_per_sid"], 9), m2
+PY
+if "$TZREC" resolve_sid_collisions --input_path first/items.csv --codebook 3,4,5 --max_items_per_codebook 2 \
+     --output_path chain --generation v3 --from_generation v2 > again.log 2>&1; then
+  fail "append: published items appended again"
+fi
+grep -q "^error: .*50 new item IDs are already published; an item cannot hold two SIDs" again.log \
+  || { cat again.log; fail "append again: not the expected error"; }
+if "$TZREC" resolve_sid_collisions --input_path rest/items.csv --codebook 3,4,6 --max_items_per_codebook 2 \
+     --output_path chain --generation v3 --from_generation v1 > other.log 2>&1; then
+  fail "append: another codebook accepted"
+fi
+grep -q "^error: --codebook 3,4,6 differs from the 3,4,5 published at generation 'v1'" other.log \
+  || { cat other.log; fail "append with another codebook: not the expected error"; }
+
 # --rate_only: the statistics only.
 "$TZREC" resolve_sid_collisions --input_path in/items.csv --codebook 3,4,5 --max_items_per_codebook 2 --rate_only \
   2> rate.log || { cat rate.log; fail "rate_only"; }
@@ -107,8 +172,10 @@ expect_error() {
   [[ $(grep -c '^error:' err.log) -eq 1 ]] && grep -q "$pattern" err.log || { cat err.log; fail "$what: not the expected error"; }
 }
 BASE=(--input_path in/items.csv --max_items_per_codebook 2 --output_path out)
-expect_error "append" "not supported yet: resolve_sid_collisions --from_generation" "${BASE[@]}" --codebook 3,4,5 \
+expect_error "append onto nothing" "no manifest at 'out/v1/manifest.json'" "${BASE[@]}" --codebook 3,4,5 \
   --generation v2 --from_generation v1
+expect_error "append onto itself" "from_generation and --generation are both 'v1'" "${BASE[@]}" --codebook 3,4,5 \
+  --generation v1 --from_generation v1
 expect_error "no generation" "generation is required unless --rate_only" "${BASE[@]}" --codebook 3,4,5
 expect_error "output in the input's directory" "path conflict: 'in/items.csv' and 'in'" --input_path in/items.csv \
   --codebook 3,4,5 --max_items_per_codebook 2 --output_path in --generation v1

@@ -9,7 +9,8 @@ items.csv — 80 items over codebook 3,4,5 with their codes concentrated on a fe
 integer id (one repeated), a string id and three candidates' flat codes — and expected.json: for
 integer and string ids and both strategies (the items' own candidates, keyed by item id as the
 tool loads them; random with 4 draws), capacity 2, each row's resolved last code and slot and the
-statistics, plus the first order hashes.
+statistics, plus the first order hashes; and the same for the last 30 integer-id items appended
+onto the first 50 resolved (append_int_candidate).
 
 Run: /usr/bin/python3 tests/tools/sid_collision_reference.py <TorchEasyRec checkout> tests/data/sid
 """
@@ -72,6 +73,26 @@ def main(root, out_dir):
                 stats=[s.total_items, s.raw_collision_buckets, s.final_collision_buckets, s.relocated_count,
                        s.unresolved_count, s.max_final_bucket_size])
         out["%s_hash" % name] = [int(h) for h in C.stable_order_hash(ids)[:4]]
+    # Appending: the first 50 integer-id items resolved and published, then the other 30 appended
+    # onto that corpus's occupancy (candidate strategy).
+    def candidates_of(ids, rows, plan):
+        last_row_of = {}
+        for r in rows:
+            last_row_of[ids[r]] = r
+        return np.stack([cand_flat[last_row_of[ids[rows[i]]]][2::3] for i in plan.overflow_rows.tolist()])
+    first, rest = list(range(50)), list(range(50, n))
+    plan = C.prepare_collision_plan(int_ids[first], codes[first], cfg)
+    res = C.KnnCollisionResolver().resolve(plan, candidates_of(int_ids, first, plan))
+    keys = C.sid_bucket_keys(codes[first], layer_sizes) - codes[first][:, -1] + res.resolved_last_codes
+    prior_keys, prior_counts = np.unique(keys, return_counts=True)
+    prior = C.PriorOccupancy(prior_keys.astype(np.int64), prior_counts.astype(np.int64))
+    plan = C.prepare_collision_plan(int_ids[rest], codes[rest], cfg, prior=prior)
+    res = C.KnnCollisionResolver().resolve(plan, candidates_of(int_ids, rest, plan))
+    s = res.stats
+    out["append_int_candidate"] = dict(
+        last_codes=res.resolved_last_codes.tolist(), slots=res.slot_indices.tolist(),
+        stats=[s.total_items, s.raw_collision_buckets, s.final_collision_buckets, s.relocated_count,
+               s.unresolved_count, s.max_final_bucket_size])
     with open(os.path.join(out_dir, "items.csv"), "w") as f:
         f.write("item_id,str_id,codes,candidate_codes\n")
         for r in range(n):
