@@ -1,8 +1,10 @@
 #include "feature/bpe_tokenizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -245,6 +247,8 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
   }
   if (!doc.is_object()) throw ConfigError(where + " is not a tokenizer.json object");
   std::shared_ptr<BpeTokenizer> tok(new BpeTokenizer());
+  static std::atomic<uint64_t> next_instance{1};
+  tok->instance_id_ = next_instance++;
 
   tok->post_process_ = TokenizerPostProcess::from_json(doc, where);
 
@@ -444,22 +448,37 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<int64_t>* id
   bpe_detail::split_gpt2(piece, [&](std::string_view word) { encode_word(word, ids); });
 }
 
+BpeTokenizer::WordCache& BpeTokenizer::thread_cache() const {
+  // Per thread: the caches of the tokenizers it used, by instance id (ascending = oldest first).
+  thread_local std::map<uint64_t, WordCache> caches;
+  thread_local uint64_t last_id = 0;
+  thread_local WordCache* last = nullptr;
+  if (last != nullptr && last_id == instance_id_) return *last;
+  auto it = caches.find(instance_id_);
+  if (it == caches.end()) {
+    if (caches.size() >= kMaxCaches) caches.erase(caches.begin());
+    it = caches.emplace(instance_id_, WordCache()).first;
+  }
+  last_id = instance_id_;
+  last = &it->second;
+  return *last;
+}
+
 void BpeTokenizer::encode_word(std::string_view word, std::vector<int64_t>* ids) const {
   thread_local std::string key;
-  thread_local std::vector<int32_t> merged;
   key.assign(word.data(), word.size());
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      ids->insert(ids->end(), it->second.begin(), it->second.end());
+  WordCache& cache = thread_cache();
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    thread_local std::vector<int32_t> merged;
+    merge_word(word, &merged);
+    if (cache.size() >= kMaxCache) {
+      ids->insert(ids->end(), merged.begin(), merged.end());
       return;
     }
+    it = cache.emplace(key, merged).first;
   }
-  merge_word(word, &merged);
-  ids->insert(ids->end(), merged.begin(), merged.end());
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() < kMaxCache) cache_.emplace(key, merged);
+  ids->insert(ids->end(), it->second.begin(), it->second.end());
 }
 
 void BpeTokenizer::merge_word(std::string_view word, std::vector<int32_t>* out) const {

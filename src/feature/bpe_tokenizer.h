@@ -15,7 +15,7 @@
 //      a word that is a vocab entry as a whole is that entry); symbols map to model.vocab ids
 //      (unk_token for a symbol outside it, nothing without one);
 //   6. `truncation` and `padding`, when set, cut and pad the text's ids (tokenizer_post_process.h).
-// The ids of repeated words come from a bounded cache.
+// The ids of repeated words come from a bounded per-thread cache (as the library's BPE caches words).
 //
 // Refused as "not supported yet" (naming the file and the part): other model types, normalizers and
 // pre-tokenizers, BPE dropout, continuing_subword_prefix / end_of_word_suffix, byte_fallback, added
@@ -27,7 +27,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -85,10 +84,15 @@ class BpeTokenizer : public TextTokenizer {
   int64_t vocab_size_ = 0;
   TokenizerPostProcess post_process_;
 
-  // Ids of recently seen words (raw bytes of the pre-token), bounded by kMaxCache entries.
+  // Ids of words already merged (raw bytes of the pre-token -> ids), one cache per thread and
+  // tokenizer so that loader threads never wait for each other: at most kMaxCache words each
+  // (further words are merged every time). A thread keeps the caches of its kMaxCaches most
+  // recently created tokenizers; instance_id_ (never reused) names this one's.
+  using WordCache = std::unordered_map<std::string, std::vector<int32_t>>;
   static constexpr size_t kMaxCache = 1 << 16;
-  mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+  static constexpr size_t kMaxCaches = 8;
+  WordCache& thread_cache() const;
+  uint64_t instance_id_ = 0;
 };
 
 }  // namespace tzrec::feature
