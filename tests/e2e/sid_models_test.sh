@@ -11,7 +11,8 @@
 #     numpy residual nearest-centroid walk over the exported centroids; candidate SIDs through
 #     predict's --edit_config_json;
 #   - `tzrec evaluate_sid_quality` on the predictions (and on a CSV comparing them with resolved
-#     codes) writes the metrics numpy computes;
+#     codes) writes the metrics numpy computes; `tzrec resolve_sid_collisions` moves items only to
+#     their own candidates;
 #   - sid_rqvae_contrastive_mock trains on 2 ranks (`tzrec launch`: Sinkhorn sums over the ranks,
 #     rank 0's k-means codebooks broadcast, the contrastive targets of both ranks) and exports;
 #   - bad configs and runs fail with one line naming the field.
@@ -270,6 +271,38 @@ for l in open(sys.argv[1]):
     assert c[:3] == r["codes"], r                                    # slot 0: the SID
     assert all(c[3 * k:3 * k + 2] == r["codes"][:2] for k in range(4)), r  # the greedy prefix
     assert s == sorted(s), r
+PY
+
+# The model's candidates through resolve_sid_collisions (capacity 1; ids are the row numbers, the
+# table as CSV): every item keeps its band and takes its own last code or one of its candidates'.
+mkdir -p "$R/resolve_in"
+$PY - "$R/cand.json" "$R/resolve_in/items.csv" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as f:
+    f.write("item_id,codes,candidate_codes\n")
+    for i, l in enumerate(open(sys.argv[1])):
+        r = json.loads(l)
+        f.write('%d,"%s","%s"\n' % (i, ",".join(map(str, r["codes"])), ",".join(map(str, r["candidate_codes"]))))
+PY
+"$TZREC" resolve_sid_collisions --input_path "$R/resolve_in/items.csv" --codebook 16,16,16 --max_items_per_codebook 1 \
+  --output_path "$R/bundle" --generation v1 2> "$R.resolve.log" || { tail -5 "$R.resolve.log"; fail "resolve_sid_collisions"; }
+$PY - "$R/cand.json" "$R/bundle/v1/item_to_sid/part-0.csv" "$R.resolve.log" <<'PY' || fail "resolve_sid_collisions of the candidates"
+import csv, json, re, sys
+cands = [json.loads(l) for l in open(sys.argv[1])]
+out = list(csv.DictReader(open(sys.argv[2])))
+assert len(out) == len(cands) == 600
+before, after, moved = {}, {}, 0
+for r, o in zip(cands, out):
+    final = [int(x) for x in o["codebook"].split(",")]
+    assert final[:2] == r["codes"][:2], (r, o)
+    assert final[2] == r["codes"][2] or final[2] in r["candidate_codes"][2::3], (r, o)
+    moved += final != r["codes"]
+    before[tuple(r["codes"])] = before.get(tuple(r["codes"]), 0) + 1
+    after[tuple(final)] = after.get(tuple(final), 0) + 1
+stats = dict(re.findall(r"(\w+)=(\d+)", [l for l in open(sys.argv[3]) if "resolution finished" in l][0]))
+assert int(stats["relocated_count"]) == moved, (stats, moved)
+assert int(stats["raw_collision_buckets"]) == sum(c > 1 for c in before.values()), stats
+assert int(stats["final_collision_buckets"]) == sum(c > 1 for c in after.values()), stats
 PY
 
 # sid_rqvae on 2 ranks: trains (the collectives of both ranks match), reports its metrics, exports.
