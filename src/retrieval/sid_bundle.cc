@@ -69,14 +69,6 @@ std::string SidItemIds::key(int64_t r) const {
   return std::string(reinterpret_cast<const char*>(&ints[static_cast<size_t>(r)]), sizeof(int64_t));
 }
 
-void SidItemIds::append(const SidItemIds& other, int64_t r) {
-  if (other.type == Type::kString) {
-    strings.push_back(other.strings[static_cast<size_t>(r)]);
-  } else {
-    ints.push_back(other.ints[static_cast<size_t>(r)]);
-  }
-}
-
 void append_sid_item_ids(const data::RecordBatch& batch, const std::string& field, SidItemIds* ids) {
   const int64_t n = batch.num_rows();
   auto null_id = [&](int64_t r) {

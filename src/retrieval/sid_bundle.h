@@ -26,8 +26,6 @@ struct SidItemIds {
   std::string type_name() const;
   // A byte key of item r, for lookups.
   std::string key(int64_t r) const;
-  // Appends item r of `other` (same type).
-  void append(const SidItemIds& other, int64_t r);
 };
 
 // Appends the ids of column `field` of `batch` to `ids`: a typed int32 / int64 / string column, or

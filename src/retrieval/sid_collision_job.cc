@@ -27,18 +27,17 @@ namespace tzrec::retrieval {
 namespace {
 
 using parquet::PhysicalType;
-using ItemIds = SidItemIds;
 
-PhysicalType id_physical_type(const ItemIds& ids) {
-  return ids.type == ItemIds::Type::kString ? PhysicalType::kByteArray
-         : ids.type == ItemIds::Type::kInt32 ? PhysicalType::kInt32
+PhysicalType id_physical_type(const SidItemIds& ids) {
+  return ids.type == SidItemIds::Type::kString ? PhysicalType::kByteArray
+         : ids.type == SidItemIds::Type::kInt32 ? PhysicalType::kInt32
                                              : PhysicalType::kInt64;
 }
 
-void append_id(parquet::ColumnBuilder& b, const ItemIds& ids, int64_t r) {
-  if (ids.type == ItemIds::Type::kString) {
+void append_id(parquet::ColumnBuilder& b, const SidItemIds& ids, int64_t r) {
+  if (ids.type == SidItemIds::Type::kString) {
     b.append_string(ids.strings[static_cast<size_t>(r)]);
-  } else if (ids.type == ItemIds::Type::kInt32) {
+  } else if (ids.type == SidItemIds::Type::kInt32) {
     b.append<int32_t>(static_cast<int32_t>(ids.ints[static_cast<size_t>(r)]));
   } else {
     b.append<int64_t>(ids.ints[static_cast<size_t>(r)]);
@@ -72,7 +71,7 @@ class Resolver {
     if (append()) occupancy = load_published();
     std::vector<uint64_t> hashes(static_cast<size_t>(ids_.size()));
     for (int64_t r = 0; r < ids_.size(); ++r) {
-      hashes[static_cast<size_t>(r)] = ids_.type == ItemIds::Type::kString
+      hashes[static_cast<size_t>(r)] = ids_.type == SidItemIds::Type::kString
                                            ? sid_order_hash(std::string_view(ids_.strings[static_cast<size_t>(r)]))
                                            : sid_order_hash(ids_.ints[static_cast<size_t>(r)]);
     }
@@ -244,7 +243,7 @@ class Resolver {
     auto source = open({o_.item_id_field, o_.candidate_codes_field});
     while (std::optional<data::SourcedBatch> b = source->next()) {
       const data::RecordBatch& batch = b->records;
-      ItemIds batch_ids;
+      SidItemIds batch_ids;
       append_sid_item_ids(batch, o_.item_id_field, &batch_ids);
       const SidCodeLists lists = decode_sid_code_lists(batch, o_.candidate_codes_field);
       for (int64_t r = 0; r < batch_ids.size(); ++r) {
@@ -536,7 +535,7 @@ class Resolver {
   data::TableFormat format_ = data::TableFormat::kParquet;
   std::string writer_type_;
   std::string item_to_sid_root_;
-  ItemIds ids_;
+  SidItemIds ids_;
   std::vector<int64_t> codes_;  // [N * layers]
   // Appending: the generation appended onto.
   SidManifest prior_;
