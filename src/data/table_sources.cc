@@ -1,6 +1,9 @@
 #include "data/table_sources.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/text.h"
 #include "base/error.h"
@@ -43,6 +46,19 @@ DatasetSources open_table(TableFormat format, const std::string& path, const std
 
 std::vector<std::string> table_columns(TableFormat format, const std::string& path) {
   return input_file_columns(table_data_config(format, 1), expand_input_path(path).front());
+}
+
+void require_table_columns(TableFormat format, const std::string& path, const std::vector<std::string>& fields,
+                           const std::string& what) {
+  const std::vector<std::string> columns = table_columns(format, path);
+  std::vector<std::string> missing;
+  for (const std::string& f : fields) {
+    if (std::find(columns.begin(), columns.end(), f) == columns.end()) missing.push_back("'" + f + "'");
+  }
+  if (!missing.empty()) {
+    throw UsageError(fmt::format("{} [{}] not found in input '{}' (its columns: {})", what, fmt::join(missing, ", "),
+                                 path, fmt::join(columns, ", ")));
+  }
 }
 
 }  // namespace tzrec::data

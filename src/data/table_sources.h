@@ -30,4 +30,9 @@ DatasetSources open_table(TableFormat format, const std::string& path, const std
 // Parquet file's top-level fields). DataError when the path matches no file (expand_input_path).
 std::vector<std::string> table_columns(TableFormat format, const std::string& path);
 
+// Checks that the table at `path` has every one of `fields`: UsageError "<what> ['a', 'b'] not
+// found in input '<path>' (its columns: x, y)" naming the missing ones.
+void require_table_columns(TableFormat format, const std::string& path, const std::vector<std::string>& fields,
+                           const std::string& what);
+
 }  // namespace tzrec::data

@@ -69,6 +69,29 @@ std::string SidItemIds::key(int64_t r) const {
   return std::string(reinterpret_cast<const char*>(&ints[static_cast<size_t>(r)]), sizeof(int64_t));
 }
 
+std::string SidItemIds::text(int64_t r) const {
+  return type == Type::kString ? strings[static_cast<size_t>(r)] : std::to_string(ints[static_cast<size_t>(r)]);
+}
+
+uint64_t SidItemIds::order_hash(int64_t r) const {
+  return type == Type::kString ? sid_order_hash(std::string_view(strings[static_cast<size_t>(r)]))
+                               : sid_order_hash(ints[static_cast<size_t>(r)]);
+}
+
+PhysicalType SidItemIds::physical_type() const {
+  return type == Type::kString ? PhysicalType::kByteArray : type == Type::kInt32 ? PhysicalType::kInt32 : PhysicalType::kInt64;
+}
+
+void SidItemIds::append_to(parquet::ColumnBuilder& column, int64_t r) const {
+  if (type == Type::kString) {
+    column.append_string(strings[static_cast<size_t>(r)]);
+  } else if (type == Type::kInt32) {
+    column.append<int32_t>(static_cast<int32_t>(ints[static_cast<size_t>(r)]));
+  } else {
+    column.append<int64_t>(ints[static_cast<size_t>(r)]);
+  }
+}
+
 void append_sid_item_ids(const data::RecordBatch& batch, const std::string& field, SidItemIds* ids) {
   const int64_t n = batch.num_rows();
   auto null_id = [&](int64_t r) {

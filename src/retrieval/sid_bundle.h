@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/record_batch.h"
+#include "parquet/writer.h"
 
 namespace tzrec::retrieval {
 
@@ -26,6 +27,13 @@ struct SidItemIds {
   std::string type_name() const;
   // A byte key of item r, for lookups.
   std::string key(int64_t r) const;
+  // Item r as text (messages).
+  std::string text(int64_t r) const;
+  // TorchEasyRec's stable_order_hash of item r (retrieval/sid_collision.h).
+  uint64_t order_hash(int64_t r) const;
+  // The physical type of an output column of these ids, and item r appended to one.
+  parquet::PhysicalType physical_type() const;
+  void append_to(parquet::ColumnBuilder& column, int64_t r) const;
 };
 
 // Appends the ids of column `field` of `batch` to `ids`: a typed int32 / int64 / string column, or

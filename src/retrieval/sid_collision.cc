@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "retrieval/sid_quality.h"
 
 namespace tzrec::retrieval {
 namespace {
@@ -74,20 +75,6 @@ uint64_t siphash24(std::string_view data, const char key[16]) {
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
-void check_layout(const std::vector<int64_t>& layer_sizes, int64_t capacity) {
-  if (layer_sizes.empty()) throw UsageError("--codebook: layer_sizes must contain at least one layer");
-  __int128 space = 1;
-  for (int64_t s : layer_sizes) {
-    if (s < 1) throw UsageError("--codebook: all layer_sizes must be positive");
-    space *= s;
-    if (space > std::numeric_limits<int64_t>::max()) {
-      throw UsageError(fmt::format("--codebook {}: prod(layer_sizes) exceeds int64 range; band keys would overflow",
-                                   fmt::join(layer_sizes, ",")));
-    }
-  }
-  if (capacity < 1) throw UsageError(fmt::format("--max_items_per_codebook: capacity must be >= 1, got {}", capacity));
-}
-
 }  // namespace
 
 int64_t sid_bucket_key(const int64_t* codes, const std::vector<int64_t>& layer_sizes) {
@@ -102,6 +89,11 @@ int64_t SidPriorOccupancy::count(int64_t key) const {
   return it != bucket_keys.end() && *it == key ? bucket_counts[static_cast<size_t>(it - bucket_keys.begin())] : 0;
 }
 
+void check_sid_collision_config(const std::vector<int64_t>& layer_sizes, int64_t capacity) {
+  check_sid_codebook(layer_sizes);
+  if (capacity < 1) throw UsageError(fmt::format("--max_items_per_codebook: capacity must be >= 1, got {}", capacity));
+}
+
 uint64_t sid_splitmix64(uint64_t value) { return mix64(value + kSeed * kSplitMixIncrement); }
 
 uint64_t pandas_string_hash(std::string_view text) {
@@ -112,7 +104,7 @@ uint64_t pandas_string_hash(std::string_view text) {
 SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const std::vector<uint64_t>& order_hashes,
                                      const std::vector<int64_t>& layer_sizes, int64_t capacity,
                                      SidPriorOccupancy prior) {
-  check_layout(layer_sizes, capacity);
+  check_sid_collision_config(layer_sizes, capacity);
   int64_t key_space = 1;
   for (int64_t s : layer_sizes) key_space *= s;
   if (!prior.bucket_keys.empty() && (prior.bucket_keys.front() < 0 || prior.bucket_keys.back() >= key_space)) {

@@ -24,6 +24,10 @@
 
 namespace tzrec::retrieval {
 
+// Throws UsageError for a codebook check_sid_codebook refuses (retrieval/sid_quality.h: no layer, a
+// size < 1, a key space beyond int64) or a capacity < 1.
+void check_sid_collision_config(const std::vector<int64_t>& layer_sizes, int64_t capacity);
+
 // The tool's SplitMix64 (seed 2026) of a 64-bit value.
 uint64_t sid_splitmix64(uint64_t value);
 // pandas.util.hash_array of one string (categorize or not, the same per value).
@@ -61,9 +65,8 @@ struct SidCollisionPlan {
 
 // The plan of `codes` ([N * layers] row-major, each code inside its layer, checked by the caller)
 // with one order hash per row. With a `prior` (appending), a bucket already holding P items admits
-// capacity − P more and its new items are numbered from P + 1. Throws UsageError for an empty
-// codebook, a size < 1, a capacity < 1, or a key space (Π layer_sizes) beyond int64; DataError for
-// prior keys outside the key space.
+// capacity − P more and its new items are numbered from P + 1. Throws UsageError as
+// check_sid_collision_config, DataError for prior keys outside the key space.
 SidCollisionPlan plan_sid_collisions(const std::vector<int64_t>& codes, const std::vector<uint64_t>& order_hashes,
                                      const std::vector<int64_t>& layer_sizes, int64_t capacity,
                                      SidPriorOccupancy prior = {});

@@ -15,7 +15,6 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "data/path_conflict.h"
-#include "data/prediction_writer.h"
 #include "data/table_sources.h"
 #include "data/typed_output_table.h"
 #include "parquet/writer.h"
@@ -27,22 +26,6 @@ namespace tzrec::retrieval {
 namespace {
 
 using parquet::PhysicalType;
-
-PhysicalType id_physical_type(const SidItemIds& ids) {
-  return ids.type == SidItemIds::Type::kString ? PhysicalType::kByteArray
-         : ids.type == SidItemIds::Type::kInt32 ? PhysicalType::kInt32
-                                             : PhysicalType::kInt64;
-}
-
-void append_id(parquet::ColumnBuilder& b, const SidItemIds& ids, int64_t r) {
-  if (ids.type == SidItemIds::Type::kString) {
-    b.append_string(ids.strings[static_cast<size_t>(r)]);
-  } else if (ids.type == SidItemIds::Type::kInt32) {
-    b.append<int32_t>(static_cast<int32_t>(ids.ints[static_cast<size_t>(r)]));
-  } else {
-    b.append<int64_t>(ids.ints[static_cast<size_t>(r)]);
-  }
-}
 
 // A random version-4 UUID as 32 hex digits (Python's uuid.uuid4().hex).
 std::string uuid4_hex() {
@@ -70,11 +53,7 @@ class Resolver {
     SidPriorOccupancy occupancy;
     if (append()) occupancy = load_published();
     std::vector<uint64_t> hashes(static_cast<size_t>(ids_.size()));
-    for (int64_t r = 0; r < ids_.size(); ++r) {
-      hashes[static_cast<size_t>(r)] = ids_.type == SidItemIds::Type::kString
-                                           ? sid_order_hash(std::string_view(ids_.strings[static_cast<size_t>(r)]))
-                                           : sid_order_hash(ids_.ints[static_cast<size_t>(r)]);
-    }
+    for (int64_t r = 0; r < ids_.size(); ++r) hashes[static_cast<size_t>(r)] = ids_.order_hash(r);
     const SidCollisionPlan plan =
         plan_sid_collisions(codes_, hashes, o_.codebook, o_.max_items_per_codebook, std::move(occupancy));
     log::info("{}: {} items in {} SID buckets, {} of them beyond the capacity of {}",
@@ -142,10 +121,7 @@ class Resolver {
     for (const std::string* p : {&o_.output_path, &o_.item_to_sid_root}) {
       if (p->rfind("odps://", 0) == 0) throw NotSupportedError("resolve_sid_collisions to MaxCompute tables (" + *p + ")");
     }
-    if (o_.max_items_per_codebook < 1) {
-      throw UsageError(fmt::format("--max_items_per_codebook: capacity must be >= 1, got {}", o_.max_items_per_codebook));
-    }
-    check_sid_codebook(o_.codebook);
+    check_sid_collision_config(o_.codebook, o_.max_items_per_codebook);
     if (!o_.item_to_sid_writer_type.empty() && o_.item_to_sid_writer_type != "CsvWriter" &&
         o_.item_to_sid_writer_type != "ParquetWriter") {
       if (o_.item_to_sid_writer_type == "OdpsWriter") {
@@ -178,15 +154,7 @@ class Resolver {
   }
 
   void check_columns(const std::vector<std::string>& fields) {
-    const std::vector<std::string> columns = data::table_columns(format_, o_.input_path);
-    std::vector<std::string> missing;
-    for (const std::string& f : fields) {
-      if (std::find(columns.begin(), columns.end(), f) == columns.end()) missing.push_back("'" + f + "'");
-    }
-    if (!missing.empty()) {
-      throw UsageError(fmt::format("columns [{}] not found in input '{}' (its columns: {})", fmt::join(missing, ", "),
-                                   o_.input_path, fmt::join(columns, ", ")));
-    }
+    data::require_table_columns(format_, o_.input_path, fields, "columns");
   }
 
   std::unique_ptr<data::BatchSource> open(const std::vector<std::string>& fields) {
@@ -365,11 +333,7 @@ class Resolver {
     for (int64_t r = 0; r < published_groups_.items.size(); ++r) {
       if (!new_ids.count(published_groups_.items.key(r))) continue;
       ++overlap;
-      if (overlapping.size() < 10) {
-        overlapping.push_back(published_groups_.items.type == SidItemIds::Type::kString
-                                  ? published_groups_.items.strings[static_cast<size_t>(r)]
-                                  : std::to_string(published_groups_.items.ints[static_cast<size_t>(r)]));
-      }
+      if (overlapping.size() < 10) overlapping.push_back(published_groups_.items.text(r));
     }
     if (overlap > 0) {
       throw DataError(fmt::format("{}: {} new item IDs are already published; an item cannot hold two SIDs. Remove them "
@@ -404,44 +368,31 @@ class Resolver {
     });
     const std::vector<data::TypedOutputColumn> columns = {{"codebook", PhysicalType::kInt64, 1},
                                                           {"offset_codebook", PhysicalType::kInt64, 1},
-                                                          {"itemids", id_physical_type(ids_), 1}};
-    struct Out {
-      std::unique_ptr<data::PredictionWriter> writer;
-      std::unique_ptr<data::TypedOutputTable> table;
-      int64_t rows = 0, pending = 0, pending_items = 0;
-    };
+                                                          {"itemids", ids_.physical_type(), 1}};
     auto open = [&](const char* artifact) {
-      Out out;
-      out.writer = data::make_prediction_writer("ParquetWriter",
-                                                sid_artifact_location(o_.output_path, o_.generation, artifact), 0);
-      out.table = std::make_unique<data::TypedOutputTable>(columns);
-      return out;
+      return std::make_unique<data::TypedOutputTable>(
+          "ParquetWriter", sid_artifact_location(o_.output_path, o_.generation, artifact), columns);
     };
-    Out all = open("sid_to_items");
-    std::optional<Out> delta;
+    std::unique_ptr<data::TypedOutputTable> all = open("sid_to_items"), delta;
     if (append()) delta = open("delta_sid_to_items");
     const SidGroups& pub = published_groups_;
     // One SID: published group p (or -1) and this run's rows order[k, e) (possibly none).
-    auto emit = [&](Out& out, const int64_t* codes, int64_t p, int64_t k, int64_t e) {
+    auto emit = [&](data::TypedOutputTable& t, const int64_t* codes, int64_t p, int64_t k, int64_t e) {
       const std::vector<int64_t> offsets = offset_codes(codes);
-      out.table->append_list(0, codes, static_cast<int64_t>(L));
-      out.table->append_list(1, offsets.data(), static_cast<int64_t>(L));
-      parquet::ColumnBuilder& b = (*out.table)[2];
+      t.append_list(0, codes, static_cast<int64_t>(L));
+      t.append_list(1, offsets.data(), static_cast<int64_t>(L));
+      parquet::ColumnBuilder& b = t[2];
       b.begin_list();
+      int64_t items = e - k;
       if (p >= 0) {
         for (int64_t i = pub.offsets[static_cast<size_t>(p)]; i < pub.offsets[static_cast<size_t>(p) + 1]; ++i) {
-          append_id(b, pub.items, i);
+          pub.items.append_to(b, i);
+          ++items;
         }
       }
-      for (int64_t i = k; i < e; ++i) append_id(b, ids_, order[static_cast<size_t>(i)]);
+      for (int64_t i = k; i < e; ++i) ids_.append_to(b, order[static_cast<size_t>(i)]);
       b.end_list();
-      ++out.rows;
-      ++out.pending;
-      out.pending_items += e - k + (p >= 0 ? pub.offsets[static_cast<size_t>(p) + 1] - pub.offsets[static_cast<size_t>(p)] : 0);
-      if (out.pending_items >= 1000000 || out.pending >= 100000) {  // pieces of about 1M items at most
-        out.table->flush(*out.writer, out.pending);
-        out.pending = out.pending_items = 0;
-      }
+      t.end_row(items);
     };
     int64_t p = 0, k = 0;
     while (p < pub.size() || k < n) {
@@ -456,78 +407,62 @@ class Resolver {
           group >= 0 ? std::vector<int64_t>(pub.codes.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(p) * L),
                                             pub.codes.begin() + static_cast<std::ptrdiff_t>((static_cast<size_t>(p) + 1) * L))
                      : final_codes(result, order[static_cast<size_t>(k)]);
-      emit(all, codes.data(), group, k, e);
+      emit(*all, codes.data(), group, k, e);
       if (delta && e > k) emit(*delta, codes.data(), group, k, e);
       if (group >= 0) ++p;
       k = e;
     }
-    auto finish = [&](Out& out, const char* artifact) {
-      if (out.pending > 0) out.table->flush(*out.writer, out.pending);
-      out.writer->close();
-      m->artifacts.push_back({artifact, "parquet", out.rows, sid_artifact_location(o_.output_path, o_.generation, artifact)});
+    auto finish = [&](data::TypedOutputTable& t, const char* artifact) {
+      m->artifacts.push_back({artifact, "parquet", t.close(), sid_artifact_location(o_.output_path, o_.generation, artifact)});
     };
-    finish(all, "sid_to_items");
+    finish(*all, "sid_to_items");
     if (delta) finish(*delta, "delta_sid_to_items");
   }
 
   // item_to_sid: the published rows (appending), then this run's rows in input order; appending,
   // delta_item_to_sid: this run's rows.
   void write_item_to_sid(const SidCollisionResult& result, SidManifest* m) {
-    const std::vector<data::TypedOutputColumn> columns = {{"item_id", id_physical_type(ids_), 0},
+    const std::vector<data::TypedOutputColumn> columns = {{"item_id", ids_.physical_type(), 0},
                                                           {"origin_codebook", PhysicalType::kInt64, 1},
                                                           {"codebook", PhysicalType::kInt64, 1},
                                                           {"offset_codebook", PhysicalType::kInt64, 1},
                                                           {"index", PhysicalType::kInt64, 0}};
     const int64_t L = static_cast<int64_t>(o_.codebook.size());
-    struct Out {
-      std::unique_ptr<data::PredictionWriter> writer;
-      std::unique_ptr<data::TypedOutputTable> table;
-      int64_t rows = 0, pending = 0;
-    };
     auto open = [&](const char* artifact) {
-      Out out;
-      out.writer = data::make_prediction_writer(writer_type_,
-                                                sid_artifact_location(item_to_sid_root_, o_.generation, artifact), 0);
-      out.table = std::make_unique<data::TypedOutputTable>(columns);
-      return out;
+      return std::make_unique<data::TypedOutputTable>(
+          writer_type_, sid_artifact_location(item_to_sid_root_, o_.generation, artifact), columns);
     };
-    auto emit = [&](Out& out, const SidItemIds& ids, int64_t r, const int64_t* origin, const int64_t* codes,
-                    int64_t slot) {
+    auto emit = [&](data::TypedOutputTable& t, const SidItemIds& ids, int64_t r, const int64_t* origin,
+                    const int64_t* codes, int64_t slot) {
       const std::vector<int64_t> offsets = offset_codes(codes);
-      append_id((*out.table)[0], ids, r);
-      out.table->append_list(1, origin, L);
-      out.table->append_list(2, codes, L);
-      out.table->append_list(3, offsets.data(), L);
-      (*out.table)[4].append<int64_t>(slot);
-      ++out.rows;
-      if (++out.pending == 1000000) {
-        out.table->flush(*out.writer, out.pending);
-        out.pending = 0;
-      }
+      ids.append_to(t[0], r);
+      t.append_list(1, origin, L);
+      t.append_list(2, codes, L);
+      t.append_list(3, offsets.data(), L);
+      t[4].append<int64_t>(slot);
+      t.end_row();
     };
-    Out all = open("item_to_sid");
-    std::optional<Out> delta;
+    std::unique_ptr<data::TypedOutputTable> all = open("item_to_sid"), delta;
     if (append()) delta = open("delta_item_to_sid");
     const SidItemRows& pub = published_items_;
     int64_t last = 0;
     for (int64_t r = 0; r < pub.ids.size(); ++r) {
-      emit(all, pub.ids, r, pub.origin_codes.data() + r * L, pub.codes.data() + r * L, pub.slots[static_cast<size_t>(r)]);
+      emit(*all, pub.ids, r, pub.origin_codes.data() + r * L, pub.codes.data() + r * L, pub.slots[static_cast<size_t>(r)]);
       progress("Copying published item_to_sid", r + 1, &last);
     }
     last = 0;
     for (int64_t r = 0; r < ids_.size(); ++r) {
       const std::vector<int64_t> codes = final_codes(result, r);
-      emit(all, ids_, r, codes_.data() + r * L, codes.data(), result.slots[static_cast<size_t>(r)]);
+      emit(*all, ids_, r, codes_.data() + r * L, codes.data(), result.slots[static_cast<size_t>(r)]);
       if (delta) emit(*delta, ids_, r, codes_.data() + r * L, codes.data(), result.slots[static_cast<size_t>(r)]);
       progress("Writing resolved item_to_sid", r + 1, &last);
     }
     const std::string save_type = writer_type_ == "CsvWriter" ? "csv" : "parquet";
-    auto finish = [&](Out& out, const char* artifact) {
-      if (out.pending > 0) out.table->flush(*out.writer, out.pending);
-      out.writer->close();
-      m->artifacts.push_back({artifact, save_type, out.rows, sid_artifact_location(item_to_sid_root_, o_.generation, artifact)});
+    auto finish = [&](data::TypedOutputTable& t, const char* artifact) {
+      m->artifacts.push_back(
+          {artifact, save_type, t.close(), sid_artifact_location(item_to_sid_root_, o_.generation, artifact)});
     };
-    finish(all, "item_to_sid");
+    finish(*all, "item_to_sid");
     if (delta) finish(*delta, "delta_item_to_sid");
   }
 

@@ -1,19 +1,14 @@
 #include "retrieval/sid_quality_job.h"
 
-#include <algorithm>
-#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "data/path_conflict.h"
-#include "data/prediction_writer.h"
 #include "data/table_sources.h"
 #include "data/typed_output_table.h"
-#include "parquet/writer.h"
 #include "retrieval/sid_codes.h"
 
 namespace tzrec::retrieval {
@@ -94,12 +89,6 @@ std::vector<data::TypedOutputColumn> common_columns() {
   return c;
 }
 
-void write_table(data::TypedOutputTable& t, int64_t rows, const std::string& writer_type, const std::string& dir) {
-  auto writer = data::make_prediction_writer(writer_type, dir, /*rank=*/0);
-  t.flush(*writer, rows);
-  writer->close();
-}
-
 void append_common(data::TypedOutputTable& t, const SidQualityOptions& o, const SidQualityEvaluation& e, const SidQualityView& v) {
   t[0].append_string(o.input_path);
   t[1].append_string(v.view);
@@ -116,7 +105,7 @@ void write_summary(const SidQualityOptions& o, const SidQualityEvaluation& e, co
   for (const char* name : {"no_collision_rate", "uniquely_identified_item_rate"}) columns.push_back({name, PhysicalType::kDouble});
   columns.push_back({"max_collision", PhysicalType::kInt64});
   for (const char* name : {"gini", "entropy", "max_entropy", "entropy_ratio"}) columns.push_back({name, PhysicalType::kDouble});
-  data::TypedOutputTable t(columns);
+  data::TypedOutputTable t(writer_type, o.summary_output, columns);
   for (const SidQualityView& v : e.views) {
     append_common(t, o, e, v);
     const SidQualityMetrics& m = v.result.metrics;
@@ -129,8 +118,9 @@ void write_summary(const SidQualityOptions& o, const SidQualityEvaluation& e, co
     t[13].append<double>(m.entropy);
     t[14].append<double>(m.max_entropy);
     t[15].append<double>(m.entropy_ratio);
+    t.end_row();
   }
-  write_table(t, static_cast<int64_t>(e.views.size()), writer_type, o.summary_output);
+  t.close();
 }
 
 void write_layer_stats(const SidQualityOptions& o, const SidQualityEvaluation& e, const std::string& writer_type) {
@@ -140,8 +130,7 @@ void write_layer_stats(const SidQualityOptions& o, const SidQualityEvaluation& e
   columns.push_back({"coverage", PhysicalType::kDouble});
   columns.push_back({"dead_codes", PhysicalType::kInt64});
   columns.push_back({"perplexity", PhysicalType::kDouble});
-  data::TypedOutputTable t(columns);
-  int64_t rows = 0;
+  data::TypedOutputTable t(writer_type, o.layer_stats_output, columns);
   for (const SidQualityView& v : e.views) {
     for (const SidLayerQualityMetrics& l : v.result.layer_metrics) {
       append_common(t, o, e, v);
@@ -150,10 +139,10 @@ void write_layer_stats(const SidQualityOptions& o, const SidQualityEvaluation& e
       t[9].append<double>(l.coverage);
       t[10].append<int64_t>(l.dead_codes);
       t[11].append<double>(l.perplexity);
-      ++rows;
+      t.end_row();
     }
   }
-  write_table(t, rows, writer_type, o.layer_stats_output);
+  t.close();
 }
 
 }  // namespace
@@ -269,15 +258,7 @@ SidQualityEvaluation run_evaluate_sid_quality(const SidQualityOptions& o) {
   }
   std::vector<std::string> fields = {o.codes_field};
   if (!o.origin_codes_field.empty()) fields.insert(fields.begin(), o.origin_codes_field);
-  const std::vector<std::string> columns = data::table_columns(format, o.input_path);
-  std::vector<std::string> missing;
-  for (const std::string& f : fields) {
-    if (std::find(columns.begin(), columns.end(), f) == columns.end()) missing.push_back("'" + f + "'");
-  }
-  if (!missing.empty()) {
-    throw UsageError(fmt::format("selected SID fields [{}] not found in input '{}' (its columns: {})",
-                                 fmt::join(missing, ", "), o.input_path, fmt::join(columns, ", ")));
-  }
+  data::require_table_columns(format, o.input_path, fields, "selected SID fields");
   data::DatasetSources sources = data::open_table(format, o.input_path, fields, o.batch_size, /*workers=*/1,
                                                   /*rank=*/0, /*world_size=*/1);
   SidQualityEvaluation e = evaluate_sid_quality(*sources.sources.at(0), o);
