@@ -28,6 +28,16 @@ uint32_t clamp_score(int64_t value) {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// Zero digests after the last slot's: a half of B / 2 slots that is not a multiple of 16 is scanned
+// 16 digests at a time (for_each_digest_match reads past its end and ignores those).
+constexpr size_t kDigestPadding = 16;
+
+// Allocates digests for `slots` slots and zeroes the padding after them.
+void allocate_digests(dynamic_hash::HugePageArray<uint8_t>& digests, size_t slots) {
+  digests.allocate(slots + kDigestPadding);
+  std::fill(digests.data() + slots, digests.data() + slots + kDigestPadding, uint8_t{0});
+}
+
 }  // namespace
 
 const char* dynamic_score_strategy_name(DynamicScoreStrategy strategy) {
@@ -105,6 +115,7 @@ DynamicTable::DynamicTable(DynamicTableOptions options) : options_(std::move(opt
   validate_dynamic_table_options(options_);
   strategy_ = options_.score_strategy;
   bucket_capacity_ = static_cast<uint32_t>(options_.bucket_capacity);
+  half_slots_ = bucket_capacity_ / 2;
   // Index buckets: one slot per row, two under NO_EVICTION (dynamicemb's fixed 0.5 load factor).
   const uint64_t per_row = strategy_ == DynamicScoreStrategy::kNoEviction ? 2 : 1;
   const uint64_t row_buckets = ceil_div(static_cast<uint64_t>(options_.max_capacity), bucket_capacity_);
@@ -136,9 +147,10 @@ void DynamicTable::allocate_index(uint64_t num_buckets) {
   prepared_.reset();  // (stops a background allocation in progress)
   num_buckets_ = num_buckets;
   const size_t slots = num_buckets * bucket_capacity_;
-  digests_.assign(slots, 0);
+  allocate_digests(digests_, slots);
+  std::fill(digests_.data(), digests_.data() + slots, uint8_t{0});
   slots_.assign(slots, Slot{});
-  sizes_.assign(num_buckets, 0);
+  halves_.assign(2 * num_buckets, Half{});
 }
 
 int64_t DynamicTable::capacity() const {
@@ -148,32 +160,58 @@ int64_t DynamicTable::capacity() const {
 
 int64_t DynamicTable::memory_bytes() const {
   const size_t prepared_slots = prepared_ ? prepared_->num_buckets * bucket_capacity_ : 0;
-  int64_t bytes = static_cast<int64_t>((digests_.size() + prepared_slots) * (sizeof(uint8_t) + sizeof(Slot)) +
-                                       sizes_.size() * sizeof(uint32_t) + free_rows_.capacity() * sizeof(uint32_t) +
+  int64_t bytes = static_cast<int64_t>((slots_.size() + prepared_slots) * (sizeof(uint8_t) + sizeof(Slot)) +
+                                       halves_.size() * sizeof(Half) + free_rows_.capacity() * sizeof(uint32_t) +
                                        protected_.size() * sizeof(uint64_t));
   return bytes + (counter_ ? counter_->memory_bytes() : 0);
 }
 
-int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
-  const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
-  const uint64_t base = bucket * bucket_capacity_;
+uint64_t DynamicTable::take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home,
+                                      bool* displaced) {
+  const uint32_t half = halves[home].size < half_slots ? home : 1 - home;
+  *displaced = half != home;
+  if (*displaced) ++halves[home].away;
+  return base + uint64_t{half} * half_slots + halves[half].size++;
+}
+
+template <class Fn>
+void DynamicTable::for_each_entry(Fn&& fn) const {
+  for (uint64_t b = 0; b < num_buckets_; ++b) {
+    for (uint64_t half = 0; half < 2; ++half) {
+      const uint64_t begin = b * bucket_capacity_ + half * half_slots_;
+      for (uint64_t s = begin; s < begin + halves_[2 * b + half].size; ++s) fn(s);
+    }
+  }
+}
+
+int64_t DynamicTable::find_in_half(int64_t key, uint64_t h, uint64_t half_base) const {
   int64_t found = -1;
-  dynamic_hash::for_each_digest_match(&digests_[base], bucket_capacity_, slot_digest(h), [&](uint32_t i) {
-    if (slots_[base + i].key != key) return false;
-    found = static_cast<int64_t>(base + i);
+  dynamic_hash::for_each_digest_match(&digests_[half_base], half_slots_, slot_digest(h), [&](uint32_t i) {
+    if (slots_[half_base + i].key != key) return false;
+    found = static_cast<int64_t>(half_base + i);
     return true;
   });
   return found;
 }
 
+int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
+  const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
+  const uint32_t home = home_half(h);
+  const uint64_t base = bucket * bucket_capacity_;
+  const int64_t found = find_in_half(key, h, base + uint64_t{home} * half_slots_);
+  if (found >= 0 || halves_[2 * bucket + home].away == 0) return found;
+  return find_in_half(key, h, base + uint64_t{1 - home} * half_slots_);
+}
+
 // Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
-// the bucket's digests; (2) scan them, prefetch the first two matching slots (key and meta share
-// a line); (3) compare their keys. Empty slots have digest 0, which no key has (slot_digest), so
-// the scans cover the whole bucket without reading its size: one cache miss fewer per id. In a
-// full bucket of 128 another key's digest matches before the key's own in about 22% of probes
-// (each of the 63.5 slots before it on average matches with 1 in 256), so the second match is
-// fetched in the same stage rather than by a dependent miss afterwards; only ids with a third
-// match (about 3%) scan the bucket again.
+// the digests of the key's home half; (2) scan them, prefetch the first two matching slots (key
+// and meta share a line); (3) compare their keys. Empty slots have digest 0, which no key has
+// (slot_digest), so the scans cover the whole half without reading its size. In a full half of 64
+// another key's digest matches before the key's own in about 12% of probes (each of the 31.5
+// slots before it on average matches with 1 in 256), so the second match is fetched in the same
+// stage rather than by a dependent miss afterwards; only ids with a third match scan again. A key
+// whose home half has no digest match is not at home: stage 2 also prefetches its home's away
+// count and the other half's digests, which stage 3 scans when that count is not 0.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
@@ -181,38 +219,48 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
   struct Pending {
     uint64_t h;
     uint64_t bucket;
-    int64_t candidate[2];  // slot indices of the first two digest matches, -1 where none
+    uint64_t home_base;    // first slot of the key's home half
+    uint64_t other_base;   // first slot of the other half
+    int64_t candidate[2];  // slot indices of the first two digest matches at home, -1 where none
     bool more;             // a third match follows
   };
   Pending ring[kRing];
   const uint8_t* digests = digests_.data();
   const Slot* slots = slots_.data();
+  const Half* halves = halves_.data();
   const uint64_t b_cap = bucket_capacity_;
+  const uint64_t half_slots = half_slots_;
   for (size_t i = 0; i < n + 2 * kDistance; ++i) {
     if (i < n) {
       Pending& p = ring[i % kRing];
       p.h = dynamic_hash::mix64(static_cast<uint64_t>(ids[i]));
       p.bucket = dynamic_hash::bucket_of(p.h, num_buckets_);
-      const uint8_t* d = digests + p.bucket * b_cap;
+      const uint64_t home = home_half(p.h);
+      p.home_base = p.bucket * b_cap + home * half_slots;
+      p.other_base = p.bucket * b_cap + (1 - home) * half_slots;
+      const uint8_t* d = digests + p.home_base;
       __builtin_prefetch(d);
-      if (b_cap > 64) __builtin_prefetch(d + 64);
+      if (half_slots > 64) __builtin_prefetch(d + 64);
     }
     if (i >= kDistance && i - kDistance < n) {
       Pending& p = ring[(i - kDistance) % kRing];
-      const uint64_t base = p.bucket * b_cap;
       p.candidate[0] = p.candidate[1] = -1;
       p.more = false;
       int matches = 0;
-      dynamic_hash::for_each_digest_match(digests + base, bucket_capacity_, slot_digest(p.h), [&](uint32_t s) {
+      dynamic_hash::for_each_digest_match(digests + p.home_base, half_slots_, slot_digest(p.h), [&](uint32_t s) {
         if (matches == 2) {
           p.more = true;
           return true;
         }
-        const int64_t slot = static_cast<int64_t>(base + s);
+        const int64_t slot = static_cast<int64_t>(p.home_base + s);
         p.candidate[matches++] = slot;
         __builtin_prefetch(slots + slot);
         return false;
       });
+      if (matches == 0) {
+        __builtin_prefetch(halves + 2 * p.bucket + home_half(p.h));
+        __builtin_prefetch(digests + p.other_base);
+      }
     }
     if (i >= 2 * kDistance) {
       const size_t j = i - 2 * kDistance;
@@ -224,6 +272,8 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
         slot = p.candidate[1];
       } else if (p.more) {
         slot = find_slot(ids[j], p.h);  // digests matching with two other keys: scan again
+      } else if (halves[2 * p.bucket + home_half(p.h)].away != 0) {
+        slot = find_in_half(ids[j], p.h, p.other_base);
       }
       on(j, slot);
     }
@@ -270,13 +320,10 @@ uint32_t DynamicTable::encode_time(int64_t timestamp_ms) {
   // shift down (those before the new base tie at 0).
   const uint64_t shift = offset - kTimeWindow;
   time_base_ms_ += static_cast<int64_t>(shift);
-  for (uint64_t b = 0; b < num_buckets_; ++b) {
-    const uint64_t base = b * bucket_capacity_;
-    for (uint64_t s = base; s < base + sizes_[b]; ++s) {
-      const uint32_t score = meta_score(slots_[s].meta);
-      slots_[s].meta = make_meta(score > shift ? static_cast<uint32_t>(score - shift) : 0, meta_row(slots_[s].meta));
-    }
-  }
+  for_each_entry([&](uint64_t s) {
+    const uint32_t score = meta_score(slots_[s].meta);
+    slots_[s].meta = with_score(slots_[s].meta, score > shift ? static_cast<uint32_t>(score - shift) : 0);
+  });
   return static_cast<uint32_t>(kTimeWindow);
 }
 
@@ -299,7 +346,8 @@ bool DynamicTable::grow_needed(int64_t new_keys) const {
 }
 
 // Bucket b of N goes to buckets 2b and 2b + 1 of 2N (bucket_of is the hash's high bits: a range
-// reduction, not a modulus), keeping its keys' order. So the old buckets split independently: the
+// reduction, not a modulus), each key to its home half there when it has room (keys in the old
+// bucket's order, half 0 first). So the old buckets split independently: the
 // probe threads each split a contiguous range of them and write their new buckets whole, empty
 // slots included (one pass over the new index, no fill before it). The table changes only once
 // the new index is complete (a failed allocation leaves it as it was).
@@ -321,26 +369,30 @@ void DynamicTable::double_buckets() {
   }
   prepared_.reset();
   if (!prepared) {
-    digests.allocate(new_buckets * b_cap);
+    allocate_digests(digests, new_buckets * b_cap);
     slots.allocate(new_buckets * b_cap);
   }
-  std::vector<uint32_t> sizes(new_buckets, 0);
+  std::vector<Half> halves(2 * new_buckets);
+  const uint32_t half_slots = half_slots_;
   auto split = [&](uint64_t lo, uint64_t hi) {
     for (uint64_t b = lo; b < hi; ++b) {
-      const uint64_t from = b * b_cap;
-      uint32_t filled[2] = {0, 0};
-      for (uint64_t s = from; s < from + sizes_[b]; ++s) {
-        const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
-        const uint64_t half = dynamic_hash::bucket_of(h, new_buckets) - 2 * b;  // 0 or 1
-        const uint64_t slot = (2 * b + half) * b_cap + filled[half]++;
-        digests[slot] = digests_[s];
-        slots[slot] = slots_[s];
+      for (uint64_t old_half = 0; old_half < 2; ++old_half) {
+        const uint64_t from = b * b_cap + old_half * half_slots;
+        for (uint64_t s = from; s < from + halves_[2 * b + old_half].size; ++s) {
+          const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
+          const uint64_t nb = dynamic_hash::bucket_of(h, new_buckets);  // 2b or 2b + 1
+          bool displaced = false;
+          const uint64_t slot = take_free_slot(&halves[2 * nb], nb * b_cap, half_slots, home_half(h), &displaced);
+          digests[slot] = digests_[s];
+          slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | (displaced ? kDisplaced : 0)};
+        }
       }
-      for (uint64_t half = 0; half < 2; ++half) {
-        const uint64_t base = (2 * b + half) * b_cap;
-        std::fill(&digests[base] + filled[half], &digests[base] + b_cap, uint8_t{0});
-        std::fill(&slots[base] + filled[half], &slots[base] + b_cap, Slot{});
-        sizes[2 * b + half] = filled[half];
+      for (uint64_t nb = 2 * b; nb < 2 * b + 2; ++nb) {
+        for (uint64_t half = 0; half < 2; ++half) {
+          const uint64_t begin = nb * b_cap + half * half_slots;
+          std::fill(&digests[begin] + halves[2 * nb + half].size, &digests[begin] + half_slots, uint8_t{0});
+          std::fill(&slots[begin] + halves[2 * nb + half].size, &slots[begin] + half_slots, Slot{});
+        }
       }
     }
   };
@@ -348,7 +400,7 @@ void DynamicTable::double_buckets() {
                 [&](uint64_t, uint64_t lo, uint64_t hi) { split(lo, hi); });
   digests_ = std::move(digests);
   slots_ = std::move(slots);
-  sizes_ = std::move(sizes);
+  halves_ = std::move(halves);
   num_buckets_ = new_buckets;
   if (prepared) ++prepared_growths_;
 }
@@ -363,7 +415,7 @@ void DynamicTable::prepare_growth() {
   const size_t slots = p->num_buckets * bucket_capacity_;
   p->done = std::async(std::launch::async, [p, slots] {
     constexpr size_t kPage = 4096;
-    p->digests.allocate(slots);
+    allocate_digests(p->digests, slots);
     p->slots.allocate(slots);
     // One write per page pages it in; double_buckets() overwrites every element.
     for (size_t i = 0; i < slots && !p->stop.load(std::memory_order_relaxed); i += kPage) p->digests[i] = 0;
@@ -403,7 +455,7 @@ int64_t DynamicTable::victim_hint(uint64_t base, uint32_t now) const {
   uint32_t best = b_cap;
   uint64_t best_meta = std::numeric_limits<uint64_t>::max();
   for (uint32_t i = 0; i < b_cap; ++i) {
-    const uint64_t m = slots[i].meta;
+    const uint64_t m = meta_order(slots[i].meta);
     if ((!by_score || meta_score(m) != now) && m <= best_meta) {
       best = i;
       best_meta = m;
@@ -423,7 +475,7 @@ int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTabl
   uint32_t best = b_cap;
   uint64_t best_meta = std::numeric_limits<uint64_t>::max();
   for (uint32_t i = 0; i < b_cap; ++i) {
-    const uint64_t m = slots[i].meta;
+    const uint64_t m = meta_order(slots[i].meta);
     if (m <= best_meta && !pinned(meta_row(m))) {
       best = i;
       best_meta = m;
@@ -432,16 +484,33 @@ int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTabl
   return best == b_cap ? -1 : static_cast<int64_t>(base + best);
 }
 
-// Brings in what inserting the key of hash h will read: its bucket's size and digests, and, when
+// Brings in what inserting the key of hash h will read: its bucket's halves and digests, and, when
 // it may evict (the index is at its top), the bucket's metadata.
 void DynamicTable::prefetch_bucket(uint64_t h) const {
   const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
-  __builtin_prefetch(&sizes_[bucket]);
+  __builtin_prefetch(&halves_[2 * bucket]);
   __builtin_prefetch(digests_.data() + bucket * bucket_capacity_);
   if (num_buckets_ == top_buckets_ && strategy_ != DynamicScoreStrategy::kNoEviction) {
     const char* begin = reinterpret_cast<const char*>(slots_.data() + bucket * bucket_capacity_);
     for (size_t offset = 0; offset < bucket_capacity_ * sizeof(Slot); offset += 64) __builtin_prefetch(begin + offset);
   }
+}
+
+uint64_t DynamicTable::make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, bool* displaced) {
+  Half* halves = &halves_[base / bucket_capacity_ * 2];
+  const uint64_t begin = base + uint64_t{home} * half_slots_;
+  for (uint64_t s = begin; s < begin + half_slots_; ++s) {  // (the half is full)
+    if (slots_[s].meta & kDisplaced) {
+      slots_[victim] = Slot{slots_[s].key, meta_order(slots_[s].meta)};
+      digests_[victim] = digests_[s];
+      --halves[1 - home].away;
+      *displaced = false;
+      return s;
+    }
+  }
+  ++halves[home].away;
+  *displaced = true;
+  return victim;
 }
 
 // The row of a new (admitted) key of hash h, or -1 when it is rejected.
@@ -455,10 +524,13 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     }
     const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
     const uint64_t base = bucket * bucket_capacity_;
+    Half* halves = &halves_[2 * bucket];
+    const uint32_t home = home_half(h);
     uint64_t slot;
     uint32_t row;
-    if (sizes_[bucket] < bucket_capacity_) {
-      slot = base + sizes_[bucket]++;
+    bool displaced = false;
+    if (!bucket_full(bucket)) {
+      slot = take_free_slot(halves, base, half_slots_, home, &displaced);
       row = allocate_row();
       ++live_;
     } else if (num_buckets_ < top_buckets_) {
@@ -473,8 +545,11 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
       row = meta_row(slots_[slot].meta);
       out.evicted_keys.push_back(slots_[slot].key);
       out.evicted_rows.push_back(row);
+      const uint32_t victim_half = slot - base < half_slots_ ? 0 : 1;
+      if (slots_[slot].meta & kDisplaced) --halves[1 - victim_half].away;
+      if (victim_half != home) slot = make_room_at_home(base, home, slot, &displaced);
     }
-    slots_[slot] = Slot{key, make_meta(score, row)};
+    slots_[slot] = Slot{key, make_meta(score, row) | (displaced ? kDisplaced : 0)};
     digests_[slot] = slot_digest(h);
     if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
     out.new_keys.push_back(key);
@@ -522,7 +597,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
                                           __ATOMIC_RELAXED)) {
       }
     } else if (strategy_ != DynamicScoreStrategy::kNoEviction) {
-      __atomic_store_n(m, make_meta(now, meta_row(seen)), __ATOMIC_RELAXED);
+      __atomic_store_n(m, with_score(seen, now), __ATOMIC_RELAXED);
     }
   });
   missing_.clear();
@@ -578,7 +653,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
     if (k + kAhead < admitted_keys_.size()) prefetch_bucket(distinct_hashes_[admitted_keys_[k + kAhead]]);
     if (may_evict && k + kAhead / 2 < admitted_keys_.size()) {
       const uint64_t bucket = dynamic_hash::bucket_of(distinct_hashes_[admitted_keys_[k + kAhead / 2]], num_buckets_);
-      if (sizes_[bucket] == bucket_capacity_) {
+      if (bucket_full(bucket)) {
         const int64_t hint = victim_hint(bucket * bucket_capacity_, now);
         if (hint >= 0) __builtin_prefetch(slots_.data() + hint);
       }
@@ -604,10 +679,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
 DynamicTableState DynamicTable::export_state() const {
   std::vector<std::pair<int64_t, uint64_t>> entries;  // (key, meta), keys distinct
   entries.reserve(static_cast<size_t>(live_));
-  for (uint64_t b = 0; b < num_buckets_; ++b) {
-    const uint64_t base = b * bucket_capacity_;
-    for (uint64_t s = base; s < base + sizes_[b]; ++s) entries.emplace_back(slots_[s].key, slots_[s].meta);
-  }
+  for_each_entry([&](uint64_t s) { entries.emplace_back(slots_[s].key, slots_[s].meta); });
   std::sort(entries.begin(), entries.end());
   DynamicTableState state;
   state.keys.reserve(entries.size());
@@ -737,9 +809,12 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
         continue;
       }
       const int64_t row = keep ? state.rows[i] : live_;
-      const uint64_t slot = b * bucket_capacity_ + sizes_[b]++;
-      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row))};
-      digests_[slot] = slot_digest(dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i])));
+      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i]));
+      bool displaced = false;
+      const uint64_t slot = take_free_slot(&halves_[2 * b], b * bucket_capacity_, half_slots_, home_half(h), &displaced);
+      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row)) |
+                                             (displaced ? kDisplaced : 0)};
+      digests_[slot] = slot_digest(h);
       ++live_;
       result.rows[i] = row;
       max_row = std::max(max_row, row);

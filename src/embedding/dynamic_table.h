@@ -11,7 +11,15 @@
 //
 // Index: buckets of B = bucket_capacity slots (a multiple of 16); a key's hash picks its bucket
 // and it lives in no other. A slot holds key, row and a 32-bit score; a one-byte digest per slot
-// is scanned 16 at a time before keys are compared.
+// is scanned 16 at a time before keys are compared. A bucket is two halves of B / 2 slots, and
+// the hash also picks the key's home half: a key lives at home unless its home half was full
+// when it came (then it lives in the other half, marked displaced, and its home half counts it
+// as away). A probe scans the home half's digests — one cache line at B = 128 — and the other
+// half's only when the key is not at home and its home half has keys away. An evicting insert
+// whose victim is in the other half first moves a displaced key of the victim's half home into
+// the victim's slot, so keys stay away only while a half holds more keys of its own than fit.
+// Where a key sits inside its bucket changes nothing else: eviction, rows and scores are those of
+// the bucket as a whole.
 //
 // Training, find_or_insert(ids, step, timestamp_ms), per id, in first-occurrence order of the
 // distinct ids:
@@ -57,7 +65,7 @@
 // itself. Meanwhile the table holds those arrays on top of its index, as every doubling does
 // while it runs.
 //
-// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 4 per bucket; the
+// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 16 per bucket; the
 // admission counter 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
 #pragma once
 
@@ -208,18 +216,32 @@ class DynamicTable {
   int64_t prepared_growths() const { return prepared_growths_; }
 
  private:
-  // A slot: its key and its meta, score << 32 | row, side by side, so a probe that finds its key
-  // has the row and score in the same cache line (16-byte slots never straddle a line). A full
-  // bucket evicts its smallest meta — the smallest score, the smallest row on ties.
+  // A slot: its key and its meta, score << 32 | displaced << 31 | row (rows < 2^31), side by side,
+  // so a probe that finds its key has the row and score in the same cache line (16-byte slots
+  // never straddle a line). A full bucket evicts its smallest meta_order — the smallest score, the
+  // smallest row on ties.
   struct alignas(16) Slot {
     int64_t key = 0;
     uint64_t meta = 0;
   };
+  static constexpr uint64_t kDisplaced = uint64_t{1} << 31;  // the key lives outside its home half
   static uint64_t make_meta(uint32_t score, uint32_t row) { return uint64_t{score} << 32 | row; }
-  static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta); }
+  static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta) & 0x7fffffffu; }
   static uint32_t meta_score(uint64_t meta) { return static_cast<uint32_t>(meta >> 32); }
-  // A slot's one-byte digest: the hash's low byte, 1 for 0 — digest 0 marks an empty slot (slots
-  // are filled from a bucket's start and emptied only by rebuilding the index).
+  static uint64_t meta_order(uint64_t meta) { return meta & ~kDisplaced; }
+  static uint64_t with_score(uint64_t meta, uint32_t score) { return (meta & 0xffffffffu) | uint64_t{score} << 32; }
+  // The home half of a key of hash h (a bit apart from the digest's and the bucket's).
+  static uint32_t home_half(uint64_t h) { return static_cast<uint32_t>(h >> 8) & 1u; }
+  // One half of a bucket: its occupied slots (filled from the half's start, emptied only by
+  // rebuilding the index) and how many keys of this home live in the other half.
+  struct Half {
+    uint32_t size = 0;
+    uint32_t away = 0;
+  };
+  // The slot a new key of home half `home` takes in a bucket with room (base its first slot,
+  // halves its two Halfs): the next one of its home half, else of the other half (displaced).
+  static uint64_t take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home, bool* displaced);
+  // A slot's one-byte digest: the hash's low byte, 1 for 0 — digest 0 marks an empty slot.
   static uint8_t slot_digest(uint64_t h) {
     const uint8_t d = dynamic_hash::digest_of(h);
     return d == 0 ? uint8_t{1} : d;
@@ -227,6 +249,14 @@ class DynamicTable {
 
   // Slot index of key (hash h), or -1.
   int64_t find_slot(int64_t key, uint64_t h) const;
+  // Slot index of key (hash h) among the half_slots slots from half_base, or -1.
+  int64_t find_in_half(int64_t key, uint64_t h, uint64_t half_base) const;
+  bool bucket_full(uint64_t bucket) const {
+    return halves_[2 * bucket].size + halves_[2 * bucket + 1].size == bucket_capacity_;
+  }
+  // Calls fn(slot) for every occupied slot, bucket by bucket, half 0 first.
+  template <class Fn>
+  void for_each_entry(Fn&& fn) const;
   // Calls on(i, slot) for every id, slot -1 when absent (prefetching ahead).
   template <class OnSlot>
   void probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const;
@@ -244,11 +274,16 @@ class DynamicTable {
   int64_t pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out);
   bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
   int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
+  // A full bucket (first slot base) evicts the key in `victim`, outside the new key's home half: a
+  // key displaced into the home half goes home to the victim's slot and the new key takes its slot;
+  // without one the new key takes the victim's, displaced. Returns the new key's slot.
+  uint64_t make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, bool* displaced);
   void activate_protection(const DynamicTableLookup& out);
 
   DynamicTableOptions options_;
   DynamicScoreStrategy strategy_;
   uint32_t bucket_capacity_ = 0;
+  uint32_t half_slots_ = 0;  // bucket_capacity_ / 2
   uint64_t num_buckets_ = 0;
   uint64_t initial_buckets_ = 0;  // num_buckets_ at init_capacity
   uint64_t top_buckets_ = 0;      // num_buckets_ at max_capacity()
@@ -256,10 +291,11 @@ class DynamicTable {
   int64_t live_ = 0;
   int64_t next_row_ = 0;
   std::vector<uint32_t> free_rows_;  // descending: back() is the lowest
-  // Slots, [num_buckets * B] each; bucket b holds slots [b * B, b * B + sizes_[b]).
+  // Slots, [num_buckets * B] each (digests: and kDigestPadding zeros after them); half k of bucket
+  // b holds slots [b * B + k * B / 2, ... + halves_[2 * b + k].size).
   dynamic_hash::HugePageArray<uint8_t> digests_;
   dynamic_hash::HugePageArray<Slot> slots_;
-  std::vector<uint32_t> sizes_;      // [num_buckets]: occupied slots (compact from 0)
+  std::vector<Half> halves_;  // [num_buckets * 2]
   // The next doubling's arrays, allocated and paged in by a background thread (`done`). Dropped
   // (the table destroyed, or its index rebuilt by load()), it stops the thread and waits for it
   // before the arrays go.

@@ -122,6 +122,99 @@ TEST(DynamicTable, KeysSharingADigestAreToldApart) {
   EXPECT_EQ(call(table, {same[5], same[3], same[0]}, 2).rows, (V{6, 4, 0}));
 }
 
+// The home half of a key (dynamic_table.h: a bucket is two halves, the hash picks a key's home
+// half; here bit 8 of the hash, as the table takes it).
+uint32_t key_home(int64_t key) { return static_cast<uint32_t>(dynamic_hash::mix64(static_cast<uint64_t>(key)) >> 8) & 1u; }
+
+// The first `count` keys from `from` up whose home half is `home`.
+V keys_of_home(uint32_t home, size_t count, int64_t from) {
+  V keys;
+  for (int64_t k = from; keys.size() < count; ++k) {
+    if (key_home(k) == home) keys.push_back(k);
+  }
+  return keys;
+}
+
+TEST(DynamicTable, KeysAwayFromTheirHomeHalfAreFound) {
+  // One bucket of 16: halves of 8. Twelve keys of home half 0 — eight at home, four displaced
+  // into half 1 — then four of home half 1 fill the bucket. Rows, scores and eviction are the
+  // bucket's (hand-computed as in the other tests); every key is found wherever it sits.
+  const V home0 = keys_of_home(0, 13, 1000);
+  const V home1 = keys_of_home(1, 6, 1000);
+  DynamicTable table(options(16));
+  V first(home0.begin(), home0.begin() + 12);
+  EXPECT_EQ(call(table, first, 1).rows, (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(find(table, first), (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  // Absent keys of either home: not found (home 0 has keys away: its probe scans both halves).
+  EXPECT_EQ(find(table, {home0[12], home1[0], home1[5]}), (V{-1, -1, -1}));
+  EXPECT_EQ(call(table, {home1[0], home1[1], home1[2], home1[3]}, 2).rows, (V{12, 13, 14, 15}));
+  table.set_probe_threads(2);
+  EXPECT_EQ(find(table, {home0[11], home1[3], home0[0], home0[8]}), (V{11, 15, 0, 8}));
+  // Step 3, a new key of home 1: the bucket is full; the smallest score is 1, its smallest row 0
+  // (home0[0], in half 0, not the new key's home). A key of home 0 living in half 1 goes home to
+  // that slot and the new key takes its place in half 1; the new key gets row 0.
+  auto r = call(table, {home1[4]}, 3);
+  EXPECT_EQ(r.evicted_keys, (V{home0[0]}));
+  EXPECT_EQ(r.rows, (V{0}));
+  V all = {home1[4], home0[1], home0[2], home0[3], home0[4], home0[5], home0[6], home0[7],
+           home0[8], home0[9], home0[10], home0[11], home1[0], home1[1], home1[2], home1[3]};
+  EXPECT_EQ(find(table, all), (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(find(table, {home0[0]}), (V{-1}));
+  // Step 4, a new key of home 0: the smallest score is still 1, row 1 (home0[1], at home).
+  r = call(table, {home0[12]}, 4);
+  EXPECT_EQ(r.evicted_keys, (V{home0[1]}));
+  EXPECT_EQ(r.rows, (V{1}));
+  all[1] = home0[12];
+  EXPECT_EQ(find(table, all), (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  // Export and load (another table rebuilds the halves from the keys alone): the same lookups.
+  DynamicTable copy(options(16));
+  copy.load(table.export_state(), DynamicRowMode::kKeep);
+  EXPECT_EQ(find(copy, all), find(table, all));
+  EXPECT_EQ(copy.export_state().scores, table.export_state().scores);
+}
+
+TEST(DynamicTable, ChurnOnCrowdedHomeHalvesMatchesItsReports) {
+  // Eviction keeps moving keys between the halves of tiny buckets (16 slots, keys mostly of one
+  // home half): every call's rows and the table's contents match the evictions it reports, after
+  // growth (from one bucket) and after an export / load into a table of another capacity.
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kLfu, DynamicScoreStrategy::kTimestamp}) {
+    DynamicTableOptions o = options(64, strategy, 16);
+    o.init_capacity = 16;
+    DynamicTable table(o);
+    const V home0 = keys_of_home(0, 300, 1);
+    const V home1 = keys_of_home(1, 60, 1);
+    std::map<int64_t, int64_t> reference;
+    std::mt19937_64 rng(11);
+    for (int step = 1; step <= 80; ++step) {
+      V ids(24);
+      for (auto& id : ids) id = rng() % 5 == 0 ? home1[rng() % home1.size()] : home0[rng() % home0.size()];
+      const auto r = call(table, ids, step, 10 * step);
+      for (size_t i = 0; i < r.evicted_keys.size(); ++i) {
+        ASSERT_EQ(reference.at(r.evicted_keys[i]), r.evicted_rows[i]);
+        reference.erase(r.evicted_keys[i]);
+      }
+      for (size_t i = 0; i < r.new_keys.size(); ++i) reference[r.new_keys[i]] = r.new_rows[i];
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const auto it = reference.find(ids[i]);
+        ASSERT_EQ(r.rows[i], it == reference.end() ? -1 : it->second) << step << " " << i;
+      }
+      V keys;
+      V rows;
+      for (const auto& [k, row] : reference) {
+        keys.push_back(k);
+        rows.push_back(row);
+      }
+      ASSERT_EQ(find(table, keys), rows) << step;
+    }
+    ASSERT_EQ(table.size(), static_cast<int64_t>(reference.size()));
+    DynamicTable other(options(256, strategy, 16));
+    const auto loaded = other.load(table.export_state(), DynamicRowMode::kCompact);
+    EXPECT_EQ(loaded.dropped, 0);
+    const DynamicTableState s = table.export_state();
+    EXPECT_EQ(find(other, s.keys), loaded.rows);
+  }
+}
+
 TEST(DynamicTable, StepEvictsTheOldestStep) {
   DynamicTable table(options(16));  // one bucket of 16
   ASSERT_EQ(table.num_buckets(), 1);
