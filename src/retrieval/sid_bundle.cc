@@ -39,9 +39,9 @@ SidCodeRows checked_codes(const data::RecordBatch& batch, const std::string& fie
                           const std::vector<int64_t>& codebook) {
   SidCodeRows rows = decode_sid_codes(batch, field, static_cast<int64_t>(codebook.size()));
   for (int64_t r = 0; r < rows.rows(); ++r) {
-    if (!rows.valid[static_cast<size_t>(r)] || first_code_out_of_range(rows.row(r), codebook) >= 0) {
-      throw DataError(fmt::format("{}: field '{}' is not a SID of the codebook {} (not an artifact this tool wrote?)",
-                                  batch.describe_row(r), field, fmt::join(codebook, ",")));
+    if (const std::string problem = sid_row_problem(rows, r, codebook); !problem.empty()) {
+      throw DataError(fmt::format("{}: field '{}': {} (not an artifact this tool wrote for the codebook {}?)",
+                                  batch.describe_row(r), field, problem, fmt::join(codebook, ",")));
     }
   }
   return rows;

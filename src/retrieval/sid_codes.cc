@@ -177,4 +177,22 @@ SidCodeRows decode_sid_codes(const data::RecordBatch& batch, const std::string& 
   return rows;
 }
 
+int64_t first_code_out_of_range(const int64_t* codes, const std::vector<int64_t>& codebook) {
+  for (size_t l = 0; l < codebook.size(); ++l) {
+    if (codes[l] < 0 || codes[l] >= codebook[l]) return static_cast<int64_t>(l);
+  }
+  return -1;
+}
+
+std::string sid_row_problem(const SidCodeRows& rows, int64_t r, const std::vector<int64_t>& codebook) {
+  if (!rows.valid[static_cast<size_t>(r)]) {
+    return fmt::format("does not hold {} integer codes (null, a null code, another count or a non-integer)",
+                       codebook.size());
+  }
+  const int64_t l = first_code_out_of_range(rows.row(r), codebook);
+  if (l < 0) return "";
+  return fmt::format("code {} of layer {} is outside its codebook [0, {})", rows.row(r)[l], l,
+                     codebook[static_cast<size_t>(l)]);
+}
+
 }  // namespace tzrec::retrieval

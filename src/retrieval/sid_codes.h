@@ -42,6 +42,16 @@ struct SidCodeLists {
 };
 SidCodeLists decode_sid_code_lists(const data::RecordBatch& batch, const std::string& field);
 
+// -1 when every code of `codes` (codebook.size() of them) is inside its layer's codebook, else
+// the first layer whose code is not.
+int64_t first_code_out_of_range(const int64_t* codes, const std::vector<int64_t>& codebook);
+
+// Why row r of `rows` (decoded with num_layers = codebook.size()) is not a SID of `codebook`, for
+// messages that name the row and field before it, or "" when it is one:
+//   "does not hold 3 integer codes (null, a null code, another count or a non-integer)"
+//   "code 300 of layer 1 is outside its codebook [0, 256)"
+std::string sid_row_problem(const SidCodeRows& rows, int64_t r, const std::vector<int64_t>& codebook);
+
 // Python's int() of `text` as an int64: false when it is not an integer literal or does not fit.
 bool parse_python_int(std::string_view text, int64_t* out);
 

@@ -79,6 +79,21 @@ TEST(SidCodes, IntegerLists) {
   }
 }
 
+TEST(SidCodes, RowsOutsideTheCodebookAndWhy) {
+  const int64_t in[] = {3, 0}, out[] = {3, 3}, negative[] = {-1, 0};
+  EXPECT_EQ(first_code_out_of_range(in, {4, 3}), -1);
+  EXPECT_EQ(first_code_out_of_range(out, {4, 3}), 1);
+  EXPECT_EQ(first_code_out_of_range(negative, {4, 3}), 0);
+  // Rows: in range, malformed (two codes), layer 1 out of range.
+  const data::RecordBatch b =
+      batch_of(list_column("codes", PhysicalType::kInt64, {{{{3}, {0}}}, {{{1}}}, {{{1}, {3}}}}));
+  const SidCodeRows r = decode_sid_codes(b, "codes", 2);
+  EXPECT_EQ(sid_row_problem(r, 0, {4, 3}), "");
+  EXPECT_EQ(sid_row_problem(r, 1, {4, 3}),
+            "does not hold 2 integer codes (null, a null code, another count or a non-integer)");
+  EXPECT_EQ(sid_row_problem(r, 2, {4, 3}), "code 3 of layer 1 is outside its codebook [0, 3)");
+}
+
 TEST(SidCodes, ListsOfOtherTypesAreAnError) {
   const data::RecordBatch b = batch_of(list_column("codes", PhysicalType::kDouble, {{{{1}, {2}}}}));
   try {

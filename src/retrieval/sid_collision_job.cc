@@ -178,15 +178,10 @@ class Resolver {
       append_sid_item_ids(batch, o_.item_id_field, &ids_);
       const SidCodeRows rows = decode_sid_codes(batch, o_.code_field, L);
       for (int64_t r = 0; r < rows.rows(); ++r) {
-        if (!rows.valid[static_cast<size_t>(r)]) {
-          throw DataError(fmt::format("{}: field '{}' does not hold {} integer codes (one per --codebook layer)",
-                                      batch.describe_row(r), o_.code_field, L));
-        }
-        if (const int64_t l = first_code_out_of_range(rows.row(r), o_.codebook); l >= 0) {
-          throw DataError(fmt::format("{}: field '{}': code {} of layer {} is outside [0, {}); check that --codebook "
-                                      "matches the model that produced the SID table",
-                                      batch.describe_row(r), o_.code_field, rows.row(r)[l], l,
-                                      o_.codebook[static_cast<size_t>(l)]));
+        if (const std::string problem = sid_row_problem(rows, r, o_.codebook); !problem.empty()) {
+          throw DataError(fmt::format("{}: field '{}': {}; check that --codebook matches the model that produced the "
+                                      "SID table",
+                                      batch.describe_row(r), o_.code_field, problem));
         }
       }
       codes_.insert(codes_.end(), rows.values.begin(), rows.values.end());

@@ -72,13 +72,6 @@ void check_sid_codebook(const std::vector<int64_t>& codebook) {
   }
 }
 
-int64_t first_code_out_of_range(const int64_t* codes, const std::vector<int64_t>& codebook) {
-  for (size_t l = 0; l < codebook.size(); ++l) {
-    if (codes[l] < 0 || codes[l] >= codebook[l]) return static_cast<int64_t>(l);
-  }
-  return -1;
-}
-
 SidQualityAccumulator::SidQualityAccumulator(std::vector<int64_t> codebook, int64_t top_sids)
     : codebook_(std::move(codebook)), top_sids_(top_sids) {
   check_sid_codebook(codebook_);

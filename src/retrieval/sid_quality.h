@@ -63,10 +63,6 @@ double sid_entropy(const std::vector<int64_t>& counts);
 // ("--codebook capacity (product = ...) exceeds int64").
 void check_sid_codebook(const std::vector<int64_t>& codebook);
 
-// -1 when every code of `codes` (codebook.size() of them) is inside its layer's codebook, else
-// the first layer whose code is not.
-int64_t first_code_out_of_range(const int64_t* codes, const std::vector<int64_t>& codebook);
-
 class SidQualityAccumulator {
  public:
   // `top_sids` > 0 keeps that many most frequent SIDs in the result. Checks the codebook
@@ -74,7 +70,7 @@ class SidQualityAccumulator {
   explicit SidQualityAccumulator(std::vector<int64_t> codebook, int64_t top_sids = 0);
 
   // Adds one item's codes (codebook().size() of them, each inside its codebook: the caller has
-  // checked with first_code_out_of_range).
+  // checked with sid_row_problem, sid_codes.h).
   void add(const int64_t* codes);
   int64_t total() const { return static_cast<int64_t>(buckets_.size()); }
   const std::vector<int64_t>& codebook() const { return codebook_; }

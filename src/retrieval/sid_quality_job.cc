@@ -42,14 +42,7 @@ CheckedCodes check_codes(const data::RecordBatch& batch, const std::string& fiel
 
 // Why row r of `c` is invalid, for the "error" policy's message.
 std::string why_invalid(const CheckedCodes& c, int64_t r, const std::string& field, const std::vector<int64_t>& codebook) {
-  if (!c.rows.valid[static_cast<size_t>(r)]) {
-    return fmt::format("field '{}' does not hold {} integer codes (null, a null code, another count or a "
-                       "non-integer)",
-                       field, codebook.size());
-  }
-  const int64_t l = first_code_out_of_range(c.rows.row(r), codebook);
-  return fmt::format("field '{}': code {} of layer {} is outside its codebook [0, {})", field, c.rows.row(r)[l], l,
-                     codebook[static_cast<size_t>(l)]);
+  return fmt::format("field '{}': {}", field, sid_row_problem(c.rows, r, codebook));
 }
 
 std::string joined(const std::vector<int64_t>& v) {

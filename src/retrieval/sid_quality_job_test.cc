@@ -143,7 +143,7 @@ TEST(SidQualityJob, Errors) {
   // The first invalid row of the codes is row 8 (one layer); batches of 4 rows: batch 2.
   EXPECT_EQ(data::testing::error_of<DataError>([&] { run_evaluate_sid_quality(o); }),
             input +
-                " row 8: field 'codes' does not hold 2 integer codes (null, a null code, another count or a "
+                " row 8: field 'codes': does not hold 2 integer codes (null, a null code, another count or a "
                 "non-integer); batch 2 holds 2 malformed or out-of-range SID rows (--invalid_row_policy drop skips "
                 "them)");
   o.codebook = {3, 3};

@@ -109,10 +109,6 @@ TEST(SidQuality, Errors) {
         << e.what();
   }
   check_sid_codebook({int64_t{1} << 31, int64_t{1} << 31});  // 2^62 fits
-  const int64_t in[] = {3, 0}, out[] = {3, 3}, negative[] = {-1, 0};
-  EXPECT_EQ(first_code_out_of_range(in, {4, 3}), -1);
-  EXPECT_EQ(first_code_out_of_range(out, {4, 3}), 1);
-  EXPECT_EQ(first_code_out_of_range(negative, {4, 3}), 0);
 }
 
 TEST(SidQuality, CompareSubtractsAfterMinusBefore) {

@@ -179,7 +179,7 @@ expect_error "append onto itself" "from_generation and --generation are both 'v1
 expect_error "no generation" "generation is required unless --rate_only" "${BASE[@]}" --codebook 3,4,5
 expect_error "output in the input's directory" "path conflict: 'in/items.csv' and 'in'" --input_path in/items.csv \
   --codebook 3,4,5 --max_items_per_codebook 2 --output_path in --generation v1
-expect_error "codes beyond the codebook" "items.csv line 2: field 'codes': code 1 of layer 0 is outside \[0, 1)" \
+expect_error "codes beyond the codebook" "items.csv line 2: field 'codes': code 1 of layer 0 is outside its codebook \[0, 1)" \
   "${BASE[@]}" --codebook 1,4,5 --generation v1
 expect_error "no candidate field" "columns \['cands'\] not found in input" "${BASE[@]}" --codebook 3,4,5 \
   --generation v1 --candidate_codes_field cands
