@@ -9,20 +9,18 @@
 namespace tzrec::feature {
 namespace {
 
-// The methods of OverlapFeature.method (docs/tzrec-compatibility.md §5.10); pyfg's others are not
-// implemented here.
+// The methods of OverlapFeature.method (docs/tzrec-compatibility.md §5.10); pyfg's proximity_*
+// methods are not implemented here.
 OverlapFeature::Method parse_overlap_method(const std::string& m, const std::string& field) {
   if (m == "query_common_ratio") return OverlapFeature::Method::kQueryCommonRatio;
   if (m == "title_common_ratio") return OverlapFeature::Method::kTitleCommonRatio;
   if (m == "is_contain") return OverlapFeature::Method::kIsContain;
   if (m == "is_equal") return OverlapFeature::Method::kIsEqual;
-  if (m == "index_of" || m.rfind("proximity_", 0) == 0) throw NotSupportedError(fmt::format("{} '{}'", field, m));
-  if (m.empty()) {
-    throw ConfigError(field + ": must be set (query_common_ratio, title_common_ratio, is_contain or is_equal)");
-  }
-  throw ConfigError(fmt::format(
-      "{}: '{}' is not an overlap method; use query_common_ratio, title_common_ratio, is_contain or is_equal", field,
-      m));
+  if (m == "index_of") return OverlapFeature::Method::kIndexOf;
+  if (m.rfind("proximity_", 0) == 0) throw NotSupportedError(fmt::format("{} '{}'", field, m));
+  constexpr const char* kMethods = "query_common_ratio, title_common_ratio, is_contain, is_equal or index_of";
+  if (m.empty()) throw ConfigError(fmt::format("{}: must be set ({})", field, kMethods));
+  throw ConfigError(fmt::format("{}: '{}' is not an overlap method; use {}", field, m, kMethods));
 }
 
 // Terms of `a` found in `b`, counted with repetition.
@@ -66,6 +64,10 @@ double OverlapFeature::overlap(Method method, const std::vector<std::string>& qu
       return std::search(title.begin(), title.end(), query.begin(), query.end()) != title.end() ? 1.0 : 0.0;
     case Method::kIsEqual:
       return query == title ? 1.0 : 0.0;
+    case Method::kIndexOf: {
+      const auto at = std::search(title.begin(), title.end(), query.begin(), query.end());
+      return at == title.end() ? -1.0 : static_cast<double>(at - title.begin());
+    }
   }
   return 0.0;
 }

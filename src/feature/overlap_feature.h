@@ -17,8 +17,10 @@
 //     title_common_ratio   title terms found in the query / title terms      in [0, 1]
 //     is_contain           1 when the query's terms appear in the title as one run, in order
 //     is_equal             1 when the two term lists are the same
-//   (repeated terms count each time). An empty query or title gives 0. Then the normalizer, then
-//   boundaries or the dense block. pyfg's further methods (index_of, proximity_*) are
+//     index_of             the title position (in terms, from 0) where the query's terms first
+//                          appear as one run, in order; -1 when they do not
+//   (repeated terms count each time). An empty query or title gives 0 (every method). Then the
+//   normalizer, then boundaries or the dense block. pyfg's proximity_* methods are
 //   NotSupportedError; any other method is a ConfigError.
 #pragma once
 
@@ -41,7 +43,7 @@ class OverlapFeature : public MultiInputFeature {
 
   bool cross_negative_group() const override { return true; }
 
-  enum class Method { kQueryCommonRatio, kTitleCommonRatio, kIsContain, kIsEqual };
+  enum class Method { kQueryCommonRatio, kTitleCommonRatio, kIsContain, kIsEqual, kIndexOf };
   // The overlap of `query` and `title` terms by `method` (0 when either is empty).
   static double overlap(Method method, const std::vector<std::string>& query, const std::vector<std::string>& title);
 

@@ -81,6 +81,25 @@ TEST(OverlapFeature, MethodsAsTorchEasyRec) {
   EXPECT_EQ(floats_of(b.dense_features.values()), (Floats{1, 0, 0}));
 }
 
+TEST(OverlapFeature, IndexOfIsTheQueryRunsFirstTitlePosition) {
+  // TorchEasyRec's docs (feature.md, OverlapFeature: index_of is where the query as a whole first
+  // appears in the title, -1.0 when it does not) and its overlap test (test_overlap_feature_methods:
+  // query [b, c], title [a, b, c, d] → 1.0, so positions count terms from 0). By hand: the first of
+  // two runs, a run out of order, a query longer than the title; an empty query or title gives 0,
+  // as for every method (TorchEasyRec's vectors above).
+  auto p = parser(overlap("index_of"), kFgNormal);
+  auto b = p.parse(make_batch(
+      {{"query", {"b\x1d" "c", "b", "c\x1d" "b", "a\x1d" "b\x1d" "c", "", "a"}},
+       {"title", {"a\x1d" "b\x1d" "c\x1d" "d", "a\x1d" "b\x1d" "c\x1d" "b", "a\x1d" "b\x1d" "c", "a\x1d" "b",
+                  "a\x1d" "b", ""}}}));
+  EXPECT_EQ(floats_of(b.dense_features.values()), (Floats{1, 1, -1, -1, 0, 0}));
+  // With boundaries [0, 2]: 1 → bucket 1, -1 (absent) → 0, 3 → 2.
+  auto bucketed = parser(overlap("index_of", "boundaries: [0, 2] embedding_dim: 4"), kFgNormal);
+  auto s = bucketed.parse(make_batch(
+      {{"query", {"b\x1d" "c", "x", "d"}}, {"title", {"a\x1d" "b\x1d" "c", "a", "a\x1d" "b\x1d" "c\x1d" "d"}}}));
+  EXPECT_EQ(ids_of(s.sparse_features.values()), (Ids{1, 0, 2}));
+}
+
 // test_overlap_feature_dense with list<string> columns (a null list is an empty query / title).
 TEST(OverlapFeature, ListColumnsAsTorchEasyRec) {
   using Rows = std::vector<std::optional<std::vector<std::string>>>;
@@ -168,9 +187,9 @@ TEST(OverlapFeature, ConfigErrorsNameTheField) {
   const std::string at = "feature_configs[0].overlap_feature";
   EXPECT_EQ(error_of<ConfigError>([&] { build(overlap("jaccard")); }),
             at + ".method: 'jaccard' is not an overlap method; use query_common_ratio, title_common_ratio, "
-                 "is_contain or is_equal");
-  EXPECT_EQ(error_of<NotSupportedError>([&] { build(overlap("index_of")); }),
-            "not supported yet: " + at + ".method 'index_of'");
+                 "is_contain, is_equal or index_of");
+  EXPECT_EQ(error_of<NotSupportedError>([&] { build(overlap("proximity_min_dist")); }),
+            "not supported yet: " + at + ".method 'proximity_min_dist'");
   EXPECT_NE(error_of<ConfigError>([&] { build(overlap("")); }).find(at + ".method: must be set"), std::string::npos);
   EXPECT_NE(error_of<ConfigError>([&] { build(overlap("is_equal", "normalizer: \"method=foo\"")); })
                 .find(at + ".normalizer"),
