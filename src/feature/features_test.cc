@@ -84,10 +84,10 @@ TEST(BuildFeatureInfos, UnsupportedTypesAndOptions) {
             R"(feature_configs { id_feature { feature_name: "a" expression: "user:a" embedding_dim: 4
                                                       num_buckets: 3 } }
                        feature_configs { overlap_feature { feature_name: "c" query: "user:a"
-                                                           title: "item:b" method: "index_of" } })",
+                                                           title: "item:b" method: "proximity_min_cover" } })",
             "fg_mode: FG_NORMAL");
       }),
-      "not supported yet: feature_configs[1].overlap_feature.method 'index_of'");
+      "not supported yet: feature_configs[1].overlap_feature.method 'proximity_min_cover'");
   EXPECT_EQ(error_of<NotSupportedError>([] {
               infos(R"(feature_configs { sequence_feature { sequence_name: "s" sequence_length: 5
                            features { combine_feature { feature_name: "c" expression: "item:v" combiner: "gap_max" } }
