@@ -175,13 +175,16 @@ uint64_t DynamicTable::take_free_slot(Half* halves, uint64_t base, uint32_t half
 }
 
 template <class Fn>
-void DynamicTable::for_each_entry(Fn&& fn) const {
-  for (uint64_t b = 0; b < num_buckets_; ++b) {
-    for (uint64_t half = 0; half < 2; ++half) {
-      const uint64_t begin = b * bucket_capacity_ + half * half_slots_;
-      for (uint64_t s = begin; s < begin + halves_[2 * b + half].size; ++s) fn(s);
-    }
+void DynamicTable::for_each_entry_of(uint64_t bucket, Fn&& fn) const {
+  for (uint64_t half = 0; half < 2; ++half) {
+    const uint64_t begin = bucket * bucket_capacity_ + half * half_slots_;
+    for (uint64_t s = begin; s < begin + halves_[2 * bucket + half].size; ++s) fn(s);
   }
+}
+
+template <class Fn>
+void DynamicTable::for_each_entry(Fn&& fn) const {
+  for (uint64_t b = 0; b < num_buckets_; ++b) for_each_entry_of(b, fn);
 }
 
 int64_t DynamicTable::find_in_half(int64_t key, uint64_t h, uint64_t half_base) const {
@@ -376,17 +379,14 @@ void DynamicTable::double_buckets() {
   const uint32_t half_slots = half_slots_;
   auto split = [&](uint64_t lo, uint64_t hi) {
     for (uint64_t b = lo; b < hi; ++b) {
-      for (uint64_t old_half = 0; old_half < 2; ++old_half) {
-        const uint64_t from = b * b_cap + old_half * half_slots;
-        for (uint64_t s = from; s < from + halves_[2 * b + old_half].size; ++s) {
-          const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
-          const uint64_t nb = dynamic_hash::bucket_of(h, new_buckets);  // 2b or 2b + 1
-          bool displaced = false;
-          const uint64_t slot = take_free_slot(&halves[2 * nb], nb * b_cap, half_slots, home_half(h), &displaced);
-          digests[slot] = digests_[s];
-          slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | (displaced ? kDisplaced : 0)};
-        }
-      }
+      for_each_entry_of(b, [&](uint64_t s) {
+        const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
+        const uint64_t nb = dynamic_hash::bucket_of(h, new_buckets);  // 2b or 2b + 1
+        bool displaced = false;
+        const uint64_t slot = take_free_slot(&halves[2 * nb], nb * b_cap, half_slots, home_half(h), &displaced);
+        digests[slot] = digests_[s];
+        slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | (displaced ? kDisplaced : 0)};
+      });
       for (uint64_t nb = 2 * b; nb < 2 * b + 2; ++nb) {
         for (uint64_t half = 0; half < 2; ++half) {
           const uint64_t begin = nb * b_cap + half * half_slots;
@@ -484,12 +484,12 @@ int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTabl
   return best == b_cap ? -1 : static_cast<int64_t>(base + best);
 }
 
-// Brings in what inserting the key of hash h will read: its bucket's halves and digests, and, when
-// it may evict (the index is at its top), the bucket's metadata.
+// Brings in what inserting the key of hash h will read: its bucket's halves and its home half's
+// digests, and, when it may evict (the index is at its top), the bucket's metadata.
 void DynamicTable::prefetch_bucket(uint64_t h) const {
   const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
   __builtin_prefetch(&halves_[2 * bucket]);
-  __builtin_prefetch(digests_.data() + bucket * bucket_capacity_);
+  __builtin_prefetch(digests_.data() + bucket * bucket_capacity_ + uint64_t{home_half(h)} * half_slots_);
   if (num_buckets_ == top_buckets_ && strategy_ != DynamicScoreStrategy::kNoEviction) {
     const char* begin = reinterpret_cast<const char*>(slots_.data() + bucket * bucket_capacity_);
     for (size_t offset = 0; offset < bucket_capacity_ * sizeof(Slot); offset += 64) __builtin_prefetch(begin + offset);

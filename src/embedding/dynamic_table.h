@@ -254,7 +254,9 @@ class DynamicTable {
   bool bucket_full(uint64_t bucket) const {
     return halves_[2 * bucket].size + halves_[2 * bucket + 1].size == bucket_capacity_;
   }
-  // Calls fn(slot) for every occupied slot, bucket by bucket, half 0 first.
+  // Calls fn(slot) for every occupied slot of `bucket`, half 0 first; of every bucket in order.
+  template <class Fn>
+  void for_each_entry_of(uint64_t bucket, Fn&& fn) const;
   template <class Fn>
   void for_each_entry(Fn&& fn) const;
   // Calls on(i, slot) for every id, slot -1 when absent (prefetching ahead).
