@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "cli/tdm_tree_flags.h"
 #include "tdm/tree_cluster.h"
+#include "tdm/tree_io.h"
 
 namespace tzrec::cli {
 
@@ -22,6 +23,7 @@ Action add_tdm_cluster_tree_command(CLI::App& app) {
   // quota holds what CLI11 writes when it parses: the action keeps it alive.
   return [o, quota, quota_opt]() {
     warn_odps_quota(quota_opt);
+    o->ids = tdm::tree_ids_from_environment();
     tdm::cluster_tree(*o);
     return 0;
   };

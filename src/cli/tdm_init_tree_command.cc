@@ -20,6 +20,7 @@ Action add_tdm_init_tree_command(CLI::App& app) {
   // quota holds what CLI11 writes when it parses: the action keeps it alive.
   return [o, quota, quota_opt]() {
     warn_odps_quota(quota_opt);
+    o->ids = tdm::tree_ids_from_environment();
     tdm::init_tree(*o);
     return 0;
   };

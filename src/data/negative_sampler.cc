@@ -1,7 +1,6 @@
 #include "data/negative_sampler.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <limits>
 
@@ -386,12 +385,7 @@ int64_t NegativeSampler::estimated_sample_num(int64_t batch_size) const {
 }
 
 std::optional<int64_t> NegativeSampler::key_of(std::string_view cell) const {
-  if (config_.hash_ids) return static_cast<int64_t>(graphlearn_hash64(cell));
-  if (cell.empty()) return 0;
-  int64_t v = 0;
-  const auto r = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-  if (r.ec != std::errc() || r.ptr != cell.data() + cell.size()) return std::nullopt;
-  return v;
+  return sampler_key_of_text(cell, config_.hash_ids);
 }
 
 uint64_t NegativeSampler::stream_seed(const SampleContext& ctx) const {

@@ -63,6 +63,15 @@ int64_t sampler_key_of_int(int64_t id, bool hash_ids) {
   return static_cast<int64_t>(graphlearn_hash64(std::string_view(buf, static_cast<size_t>(r.ptr - buf))));
 }
 
+std::optional<int64_t> sampler_key_of_text(std::string_view text, bool hash_ids) {
+  if (hash_ids) return static_cast<int64_t>(graphlearn_hash64(text));
+  if (text.empty()) return 0;
+  int64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 bool use_hash_node_id_from_env() {
   const char* v = std::getenv("USE_HASH_NODE_ID");
   return v != nullptr && std::string_view(v) == "1";

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,10 @@ uint64_t graphlearn_hash64(std::string_view text);
 // The key of an integer id: itself, or with hash_ids the hash of its decimal digits (a string
 // id's key is graphlearn_hash64 of its text).
 int64_t sampler_key_of_int(int64_t id, bool hash_ids);
+// The key of an id given as text (a data cell): with hash_ids graphlearn_hash64 of the text;
+// otherwise the integer it holds, 0 for an empty text (TorchEasyRec's fill_null(0)), nullopt
+// when it is not an integer.
+std::optional<int64_t> sampler_key_of_text(std::string_view text, bool hash_ids);
 
 // True when env USE_HASH_NODE_ID is "1" (TorchEasyRec's switch for hashed string ids).
 bool use_hash_node_id_from_env();

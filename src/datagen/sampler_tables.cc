@@ -149,6 +149,7 @@ SamplerTables write_sampler_tables(const RowGenerator& rows, const std::string& 
     o.attr_fields = join(s.attr_fields, ",");
     o.attr_delimiter = s.attr_delimiter.empty() ? ":" : s.attr_delimiter;
     o.node_edge_output_file = path_of("tdm_tree");
+    o.ids = tdm::tree_ids_from_environment();
     const tdm::Tree tree = tdm::init_tree(o);
     tables.item_path = path_of("tdm_tree/node_table.txt");
     tables.edge_path = path_of("tdm_tree/edge_table.txt");

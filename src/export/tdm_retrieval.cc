@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <type_traits>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -32,21 +33,50 @@ namespace {
 
 constexpr const char* kRecallIdsColumn = "recall_ids";
 
-// "recall_ids": list<int64> (a nullable list of required elements), one list per row.
-data::TypedColumn recall_ids_column(const std::vector<std::vector<int64_t>>& ids) {
+// "recall_ids": list<int64>, or list<string> for text ids (a nullable list of required
+// elements), one list per row.
+template <typename Id>
+data::TypedColumn recall_ids_column(const std::vector<std::vector<Id>>& ids) {
+  constexpr bool kText = std::is_same_v<Id, std::string>;
   const parquet::Schema schema = parquet::writer_schema({parquet::WriterField{
-      kRecallIdsColumn, parquet::PhysicalType::kInt64, /*nullable=*/true, /*list_depth=*/1,
-      /*element_nullable=*/false, /*string=*/false}});
+      kRecallIdsColumn, kText ? parquet::PhysicalType::kByteArray : parquet::PhysicalType::kInt64, /*nullable=*/true,
+      /*list_depth=*/1, /*element_nullable=*/false, /*string=*/kText}});
   parquet::ColumnBuilder builder(schema.column(0));
   for (const auto& row : ids) {
     builder.begin_list();
-    for (int64_t id : row) builder.append(id);
+    for (const Id& id : row) {
+      if constexpr (kText) {
+        builder.append_string(id);
+      } else {
+        builder.append(id);
+      }
+    }
     builder.end_list();
   }
   data::TypedColumn out;
   out.name = kRecallIdsColumn;
   out.values = builder.finish();
   return out;
+}
+
+// The retrieved ids of each row and how many rows found their ground truth: node keys (integer
+// ids) or the nodes' id attr (hashed ids: the ids as the tree's tables write them), compared with
+// the row's item id.
+template <typename Id>
+data::TypedColumn retrieved_ids(const tdm::PredictTree& tree, const std::vector<std::vector<int64_t>>& found,
+                                const std::vector<Id>& truth, int64_t* hits) {
+  std::vector<std::vector<Id>> ids(found.size());
+  for (size_t b = 0; b < found.size(); ++b) {
+    for (int64_t n : found[b]) {
+      if constexpr (std::is_same_v<Id, std::string>) {
+        ids[b].emplace_back(tree.attr(n, 1));
+      } else {
+        ids[b].push_back(tree.key(n));
+      }
+    }
+    if (std::find(ids[b].begin(), ids[b].end(), truth[b]) != ids[b].end()) ++*hits;
+  }
+  return recall_ids_column(ids);
 }
 
 // The rows to score: for candidate j, the user row owner[j] with the item columns set to node
@@ -155,11 +185,17 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
     const data::RecordBatch& users = loaded->reserved;
     const int64_t rows = users.num_rows();
     std::vector<int64_t> truth(static_cast<size_t>(rows), 0);
+    std::vector<std::string> truth_text(sampler->hash_ids ? static_cast<size_t>(rows) : 0);
     {
       const feature::ColumnCells cells(users, id_field, sampler->config_path + ".item_id_field");
+      std::string buf;
       for (int64_t r = 0; r < rows; ++r) {
-        if (!cells.empty(r) && !feature::as_int64(cells.scalar(r), &truth[static_cast<size_t>(r)])) {
-          throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids",
+        if (cells.empty(r)) continue;
+        if (sampler->hash_ids) {
+          truth_text[static_cast<size_t>(r)] = feature::as_text(cells.scalar(r), &buf);
+        } else if (!feature::as_int64(cells.scalar(r), &truth[static_cast<size_t>(r)])) {
+          throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids (for "
+                                      "string ids set USE_HASH_NODE_ID=1 and build the tree with it)",
                                       cells.where(r), feature::display(cells.scalar(r))));
         }
       }
@@ -185,13 +221,9 @@ TdmRetrievalSummary tdm_retrieval(const TdmRetrievalOptions& options) {
       return out;
     };
     const auto found = tdm::beam_search(*tree, rows, options.n_cluster, options.recall_num, score);
-    std::vector<std::vector<int64_t>> ids(found.size());
-    for (size_t b = 0; b < found.size(); ++b) {
-      for (int64_t n : found[b]) ids[b].push_back(tree->key(n));
-      if (std::find(ids[b].begin(), ids[b].end(), truth[b]) != ids[b].end()) ++summary.hits;
-    }
     data::RecordBatch out = data::select_columns(users, user_reserved);
-    out.typed_columns.push_back(recall_ids_column(ids));
+    out.typed_columns.push_back(sampler->hash_ids ? retrieved_ids(*tree, found, truth_text, &summary.hits)
+                                                  : retrieved_ids(*tree, found, truth, &summary.hits));
     writer->write({}, out);
     summary.rows += rows;
   }

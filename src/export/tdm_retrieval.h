@@ -15,8 +15,9 @@
 //
 // Output (<predict_output_path>/part-<RANK>.parquet|csv, data/prediction_writer.h): the
 // --reserved_columns, then "recall_ids" (list<int64>: the recall_num retrieved item ids, best
-// first). Recall = the share of rows whose item is among their recall_ids, logged as TorchEasyRec
-// logs it ("Retrieval Finished. Recall:<r>"), per process.
+// first; with hashed ids, USE_HASH_NODE_ID=1, list<string>: the nodes' ids as the tree's tables
+// write them, compared with the row's item id as text). Recall = the share of rows whose item is
+// among their recall_ids, logged as TorchEasyRec logs it ("Retrieval Finished. Recall:<r>"), per process.
 #pragma once
 
 #include <cstdint>

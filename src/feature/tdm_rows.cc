@@ -9,6 +9,7 @@
 #include "base/stable_hash.h"
 #include "data/row_key.h"
 #include "data/typed_rows.h"
+#include "data/sampler_table.h"
 #include "feature/column_cells.h"
 
 namespace tzrec::feature {
@@ -25,7 +26,8 @@ TdmRows::TdmRows(std::shared_ptr<const tdm::TdmSampler> sampler, std::vector<std
 data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
   const auto& config = sampler_->config();
   const int64_t rows = batch.num_rows();
-  // Item ids as keys (integers; an empty cell is 0 as TorchEasyRec's fill_null(0)).
+  // Item ids as the tables' keys: integers, an empty cell 0 (TorchEasyRec's fill_null(0)); with
+  // hashed ids graphlearn's hash of the id's text (data/sampler_table.h).
   std::vector<int64_t> keys(static_cast<size_t>(rows));
   {
     const ColumnCells cells(batch, config.item_id_field, config.config_path + ".item_id_field");
@@ -33,22 +35,34 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
       throw DataError(fmt::format("column {} is a {}; the TDM sampler reads one item id per row from it", cells.name(),
                                   cells.describe_type()));
     }
+    std::string buf;
     for (int64_t r = 0; r < rows; ++r) {
-      int64_t id = 0;
-      if (!cells.empty(r) && !as_int64(cells.scalar(r), &id)) {
-        throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids",
+      int64_t key = 0;
+      if (config.hash_ids) {
+        key = *data::sampler_key_of_text(cells.empty(r) ? std::string_view() : as_text(cells.scalar(r), &buf), true);
+      } else if (!cells.empty(r) && !as_int64(cells.scalar(r), &key)) {
+        throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids (for "
+                                    "string ids set USE_HASH_NODE_ID=1 and build the tree with it)",
                                     cells.where(r), display(cells.scalar(r))));
       }
-      keys[static_cast<size_t>(r)] = id;
+      keys[static_cast<size_t>(r)] = key;
     }
   }
   uint64_t seed = chain_seed(seed_, {0x74646d5f73616d70ULL /* "tdm_samp" */, is_training_ ? 1u : 2u,
                                      static_cast<uint32_t>(rank_)});
   if (rows > 0) seed = chain_seed(seed, {data::row_key(batch, 0)});
   tdm::TdmSamples samples;
-  sampler_->sample(
-      keys, seed,
-      [&](int64_t r) { return fmt::format("{} column {}", batch.describe_row(r), config.item_id_field); }, &samples);
+  // Rows for messages; with hashed ids also the id's text (the keys are hashes).
+  const auto where = [&](int64_t r) {
+    std::string out = fmt::format("{} column {}", batch.describe_row(r), config.item_id_field);
+    if (config.hash_ids) {
+      const ColumnCells cells(batch, config.item_id_field, config.config_path + ".item_id_field");
+      std::string buf;
+      out += fmt::format(" (id '{}')", cells.empty(r) ? std::string_view() : as_text(cells.scalar(r), &buf));
+    }
+    return out;
+  };
+  sampler_->sample(keys, seed, where, &samples);
 
   const int64_t num_pos = rows * samples.pos_per_row;
   const int64_t num_neg = rows * samples.neg_per_row;

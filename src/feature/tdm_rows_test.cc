@@ -12,21 +12,29 @@
 namespace tzrec::feature {
 namespace tdm_rows_test {
 
-std::shared_ptr<const tdm::TdmSampler> sampler(const data::testing::TempDir& dir) {
+// A sampler over the node and edge tables `nodes`, `edges` (attrs tree_level, item_id, cat).
+std::shared_ptr<const tdm::TdmSampler> sampler(const data::testing::TempDir& dir, const std::string& nodes,
+                                               const std::string& edges, bool hash_ids) {
   tdm::TdmSamplerConfig c;
-  c.item_input_path = dir.write("node_table.txt",
-                                "id:int64\tweight:float\tfeature:string\n-1\t1.0\t-1,100,r\n100\t1.0\t0,100,r\n"
-                                "10\t1.0\t1,10,c10\n11\t1.0\t1,11,c11\n1\t1.0\t2,1,a\n2\t1.0\t2,2,b\n"
-                                "3\t1.0\t2,3,c\n4\t1.0\t2,4,d\n");
-  c.edge_input_path = dir.write("edge_table.txt",
-                                "src_id:int64\tdst_id:int64\tweight:float\n1\t10\t1.0\n2\t10\t1.0\n3\t11\t1.0\n"
-                                "4\t11\t1.0\n");
+  c.item_input_path = dir.write("node_table.txt", nodes);
+  c.edge_input_path = dir.write("edge_table.txt", edges);
   c.attr_fields = {"tree_level", "item_id", "cat"};
   c.item_id_field = "item_id";
   c.attr_delimiter = ",";
   c.layer_num_sample = {0, 1, 1};
   c.load_threads = 1;
+  c.hash_ids = hash_ids;
   return tdm::TdmSampler::create(c);
+}
+
+std::shared_ptr<const tdm::TdmSampler> sampler(const data::testing::TempDir& dir) {
+  return sampler(dir,
+                 "id:int64\tweight:float\tfeature:string\n-1\t1.0\t-1,100,r\n100\t1.0\t0,100,r\n"
+                 "10\t1.0\t1,10,c10\n11\t1.0\t1,11,c11\n1\t1.0\t2,1,a\n2\t1.0\t2,2,b\n"
+                 "3\t1.0\t2,3,c\n4\t1.0\t2,4,d\n",
+                 "src_id:int64\tdst_id:int64\tweight:float\n1\t10\t1.0\n2\t10\t1.0\n3\t11\t1.0\n"
+                 "4\t11\t1.0\n",
+                 false);
 }
 
 data::StringColumn text(const std::string& name, const std::vector<std::string>& cells) {
@@ -89,6 +97,39 @@ TEST(TdmRows, LeafAndUnknownItems) {
         rows.expand(bad);
       },
       DataError);
+}
+
+// USE_HASH_NODE_ID=1: string ids in the tables and the batch, matched by graphlearn's hash of
+// their text; the samples carry the nodes' ids as text; an unknown id is named by its text.
+TEST(TdmRows, HashedStringIds) {
+  data::testing::TempDir dir;
+  TdmRows rows(sampler(dir,
+                       "id:string\tweight:float\tfeature:string\n-1\t1.0\t-1,nonleaf#0,r\n"
+                       "nonleaf#0\t1.0\t0,nonleaf#0,r\nnonleaf#1\t1.0\t1,nonleaf#1,c1\n"
+                       "nonleaf#2\t1.0\t1,nonleaf#2,c2\nx\t1.0\t2,x,a\ny\t1.0\t2,y,b\n"
+                       "z\t1.0\t2,z,c\nw\t1.0\t2,w,d\n",
+                       "src_id:string\tdst_id:string\tweight:float\nx\tnonleaf#1\t1.0\n"
+                       "y\tnonleaf#1\t1.0\nz\tnonleaf#2\t1.0\nw\tnonleaf#2\t1.0\n",
+                       true),
+               {"clk"}, "\x1d", 0, 0, true);
+  data::RecordBatch b;
+  b.files = {"in.csv"};
+  b.origins = {{0, 2}, {0, 3}};
+  b.columns = {text("item_id", {"y", "w"}), text("clk", {"1", "1"})};
+  const data::RecordBatch out = rows.expand(b);
+  ASSERT_EQ(out.num_rows(), 8);
+  const std::vector<std::string> items = cells(out.columns[0]);
+  EXPECT_EQ(std::vector<std::string>(items.begin(), items.begin() + 4),
+            (std::vector<std::string>{"y", "w", "nonleaf#1", "nonleaf#2"}));
+  b.columns[0] = text("item_id", {"y", "q"});
+  try {
+    rows.expand(b);
+    ADD_FAILURE() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("in.csv line 3 column item_id (id 'q'): item id <hashed id "),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace tdm_rows_test

@@ -47,25 +47,27 @@ std::shared_ptr<const PredictTree> PredictTree::load(const TdmSamplerConfig& con
   const auto edges = data::EdgeTable::load(config.predict_edge_input_path, data::EdgeTable::Order::kFileOrder, opts);
   t->children_.resize(static_cast<size_t>(n));
   const std::string& file = config.predict_edge_input_path;
+  const int64_t sentinel = data::sampler_key_of_int(-1, config.hash_ids);  // graphlearn's handle on the root
   for (int64_t src_key : edges->src_keys()) {
     const auto range = edges->edges_of(src_key);
     const int64_t src = nodes.find(src_key);
     if (src < 0) {
       throw DataError(fmt::format("{} ({}): edge source {} is not in the node table {}; the tables come from different "
                                   "trees",
-                                  file, opts.config_field, src_key, config.item_input_path));
+                                  file, opts.config_field, tree.name(src_key), config.item_input_path));
     }
     for (int64_t e = range.begin; e < range.end; ++e) {
       const int64_t dst = nodes.find(edges->dst(e));
       if (dst < 0) {
         throw DataError(fmt::format("{} ({}): edge {} -> {}: the child is not in the node table {}; the tables come "
                                     "from different trees",
-                                    file, opts.config_field, src_key, edges->dst(e), config.item_input_path));
+                                    file, opts.config_field, tree.name(src_key), tree.name(edges->dst(e)),
+                                    config.item_input_path));
       }
-      if (src_key == -1) {
+      if (src_key == sentinel) {
         if (t->root_ >= 0 || t->levels_[static_cast<size_t>(dst)] != 0) {
           throw DataError(fmt::format("{} ({}): edge -1 -> {}: the sentinel -1 must point to the one root (level 0)",
-                                      file, opts.config_field, edges->dst(e)));
+                                      file, opts.config_field, tree.name(edges->dst(e))));
         }
         t->root_ = dst;
         continue;
@@ -73,7 +75,8 @@ std::shared_ptr<const PredictTree> PredictTree::load(const TdmSamplerConfig& con
       if (t->levels_[static_cast<size_t>(dst)] != t->levels_[static_cast<size_t>(src)] + 1) {
         throw DataError(fmt::format("{} ({}): edge {} -> {}: the child is on level {}, its parent on level {}; the "
                                     "tables come from different trees",
-                                    file, opts.config_field, src_key, edges->dst(e), t->levels_[static_cast<size_t>(dst)],
+                                    file, opts.config_field, tree.name(src_key), tree.name(edges->dst(e)),
+                                    t->levels_[static_cast<size_t>(dst)],
                                     t->levels_[static_cast<size_t>(src)]));
       }
       t->children_[static_cast<size_t>(src)].push_back(dst);

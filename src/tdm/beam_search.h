@@ -4,7 +4,8 @@
 //
 // PredictTree: the node table of data_config.tdm_sampler (item_input_path, attrs as
 // tdm_sampler.h reads them: tree_level first, the item id second) and its predict edge table
-// (predict_edge_input_path: "-1 -> root", then parent -> child edges). A node's children are its
+// (predict_edge_input_path: "-1 -> root", then parent -> child edges; with hashed ids the keys
+// are hashes of the ids' text, "-1" included). A node's children are its
 // edges in file order. Checked when loading (DataError naming the file and the node): exactly one
 // root edge; an edge to or from a node missing from the node table; a child not one level below
 // its parent; the number of levels not len(layer_num_sample) (ConfigError: the tree and the

@@ -105,15 +105,16 @@ TEST(BeamSearch, ChildlessNodeStaysCandidate) {
   EXPECT_EQ(keys_of(*tree, found), (std::vector<std::vector<int64_t>>{{11}, {14}}));
 }
 
-// The predict tree of tdm_init_tree's files (4 items: 3 levels, root 5 with children 6, 7).
-TEST(PredictTree, LoadsInitTreeFilesAndChecksThem) {
-  data::testing::TempDir dir;
+// tdm_init_tree's files of 4 items (1, 2 in category a; 3, 4 in b) under dir/tree, with `ids`,
+// and the sampler config that reads them.
+TdmSamplerConfig init_tree_config(const data::testing::TempDir& dir, TreeIds ids) {
   InitTreeOptions o;
   o.item_input_path = dir.write("items.csv", "item_id,cate\n1,a\n2,a\n3,b\n4,b\n");
   o.item_id_field = "item_id";
   o.cate_id_field = "cate";
   o.attr_fields = "cate";
   o.node_edge_output_file = dir.file("tree");
+  o.ids = ids;
   init_tree(o);
   TdmSamplerConfig c;
   c.item_input_path = dir.file("tree/node_table.txt");
@@ -123,6 +124,14 @@ TEST(PredictTree, LoadsInitTreeFilesAndChecksThem) {
   c.item_id_field = "item_id";
   c.attr_delimiter = ",";
   c.layer_num_sample = {0, 1, 1};
+  c.hash_ids = ids == TreeIds::kText;
+  return c;
+}
+
+// The predict tree of tdm_init_tree's files (4 items: 3 levels, root 5 with children 6, 7).
+TEST(PredictTree, LoadsInitTreeFilesAndChecksThem) {
+  data::testing::TempDir dir;
+  const TdmSamplerConfig c = init_tree_config(dir, TreeIds::kInteger);
   const auto tree = PredictTree::load(c);
   EXPECT_EQ(tree->num_levels(), 3);
   EXPECT_EQ(tree->key(tree->root()), 5);
@@ -146,6 +155,35 @@ TEST(PredictTree, LoadsInitTreeFilesAndChecksThem) {
   wrong.predict_edge_input_path =
       dir.write("edges2.txt", "src_id:int64\tdst_id:int64\tweight:float\n-1\t5\t1.0\n5\t1\t1.0\n");
   EXPECT_NE(error_of<DataError>([&] { PredictTree::load(wrong); }).find("the child is on level 2, its parent on level 0"),
+            std::string::npos);
+}
+
+// The same tree with text ids (USE_HASH_NODE_ID=1): the sentinel "-1" and every id hashed, the
+// nodes' ids read from their attrs, errors naming nodes by their ids.
+TEST(PredictTree, LoadsHashedInitTreeFiles) {
+  data::testing::TempDir dir;
+  const TdmSamplerConfig c = init_tree_config(dir, TreeIds::kText);
+  const auto tree = PredictTree::load(c);
+  EXPECT_EQ(tree->num_levels(), 3);
+  EXPECT_EQ(tree->key(tree->root()), static_cast<int64_t>(data::graphlearn_hash64("nonleaf#0")));
+  EXPECT_EQ(tree->attr(tree->root(), 1), "nonleaf#0");
+  ASSERT_EQ(tree->children(tree->root()).size(), 2u);
+  const int64_t first = tree->children(tree->root())[0];
+  EXPECT_EQ(tree->attr(first, 1), "nonleaf#1");
+  std::vector<std::string> leaves;
+  for (int64_t leaf : tree->children(first)) leaves.emplace_back(tree->attr(leaf, 1));
+  EXPECT_EQ(leaves, (std::vector<std::string>{"4", "3"}));
+
+  TdmSamplerConfig wrong = c;
+  wrong.predict_edge_input_path = dir.write(
+      "edges.txt", "src_id:string\tdst_id:string\tweight:float\n-1\tnonleaf#0\t1.0\nnonleaf#0\t4\t1.0\n");
+  EXPECT_NE(error_of<DataError>([&] { PredictTree::load(wrong); })
+                .find("edge nonleaf#0 -> 4: the child is on level 2, its parent on level 0"),
+            std::string::npos)
+      << error_of<DataError>([&] { PredictTree::load(wrong); });
+  wrong.predict_edge_input_path =
+      dir.write("edges2.txt", "src_id:string\tdst_id:string\tweight:float\nnonleaf#0\tnonleaf#1\t1.0\n");
+  EXPECT_NE(error_of<DataError>([&] { PredictTree::load(wrong); }).find("no edge from -1 to the root"),
             std::string::npos);
 }
 

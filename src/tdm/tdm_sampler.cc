@@ -18,14 +18,14 @@ namespace {
 // graphlearn's NegativeSamplingRetryTimes flag (default 5).
 constexpr int kRetryTimes = 5;
 
-bool parse_int(std::string_view s, int64_t* out) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
 // "<file> line <n>" of the first text line holding edge src -> dst (the header is line 1), or
 // the file list when the edge is not found as text (Parquet tables).
-std::string locate_edge(const data::EdgeTable& edges, const std::string& field_delimiter, int64_t src, int64_t dst) {
+std::string locate_edge(const data::EdgeTable& edges, const std::string& field_delimiter, bool hash_ids, int64_t src,
+                        int64_t dst) {
+  auto is_key = [&](std::string_view text, int64_t key) {
+    const std::optional<int64_t> k = data::sampler_key_of_text(text, hash_ids);
+    return k && *k == key;
+  };
   for (const std::string& file : edges.files()) {
     std::ifstream in(file, std::ios::binary);
     char magic[4] = {0, 0, 0, 0};
@@ -41,10 +41,8 @@ std::string locate_edge(const data::EdgeTable& edges, const std::string& field_d
       const size_t a = line.find_first_of(field_delimiter);
       if (a == std::string::npos) continue;
       const size_t b = line.find_first_of(field_delimiter, a + 1);
-      int64_t s = 0, d = 0;
-      if (parse_int(std::string_view(line).substr(0, a), &s) &&
-          parse_int(std::string_view(line).substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1), &d) &&
-          s == src && d == dst) {
+      if (is_key(std::string_view(line).substr(0, a), src) &&
+          is_key(std::string_view(line).substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1), dst)) {
         return fmt::format("{} line {}", file, number);
       }
     }
@@ -70,7 +68,6 @@ std::optional<TdmSamplerConfig> tdm_sampler_config(const protos::DataConfig& dc)
   require(m.layer_num_sample_size() > 0, "layer_num_sample",
           "is empty; give the negatives per tree level, root first (0), e.g. [0, 1, 2, 4]");
   if (m.has_num_eval_sample()) throw NotSupportedError(path + ".num_eval_sample");
-  if (data::use_hash_node_id_from_env()) throw NotSupportedError(path + " with USE_HASH_NODE_ID=1 (string ids)");
   c.item_input_path = m.item_input_path();
   c.edge_input_path = m.edge_input_path();
   c.predict_edge_input_path = m.predict_edge_input_path();
@@ -86,6 +83,7 @@ std::optional<TdmSamplerConfig> tdm_sampler_config(const protos::DataConfig& dc)
   if (m.has_field_delimiter()) c.field_delimiter = m.field_delimiter();
   c.remain_ratio = m.remain_ratio();
   c.probability_type = m.probability_type();
+  c.hash_ids = data::use_hash_node_id_from_env();
   return c;
 }
 
@@ -149,38 +147,42 @@ std::shared_ptr<const TdmSampler> TdmSampler::create(const TdmSamplerConfig& con
   }
   for (int64_t src_key : edges.src_keys()) {
     const data::EdgeTable::Range r = edges.edges_of(src_key);
+    const TreeNodes& tree = s->tree_;
     auto fail = [&](int64_t dst_key, const std::string& what) {
-      throw DataError(fmt::format("{} ({}): edge {} -> {}: {}", locate_edge(edges, config.field_delimiter, src_key, dst_key),
-                                  opts.config_field, src_key, dst_key, what));
+      throw DataError(fmt::format("{} ({}): edge {} -> {}: {}",
+                                  locate_edge(edges, config.field_delimiter, config.hash_ids, src_key, dst_key),
+                                  opts.config_field, tree.name(src_key), tree.name(dst_key), what));
     };
     const int64_t src = nodes.find(src_key);
-    if (src < 0) fail(edges.dst(r.begin), fmt::format("node {} is not in the node table {}", src_key, config.item_input_path));
-    if (s->tree_.level_of(src) != num_levels - 1) {
+    if (src < 0) {
+      fail(edges.dst(r.begin), fmt::format("node {} is not in the node table {}", tree.name(src_key), config.item_input_path));
+    }
+    if (tree.level_of(src) != num_levels - 1) {
       fail(edges.dst(r.begin), fmt::format("node {} is on level {}, not on the leaf level {}; the edge table lists "
                                            "each leaf's ancestors",
-                                           src_key, s->tree_.level_of(src), num_levels - 1));
+                                           tree.name(src_key), tree.level_of(src), num_levels - 1));
     }
     std::vector<int64_t> by_level(static_cast<size_t>(middle), -1);
     for (int64_t e = r.begin; e < r.end; ++e) {
       const int64_t dst_key = edges.dst(e);
       const int64_t dst = nodes.find(dst_key);
-      if (dst < 0) fail(dst_key, fmt::format("node {} is not in the node table {}", dst_key, config.item_input_path));
-      const int l = s->tree_.level_of(dst);
+      if (dst < 0) fail(dst_key, fmt::format("node {} is not in the node table {}", tree.name(dst_key), config.item_input_path));
+      const int l = tree.level_of(dst);
       if (l < 1 || l > middle) {
         fail(dst_key, fmt::format("ancestor {} is on level {}; a leaf's ancestors lie strictly between the root (0) "
                                   "and the leaves ({}) — the edge would make a cycle or skip the tree",
-                                  dst_key, l, num_levels - 1));
+                                  tree.name(dst_key), l, num_levels - 1));
       }
       if (by_level[static_cast<size_t>(l - 1)] >= 0) {
-        fail(dst_key, fmt::format("leaf {} has two ancestors on level {} ({} and {})", src_key, l,
-                                  nodes.key(by_level[static_cast<size_t>(l - 1)]), dst_key));
+        fail(dst_key, fmt::format("leaf {} has two ancestors on level {} ({} and {})", tree.name(src_key), l,
+                                  tree.name(nodes.key(by_level[static_cast<size_t>(l - 1)])), tree.name(dst_key)));
       }
       by_level[static_cast<size_t>(l - 1)] = dst;
     }
     if (r.size() != middle) {
       fail(edges.dst(r.end - 1), fmt::format("leaf {} has {} ancestors; a tree of {} levels gives each leaf {} (one "
                                              "per level but the root's and its own)",
-                                             src_key, r.size(), num_levels, middle));
+                                             tree.name(src_key), r.size(), num_levels, middle));
     }
     s->leaf_slot_[static_cast<size_t>(src)] = static_cast<int64_t>(s->ancestors_.size()) / std::max(middle, 1);
     s->ancestors_.insert(s->ancestors_.end(), by_level.begin(), by_level.end());
@@ -224,12 +226,12 @@ void TdmSampler::leaf_error(int64_t key, int64_t node, const std::string& where)
   if (node < 0) {
     throw DataError(fmt::format("{}: item id {} is not in the tree's node table {} ({}.item_input_path); rebuild the "
                                 "tree with every item of the data",
-                                where, key, config_.item_input_path, config_.config_path));
+                                where, tree_.name(key), config_.item_input_path, config_.config_path));
   }
   const int level = tree_.level_of(node);
   throw DataError(fmt::format("{}: item id {} is a node on level {} of the tree without ancestors in {} "
                               "({}.edge_input_path); training items must be leaves on the last level ({})",
-                              where, key, level, config_.edge_input_path, config_.config_path, tree_.num_levels() - 1));
+                              where, tree_.name(key), level, config_.edge_input_path, config_.config_path, tree_.num_levels() - 1));
 }
 
 std::vector<int> TdmSampler::choose_levels(data::SamplerRng* rng) const {

@@ -33,8 +33,13 @@
 //   Layout: B * |remain| positives (row-major by batch row), B * (Σ n over remain and leaf level)
 //   negatives (row-major by batch row, levels in order).
 // Randomness: one SamplerRng stream per call from the caller's seed (deterministic).
-// Hashed string ids (USE_HASH_NODE_ID=1) are not supported; num_eval_sample is refused (in
-// TorchEasyRec it truncates the TDM sample columns).
+// Hashed ids (USE_HASH_NODE_ID=1, read when the config is read): the tables' ids and the
+// batch's item ids are keys by graphlearn's hash of their text (data/sampler_table.h), as
+// `tdm_init_tree` / `tdm_cluster_tree` write them under the same switch ("nonleaf#<code>" for
+// non-leaf nodes). Each level's positive and negatives come by the node table's levels
+// (TorchEasyRec sorts the ancestors' ids — as text when hashed — to find each level's ancestor,
+// level order for the fixed-width ids those tools write). Messages name a node by its id attr.
+// num_eval_sample is refused (in TorchEasyRec it truncates the TDM sample columns).
 #pragma once
 
 #include <cstdint>
@@ -68,10 +73,11 @@ struct TdmSamplerConfig {
   float remain_ratio = 1.0f;
   std::string probability_type = "UNIFORM";
   int load_threads = 0;
+  bool hash_ids = false;  // USE_HASH_NODE_ID=1
 };
 
 // data_config.tdm_sampler, or nullopt when another or no sampler is set. Throws ConfigError for
-// empty required fields and NotSupportedError for num_eval_sample and USE_HASH_NODE_ID=1.
+// empty required fields and NotSupportedError for num_eval_sample.
 std::optional<TdmSamplerConfig> tdm_sampler_config(const protos::DataConfig& data_config);
 
 struct TdmSamples {

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -62,6 +63,20 @@ std::string error_of(F&& f) {
   return "(no error)";
 }
 
+// The tables of `tree` under dir/tree and a config reading them (attrs: tree_level, item_id).
+TdmSamplerConfig tree_config(const data::testing::TempDir& dir, const Tree& tree, std::vector<uint32_t> layer_num_sample) {
+  write_tree_tables(tree, dir.file("tree"), "item_id", ",");
+  TdmSamplerConfig c;
+  c.item_input_path = dir.file("tree/node_table.txt");
+  c.edge_input_path = dir.file("tree/edge_table.txt");
+  c.attr_fields = {"tree_level", "item_id"};
+  c.item_id_field = "item_id";
+  c.attr_delimiter = ",";
+  c.layer_num_sample = std::move(layer_num_sample);
+  c.hash_ids = tree.ids == TreeIds::kText;
+  return c;
+}
+
 TEST(TdmSamplerConfig, InsertsTreeLevelAndItemId) {
   protos::DataConfig dc;
   auto* t = dc.mutable_tdm_sampler();
@@ -78,6 +93,11 @@ TEST(TdmSamplerConfig, InsertsTreeLevelAndItemId) {
   t->set_num_eval_sample(3);
   EXPECT_EQ(error_of<NotSupportedError>([&] { tdm_sampler_config(dc); }),
             "not supported yet: data_config.tdm_sampler.num_eval_sample");
+  t->clear_num_eval_sample();
+  EXPECT_FALSE(tdm_sampler_config(dc)->hash_ids);
+  setenv("USE_HASH_NODE_ID", "1", 1);
+  EXPECT_TRUE(tdm_sampler_config(dc)->hash_ids);
+  unsetenv("USE_HASH_NODE_ID");
   dc.mutable_negative_sampler();
   EXPECT_FALSE(tdm_sampler_config(dc).has_value());
 }
@@ -144,14 +164,7 @@ TEST(TdmSampler, RemainRatioKeepsLevelsByProbability) {
     items.push_back(item);
   }
   const Tree tree = build_tree(items, {}, {}, 2);
-  write_tree_tables(tree, dir.file("tree"), "item_id", ",");
-  TdmSamplerConfig c;
-  c.item_input_path = dir.file("tree/node_table.txt");
-  c.edge_input_path = dir.file("tree/edge_table.txt");
-  c.attr_fields = {"tree_level", "item_id"};
-  c.item_id_field = "item_id";
-  c.attr_delimiter = ",";
-  c.layer_num_sample = {0, 1, 1, 2};
+  TdmSamplerConfig c = tree_config(dir, tree, {0, 1, 1, 2});
   const auto all = TdmSampler::create(c);
   TdmSamples out;
   all->sample({5}, 1, where, &out);
@@ -184,6 +197,48 @@ TEST(TdmSampler, RemainRatioKeepsLevelsByProbability) {
   c.probability_type = "LINEAR";
   EXPECT_EQ(error_of<ConfigError>([&] { TdmSampler::create(c); }),
             "data_config.tdm_sampler.probability_type: 'LINEAR' is not UNIFORM, ARITHMETIC or RECIPROCAL");
+}
+
+// USE_HASH_NODE_ID=1: tables written by the tree tool with text ids ("nonleaf#<code>" above the
+// leaves "i1" .. "i8"), keys hashed from the ids' text (graphlearn's Hash64), positives and
+// negatives by level, and messages naming nodes by their ids.
+TEST(TdmSampler, HashedIdsAsTheTreeToolsWriteThem) {
+  data::testing::TempDir dir;
+  std::vector<TreeItem> items(8);
+  for (int i = 0; i < 8; ++i) {
+    items[static_cast<size_t>(i)].text_id = "i" + std::to_string(i + 1);
+    items[static_cast<size_t>(i)].cate = "c";
+  }
+  TdmSamplerConfig c = tree_config(dir, build_tree(items, {}, {}, 2, TreeIds::kText), {0, 1, 1, 2});
+  const auto s = TdmSampler::create(c);
+  const auto key = [](const std::string& id) { return static_cast<int64_t>(data::graphlearn_hash64(id)); };
+  TdmSamples out;
+  s->sample({key("i5"), key("i2")}, 3, where, &out);
+  // Sorted i1 .. i8: gen gives i1..i4 codes 14, 13, 12, 11 and i5..i8 codes 10, 9, 8, 7; i5 (code
+  // 10) has ancestors 4 (level 2) and 1 (level 1), i2 (code 13) ancestors 6 and 2.
+  std::vector<std::string> pos;
+  for (int64_t n : out.pos_nodes) pos.emplace_back(s->attr(n, 1));
+  EXPECT_EQ(pos, (std::vector<std::string>{"nonleaf#01", "nonleaf#04", "nonleaf#02", "nonleaf#06"}));
+  // Row 0's negatives: the other level-1 node, a level-2 node, two leaves.
+  ASSERT_EQ(out.neg_per_row, 4);
+  EXPECT_EQ(s->attr(out.neg_nodes[0], 1), "nonleaf#02");
+  EXPECT_EQ(s->level_of(out.neg_nodes[1]), 2);
+  EXPECT_NE(s->attr(out.neg_nodes[1], 1), "nonleaf#04");
+  EXPECT_EQ(s->attr(out.neg_nodes[2], 1)[0], 'i');
+  EXPECT_EQ(s->attr(out.neg_nodes[3], 1)[0], 'i');
+  EXPECT_EQ(error_of<DataError>([&] { s->sample({key("zz")}, 0, where, &out); }),
+            fmt::format("row 0: item id <hashed id {}> is not in the tree's node table {} "
+                        "(data_config.tdm_sampler.item_input_path); rebuild the tree with every item of the data",
+                        key("zz"), c.item_input_path));
+  EXPECT_NE(error_of<DataError>([&] { s->sample({key("nonleaf#02")}, 0, where, &out); })
+                .find("row 0: item id nonleaf#02 is a node on level 1 of the tree without ancestors"),
+            std::string::npos);
+  // A broken edge table: the message names the line and the nodes by their ids.
+  c.edge_input_path = dir.write("edges.txt", "src_id:string\tdst_id:string\tweight:float\ni1\tnonleaf#01\t1.0\n"
+                                             "i1\tnonleaf#02\t1.0\n");
+  EXPECT_EQ(error_of<DataError>([&] { TdmSampler::create(c); }),
+            c.edge_input_path + " line 3 (data_config.tdm_sampler.edge_input_path): edge i1 -> nonleaf#02: leaf i1 "
+                                "has two ancestors on level 1 (nonleaf#01 and nonleaf#02)");
 }
 
 TEST(TdmSamplerErrors, TablesAndConfig) {

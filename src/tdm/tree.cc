@@ -96,6 +96,11 @@ AttrValue column_mean(const std::vector<TreeItem>& items, const std::vector<int3
   return AttrValue::of_double(type == AttrType::kFloat ? static_cast<double>(static_cast<float>(mean)) : mean);
 }
 
+// An item's id for messages.
+std::string item_name(const TreeItem& item, TreeIds ids) {
+  return ids == TreeIds::kText ? "'" + item.text_id + "'" : std::to_string(item.id);
+}
+
 int64_t checked_child(int64_t code, int n, int64_t add) {
   if (code > (std::numeric_limits<int64_t>::max() - add) / n) {
     throw DataError(fmt::format("tdm tree: node code {} overflows int64 at n_cluster {}; use a larger n_cluster",
@@ -132,7 +137,7 @@ std::string python_str(const AttrValue& v, AttrType type, const std::string& nul
 }
 
 Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_columns,
-                std::vector<AttrColumn> raw_attr_columns, int n_cluster) {
+                std::vector<AttrColumn> raw_attr_columns, int n_cluster, TreeIds ids) {
   if (n_cluster < 2) throw ConfigError(fmt::format("n_cluster: {} is below 2; a tree node needs 2 or more children", n_cluster));
   if (items.empty()) throw DataError("tdm tree: the item table has no rows");
   for (const AttrColumn& c : raw_attr_columns) {
@@ -143,9 +148,9 @@ Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_column
     }
   }
   const int n = n_cluster;
-  std::stable_sort(items.begin(), items.end(), [](const TreeItem& a, const TreeItem& b) {
+  std::stable_sort(items.begin(), items.end(), [ids](const TreeItem& a, const TreeItem& b) {
     if (a.cate != b.cate) return a.cate < b.cate;
-    return a.id < b.id;
+    return ids == TreeIds::kText ? a.text_id < b.text_id : a.id < b.id;
   });
   const auto num_items = static_cast<int64_t>(items.size());
 
@@ -172,16 +177,16 @@ Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_column
   }
 
   return build_tree_from_codes(std::move(items), std::move(codes), std::move(attr_columns),
-                               std::move(raw_attr_columns), n);
+                               std::move(raw_attr_columns), n, ids);
 }
 
 Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> codes, std::vector<AttrColumn> attr_columns,
-                           std::vector<AttrColumn> raw_attr_columns, int n_cluster) {
+                           std::vector<AttrColumn> raw_attr_columns, int n_cluster, TreeIds ids) {
   if (n_cluster < 2) throw ConfigError(fmt::format("n_cluster: {} is below 2; a tree node needs 2 or more children", n_cluster));
   if (items.empty()) throw DataError("tdm tree: the item table has no rows");
   if (codes.size() != items.size()) throw std::logic_error("build_tree_from_codes: one code per item");
   for (size_t i = 0; i < codes.size(); ++i) {
-    if (codes[i] < 0) throw DataError(fmt::format("tdm tree: item {} has no tree code", items[i].id));
+    if (codes[i] < 0) throw DataError(fmt::format("tdm tree: item {} has no tree code", item_name(items[i], ids)));
   }
   const int n = n_cluster;
   const auto num_items = static_cast<int64_t>(items.size());
@@ -191,10 +196,13 @@ Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> cod
   for (int i = 0; i < depth; ++i) min_code = checked_child(min_code, n, 0);
   min_code -= 1;
   int64_t max_item_id = 0;
+  int64_t max_code = 0;
   for (size_t i = 0; i < items.size(); ++i) {
     while (codes[i] < min_code) codes[i] = checked_child(codes[i], n, 1);
-    max_item_id = std::max(max_item_id, items[i].id);
+    if (ids == TreeIds::kInteger) max_item_id = std::max(max_item_id, items[i].id);
+    max_code = std::max(max_code, codes[i]);
   }
+  const auto code_digits = static_cast<int>(std::to_string(max_code).size());
 
   // 4. nodes by code, with the leaves under each non-leaf (in sorted item order).
   std::unordered_map<int64_t, int64_t> by_code;  // code -> index into `temp`
@@ -207,8 +215,9 @@ Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> cod
   for (size_t i = 0; i < items.size(); ++i) {
     auto [it, fresh] = by_code.emplace(codes[i], static_cast<int64_t>(temp.size()));
     if (!fresh) {
-      throw DataError(fmt::format("tdm tree: items {} and {} got the same tree code {}", items[i].id,
-                                  items[static_cast<size_t>(temp[static_cast<size_t>(it->second)].item)].id, codes[i]));
+      throw DataError(fmt::format("tdm tree: items {} and {} got the same tree code {}", item_name(items[i], ids),
+                                  item_name(items[static_cast<size_t>(temp[static_cast<size_t>(it->second)].item)], ids),
+                                  codes[i]));
     }
     temp.push_back({codes[i], static_cast<int64_t>(i), {}});
   }
@@ -233,6 +242,7 @@ Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> cod
 
   Tree tree;
   tree.n_cluster = n;
+  tree.ids = ids;
   tree.attr_columns = std::move(attr_columns);
   tree.raw_attr_columns = std::move(raw_attr_columns);
   tree.nodes.reserve(temp.size());
@@ -254,10 +264,15 @@ Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> cod
         TreeItem& item = items[static_cast<size_t>(t.item)];
         node.is_leaf = true;
         node.id = item.id;
+        node.text_id = std::move(item.text_id);
         node.attrs = std::move(item.attrs);
         node.raw_attrs = std::move(item.raw_attrs);
       } else {
-        node.id = max_item_id + t.code + 1;
+        if (ids == TreeIds::kText) {
+          node.text_id = fmt::format("nonleaf#{:0{}d}", t.code, code_digits);
+        } else {
+          node.id = max_item_id + t.code + 1;
+        }
         for (size_t c = 0; c < tree.attr_columns.size(); ++c) {
           node.attrs.push_back(column_mode(items, t.leaves, c, tree.attr_columns[c].type));
         }

@@ -12,9 +12,14 @@
 //      Python's math.log(N, n)); while a leaf's code < min_code it becomes code * n + 1. (For
 //      n > 2 this leaves some leaves on the level above the last, as TorchEasyRec does.)
 //   4. every ancestor code of a leaf ((code - 1) / n, up to 0) becomes a non-leaf node; its id is
-//      max(0, max leaf id) + code + 1; its attrs are the per-column modes of its leaves' attrs
-//      and its raw attrs the per-column means of its leaves' raw attrs (see below).
+//      max(0, max leaf id) + code + 1 — with text ids (USE_HASH_NODE_ID=1, below)
+//      "nonleaf#<code>", the code zero-padded to the digits of the largest leaf code, so that
+//      the ids of one tree sort as text in code order —; its attrs are the per-column modes of
+//      its leaves' attrs and its raw attrs the per-column means of its leaves' raw attrs (see
+//      below).
 //   5. a node's parent is node (code - 1) / n; children are kept in ascending code order.
+// Text ids (TreeIds::kText, TorchEasyRec's USE_HASH_NODE_ID=1): items are named by text (the
+// id column cast to string); step 1 compares the ids as text; the tables hash them later.
 // Levels: the root is level 0; nodes are listed level by level, each level in its parents'
 // child order (anytree's level-order walk), which is also ascending code order.
 //
@@ -31,6 +36,9 @@
 #include <vector>
 
 namespace tzrec::tdm {
+
+// How nodes are named: integer ids, or text ids (USE_HASH_NODE_ID=1).
+enum class TreeIds { kInteger, kText };
 
 // The type of an attribute column, as Arrow reads it.
 enum class AttrType { kInt32, kInt64, kFloat, kDouble, kBool, kString };
@@ -76,7 +84,8 @@ std::string python_str(const AttrValue& v, AttrType type, const std::string& nul
 
 // One item of the item table: a leaf of the tree.
 struct TreeItem {
-  int64_t id = 0;
+  int64_t id = 0;       // TreeIds::kInteger
+  std::string text_id;  // TreeIds::kText
   std::string cate;
   std::vector<AttrValue> attrs;      // one per attr column
   std::vector<AttrValue> raw_attrs;  // one per raw attr column
@@ -84,7 +93,8 @@ struct TreeItem {
 
 struct TreeNode {
   int64_t code = 0;
-  int64_t id = 0;
+  int64_t id = 0;       // TreeIds::kInteger
+  std::string text_id;  // TreeIds::kText
   int level = 0;
   bool is_leaf = false;
   int64_t parent = -1;  // index into Tree::nodes (-1: the root)
@@ -95,6 +105,7 @@ struct TreeNode {
 
 struct Tree {
   int n_cluster = 2;
+  TreeIds ids = TreeIds::kInteger;
   std::vector<AttrColumn> attr_columns;
   std::vector<AttrColumn> raw_attr_columns;
   std::vector<TreeNode> nodes;  // level order: nodes[0] is the root
@@ -103,17 +114,22 @@ struct Tree {
 
   int num_levels() const { return static_cast<int>(levels.size()); }
   const TreeNode& root() const { return nodes.front(); }
+  // A node's id as the tables write it.
+  std::string id_of(const TreeNode& node) const {
+    return ids == TreeIds::kText ? node.text_id : std::to_string(node.id);
+  }
 };
 
-// Builds the tree of `items` (at least one; ids distinct — the caller reports duplicates).
-// Throws ConfigError for n_cluster < 2, DataError for a raw attr column that is not numeric.
+// Builds the tree of `items` (at least one; ids distinct — the caller reports duplicates), named
+// by `ids` (TreeItem::id or TreeItem::text_id). Throws ConfigError for n_cluster < 2, DataError
+// for a raw attr column that is not numeric.
 Tree build_tree(std::vector<TreeItem> items, std::vector<AttrColumn> attr_columns,
-                std::vector<AttrColumn> raw_attr_columns, int n_cluster);
+                std::vector<AttrColumn> raw_attr_columns, int n_cluster, TreeIds ids = TreeIds::kInteger);
 
 // Steps 3 - 5 above for leaf codes given by the caller (TorchEasyRec's TreeBuilder.build, as
 // tdm_cluster_tree uses it): `codes[i]` is item i's code (distinct, >= 0), items keep their order
 // (modes break ties by it). DataError for two items with one code (after pulling down).
 Tree build_tree_from_codes(std::vector<TreeItem> items, std::vector<int64_t> codes, std::vector<AttrColumn> attr_columns,
-                           std::vector<AttrColumn> raw_attr_columns, int n_cluster);
+                           std::vector<AttrColumn> raw_attr_columns, int n_cluster, TreeIds ids = TreeIds::kInteger);
 
 }  // namespace tzrec::tdm

@@ -296,12 +296,13 @@ Tree cluster_tree(const ClusterTreeOptions& o) {
   read.item_id_field = o.item_id_field;
   read.attr_fields = o.attr_fields;
   read.raw_attr_fields = o.raw_attr_fields;
+  read.ids = o.ids;
   ItemTable table = read_item_table(read, o.embedding_field);
   const auto num_items = static_cast<int64_t>(table.items.size());
   std::vector<int64_t> codes =
       cluster_codes(table.embeddings.data(), num_items, table.embedding_dim, o.n_cluster, o.seed, o.parallel);
   Tree tree = build_tree_from_codes(std::move(table.items), std::move(codes), std::move(table.attr_columns),
-                                    std::move(table.raw_attr_columns), o.n_cluster);
+                                    std::move(table.raw_attr_columns), o.n_cluster, o.ids);
   log::info("tdm_cluster_tree: {} items ({}-dim embeddings), tree of {} levels, n_cluster {}, {} nodes", num_items,
             table.embedding_dim, tree.num_levels(), o.n_cluster, tree.nodes.size());
   write_tree_tables(tree, o.node_edge_output_file, o.item_id_field, o.attr_delimiter);

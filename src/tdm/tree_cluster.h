@@ -48,6 +48,7 @@ struct ClusterTreeOptions {
   int parallel = 16;  // threads clustering independent tasks
   int n_cluster = 2;
   uint64_t seed = 0;
+  TreeIds ids = TreeIds::kInteger;  // kText: USE_HASH_NODE_ID=1
 };
 
 struct KMeansResult {

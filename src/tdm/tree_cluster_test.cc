@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -160,6 +161,24 @@ TEST(ClusterTree, WritesTablesTheSamplerLoads) {
   std::string first;
   std::getline(serving, first);
   EXPECT_EQ(first, "4 2");
+
+  // The same clustering with text ids (USE_HASH_NODE_ID=1): the same codes, leaves named by their
+  // ids' text, non-leaf nodes "nonleaf#<code>" (largest leaf code 14: two digits), tables the
+  // sampler loads with hashed keys.
+  o.ids = TreeIds::kText;
+  o.node_edge_output_file = dir.file("text_tree");
+  o.tree_output_dir = "";
+  const Tree text = cluster_tree(o);
+  ASSERT_EQ(text.nodes.size(), tree.nodes.size());
+  for (size_t i = 0; i < tree.nodes.size(); ++i) {
+    const TreeNode& n = tree.nodes[i];
+    EXPECT_EQ(text.nodes[i].code, n.code);
+    EXPECT_EQ(text.id_of(text.nodes[i]), n.is_leaf ? std::to_string(n.id) : fmt::format("nonleaf#{:02d}", n.code));
+  }
+  c.item_input_path = dir.file("text_tree/node_table.txt");
+  c.edge_input_path = dir.file("text_tree/edge_table.txt");
+  c.hash_ids = true;
+  EXPECT_EQ(TdmSampler::create(c)->num_levels(), 4);
 }
 
 TEST(ClusterTree, BadInputIsOneError) {

@@ -94,7 +94,7 @@ void close_text(std::ofstream& f, const std::string& path) {
 
 // "<level>,<id>[,<attrs>][,<raw attrs>]" without the level.
 std::string node_features(const Tree& tree, const TreeNode& node, const std::string& d) {
-  std::string out = std::to_string(node.id);
+  std::string out = tree.id_of(node);
   if (!node.attrs.empty()) {
     out += d;
     for (size_t c = 0; c < node.attrs.size(); ++c) {
@@ -176,11 +176,14 @@ bool parse_embedding_text(std::string_view s, std::vector<float>* out) {
 
 }  // namespace
 
+TreeIds tree_ids_from_environment() {
+  return data::use_hash_node_id_from_env() ? TreeIds::kText : TreeIds::kInteger;
+}
+
 ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding_field) {
   if (o.item_input_path.rfind("odps://", 0) == 0) {
     throw NotSupportedError("tdm_init_tree --item_input_path odps:// (MaxCompute tables)");
   }
-  if (data::use_hash_node_id_from_env()) throw NotSupportedError("tdm_init_tree with USE_HASH_NODE_ID=1 (string ids)");
   const bool csv = ends_with(o.item_input_path, ".csv");
   if (!csv && !ends_with(o.item_input_path, ".parquet")) {
     throw UsageError(fmt::format("--item_input_path {}: name .csv or .parquet files (TorchEasyRec picks the reader from "
@@ -319,15 +322,33 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
   for (const auto& c : raws) out.raw_attr_columns.push_back({c, column_of(c).type});
   const Gathered& ids = column_of(o.item_id_field);
   const Gathered* cates = o.cate_id_field.empty() ? nullptr : &column_of(o.cate_id_field);
+  const bool text_ids = o.ids == TreeIds::kText;
   std::unordered_map<int64_t, size_t> seen;
+  std::unordered_map<std::string, size_t> seen_text;
   out.items.reserve(where.size());
   for (size_t r = 0; r < where.size(); ++r) {
     const AttrValue& v = ids.values[r];
     TreeItem item;
-    if (v.is_null) {
-      throw DataError(fmt::format("{}: the item id is empty; every item needs an integer id", describe(r, o.item_id_field)));
+    if (v.is_null || (text_ids && ids.type == AttrType::kString && v.s.empty())) {
+      throw DataError(fmt::format("{}: the item id is empty; every item needs {} id", describe(r, o.item_id_field),
+                                  text_ids ? "an" : "an integer"));
     }
-    if (ids.type == AttrType::kString) {
+    if (text_ids) {
+      if (ids.type == AttrType::kString) {
+        item.text_id = v.s;
+      } else if (ids.type == AttrType::kInt32 || ids.type == AttrType::kInt64) {
+        item.text_id = std::to_string(v.i);
+      } else {
+        throw DataError(fmt::format("{}: the item id column is {}; with USE_HASH_NODE_ID=1 ids are strings or "
+                                    "integers",
+                                    describe(r, o.item_id_field), attr_type_name(ids.type)));
+      }
+      auto [it, fresh] = seen_text.emplace(item.text_id, r);
+      if (!fresh) {
+        throw DataError(fmt::format("{}: item id '{}' repeats the id of {}; item ids must be unique",
+                                    describe(r, o.item_id_field), item.text_id, describe(it->second, o.item_id_field)));
+      }
+    } else if (ids.type == AttrType::kString) {
       if (!data::parse_csv_int64(v.s, &item.id)) {
         throw DataError(fmt::format("{}: item id '{}' is not an integer (string ids need USE_HASH_NODE_ID=1, not "
                                     "supported yet)",
@@ -342,10 +363,12 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
     } else {
       item.id = v.i;
     }
-    auto [it, fresh] = seen.emplace(item.id, r);
-    if (!fresh) {
-      throw DataError(fmt::format("{}: item id {} repeats the id of {}; item ids must be unique",
-                                  describe(r, o.item_id_field), item.id, describe(it->second, o.item_id_field)));
+    if (!text_ids) {
+      auto [it, fresh] = seen.emplace(item.id, r);
+      if (!fresh) {
+        throw DataError(fmt::format("{}: item id {} repeats the id of {}; item ids must be unique",
+                                    describe(r, o.item_id_field), item.id, describe(it->second, o.item_id_field)));
+      }
     }
     if (cates != nullptr) item.cate = cate_text(cates->values[r], cates->type);
     if (!embedding_field.empty()) {
@@ -376,10 +399,12 @@ ItemTable read_item_table(const InitTreeOptions& o, const std::string& embedding
 void write_tree_tables(const Tree& tree, const std::string& dir, const std::string& item_id_field,
                        const std::string& d) {
   std::filesystem::create_directories(dir);
+  const char* id_type = tree.ids == TreeIds::kText ? "string" : "int64";
+  const std::string edge_header = fmt::format("src_id:{0}\tdst_id:{0}\tweight:float\n", id_type);
   {
     const std::string path = dir + "/node_table.txt";
     std::ofstream f = open_text(path);
-    f << "id:int64\tweight:float\tfeature:string\n";
+    f << "id:" << id_type << "\tweight:float\tfeature:string\n";
     bool first = true;
     for (const auto& level : tree.levels) {
       for (int64_t i : level) {
@@ -389,7 +414,7 @@ void write_tree_tables(const Tree& tree, const std::string& dir, const std::stri
           f << "-1\t1.0\t-1" << d << features << '\n';
           first = false;
         }
-        f << node.id << "\t1.0\t" << node.level << d << features << '\n';
+        f << tree.id_of(node) << "\t1.0\t" << node.level << d << features << '\n';
       }
     }
     close_text(f, path);
@@ -397,14 +422,14 @@ void write_tree_tables(const Tree& tree, const std::string& dir, const std::stri
   {
     const std::string path = dir + "/edge_table.txt";
     std::ofstream f = open_text(path);
-    f << "src_id:int64\tdst_id:int64\tweight:float\n";
+    f << edge_header;
     const int max_level = tree.num_levels() - 1;
     for (int64_t leaf : tree.levels.back()) {
       const TreeNode& node = tree.nodes[static_cast<size_t>(leaf)];
       int64_t up = node.parent;
       for (int i = 0; i + 1 < max_level && up >= 0; ++i) {
         const TreeNode& anc = tree.nodes[static_cast<size_t>(up)];
-        f << node.id << '\t' << anc.id << "\t1.0\n";
+        f << tree.id_of(node) << '\t' << tree.id_of(anc) << "\t1.0\n";
         up = anc.parent;
       }
     }
@@ -413,12 +438,14 @@ void write_tree_tables(const Tree& tree, const std::string& dir, const std::stri
   {
     const std::string path = dir + "/predict_edge_table.txt";
     std::ofstream f = open_text(path);
-    f << "src_id:int64\tdst_id:int64\tweight:float\n";
-    f << "-1\t" << tree.root().id << "\t1.0\n";
+    f << edge_header;
+    f << "-1\t" << tree.id_of(tree.root()) << "\t1.0\n";
     for (const auto& level : tree.levels) {
       for (int64_t i : level) {
         const TreeNode& node = tree.nodes[static_cast<size_t>(i)];
-        for (int64_t c : node.children) f << node.id << '\t' << tree.nodes[static_cast<size_t>(c)].id << "\t1.0\n";
+        for (int64_t c : node.children) {
+          f << tree.id_of(node) << '\t' << tree.id_of(tree.nodes[static_cast<size_t>(c)]) << "\t1.0\n";
+        }
       }
     }
     close_text(f, path);
@@ -426,7 +453,13 @@ void write_tree_tables(const Tree& tree, const std::string& dir, const std::stri
   {
     std::filesystem::create_directories(dir + "/node_feature");
     std::vector<parquet::WriterField> fields;
-    fields.push_back({item_id_field, parquet::PhysicalType::kInt64});
+    if (tree.ids == TreeIds::kText) {
+      parquet::WriterField id{item_id_field, parquet::PhysicalType::kByteArray};
+      id.string = true;
+      fields.push_back(id);
+    } else {
+      fields.push_back({item_id_field, parquet::PhysicalType::kInt64});
+    }
     std::vector<const AttrColumn*> cols;
     for (const auto& c : tree.attr_columns) cols.push_back(&c);
     for (const auto& c : tree.raw_attr_columns) cols.push_back(&c);
@@ -445,7 +478,11 @@ void write_tree_tables(const Tree& tree, const std::string& dir, const std::stri
                                for (const auto& level : tree.levels) {
                                  for (int64_t i : level) {
                                    const TreeNode& node = tree.nodes[static_cast<size_t>(i)];
-                                   builders[0].append<int64_t>(node.id);
+                                   if (tree.ids == TreeIds::kText) {
+                                     builders[0].append_string(node.text_id);
+                                   } else {
+                                     builders[0].append<int64_t>(node.id);
+                                   }
                                    size_t c = 1;
                                    for (size_t a = 0; a < node.attrs.size(); ++a, ++c) {
                                      append_value(node.attrs[a], tree.attr_columns[a].type, &builders[c]);
@@ -471,7 +508,7 @@ void write_serving_tree(const Tree& tree, const std::string& dir) {
   for (const auto& level : tree.levels) {
     for (int64_t i : level) {
       const TreeNode& node = tree.nodes[static_cast<size_t>(i)];
-      f << node.code << ' ' << node.id << '\n';
+      f << node.code << ' ' << tree.id_of(node) << '\n';
     }
   }
   close_text(f, path);
@@ -486,7 +523,7 @@ Tree init_tree(const InitTreeOptions& o) {
   ItemTable table = read_item_table(o);
   const size_t num_items = table.items.size();
   Tree tree = build_tree(std::move(table.items), std::move(table.attr_columns), std::move(table.raw_attr_columns),
-                         o.n_cluster);
+                         o.n_cluster, o.ids);
   log::info("tdm_init_tree: {} items, tree of {} levels, n_cluster {}, {} nodes", num_items, tree.num_levels(),
            o.n_cluster, tree.nodes.size());
   write_tree_tables(tree, o.node_edge_output_file, o.item_id_field, o.attr_delimiter);

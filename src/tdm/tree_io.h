@@ -7,7 +7,9 @@
 // integers is int64, else all numbers double, else string; "", "NULL", "null", "NaN", "nan",
 // "N/A", "NA" ... are nulls in number columns, and strings stay as they are) or ".parquet"
 // (a file, comma list or glob; INT32 / INT64 / FLOAT / DOUBLE / BOOLEAN / string scalar columns).
-// Columns read: item_id_field (integers; a null or non-integer id is an error), cate_id_field
+// Columns read: item_id_field (integers; a null or non-integer id is an error; with text ids —
+// TreeIds::kText, USE_HASH_NODE_ID=1 — integer or string cells, as text, a null, empty or other
+// id an error), cate_id_field
 // (any scalar, compared as text), attr_fields and raw_attr_fields (comma-separated names).
 //
 // Output under node_edge_output_file (a directory, created), as TorchEasyRec writes it:
@@ -26,7 +28,10 @@
 //                           attr and raw attr columns with their input types
 // With tree_output_dir: <tree_output_dir>/serving_tree: "<levels> <n_cluster>" then
 // "<code> <id>" per node in level order.
-// odps:// paths are refused (NotSupportedError); USE_HASH_NODE_ID=1 (string ids) is refused.
+// With text ids the three tables' id columns are typed "string" (…"id:string\tweight:float…",
+// "src_id:string\tdst_id:string…"), the sentinel stays "-1", non-leaf ids are "nonleaf#<code>"
+// (tree.h) and node_feature's id column is a string column.
+// odps:// paths are refused (NotSupportedError).
 // Errors name the file, row (CSV: line) and column.
 #pragma once
 
@@ -47,7 +52,12 @@ struct InitTreeOptions {
   std::string tree_output_dir;  // empty: no serving tree
   std::string node_edge_output_file;
   int n_cluster = 2;
+  TreeIds ids = TreeIds::kInteger;  // kText: USE_HASH_NODE_ID=1
 };
+
+// TreeIds::kText when env USE_HASH_NODE_ID is "1" (TorchEasyRec's switch for string ids), else
+// kInteger.
+TreeIds tree_ids_from_environment();
 
 // Trimmed non-empty names of a comma-separated list (TorchEasyRec's x.strip() of split(",")).
 std::vector<std::string> split_field_list(const std::string& list);

@@ -24,6 +24,7 @@ data::SamplerTableOptions table_options(const TdmSamplerConfig& config, const st
   opts.attr_delimiter = config.attr_delimiter;
   opts.num_attrs = num_attrs;
   opts.num_threads = config.load_threads;
+  opts.hash_ids = config.hash_ids;
   opts.config_field = field;
   return opts;
 }
@@ -34,6 +35,7 @@ TreeNodes TreeNodes::load(const TdmSamplerConfig& config) {
   t.table_ = data::NodeTable::load(config.item_input_path, data::NodeTable::Kind::kItem,
                                    table_options(config, field, config.attr_fields.size()));
   t.attr_delimiter_ = config.attr_delimiter;
+  t.hash_ids_ = config.hash_ids;
   const int64_t n = t.table_->size();
   t.levels_.resize(static_cast<size_t>(n));
   int max_level = -1;
@@ -43,7 +45,7 @@ TreeNodes TreeNodes::load(const TdmSamplerConfig& config) {
     if (!parse_level(text, &level) || level < -1 || level > 4096) {
       throw DataError(fmt::format("{} ({}): node {}: tree_level '{}' (the first attr) is not a level (an integer from "
                                   "-1 up)",
-                                  config.item_input_path, field, t.table_->key(i), text));
+                                  config.item_input_path, field, t.name(t.table_->key(i)), text));
     }
     t.levels_[static_cast<size_t>(i)] = static_cast<int>(level);
     max_level = std::max(max_level, static_cast<int>(level));
@@ -71,6 +73,13 @@ std::string_view node_attr(std::string_view attrs, const std::string& delimiter,
 
 std::string_view TreeNodes::attr(int64_t node, size_t k) const {
   return node_attr(table_->attrs(node), attr_delimiter_, k);
+}
+
+std::string TreeNodes::name(int64_t key) const {
+  if (!hash_ids_) return std::to_string(key);
+  const int64_t node = table_->find(key);
+  if (node < 0) return fmt::format("<hashed id {}>", key);
+  return std::string(attr(node, 1));
 }
 
 }  // namespace tzrec::tdm

@@ -30,10 +30,14 @@ class TreeNodes {
   int num_levels() const { return num_levels_; }  // 1 + the deepest level
   // Attribute k (index into attr_fields) of a node; empty when the node has fewer.
   std::string_view attr(int64_t node, size_t k) const;
+  // A node key for messages: the key itself; with hashed ids the node's id attr (the id as the
+  // tables write it), or "<hashed id K>" for a key not in the table.
+  std::string name(int64_t key) const;
 
  private:
   std::shared_ptr<const data::NodeTable> table_;
   std::string attr_delimiter_;
+  bool hash_ids_ = false;
   std::vector<int> levels_;  // per node
   int num_levels_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -69,6 +70,42 @@ TEST(BuildTree, TorchEasyRecBuilderVector) {
   EXPECT_EQ(tree.nodes[0].children, (std::vector<int64_t>{1, 2}));
 }
 
+// The same vector with text ids (TorchEasyRec's tree_generator_test under USE_HASH_NODE_ID=1):
+// the leaves keep their ids as text, the 15 non-leaf nodes are "nonleaf#00" .. "nonleaf#14" (codes
+// 0..14, padded to the 2 digits of the largest leaf code 30).
+TEST(BuildTree, TorchEasyRecGeneratorVectorWithTextIds) {
+  std::vector<TreeItem> items;
+  for (int i = 0; i < 10; ++i) {
+    TreeItem item;
+    item.text_id = std::to_string(i);
+    item.cate = std::to_string(i);
+    items.push_back(item);
+  }
+  const Tree tree = build_tree(items, {}, {}, 2, TreeIds::kText);
+  std::vector<std::string> ids;
+  for (const TreeNode& n : tree.nodes) ids.push_back(tree.id_of(n));
+  std::vector<std::string> want;
+  for (int x = 10; x <= 24; ++x) want.push_back(fmt::format("nonleaf#{:02d}", x - 10));
+  for (int x = 9; x >= 0; --x) want.push_back(std::to_string(x));
+  EXPECT_EQ(ids, want);
+  ASSERT_EQ(tree.num_levels(), 5);
+}
+
+// Text ids sort as text within a category ("10" before "9"), and the padding follows the largest
+// leaf code: 3 items give codes 3..6 (one digit).
+TEST(BuildTree, TextIdsSortAsText) {
+  std::vector<TreeItem> items(3);
+  items[0].text_id = "9";
+  items[1].text_id = "10";
+  items[2].text_id = "b";
+  const Tree tree = build_tree(items, {}, {}, 2, TreeIds::kText);
+  std::vector<std::string> ids;
+  for (const TreeNode& n : tree.nodes) ids.push_back(tree.id_of(n));
+  // Sorted "10", "9", "b": gen(0, 3, 0) gives [0, 1) code 2, [1, 3) code 1 -> "9" code 4, "b"
+  // code 3; "10" pulled down from 2 to 5. Level order: root, codes 1, 2, then leaves 3, 4, 5.
+  EXPECT_EQ(ids, (std::vector<std::string>{"nonleaf#0", "nonleaf#1", "nonleaf#2", "b", "9", "10"}));
+}
+
 // Items 1..4, categories a a b b; sorted (a,1) (a,2) (b,3) (b,4). gen(0, 4, 0): [0, 2) gets code
 // 2, [2, 4) code 1; then item 1 -> 6, 2 -> 5, 3 -> 4, 4 -> 3. min_code = 2^2 - 1 = 3: no leaf
 // moves. Non-leaf ids = 4 + code + 1: root 5, code 1 -> 6 (items 4, 3), code 2 -> 7 (items 2, 1).
@@ -82,8 +119,8 @@ const char* kItems =
     "4,b,,,2.0\n"
     "2,a,y,2,0.25\n";
 
-TEST(InitTree, FilesAsTorchEasyRecWritesThem) {
-  data::testing::TempDir dir;
+// tdm_init_tree's options for kItems under dir (tables in dir/tree, serving tree in dir/serving).
+InitTreeOptions k_items_options(const data::testing::TempDir& dir, TreeIds ids) {
   InitTreeOptions o;
   o.item_input_path = dir.write("items.csv", kItems);
   o.item_id_field = "item_id";
@@ -92,6 +129,13 @@ TEST(InitTree, FilesAsTorchEasyRecWritesThem) {
   o.raw_attr_fields = " r, f";
   o.node_edge_output_file = dir.file("tree");
   o.tree_output_dir = dir.file("serving");
+  o.ids = ids;
+  return o;
+}
+
+TEST(InitTree, FilesAsTorchEasyRecWritesThem) {
+  data::testing::TempDir dir;
+  const InitTreeOptions o = k_items_options(dir, TreeIds::kInteger);
   const Tree tree = init_tree(o);
   EXPECT_EQ(tree.num_levels(), 3);
   EXPECT_EQ(read_text(dir.file("tree/node_table.txt")),
@@ -113,6 +157,59 @@ TEST(InitTree, FilesAsTorchEasyRecWritesThem) {
   EXPECT_EQ(read_text(dir.file("serving/serving_tree")), "3 2\n0 5\n1 6\n2 7\n3 4\n4 3\n5 2\n6 1\n");
   const auto reader = parquet::FileReader::open(dir.file("tree/node_feature/part-0.parquet"));
   EXPECT_EQ(reader->num_rows(), 7);
+}
+
+// kItems with text ids (USE_HASH_NODE_ID=1): the same tree (the ids "1" .. "4" sort as the
+// integers do), non-leaf ids "nonleaf#<code>" (largest leaf code 6: one digit), string-typed id
+// columns in every table.
+TEST(InitTree, TextIdFilesAsTorchEasyRecWritesThem) {
+  data::testing::TempDir dir;
+  InitTreeOptions o = k_items_options(dir, TreeIds::kText);
+  init_tree(o);
+  EXPECT_EQ(read_text(dir.file("tree/node_table.txt")),
+            "id:string\tweight:float\tfeature:string\n"
+            "-1\t1.0\t-1,nonleaf#0,y,2,0.9375\n"
+            "nonleaf#0\t1.0\t0,nonleaf#0,y,2,0.9375\n"
+            "nonleaf#1\t1.0\t1,nonleaf#1,y,4,1.5\n"
+            "nonleaf#2\t1.0\t1,nonleaf#2,x,2,0.375\n"
+            "4\t1.0\t2,4,,0,2.0\n"
+            "3\t1.0\t2,3,y,4,1.0\n"
+            "2\t1.0\t2,2,y,2,0.25\n"
+            "1\t1.0\t2,1,x,1,0.5\n");
+  EXPECT_EQ(read_text(dir.file("tree/edge_table.txt")),
+            "src_id:string\tdst_id:string\tweight:float\n"
+            "4\tnonleaf#1\t1.0\n3\tnonleaf#1\t1.0\n2\tnonleaf#2\t1.0\n1\tnonleaf#2\t1.0\n");
+  EXPECT_EQ(read_text(dir.file("tree/predict_edge_table.txt")),
+            "src_id:string\tdst_id:string\tweight:float\n"
+            "-1\tnonleaf#0\t1.0\nnonleaf#0\tnonleaf#1\t1.0\nnonleaf#0\tnonleaf#2\t1.0\n"
+            "nonleaf#1\t4\t1.0\nnonleaf#1\t3\t1.0\nnonleaf#2\t2\t1.0\nnonleaf#2\t1\t1.0\n");
+  EXPECT_EQ(read_text(dir.file("serving/serving_tree")),
+            "3 2\n0 nonleaf#0\n1 nonleaf#1\n2 nonleaf#2\n3 4\n4 3\n5 2\n6 1\n");
+  const auto reader = parquet::FileReader::open(dir.file("tree/node_feature/part-0.parquet"));
+  ASSERT_EQ(reader->num_rows(), 7);
+  const parquet::Table table = reader->read({"item_id"});
+  EXPECT_EQ(table.column("item_id").bytes(0), "nonleaf#0");
+  EXPECT_EQ(table.column("item_id").bytes(6), "1");
+
+  // String ids, errors naming file, line and column.
+  o.attr_fields = "";
+  o.raw_attr_fields = "";
+  o.tree_output_dir = "";
+  o.item_input_path = dir.write("text.csv", "item_id,cate\nb7,x\na1,x\n");
+  const Tree text = init_tree(o);  // sorted a1, b7: a1 gets code 2, b7 code 1 (level order b7, a1)
+  EXPECT_EQ(text.id_of(text.nodes[1]), "b7");
+  EXPECT_EQ(text.id_of(text.nodes[2]), "a1");
+  o.item_input_path = dir.write("dup.csv", "item_id,cate\nb7,x\na1,x\nb7,y\n");
+  EXPECT_EQ(error_of<DataError>([&] { init_tree(o); }),
+            o.item_input_path + " line 4 column item_id: item id 'b7' repeats the id of " + o.item_input_path +
+                " line 2 column item_id; item ids must be unique");
+  o.item_input_path = dir.write("float.csv", "item_id,cate\n1.5,x\n2,x\n");
+  EXPECT_EQ(error_of<DataError>([&] { init_tree(o); }),
+            o.item_input_path + " line 2 column item_id: the item id column is double; with USE_HASH_NODE_ID=1 ids "
+                                "are strings or integers");
+  o.item_input_path = dir.write("empty.csv", "item_id,cate\nb7,x\n,x\n");
+  EXPECT_EQ(error_of<DataError>([&] { init_tree(o); }),
+            o.item_input_path + " line 3 column item_id: the item id is empty; every item needs an id");
 }
 
 TEST(InitTree, BadInputNamesFileRowAndColumn) {

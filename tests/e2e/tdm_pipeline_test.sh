@@ -11,6 +11,9 @@
 #     rows' items well above the random baseline recall_num / items, the recall in the log equal
 #     to one recomputed from recall_ids;
 #   - bad requests fail with one error line.
+# All of it twice: integer item ids, then string ids "it<k>" under USE_HASH_NODE_ID=1
+# (TorchEasyRec's switch for string ids: the tree tools write "nonleaf#<code>" ids and string-typed
+# tables, the sampler and tdm_retrieval key ids by their text's hash, recall_ids are strings).
 set -euo pipefail
 TZREC=$1
 ROOT=$2
@@ -18,18 +21,26 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 PY=/usr/bin/python3
-cd "$WORK"
-
 NUM_ITEMS=64
 RECALL_NUM=8
-$PY - "$NUM_ITEMS" <<'PY'
+
+# pipeline MODE: int (integer item ids) or hashed (ids "it<k>", USE_HASH_NODE_ID=1), in $WORK/MODE.
+pipeline() {
+MODE=$1
+PREFIX=""
+if [[ $MODE == hashed ]]; then PREFIX=it; export USE_HASH_NODE_ID=1; else unset USE_HASH_NODE_ID; fi
+mkdir "$WORK/$MODE"
+cd "$WORK/$MODE"
+
+$PY - "$NUM_ITEMS" "$PREFIX" <<'PY'
 import random, sys
-n = int(sys.argv[1])
+n, prefix = int(sys.argv[1]), sys.argv[2]
 rng = random.Random(7)
+ident = lambda i: "%s%d" % (prefix, i)
 with open("items.csv", "w") as f:
     f.write("item_id,cate,brand\n")
     for i in range(n):
-        f.write("%d,%d,%d\n" % (i, i // 8, i % 5))
+        f.write("%s,%d,%d\n" % (ident(i), i // 8, i % 5))
 def rows(path, count, users):
     with open(path, "w") as f:
         f.write("user_id,age,item_id,cate,brand,click_seq__item_id,click_seq__cate,clk\n")
@@ -38,8 +49,8 @@ def rows(path, count, users):
             c = u % 8
             item = c * 8 + rng.randrange(8)
             hist = [c * 8 + rng.randrange(8) for _ in range(rng.randint(1, 6))]
-            f.write("%d,%d,%d,%d,%d,%s,%s,1\n" % (u, 20 + u % 30, item, item // 8, item % 5,
-                                                 ";".join(map(str, hist)), ";".join(str(h // 8) for h in hist)))
+            f.write("%d,%d,%s,%d,%d,%s,%s,1\n" % (u, 20 + u % 30, ident(item), item // 8, item % 5,
+                                                 ";".join(map(ident, hist)), ";".join(str(h // 8) for h in hist)))
 rows("train.csv", 6000, 400)
 rows("eval.csv", 300, 400)
 PY
@@ -48,6 +59,11 @@ PY
   --attr_fields cate,brand --node_edge_output_file init_tree --tree_output_dir init_tree 2> init.log \
   || { cat init.log; fail "tdm_init_tree"; }
 [[ "$(head -1 init_tree/serving_tree)" == "7 2" ]] || fail "64 items: a tree of 7 levels"
+if [[ $MODE == hashed ]]; then
+  [[ "$(head -1 init_tree/node_table.txt)" == "$(printf 'id:string\tweight:float\tfeature:string')" ]] \
+    || fail "hashed ids: a string-typed node table"
+  grep -q "^nonleaf#000\b" init_tree/node_table.txt || fail "hashed ids: the root is nonleaf#000 (leaf codes up to 126)"
+fi
 
 # tests/configs/gen_data/tdm.config on these CSV files and trees.
 sed -e 's#"data/tdm/train.parquet"#"train.csv"#; s#"data/tdm/eval.parquet"#"eval.csv"#' \
@@ -118,15 +134,16 @@ EDIT='{"data_config.tdm_sampler.item_input_path":"learnt_tree/node_table.txt","d
 recall=$(sed -n 's/.*Retrieval Finished. Recall:\([0-9.e-]*\).*/\1/p' retrieval.log | tail -1)
 [[ -n "$recall" ]] || { tail -5 retrieval.log; fail "no recall in the log"; }
 "$TZREC" parquet_cat recall/part-0.parquet > recall.json
-$PY - "$recall" "$RECALL_NUM" "$NUM_ITEMS" <<'PY' || fail "retrieval output or recall"
+$PY - "$recall" "$RECALL_NUM" "$NUM_ITEMS" "$PREFIX" <<'PY' || fail "retrieval output or recall"
 import json, sys
-recall, k, n = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+recall, k, n, prefix = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rows = [json.loads(l) for l in open("recall.json")]
 assert len(rows) == 300, len(rows)
+items = ["%s%d" % (prefix, i) for i in range(n)] if prefix else list(range(n))
 for r in rows:
     assert len(r["recall_ids"]) == k and len(set(r["recall_ids"])) == k, r
-    assert all(0 <= i < n for i in r["recall_ids"]), r
-hits = sum(int(r["item_id"]) in r["recall_ids"] for r in rows)
+    assert all(i in items for i in r["recall_ids"]), r
+hits = sum((r["item_id"] if prefix else int(r["item_id"])) in r["recall_ids"] for r in rows)
 assert abs(hits / len(rows) - recall) < 1e-9, (hits, recall)
 baseline = k / n  # k distinct items drawn at random hold the row's item with probability k / n
 print("recall %.3f, random %.3f" % (recall, baseline))
@@ -152,4 +169,8 @@ expect_error "do not match" "$TZREC" tdm_retrieval --scripted_model_path export/
   --predict_output_path bad --edit_config_json '{"data_config.tdm_sampler.layer_num_sample":[0,1,1]}'
 expect_error "item_emb" "$TZREC" tdm_cluster_tree --item_input_path items.csv --item_id_field item_id \
   --node_edge_output_file bad_tree
-echo "OK tdm pipeline: recall $recall"
+echo "OK tdm pipeline ($MODE ids): recall $recall"
+}
+
+pipeline int
+pipeline hashed
