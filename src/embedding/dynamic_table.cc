@@ -167,10 +167,10 @@ int64_t DynamicTable::memory_bytes() const {
 }
 
 uint64_t DynamicTable::take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home,
-                                      bool* displaced) {
+                                      uint64_t* displaced_bit) {
   const uint32_t half = halves[home].size < half_slots ? home : 1 - home;
-  *displaced = half != home;
-  if (*displaced) ++halves[home].away;
+  *displaced_bit = half != home ? kDisplaced : 0;
+  if (half != home) ++halves[home].away;
   return base + uint64_t{half} * half_slots + halves[half].size++;
 }
 
@@ -382,10 +382,10 @@ void DynamicTable::double_buckets() {
       for_each_entry_of(b, [&](uint64_t s) {
         const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
         const uint64_t nb = dynamic_hash::bucket_of(h, new_buckets);  // 2b or 2b + 1
-        bool displaced = false;
-        const uint64_t slot = take_free_slot(&halves[2 * nb], nb * b_cap, half_slots, home_half(h), &displaced);
+        uint64_t displaced_bit = 0;
+        const uint64_t slot = take_free_slot(&halves[2 * nb], nb * b_cap, half_slots, home_half(h), &displaced_bit);
         digests[slot] = digests_[s];
-        slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | (displaced ? kDisplaced : 0)};
+        slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | displaced_bit};
       });
       for (uint64_t nb = 2 * b; nb < 2 * b + 2; ++nb) {
         for (uint64_t half = 0; half < 2; ++half) {
@@ -496,7 +496,7 @@ void DynamicTable::prefetch_bucket(uint64_t h) const {
   }
 }
 
-uint64_t DynamicTable::make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, bool* displaced) {
+uint64_t DynamicTable::make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, uint64_t* displaced_bit) {
   Half* halves = &halves_[base / bucket_capacity_ * 2];
   const uint64_t begin = base + uint64_t{home} * half_slots_;
   for (uint64_t s = begin; s < begin + half_slots_; ++s) {  // (the half is full)
@@ -504,12 +504,12 @@ uint64_t DynamicTable::make_room_at_home(uint64_t base, uint32_t home, uint64_t 
       slots_[victim] = Slot{slots_[s].key, meta_order(slots_[s].meta)};
       digests_[victim] = digests_[s];
       --halves[1 - home].away;
-      *displaced = false;
+      *displaced_bit = 0;
       return s;
     }
   }
   ++halves[home].away;
-  *displaced = true;
+  *displaced_bit = kDisplaced;
   return victim;
 }
 
@@ -528,9 +528,9 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     const uint32_t home = home_half(h);
     uint64_t slot;
     uint32_t row;
-    bool displaced = false;
+    uint64_t displaced_bit = 0;
     if (!bucket_full(bucket)) {
-      slot = take_free_slot(halves, base, half_slots_, home, &displaced);
+      slot = take_free_slot(halves, base, half_slots_, home, &displaced_bit);
       row = allocate_row();
       ++live_;
     } else if (num_buckets_ < top_buckets_) {
@@ -547,9 +547,9 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
       out.evicted_rows.push_back(row);
       const uint32_t victim_half = slot - base < half_slots_ ? 0 : 1;
       if (slots_[slot].meta & kDisplaced) --halves[1 - victim_half].away;
-      if (victim_half != home) slot = make_room_at_home(base, home, slot, &displaced);
+      if (victim_half != home) slot = make_room_at_home(base, home, slot, &displaced_bit);
     }
-    slots_[slot] = Slot{key, make_meta(score, row) | (displaced ? kDisplaced : 0)};
+    slots_[slot] = Slot{key, make_meta(score, row) | displaced_bit};
     digests_[slot] = slot_digest(h);
     if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
     out.new_keys.push_back(key);
@@ -810,10 +810,10 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
       }
       const int64_t row = keep ? state.rows[i] : live_;
       const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i]));
-      bool displaced = false;
-      const uint64_t slot = take_free_slot(&halves_[2 * b], b * bucket_capacity_, half_slots_, home_half(h), &displaced);
-      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row)) |
-                                             (displaced ? kDisplaced : 0)};
+      uint64_t displaced_bit = 0;
+      const uint64_t slot =
+          take_free_slot(&halves_[2 * b], b * bucket_capacity_, half_slots_, home_half(h), &displaced_bit);
+      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row)) | displaced_bit};
       digests_[slot] = slot_digest(h);
       ++live_;
       result.rows[i] = row;

@@ -240,7 +240,9 @@ class DynamicTable {
   };
   // The slot a new key of home half `home` takes in a bucket with room (base its first slot,
   // halves its two Halfs): the next one of its home half, else of the other half (displaced).
-  static uint64_t take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home, bool* displaced);
+  // *displaced_bit: what the key's meta ORs in, kDisplaced or 0.
+  static uint64_t take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home,
+                                 uint64_t* displaced_bit);
   // A slot's one-byte digest: the hash's low byte, 1 for 0 — digest 0 marks an empty slot.
   static uint8_t slot_digest(uint64_t h) {
     const uint8_t d = dynamic_hash::digest_of(h);
@@ -278,8 +280,9 @@ class DynamicTable {
   int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
   // A full bucket (first slot base) evicts the key in `victim`, outside the new key's home half: a
   // key displaced into the home half goes home to the victim's slot and the new key takes its slot;
-  // without one the new key takes the victim's, displaced. Returns the new key's slot.
-  uint64_t make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, bool* displaced);
+  // without one the new key takes the victim's, displaced. Returns the new key's slot;
+  // *displaced_bit as take_free_slot's.
+  uint64_t make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, uint64_t* displaced_bit);
   void activate_protection(const DynamicTableLookup& out);
 
   DynamicTableOptions options_;
