@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake git pkg-config
-  libtorch-dev libopenblas0-openmp libgloo-dev librdkafka-dev
+  libtorch-dev libopenblas0-openmp libdnnl-dev libgloo-dev librdkafka-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/manual_seed.h"
+#include "blas/sgemm_bridge.h"
 #include "config/pipeline_config.h"
 
 namespace tzrec::train {
@@ -53,6 +54,7 @@ void setup_runtime() {
   torch::set_num_threads(threads);
   if (const std::optional<uint64_t> seed = manual_seed()) torch::manual_seed(*seed);
   log::debug("intra-op threads: {}", threads);
+  log::debug("fp32 matrix products: {}", blas::gemm_route_name(blas::gemm_route()));  // checks TZREC_GEMM
 }
 
 }  // namespace tzrec::train

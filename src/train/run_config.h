@@ -22,7 +22,8 @@ struct ConfigOverrides {
 protos::EasyRecConfig load_run_config(const std::string& pipeline_config_path,
                                       const ConfigOverrides& overrides);
 
-// Intra-op threads (OMP_NUM_THREADS, else all cores) and the seed (TORCH_MANUAL_SEED).
+// Intra-op threads (OMP_NUM_THREADS, else all cores) and the seed (TORCH_MANUAL_SEED); checks
+// TZREC_GEMM (blas/sgemm_bridge.h), UsageError when it is not a route.
 void setup_runtime();
 
 }  // namespace tzrec::train
