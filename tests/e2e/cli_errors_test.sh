@@ -41,6 +41,10 @@ expect_exit 2 "^error: tzrec gen_data: " gen_data --output_dir "$WORK/g" --num_r
 "$TZREC" eval --pipeline_config_path "$WORK/missing.config" --local_rank=1 > /dev/null 2> "$WORK/err"
 [[ $(grep -c "ignoring --local_rank" "$WORK/err") -eq 1 ]] || { cat "$WORK/err"; fail "no single warning for --local_rank"; }
 expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.config"
+# A GEMM route that does not exist (src/blas/sgemm_bridge.h): one line, before any work.
+TZREC_GEMM=mkl expect_exit 2 "^error: TZREC_GEMM=mkl: not a GEMM route; unset it (oneDNN) or set it to blas" \
+  train_eval --pipeline_config_path "$CFG" --model_dir "$WORK/gemm_model"
+[[ ! -e "$WORK/gemm_model" ]] || fail "TZREC_GEMM=mkl: train_eval wrote a model_dir"
 printf 'model_dir: "x"\nbogus_field: 1\n' > "$WORK/unknown.config"
 expect_error "unknown.config:2:" check_config --pipeline_config_path "$WORK/unknown.config"
 # A model this build refuses (the model oneof's last member set wins in text format).
