@@ -4,7 +4,7 @@
 // defines sgemm_ itself and exports it (CMake: --undefined / --export-dynamic-symbol), so that
 // libtorch's calls come here first; they run on oneDNN's dnnl_sgemm (libdnnl, which libtorch
 // depends on), 10–40 % faster than OpenBLAS 0.3.21 at the shapes of the models' towers on the
-// AVX-512 machines measured (bench/README.md, "oneDNN GEMM"). The system BLAS still takes:
+// AVX-512 machines measured (bench/README.md, onednn_gemm_shapes.py). The system BLAS still takes:
 //   - products of fewer than kMinOneDnnWork multiply-adds (M·N·K; oneDNN's set-up costs ~0.5 µs more);
 //   - arguments oneDNN refuses (the system BLAS then reports them as BLAS does, through xerbla);
 //   - every call when env TZREC_GEMM is "blas".
