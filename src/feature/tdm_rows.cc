@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "base/stable_hash.h"
 #include "data/row_key.h"
-#include "data/typed_rows.h"
 #include "data/sampler_table.h"
+#include "data/typed_rows.h"
 #include "feature/column_cells.h"
 
 namespace tzrec::feature {
@@ -28,25 +28,26 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
   const int64_t rows = batch.num_rows();
   // Item ids as the tables' keys: integers, an empty cell 0 (TorchEasyRec's fill_null(0)); with
   // hashed ids graphlearn's hash of the id's text (data/sampler_table.h).
+  const ColumnCells id_cells(batch, config.item_id_field, config.config_path + ".item_id_field");
+  if (!id_cells.is_scalar()) {
+    throw DataError(fmt::format("column {} is a {}; the TDM sampler reads one item id per row from it", id_cells.name(),
+                                id_cells.describe_type()));
+  }
+  auto id_text = [&](int64_t r, std::string* buf) {
+    return id_cells.empty(r) ? std::string_view() : as_text(id_cells.scalar(r), buf);
+  };
   std::vector<int64_t> keys(static_cast<size_t>(rows));
-  {
-    const ColumnCells cells(batch, config.item_id_field, config.config_path + ".item_id_field");
-    if (!cells.is_scalar()) {
-      throw DataError(fmt::format("column {} is a {}; the TDM sampler reads one item id per row from it", cells.name(),
-                                  cells.describe_type()));
+  std::string buf;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t key = 0;
+    if (config.hash_ids) {
+      key = *data::sampler_key_of_text(id_text(r, &buf), true);
+    } else if (!id_cells.empty(r) && !as_int64(id_cells.scalar(r), &key)) {
+      throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids (for "
+                                  "string ids set USE_HASH_NODE_ID=1 and build the tree with it)",
+                                  id_cells.where(r), display(id_cells.scalar(r))));
     }
-    std::string buf;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t key = 0;
-      if (config.hash_ids) {
-        key = *data::sampler_key_of_text(cells.empty(r) ? std::string_view() : as_text(cells.scalar(r), &buf), true);
-      } else if (!cells.empty(r) && !as_int64(cells.scalar(r), &key)) {
-        throw DataError(fmt::format("{}: item id '{}' is not an integer; the tree's tables use integer ids (for "
-                                    "string ids set USE_HASH_NODE_ID=1 and build the tree with it)",
-                                    cells.where(r), display(cells.scalar(r))));
-      }
-      keys[static_cast<size_t>(r)] = key;
-    }
+    keys[static_cast<size_t>(r)] = key;
   }
   uint64_t seed = chain_seed(seed_, {0x74646d5f73616d70ULL /* "tdm_samp" */, is_training_ ? 1u : 2u,
                                      static_cast<uint32_t>(rank_)});
@@ -55,11 +56,7 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
   // Rows for messages; with hashed ids also the id's text (the keys are hashes).
   const auto where = [&](int64_t r) {
     std::string out = fmt::format("{} column {}", batch.describe_row(r), config.item_id_field);
-    if (config.hash_ids) {
-      const ColumnCells cells(batch, config.item_id_field, config.config_path + ".item_id_field");
-      std::string buf;
-      out += fmt::format(" (id '{}')", cells.empty(r) ? std::string_view() : as_text(cells.scalar(r), &buf));
-    }
+    if (config.hash_ids) out += fmt::format(" (id '{}')", id_text(r, &buf));
     return out;
   };
   sampler_->sample(keys, seed, where, &samples);
@@ -99,7 +96,6 @@ data::RecordBatch TdmRows::expand(const data::RecordBatch& batch) const {
   auto is_label = [&](const std::string& name) {
     return std::find(label_fields_.begin(), label_fields_.end(), name) != label_fields_.end();
   };
-  std::string buf;
   // Item and label columns become text: the input cells, then the sampled ones.
   auto text_column = [&](const std::string& name) {
     data::StringColumn column;

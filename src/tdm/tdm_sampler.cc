@@ -1,7 +1,6 @@
 #include "tdm/tdm_sampler.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <unordered_set>
