@@ -92,14 +92,22 @@ CustomOperator::~CustomOperator() {
 
 bool CustomOperator::evaluate(const std::vector<std::vector<std::string_view>>& inputs, std::vector<Value>* out,
                               std::string* error) const {
-  std::vector<std::vector<tzrec_string_view>> views(inputs.size());
-  std::vector<tzrec_operator_input> args(inputs.size());
+  // Per-thread scratch, reused row after row (the views of every input in one array).
+  thread_local std::vector<tzrec_string_view> views;
+  thread_local std::vector<tzrec_operator_input> args;
+  views.clear();
+  for (const auto& input : inputs) {
+    for (std::string_view v : input) views.push_back({v.data(), v.size()});
+  }
+  args.resize(inputs.size());
+  size_t begin = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    for (std::string_view v : inputs[i]) views[i].push_back({v.data(), v.size()});
-    args[i] = {views[i].data(), views[i].size()};
+    args[i] = {views.data() + begin, inputs[i].size()};
+    begin += inputs[i].size();
   }
   OutputSink sink{out};
-  char message[kErrorSize] = {0};
+  char message[kErrorSize];
+  message[0] = '\0';  // (messages are written NUL-terminated: include/tzrec/custom_operator.h)
   int rc = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);

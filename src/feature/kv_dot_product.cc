@@ -1,5 +1,7 @@
 #include "feature/kv_dot_product.h"
 
+#include <algorithm>
+#include <deque>
 #include <unordered_map>
 
 #include "feature/dense_embedding_settings.h"
@@ -9,12 +11,14 @@
 namespace tzrec::feature {
 namespace {
 
-// The entries of input i at row r (item k) into *out: key text -> value (the last one of a repeated
-// key). `keys` holds the key texts the map points into.
+// The entries of input i at row r (item k): keys[j] with values[j], in order. Text keys are views
+// of the batch; keys of typed values are text kept in *owned (a deque: its strings stay where they
+// are while more are added).
 void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t k, const std::string& feature,
-                     std::vector<std::string>* keys, std::vector<double>* values) {
+                     std::vector<std::string_view>* keys, std::vector<double>* values, std::deque<std::string>* owned) {
   keys->clear();
   values->clear();
+  owned->clear();
   std::string buf;
   auto bad_value = [&](const CellValue& v) {
     return DataError(fmt::format(
@@ -28,29 +32,61 @@ void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
     c.for_each_entry(r, [&](const CellValue& key, const CellValue& value) {
       double d = 0;
       if (!as_double(value, &d)) throw bad_value(value);
-      keys->emplace_back(as_text(key, &buf));
+      keys->push_back(key.kind == CellValue::Kind::kText ? key.text : owned->emplace_back(as_text(key, &buf)));
       values->push_back(d);
     });
     return;
   }
   cells.for_each_value(i, r, k, [&](const CellValue& v) {
     if (v.kind != CellValue::Kind::kText) {  // a typed number: a key of value 1
-      keys->emplace_back(as_text(v, &buf));
+      keys->push_back(owned->emplace_back(as_text(v, &buf)));
       values->push_back(1.0);
       return;
     }
     if (v.text.empty()) return;
     const auto colon = v.text.rfind(':');
     if (colon == std::string_view::npos) {
-      keys->emplace_back(v.text);
+      keys->push_back(v.text);
       values->push_back(1.0);
       return;
     }
     double d = 0;
     if (!parse_double(v.text.substr(colon + 1), &d)) throw bad_value(v);
-    keys->emplace_back(v.text.substr(0, colon));
+    keys->push_back(v.text.substr(0, colon));
     values->push_back(d);
   });
+}
+
+// Query entries (keys[0], vals[0]) · document entries (keys[1], vals[1]): each query key counts
+// once, with its last entry, times the document's last value of that key (none: nothing); summed
+// in the query's order. Short rows are compared pairwise; long ones through the two maps.
+double kv_dot(const std::vector<std::string_view>* keys, const std::vector<double>* vals,
+              std::unordered_map<std::string_view, double>* document, std::unordered_map<std::string_view, size_t>* last) {
+  const std::vector<std::string_view>& q = keys[0];
+  const std::vector<std::string_view>& d = keys[1];
+  double dot = 0;
+  if (q.size() * (q.size() + d.size()) <= 4096) {
+    for (size_t j = 0; j < q.size(); ++j) {
+      if (std::find(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(), q[j]) != q.end()) continue;
+      for (size_t l = d.size(); l-- > 0;) {
+        if (d[l] == q[j]) {
+          dot += vals[0][j] * vals[1][l];
+          break;
+        }
+      }
+    }
+    return dot;
+  }
+  document->clear();
+  for (size_t j = 0; j < d.size(); ++j) (*document)[d[j]] = vals[1][j];
+  last->clear();
+  for (size_t j = 0; j < q.size(); ++j) (*last)[q[j]] = j;
+  for (size_t j = 0; j < q.size(); ++j) {
+    if ((*last)[q[j]] != j) continue;  // a later entry of the same key counts
+    const auto it = document->find(q[j]);
+    if (it != document->end()) dot += vals[0][j] * it->second;
+  }
+  return dot;
 }
 
 }  // namespace
@@ -79,28 +115,19 @@ KvDotProduct::KvDotProduct(const protos::KvDotProduct& c, const std::string& pat
 void KvDotProduct::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
   const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
   MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
-  std::vector<std::string> keys[2];
+  std::vector<std::string_view> keys[2];
   std::vector<double> vals[2];
+  std::deque<std::string> owned[2];
   std::unordered_map<std::string_view, double> document;
   std::unordered_map<std::string_view, size_t> last;
   emit_lookup_rows(
       info_, values_, &cells, false, out, [](int64_t, int64_t) {},
       [&](int64_t r, int64_t k, LookupValues* values) {
-        for (size_t i = 0; i < 2; ++i) read_kv_entries(cells, i, r, k, info_.name, &keys[i], &vals[i]);
+        for (size_t i = 0; i < 2; ++i) read_kv_entries(cells, i, r, k, info_.name, &keys[i], &vals[i], &owned[i]);
         if (keys[0].empty() || keys[1].empty()) return;  // no entry: the default value
-        document.clear();
-        for (size_t j = 0; j < keys[1].size(); ++j) document[keys[1][j]] = vals[1][j];
-        last.clear();
-        for (size_t j = 0; j < keys[0].size(); ++j) last[keys[0][j]] = j;
-        double dot = 0;  // summed in the query's order
-        for (size_t j = 0; j < keys[0].size(); ++j) {
-          if (last[keys[0][j]] != j) continue;  // a later entry of the same key counts
-          const auto it = document.find(keys[0][j]);
-          if (it != document.end()) dot += vals[0][j] * it->second;
-        }
         CellValue x;
         x.kind = CellValue::Kind::kFloat;
-        x.d = dot;
+        x.d = kv_dot(keys, vals, &document, &last);
         values->add_number(x, cells.cells(0), r);
       });
 }

@@ -93,6 +93,23 @@ TEST(KvDotProduct, ListAndMapColumnsAsTorchEasyRec) {
 }
 
 // test_kv_dot_product_with_boundaries: [0.5, 2, 0.1, 0.1] in [0.05, 0.15, 1.0] -> [2, 3, 1, 1].
+// A key repeated in the query counts once, with its last entry; a key repeated in the document has
+// its last value; the products are summed in the query's order. Rows whose entries would take more
+// than 4096 pairwise comparisons go through maps and must give the same. By hand:
+// a:1|b:2|a:3 · a:10|a:20|b:5 = 2 * 5 + 3 * 20 = 70; k0:1 .. k79:1 · k0:0.5 .. k79:0.5|k0:2 =
+// 79 * 0.5 + 2 = 41.5.
+TEST(KvDotProduct, RepeatedKeysOnShortAndLongRows) {
+  std::string long_query, long_document;
+  for (int i = 0; i < 80; ++i) {
+    long_query += (i ? "|k" : "k") + std::to_string(i) + ":1";
+    long_document += (i ? "|k" : "k") + std::to_string(i) + ":0.5";
+  }
+  long_document += "|k0:2";
+  auto p = parser(kdp("0"), kFgNormal);
+  auto b = p.parse(make_batch({{"q", {"a:1|b:2|a:3", long_query}}, {"d", {"a:10|a:20|b:5", long_document}}}));
+  EXPECT_EQ(floats_of(b.dense_features.values()), (Floats{70, 41.5}));
+}
+
 TEST(KvDotProduct, BoundariesAsTorchEasyRec) {
   auto b = parser(kdp("0.1", kBoundaries), kFgNormal).parse(text_batch());
   EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{2, 3, 1, 1}));

@@ -23,8 +23,14 @@ OverlapFeature::Method parse_overlap_method(const std::string& m, const std::str
   throw ConfigError(fmt::format("{}: '{}' is not an overlap method; use {}", field, m, kMethods));
 }
 
-// Terms of `a` found in `b`, counted with repetition.
+// Terms of `a` found in `b`, counted with repetition (short rows compared pairwise, long ones
+// through a set of b's terms).
 size_t common_terms(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() * b.size() <= 1024) {
+    return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](const std::string& t) {
+      return std::find(b.begin(), b.end(), t) != b.end();
+    }));
+  }
   std::unordered_set<std::string_view> in_b(b.begin(), b.end());
   return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](const std::string& t) { return in_b.count(t) > 0; }));
 }

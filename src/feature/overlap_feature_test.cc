@@ -81,6 +81,25 @@ TEST(OverlapFeature, MethodsAsTorchEasyRec) {
   EXPECT_EQ(floats_of(b.dense_features.values()), (Floats{1, 0, 0}));
 }
 
+// Common-term ratios count the query's (title's) terms with repetition; rows of more than 1024 term
+// pairs take another path (a set of the other side's terms) that must give the same ratios. By
+// hand: query t0 t0 t1 .. t38 (40 terms, 39 distinct) against title t1 t3 .. t39 x0 .. x19 (40):
+// the query terms found are t1, t3, .., t37 (19 of 40); the title's are t1 .. t37 (19 of 40).
+TEST(OverlapFeature, CommonRatiosCountRepeatsOnShortAndLongRows) {
+  std::string long_query = "t0", long_title;
+  for (int i = 0; i <= 38; ++i) long_query += "\x1dt" + std::to_string(i);
+  for (int i = 1; i <= 39; i += 2) long_title += (long_title.empty() ? "t" : "\x1dt") + std::to_string(i);
+  for (int i = 0; i < 20; ++i) long_title += "\x1dx" + std::to_string(i);
+  const std::vector<std::string> query = {"a\x1d" "a\x1d" "b", long_query};
+  const std::vector<std::string> title = {"a\x1d" "c", long_title};
+  auto q = parser(overlap("query_common_ratio"), kFgNormal);
+  EXPECT_EQ(floats_of(q.parse(make_batch({{"query", query}, {"title", title}})).dense_features.values()),
+            (Floats{2.0f / 3, 19.0f / 40}));
+  auto t = parser(overlap("title_common_ratio"), kFgNormal);
+  EXPECT_EQ(floats_of(t.parse(make_batch({{"query", query}, {"title", title}})).dense_features.values()),
+            (Floats{0.5f, 19.0f / 40}));
+}
+
 TEST(OverlapFeature, IndexOfIsTheQueryRunsFirstTitlePosition) {
   // TorchEasyRec's docs (feature.md, OverlapFeature: index_of is where the query as a whole first
   // appears in the title, -1.0 when it does not) and its overlap test (test_overlap_feature_methods:
