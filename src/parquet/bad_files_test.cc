@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "parquet/codecs.h"
+#include "parquet/crc32.h"
 #include "parquet/file_reader.h"
 #include "parquet/metadata.h"
 #include "parquet/testing_util.h"

@@ -196,15 +196,4 @@ void compress(Compression codec, const uint8_t* data, size_t size, std::string* 
   }
 }
 
-uint32_t crc32(const uint8_t* data, size_t size) {
-  uLong crc = ::crc32(0L, Z_NULL, 0);
-  while (size > 0) {
-    uInt chunk = static_cast<uInt>(std::min<size_t>(size, UINT_MAX));
-    crc = ::crc32(crc, data, chunk);
-    data += chunk;
-    size -= chunk;
-  }
-  return static_cast<uint32_t>(crc);
-}
-
 }  // namespace tzrec::parquet

@@ -21,7 +21,4 @@ void decompress(Compression codec, const uint8_t* data, size_t size, uint8_t* ou
 // does not support.
 void compress(Compression codec, const uint8_t* data, size_t size, std::string* out);
 
-// Standard CRC-32 (the polynomial of gzip), as Parquet page checksums use.
-uint32_t crc32(const uint8_t* data, size_t size);
-
 }  // namespace tzrec::parquet

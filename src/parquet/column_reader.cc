@@ -6,6 +6,7 @@
 
 #include "parquet/bit_util.h"
 #include "parquet/codecs.h"
+#include "parquet/crc32.h"
 #include "parquet/metadata.h"
 
 namespace tzrec::parquet {

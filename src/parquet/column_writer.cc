@@ -7,6 +7,7 @@
 
 #include "parquet/bit_util.h"
 #include "parquet/codecs.h"
+#include "parquet/crc32.h"
 #include "parquet/encodings.h"
 #include "parquet/rle.h"
 #include "parquet/writer.h"

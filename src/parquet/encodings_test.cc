@@ -329,11 +329,6 @@ TEST(Codecs, Lz4RawAndBrotliFromTheirReferenceEncoders) {
   EXPECT_EQ(back2, text);
 }
 
-TEST(Codecs, Crc32) {
-  std::string s = "123456789";
-  EXPECT_EQ(crc32(u8(s), s.size()), 0xCBF43926u);  // the CRC-32 check value
-}
-
 // The deprecated LZ4 codec id: Hadoop framing ([BE32 uncompressed][BE32 compressed][LZ4 block],
 // repeated) first, then a bare LZ4 block. Compressed by liblz4's reference encoder.
 TEST(Codecs, Lz4HadoopFramingThenRawBlock) {
