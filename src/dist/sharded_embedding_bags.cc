@@ -12,9 +12,9 @@
 #include "embedding/row_reset.h"
 
 namespace tzrec::dist {
-namespace {
 
-using embedding::FusedFeatureInput;
+// The types ShardedEmbeddingBags::Impl holds (a named namespace: Impl has external linkage).
+namespace sharded_embedding_bags_detail {
 
 // One (feature, shard) pair: the shard's pooled contribution to the feature's output columns.
 struct Slot {
@@ -35,6 +35,14 @@ struct LossScaleState {
   std::optional<double> scale;
   bool found_inf = false;  // the latest backward was skipped
 };
+
+}  // namespace sharded_embedding_bags_detail
+using sharded_embedding_bags_detail::LossScaleState;
+using sharded_embedding_bags_detail::Slot;
+
+namespace {
+
+using embedding::FusedFeatureInput;
 
 // The exchange geometry of one forward call, shared with its backward.
 struct StepRouting {

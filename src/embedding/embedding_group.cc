@@ -198,11 +198,11 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     }
     const bool neg = !negs.empty();
     auto it = std::find_if(data_groups_.begin(), data_groups_.end(), [&](const DataGroup& d) { return d.neg == neg; });
-    if (it == data_groups_.end()) it = data_groups_.insert(data_groups_.end(), DataGroup{neg, nullptr, {}, {}});
+    if (it == data_groups_.end()) it = data_groups_.insert(data_groups_.end(), DataGroup{neg, nullptr, {}, {}, {}});
     it->groups.push_back(gi);
     data_group_of[gi] = static_cast<size_t>(it - data_groups_.begin());
   }
-  if (data_groups_.empty()) data_groups_.push_back(DataGroup{false, nullptr, {}, {}});  // only SEQUENCE groups
+  if (data_groups_.empty()) data_groups_.push_back(DataGroup{false, nullptr, {}, {}, {}});  // only SEQUENCE groups
 
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     if (groups[gi].feature_names.empty() && groups[gi].sequence_groups.empty()) {
@@ -241,7 +241,7 @@ EmbeddingGroupImpl::EmbeddingGroupImpl(std::vector<FeatureSpec> features,
     for (size_t gi : dg.groups) {
       const FeatureGroupConfig& g = groups[gi];
       const bool wide = g.type == GroupType::kWide;
-      Group group{g.group_name, {}, 0};
+      Group group{g.group_name, {}, 0, {}};
       for (size_t j = 0; j < g.feature_names.size(); ++j) {
         const std::string& name = g.feature_names[j];
         const FeatureSpec& f = lookup(g, j);
@@ -392,7 +392,7 @@ std::vector<std::string> EmbeddingGroupImpl::group_names() const {
 std::vector<EmbeddingGroupImpl::Collection> EmbeddingGroupImpl::collections() const {
   std::vector<Collection> out;
   for (const DataGroup& dg : data_groups_) {
-    out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc});
+    out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->ebc, ""});
     if (dg.data->mc_ebc) out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->mc_ebc->embedding_module(), "zch"});
     if (dg.data->dynamicemb_ebc) {
       out.push_back({dg.neg ? kNegTablePrefix : "", dg.data->dynamicemb_ebc->embedding_module(), "dynamicemb"});

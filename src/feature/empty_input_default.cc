@@ -21,7 +21,8 @@ std::string empty_input_fg_output(const Feature& fg_feature, HashKind hash_kind,
   row.files = {"(empty inputs of " + info.name + ")"};
   row.origins.resize(1);
   for (const std::string& column : fg_feature.input_columns()) {
-    data::StringColumn c{column};
+    data::StringColumn c;
+    c.name = column;
     c.append("");
     row.columns.push_back(std::move(c));
   }

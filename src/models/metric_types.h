@@ -46,8 +46,8 @@ struct MetricType {
       train;
   // The result key of a metric of this type when it differs from the type name ("recall@5" for
   // recall_at_k with top_k 5, as TorchEasyRec names it); empty: the type name.
-  std::function<std::string(const protos::MetricConfig& cfg)> eval_name;
-  std::function<std::string(const protos::TrainMetricConfig& cfg)> train_name;
+  std::function<std::string(const protos::MetricConfig& cfg)> eval_name = {};
+  std::function<std::string(const protos::TrainMetricConfig& cfg)> train_name = {};
 };
 
 // The type of metric oneof member `name` ("auc", "grouped_xauc", ...); throws NotSupportedError
