@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "config/field_registry.h"
+#include "config/stream_batches.h"
 #include "config/validate_internal.h"
 
 namespace tzrec::config {
@@ -69,18 +70,21 @@ void validate_data(const protos::EasyRecConfig& config, Problems* problems) {
       problems->add(item_path(p, "input_fields", i) + ".input_name", "required");
     }
   }
-  if (data.shuffle() && data.dataset_type() == protos::KafkaDataset) {
-    problems->not_supported(p + ".shuffle", "with KafkaDataset (a stream is trained in the order it arrives)");
+  // A stream keeps its order and batch_size (stream_batches.h), as TorchEasyRec's KafkaReader does.
+  if (data.shuffle() && reads_a_stream(data)) {
+    warn_ignored_field(p + ".shuffle",
+                       "KafkaDataset trains a stream in the order it arrives (TorchEasyRec's KafkaReader ignores it too)");
+  }
+  if (data.batch_cost_size() > 0 && reads_a_stream(data)) {
+    warn_ignored_field(p + ".batch_cost_size",
+                       "KafkaDataset batches hold batch_size rows (TorchEasyRec's KafkaReader ignores it too)");
   }
   // Batches cut by cost (data/cost_batch_source.h).
-  if (data.batch_cost_size() > 0) {
+  if (cuts_batches_by_cost(data)) {
     if (data.sample_cost_field().empty()) {
       problems->add(p + ".batch_cost_size", "needs data_config.sample_cost_field, the column of each row's cost");
     }
-    if (data.dataset_type() == protos::KafkaDataset) {
-      problems->not_supported(p + ".batch_cost_size", "with KafkaDataset (batches of a stream cut by cost)");
-    }
-  } else if (!data.sample_cost_field().empty()) {
+  } else if (!data.sample_cost_field().empty() && data.batch_cost_size() == 0) {
     warn_ignored_field(p + ".sample_cost_field", "only batch_cost_size reads it, and it is not set");
   }
 }

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "config/pipeline_config.h"
+#include "config/stream_batches.h"
 #include "config/testing_pipelines.h"
 #include "config/validate_testing.h"
 
@@ -53,9 +54,10 @@ TEST(Validate, DataConfigSubset) {
                                   "predict_edge_input_path: 'z' attr_fields: 'a' item_id_field: 'i' "
                                   "num_eval_sample: 5 } }"),
                            "data_config.tdm_sampler.num_eval_sample"));
-  // Shuffled training (data/shuffle_batch_source.h); not on streams.
+  // Shuffled training (data/shuffle_batch_source.h); a stream keeps its order, as in TorchEasyRec
+  // (config/stream_batches.h: accepted, with a warning).
   EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: true shuffle_buffer_size: 8 }")));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { dataset_type: KafkaDataset shuffle: true }"), "data_config.shuffle"));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: KafkaDataset shuffle: true }")));
   // Training masks: honoured fields, checked where features are built (feature/sample_mask.h;
   // models/model_config_rules_test.cc, SampleMasks).
   EXPECT_TRUE(NoProblems(deepfm("data_config { sample_mask_prob: 0.1 negative_sample_mask_prob: 1 }")));
@@ -65,8 +67,14 @@ TEST(Validate, DataConfigSubset) {
   EXPECT_TRUE(NoProblems(deepfm("data_config { batch_cost_size: 10 sample_cost_field: 'c' }")));
   EXPECT_TRUE(HasProblem(deepfm("data_config { batch_cost_size: 10 }"), "data_config.batch_cost_size",
                          "needs data_config.sample_cost_field"));
-  EXPECT_TRUE(NotSupported(deepfm("data_config { dataset_type: KafkaDataset batch_cost_size: 10 sample_cost_field: 'c' }"),
-                           "data_config.batch_cost_size"));
+  // A stream keeps batch_size rows per batch, as in TorchEasyRec (accepted, with a warning; the
+  // cost column is then not needed either).
+  EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: KafkaDataset batch_cost_size: 10 sample_cost_field: 'c' }")));
+  EXPECT_TRUE(NoProblems(deepfm("data_config { dataset_type: KafkaDataset batch_cost_size: 10 }")));
+  EXPECT_FALSE(shuffles_batches(deepfm("data_config { dataset_type: KafkaDataset shuffle: true }").data_config()));
+  EXPECT_TRUE(shuffles_batches(deepfm("data_config { shuffle: true }").data_config()));
+  EXPECT_FALSE(cuts_batches_by_cost(deepfm("data_config { dataset_type: KafkaDataset batch_cost_size: 10 }").data_config()));
+  EXPECT_TRUE(cuts_batches_by_cost(deepfm("data_config { batch_cost_size: 10 sample_cost_field: 'c' }").data_config()));
   EXPECT_TRUE(NoProblems(deepfm("data_config { sample_cost_field: 'c' }")));  // a warning only
   EXPECT_TRUE(NoProblems(deepfm("data_config { sample_weight_fields: 'w' }")));
   EXPECT_TRUE(NoProblems(deepfm("data_config { shuffle: false drop_remainder: true }")));

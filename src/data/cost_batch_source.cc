@@ -59,9 +59,8 @@ bool CostBatchSource::pull() {
     exhausted_ = true;
     return false;
   }
-  if (!more->stream_marks.empty()) {
-    throw NotSupportedError("data_config.batch_cost_size with a stream (KafkaDataset)");
-  }
+  // Streams are not cut by cost (config/stream_batches.h): their positions are per message.
+  if (!more->stream_marks.empty()) throw std::logic_error("CostBatchSource over a stream");
   if (pending_start_ > 0) {  // drop the rows given out before appending
     SourcedBatch rest;
     append_batch_rows(pending_, pending_start_, pending_.records.num_rows(), &rest);

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/text.h"
+#include "config/stream_batches.h"
 #include "data/cost_batch_source.h"
 #include "data/csv_reader.h"
 #include "data/input_files.h"
@@ -111,7 +112,7 @@ DatasetSources make_dataset_sources(const protos::DataConfig& dc, const std::str
   input_fields(dc);  // input_fields_str's items are checked for every dataset type, as check_config does
   // Batches cut by cost (cost_batch_source.h): the workers read the cost column too and keep
   // every row; the cost batcher cuts and drops.
-  const bool by_cost = dc.batch_cost_size() > 0;
+  const bool by_cost = config::cuts_batches_by_cost(dc);
   std::vector<std::string> read = columns;
   BatchOptions read_batch = batch;
   if (by_cost) {

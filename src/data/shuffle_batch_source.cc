@@ -17,7 +17,8 @@ bool ShuffleBatchSource::fill() {
   while (static_cast<int64_t>(window_.size()) < std::max<int64_t>(options_.window_batches, 1)) {
     std::optional<SourcedBatch> b = inner_->next();
     if (!b) break;
-    if (!b->stream_marks.empty()) throw NotSupportedError("data_config.shuffle with a stream (KafkaDataset)");
+    // Streams are not shuffled (config/stream_batches.h): their positions are per message.
+    if (!b->stream_marks.empty()) throw std::logic_error("ShuffleBatchSource over a stream");
     for (const auto& [file, rows] : rows_per_file(*b)) {
       if (!window_rows_.empty() && window_rows_.back().first == file) {
         window_rows_.back().second += rows;

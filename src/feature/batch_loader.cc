@@ -6,6 +6,7 @@
 #include "base/logging.h"
 #include "base/manual_seed.h"
 #include "base/stable_hash.h"
+#include "config/stream_batches.h"
 #include "data/dataset_sources.h"
 #include "data/input_files.h"
 #include "data/parallel_loader.h"
@@ -33,7 +34,7 @@ BatchLoader::BatchLoader(const protos::EasyRecConfig& config, const std::string&
   data::BatchOptions batch;
   batch.batch_size = batch_size_;
   batch.drop_remainder = mode == Mode::kTrain && dc.drop_remainder();
-  if (mode == Mode::kTrain && dc.shuffle()) {
+  if (mode == Mode::kTrain && config::shuffles_batches(dc)) {
     batch.shuffle_window = dc.shuffle_buffer_size();
     batch.shuffle_seed = chain_seed(manual_seed().value_or(0), {fnv1a64("shuffle"), static_cast<uint64_t>(shard.epoch)});
   }
