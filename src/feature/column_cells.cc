@@ -137,12 +137,18 @@ bool as_int64(const CellValue& v, int64_t* out) {
   }
 }
 
+std::string_view as_text(const CellValue& v, NumberText* tmp) {
+  if (v.kind == CellValue::Kind::kText) return v.text;
+  char* const begin = tmp->bytes;
+  const auto r = v.kind == CellValue::Kind::kInt ? std::to_chars(begin, begin + sizeof(tmp->bytes), v.i)
+                                                 : std::to_chars(begin, begin + sizeof(tmp->bytes), v.d);
+  return std::string_view(begin, static_cast<size_t>(r.ptr - begin));
+}
+
 std::string_view as_text(const CellValue& v, std::string* buf) {
   if (v.kind == CellValue::Kind::kText) return v.text;
-  char tmp[64];
-  const auto r = v.kind == CellValue::Kind::kInt ? std::to_chars(tmp, tmp + sizeof(tmp), v.i)
-                                                 : std::to_chars(tmp, tmp + sizeof(tmp), v.d);
-  buf->assign(tmp, r.ptr);
+  NumberText tmp;
+  buf->assign(as_text(v, &tmp));
   return *buf;
 }
 

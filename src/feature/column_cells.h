@@ -278,6 +278,12 @@ inline bool as_double(const CellValue& v, double* out) {
   }
 }
 std::string_view as_text(const CellValue& v, std::string* buf);
+// Room for the text of any number value (the longest shortest-round-trip double is 24 bytes).
+struct NumberText {
+  char bytes[40];
+};
+// The same without allocating: a number's text is written into *tmp.
+std::string_view as_text(const CellValue& v, NumberText* tmp);
 // The value as written, for messages ("12", "abc", "0.5").
 std::string display(const CellValue& v);
 // Row `r` of `cells` appended to *out as one text cell: empty cells as "", scalars as as_text,

@@ -153,8 +153,8 @@ template <IdFeature::Bucketizer B>
 int64_t IdFeature::fg_id_by(const CellValue& key, HashKind hash_kind, const ColumnCells& cells,
                             int64_t r, std::string* buf) const {
   if constexpr (B == Bucketizer::kHash) {
-    const std::string_view text = key.kind == CellValue::Kind::kText ? key.text : as_text(key, buf);
-    return hash_bucket(text, hash_buckets_, hash_kind);
+    NumberText number;  // an integer id's decimal text, without allocating
+    return hash_bucket(as_text(key, &number), hash_buckets_, hash_kind);
   } else if constexpr (B == Bucketizer::kVocab) {
     const std::string_view k = as_text(key, buf);
     if (k.data() != buf->data()) buf->assign(k.data(), k.size());

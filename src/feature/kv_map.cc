@@ -91,9 +91,10 @@ void read_inner_map(std::string_view inner, const MultiInputCells& cells, size_t
   }
 }
 
-bool same_text(const CellValue& a, const CellValue& b, std::string* buf_a, std::string* buf_b) {
+bool same_text(const CellValue& a, const CellValue& b) {
   if (a.kind == CellValue::Kind::kInt && b.kind == CellValue::Kind::kInt) return a.i == b.i;
-  return as_text(a, buf_a) == as_text(b, buf_b);
+  NumberText text_a, text_b;
+  return as_text(a, &text_a) == as_text(b, &text_b);
 }
 
 }  // namespace tzrec::feature

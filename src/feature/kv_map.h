@@ -53,7 +53,7 @@ void read_inner_map(std::string_view inner, const MultiInputCells& cells, size_t
                     const std::string& feature, std::vector<KvEntry>* out);
 
 // True when the texts of a and b are equal (integers as decimal text, floats in their shortest
-// round-trip form); bufs are scratch space.
-bool same_text(const CellValue& a, const CellValue& b, std::string* buf_a, std::string* buf_b);
+// round-trip form).
+bool same_text(const CellValue& a, const CellValue& b);
 
 }  // namespace tzrec::feature

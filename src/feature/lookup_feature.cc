@@ -105,7 +105,7 @@ void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, 
     // The last entry of a repeated key wins (a map keeps the last value written).
     const KvEntry* hit = nullptr;
     for (const KvEntry& e : entries) {
-      if (same_text(e.key, key, buf_a, buf_b)) hit = &e;
+      if (same_text(e.key, key)) hit = &e;
     }
     if (hit == nullptr) return;
     if (!text) {

@@ -17,7 +17,7 @@ constexpr const char* kMatchWildcard = "ALL";
 struct MatchFeature::Scratch {
   std::vector<CellValue> pkeys, skeys;
   std::vector<KvEntry> inner;
-  std::string buf_a, buf_b, text;
+  std::string buf_a, text;
 };
 
 MatchFeature::MatchFeature(const protos::MatchFeature& c, const std::string& path, const std::string& type,
@@ -157,7 +157,7 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
     }
     const KvEntry* last = nullptr;
     for (const KvEntry& e : s->inner) {
-      if (same_text(e.key, sk, &s->buf_a, &s->buf_b)) last = &e;
+      if (same_text(e.key, sk)) last = &e;
     }
     if (last != nullptr) hit(o, *last);
   };
@@ -169,7 +169,7 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
       }
       const NestedEntry* last = nullptr;
       for (const NestedEntry& o : outer) {
-        if (same_text(o.pkey, pk, &s->buf_a, &s->buf_b)) last = &o;
+        if (same_text(o.pkey, pk)) last = &o;
       }
       if (last != nullptr) match_inner(*last, sk);
     }
