@@ -92,7 +92,6 @@ TEST(KvDotProduct, ListAndMapColumnsAsTorchEasyRec) {
   EXPECT_EQ(floats_of(p.parse(mixed.batch).dense_features.values()), (Floats{1}));
 }
 
-// test_kv_dot_product_with_boundaries: [0.5, 2, 0.1, 0.1] in [0.05, 0.15, 1.0] -> [2, 3, 1, 1].
 // A key repeated in the query counts once, with its last entry; a key repeated in the document has
 // its last value; the products are summed in the query's order. Rows whose entries would take more
 // than 4096 pairwise comparisons go through maps and must give the same. By hand:
@@ -110,6 +109,7 @@ TEST(KvDotProduct, RepeatedKeysOnShortAndLongRows) {
   EXPECT_EQ(floats_of(b.dense_features.values()), (Floats{70, 41.5}));
 }
 
+// test_kv_dot_product_with_boundaries: [0.5, 2, 0.1, 0.1] in [0.05, 0.15, 1.0] -> [2, 3, 1, 1].
 TEST(KvDotProduct, BoundariesAsTorchEasyRec) {
   auto b = parser(kdp("0.1", kBoundaries), kFgNormal).parse(text_batch());
   EXPECT_EQ(ids_of(b.sparse_features.values()), (Ids{2, 3, 1, 1}));
