@@ -7,7 +7,8 @@
 //   all:        every feature of the config, what training consumes;
 //   per type:   only the features of one type (a grouped sequence_feature counts as
 //               "sequence_feature"; features reading another feature's output through `feature:`
-//               are left out, their producer may be of another type) — the rows/s of each type.
+//               are left out, their producer may be of another type) — the rows/s of each type,
+//               and of its features alone (as "all, features only" below).
 //   all, features only: every feature, from record batches already read from the file (the
 //               Parquet decoding left out): the batches are read into memory first, then --threads
 //               threads run the features over them (thread t parses batches t, t + threads, ...),
@@ -200,7 +201,9 @@ int main(int argc, char** argv) {
         const protos::EasyRecConfig one = only_type(config, t, &count);
         if (count == 0) continue;
         const Rate r = rows_per_second(one, data_path, repeat);
-        fmt::print("{:<20} {:>9} {:>12.0f} {:>10.1f}\n", t, count, r.rows_per_s, r.setup_s * 1e3);
+        const Rate fg = features_only_rows_per_second(one, data_path, threads, repeat);
+        fmt::print("{:<20} {:>9} {:>12.0f} {:>10.1f}   features only {:.0f}\n", t, count, r.rows_per_s,
+                   r.setup_s * 1e3, fg.rows_per_s);
       }
     }
   } catch (const Error& e) {

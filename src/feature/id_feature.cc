@@ -279,7 +279,30 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
     ids_per_item.push_back(n);
     n = 0;
   };
+  // Hashed text cells with one id per item (the usual sequence): items are hashed straight from
+  // the cell, with no per-item bookkeeping, unless a cell holds `separator_` (several values per
+  // item) or the default value does not give exactly one id.
+  int64_t default_id = -1;
+  if constexpr (B == Bucketizer::kHash) {
+    if (first_value_only && sequence_delim_.size() == 1 && cells.is_scalar() &&
+        cells.leaf_kind() == CellValue::Kind::kText) {
+      int64_t defaults = 0;
+      for_each_token(default_value_, separator_, [&](std::string_view tok) {
+        if (!tok.empty() && defaults++ == 0) default_id = hash_bucket(tok, hash_buckets_, out.hash_kind);
+      });
+      if (defaults == 0) default_id = -1;
+    }
+  }
   for (; r < out.rows; ++r) {
+    if constexpr (B == Bucketizer::kHash) {
+      if (default_id >= 0) {
+        const std::string_view text = cells.empty(r) ? std::string_view() : cells.scalar(r).text;
+        if (text.find(separator_) == std::string_view::npos) {
+          push_hashed_items(text, max_items, default_id, out);
+          continue;
+        }
+      }
+    }
     ids_per_item.clear();
     if (cells.empty(r)) {
       end_item();
@@ -292,6 +315,31 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
     }
     end_sequence_row(ids_per_item, first_value_only, out);
   }
+}
+
+void IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id,
+                                  const ParseOutput& out) const {
+  SparseOut& sparse = *out.sparse;
+  const size_t begin = sparse.values.size();
+  // Items are at most the delimiters + 1: room for them, then cut back to those written.
+  const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
+  sparse.values.resize(begin + room);
+  int64_t* ids = sparse.values.data() + begin;
+  size_t items = 0;
+  const HashKind kind = out.hash_kind;
+  ByteFinder delimiters(text, sequence_delim_[0]);
+  for (size_t start = 0; items < room;) {
+    const size_t pos = delimiters.next();
+    const std::string_view token(text.data() + start, pos - start);
+    ids[items++] = token.empty() ? default_id : hash_bucket(token, hash_buckets_, kind);
+    if (pos == text.size()) break;
+    start = pos + 1;
+  }
+  sparse.values.resize(begin + items);
+  if (sparse.with_weights) sparse.weights.resize(sparse.weights.size() + items, 1.0f);
+  const auto n = static_cast<int64_t>(items);
+  out.sequence_lengths->push_back(n);
+  sparse.lengths.push_back(n);
 }
 
 // TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). The bucketizer, in

@@ -15,6 +15,7 @@
 #include "base/scoped_env.h"
 #include "feature/feature_parser.h"
 #include "feature/features.h"
+#include "feature/hash.h"
 #include "feature/testing_config.h"
 #include "feature/testing_tensors.h"
 #include "feature/testing_typed_batch.h"
@@ -302,6 +303,68 @@ TEST(SequenceFeatures, ZchSequenceIdsAreRawIds) {
   auto nb = none.parse(make_batch({{"buy", {"123456789012345|-5", ""}}}));
   EXPECT_EQ(ids_of(nb.sparse_features["buy"].values), (Ids{123456789012345, -5}));
   EXPECT_EQ(ids_of(nb.sequence_lengths.at("buy")), (Ids{2, 0}));  // FG_NONE: an empty cell is an empty history
+}
+
+// Hashed sequence items of one id each are hashed straight from the cell (id_feature.cc
+// push_hashed_items) unless the cell holds the separator; both paths must give what the rules of
+// feature/id_feature.h give. Expected ids: libstdc++'s std::hash<std::string> (what pyfg hashes
+// with, docs/tzrec-compatibility.md §5.4) % hash_bucket_size, or farmhash Fingerprint64 under
+// USE_FARM_HASH_TO_BUCKETIZE (hash.h, tested against farmhash's own values); items and defaults worked out by hand: truncation to sequence_length
+// keeps the first items, an empty item or history takes default_value ("0" when unset), an item
+// of several values keeps its first non-empty one (value_dim 1), and unweighted ids weigh 1 when
+// another feature of the batch is weighted.
+TEST(SequenceFeatures, HashedItemsOfOneIdEachMatchTheGeneralRules) {
+  const char* features = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "s" sequence_length: 4 sequence_delim: ";"
+      features { id_feature { feature_name: "a" expression: "item:a" embedding_dim: 4 hash_bucket_size: 1000 } }
+      features { id_feature { feature_name: "b" expression: "item:b" embedding_dim: 4 hash_bucket_size: 97
+                              default_value: "zz" } }
+    } }
+    feature_configs { id_feature { feature_name: "w" expression: "user:w" embedding_dim: 4 hash_bucket_size: 10
+                                   weighted: true } })";
+  const std::vector<std::string> a = {"x;12;;y;z;tail", "", ";", "p\x1d" "q;\x1d" "r;s", "one"};
+  const std::vector<std::string> b = {"1;2;;3;4;5", "", "7;8", "\x1d;k\x1d" "l;m", "2"};
+  const std::vector<std::string> w = {"u:0.5", "u:1", "u:1", "u:1", "u:1"};
+  for (const bool farm : {false, true}) {
+    const FeatureParser p(parse_config(std::string("data_config { fg_mode: FG_DAG } ") + features),
+                          /*read_labels=*/false, farm ? HashKind::kFarmHash : HashKind::kStdHash);
+    auto h = [&](const char* text, uint64_t buckets) {
+      const uint64_t hash = farm ? farm_fingerprint64(text) : std::hash<std::string>()(text);
+      return static_cast<int64_t>(hash % buckets);
+    };
+    const Ids want_a = {h("x", 1000), h("12", 1000), h("0", 1000), h("y", 1000),  // truncated to 4
+                        h("0", 1000),                                              // empty history
+                        h("0", 1000), h("0", 1000),                                // two empty items
+                        h("p", 1000), h("r", 1000), h("s", 1000),                  // separator: first values
+                        h("one", 1000)};
+    const Ids want_b = {h("1", 97), h("2", 97), h("zz", 97), h("3", 97), h("zz", 97), h("7", 97), h("8", 97),
+                        h("zz", 97), h("k", 97), h("m", 97), h("2", 97)};
+    auto text = p.parse(make_batch({{"s__a", a}, {"s__b", b}, {"w", w}}));
+    EXPECT_EQ(ids_of(text.sparse_features["s__a"].values), want_a) << farm;
+    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__a")), (Ids{4, 1, 2, 3, 1})) << farm;
+    EXPECT_EQ(ids_of(text.sparse_features["s__b"].values), want_b) << farm;
+    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__b")), (Ids{4, 1, 2, 3, 1})) << farm;
+    ASSERT_TRUE(text.sparse_features.has_weights());
+    EXPECT_EQ(floats_of(text.sparse_features["s__a"].weights), Floats(want_a.size(), 1.0f)) << farm;
+    // The same cells as a Parquet string column (a null cell is an empty history too).
+    TypedBatch t(5);
+    auto strings = [](const std::vector<std::string>& cells) {
+      return [&cells](auto& c, int64_t r) {
+        if (cells[r].empty()) {
+          c.append_null();
+        } else {
+          c.append_string(cells[r]);
+        }
+      };
+    };
+    t.add("s__a", PhysicalType::kByteArray, 0, strings(a));
+    t.add("s__b", PhysicalType::kByteArray, 0, strings(b));
+    t.add("w", PhysicalType::kByteArray, 0, strings(w));
+    auto typed = p.parse(t.batch);
+    EXPECT_EQ(ids_of(typed.sparse_features.values()), ids_of(text.sparse_features.values())) << farm;
+    EXPECT_EQ(ids_of(typed.sparse_features.lengths()), ids_of(text.sparse_features.lengths())) << farm;
+  }
 }
 
 TEST(SequenceFeatures, SubFeaturesOfAHistoryHaveAsManyItems) {
