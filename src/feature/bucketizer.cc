@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "feature/boundaries.h"
 #include "feature/feature_support.h"
 #include "feature/text_values.h"
 #include "feature/dynamicemb_settings.h"
@@ -72,12 +73,7 @@ Bucketizer::Bucketizer(const Fields& f, const std::string& default_value, const 
     table_size_field_ = "vocab_file";
   } else if (!f.boundaries.empty()) {
     boundaries_ = f.boundaries;
-    for (size_t i = 0; i < boundaries_.size(); ++i) {
-      if (std::isnan(boundaries_[i]) || (i > 0 && !(boundaries_[i - 1] < boundaries_[i]))) {
-        throw ConfigError(
-            fmt::format("{}.boundaries: must be strictly increasing (entry {} is {})", path, i, boundaries_[i]));
-      }
-    }
+    check_boundaries(boundaries_, path + ".boundaries");
     kind_ = Kind::kBoundaries;
     num_embeddings_ = static_cast<int64_t>(boundaries_.size()) + 1;
     table_size_field_ = "boundaries";
@@ -151,7 +147,7 @@ int64_t Bucketizer::value_id(const CellValue& v, HashKind hash_kind, const Colum
 int64_t Bucketizer::bucket(double x) const {
   // Compare in float32 like the float-typed FG value and the float boundaries.
   const auto v = static_cast<float>(x);
-  return static_cast<int64_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), v) - boundaries_.begin());
+  return boundary_bucket(boundaries_, v);
 }
 
 }  // namespace tzrec::feature

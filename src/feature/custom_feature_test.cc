@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "feature/feature_registry.h"
+#include "feature/features.h"
 #include "feature/fg_json.h"
 #include "feature/testing_config.h"
 #include "feature/testing_tensors.h"

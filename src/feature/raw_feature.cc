@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "feature/boundaries.h"
 #include "feature/dense_embedding_settings.h"
 #include "feature/feature_support.h"
 #include "feature/fg_json_entry.h"
@@ -25,12 +26,7 @@ RawFeature::RawFeature(const protos::RawFeature& c, const std::string& path, con
     info_.is_sparse = true;
     fill_table_info(c, path, &info_);
     boundaries_.assign(c.boundaries().begin(), c.boundaries().end());
-    for (size_t i = 0; i < boundaries_.size(); ++i) {
-      if (std::isnan(boundaries_[i]) || (i > 0 && !(boundaries_[i - 1] < boundaries_[i]))) {
-        throw ConfigError(fmt::format("{}.boundaries: must be strictly increasing (entry {} is {})", path, i,
-                                      boundaries_[i]));
-      }
-    }
+    check_boundaries(boundaries_, path + ".boundaries");
     info_.num_embeddings = static_cast<int64_t>(boundaries_.size()) + 1;
     // Non-sequence sparse features have no per-item width (their ids are pooled per row).
     if (!sequence) info_.value_dim = 0;
@@ -146,7 +142,7 @@ void RawFeature::emit(const std::vector<double>& vals, const ColumnCells& cells,
 int64_t RawFeature::bucket(double v) const {
   // Compare in float32 like the float-typed FG value and the float boundaries.
   const float x = static_cast<float>(v);
-  return static_cast<int64_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), x) - boundaries_.begin());
+  return boundary_bucket(boundaries_, x);
 }
 
 int64_t RawFeature::value_bucket(const CellValue& v, const ColumnCells& cells, int64_t r) const {
@@ -200,8 +196,14 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
   // output (what values_of and emit do with it, without the value list); others take the general
   // path below (defaults, several values, errors).
   const bool one_number_items = !encoded && value_dim_ == 1;
+  const bool text_cells = cells.is_scalar() && cells.leaf_kind() == CellValue::Kind::kText;
+  const bool whole_rows = one_number_items && text_cells && sequence_delim_.size() == 1;
   std::vector<int64_t> ids_per_item;
   for (int64_t r = 0; r < out.rows; ++r) {
+    if (whole_rows && !cells.empty(r)) {
+      const std::string_view text = cells.scalar(r).text;
+      if (text.find(sep) == std::string_view::npos && push_number_items(text, max_items, out)) continue;
+    }
     ids_per_item.clear();
     auto push_item = [&](const auto& for_each_value) {
       if (static_cast<int64_t>(ids_per_item.size()) >= max_items) return;
@@ -244,6 +246,56 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
       out.sequence_lengths->push_back(static_cast<int64_t>(ids_per_item.size()));
     }
   }
+}
+
+bool RawFeature::push_number_items(std::string_view text, int64_t max_items, const ParseOutput& out) const {
+  const bool sparse = info_.is_sparse;
+  // Bucket ids (sparse) or floats (dense) go to the end of one of these.
+  std::vector<int64_t>* ids = sparse ? &out.sparse->values : nullptr;
+  std::vector<float>* dense = sparse ? nullptr : out.sequence_dense;
+  const size_t begin = sparse ? ids->size() : dense->size();
+  // Items are at most the delimiters + 1: room for them, then cut back to those written.
+  const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
+  auto resize = [&](size_t size) {
+    if (sparse) {
+      ids->resize(size);
+    } else {
+      dense->resize(size);
+    }
+  };
+  resize(begin + room);
+  const char* const end = text.data() + text.size();
+  ByteFinder delimiters(text, sequence_delim_[0]);
+  size_t items = 0;
+  for (size_t start = 0; items < room;) {
+    const size_t pos = delimiters.next();
+    const std::string_view token(text.data() + start, pos - start);
+    double x = 0;
+    // 8 bytes after the token inside the cell: the short form reads them (parse_short_decimal).
+    const bool parsed = (token.data() + token.size() + 8 <= end && parse_short_decimal(token, &x)) ||
+                        (!token.empty() && parse_double(token, &x));
+    if (!parsed) {
+      resize(begin);
+      return false;
+    }
+    x = normalizer_.apply(x);
+    if (sparse) {
+      (*ids)[begin + items] = bucket(x);
+    } else {
+      (*dense)[begin + items] = static_cast<float>(x);
+    }
+    ++items;
+    if (pos == text.size()) break;
+    start = pos + 1;
+  }
+  resize(begin + items);
+  const auto n = static_cast<int64_t>(items);
+  out.sequence_lengths->push_back(n);
+  if (sparse) {
+    if (out.sparse->with_weights) out.sparse->weights.resize(out.sparse->weights.size() + items, 1.0f);
+    out.sparse->lengths.push_back(n);
+  }
+  return true;
 }
 
 // TorchEasyRec's RawFeature._fg_json (docs/tzrec-compatibility.md §5.3): separator and value_dim

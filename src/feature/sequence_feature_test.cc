@@ -270,6 +270,48 @@ TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
             "data or feature_configs[0].sequence_feature.features[0].raw_feature.value_dim");
 }
 
+// Longer raw histories: items are read a row at a time (raw_feature.cc push_number_items, numbers
+// of up to 8 + 8 digits by parse_short_decimal) unless an item is empty or not a plain number,
+// when the row takes the general path. Expected values: the decimal literals below as the compiler
+// reads them, through minmax over [0, 10] (x / 10) and the boundaries [0.2, 0.5], worked out by
+// hand; an empty item is the default "0", sequence_length 6 keeps the first 6 items.
+TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
+  const char* features = R"(
+    feature_configs { sequence_feature {
+      sequence_name: "s" sequence_length: 6 sequence_delim: ";"
+      features { raw_feature { feature_name: "d" expression: "user:d" normalizer: "method=minmax,min=0,max=10" } }
+      features { raw_feature { feature_name: "b" expression: "user:b" normalizer: "method=minmax,min=0,max=10"
+                               boundaries: [0.2, 0.5] embedding_dim: 4 } }
+    } })";
+  auto p = parser(features, "fg_mode: FG_DAG");
+  const std::vector<std::string> cells = {
+      "-1.25;3;0.0813245;101.385;7;1e1;2;x",  // 1e1: not short, still one number; x: past the 6th item
+      "12345678.12345678;4.5;;6",             // an empty item: the general path, the default 0
+      "0.5;1;2.25;3;4;5;6;7;8;9;10;11",       // truncated
+      "9",                                    // too short for the 8-byte read: parse_double
+  };
+  auto b = p.parse(make_batch({{"s__d", cells}, {"s__b", cells}}));
+  auto f = [](double x) { return static_cast<float>(x / 10); };
+  EXPECT_EQ(floats_of(b.sequence_dense_features.at("s__d")),
+            (Floats{f(-1.25), f(3), f(0.0813245), f(101.385), f(7), f(1e1), f(12345678.12345678), f(4.5), 0, f(6),
+                    f(0.5), f(1), f(2.25), f(3), f(4), f(5), f(9)}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__d")), (Ids{6, 4, 6, 1}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].values), (Ids{0, 1, 0, 2, 2, 2, 2, 1, 0, 2, 0, 0, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].lengths), (Ids{6, 4, 6, 1}));
+  // A text Parquet column gives the same.
+  TypedBatch t(static_cast<int64_t>(cells.size()));
+  for (const char* name : {"s__d", "s__b"}) {
+    t.add(name, PhysicalType::kByteArray, 0, [&](auto& c, int64_t r) { c.append_string(cells[r]); });
+  }
+  auto typed = p.parse(t.batch);
+  EXPECT_EQ(floats_of(typed.sequence_dense_features.at("s__d")), floats_of(b.sequence_dense_features.at("s__d")));
+  EXPECT_EQ(ids_of(typed.sparse_features.values()), ids_of(b.sparse_features.values()));
+  // A word in the middle of a long history is the general path's error.
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(make_batch({{"s__d", {"1.5;2.5;oops;3.5;4.5;5.5"}}, {"s__b", {"1"}}})); }),
+            "t.csv line 2 column s__d: value 'oops' of raw feature s__d is not a number; fix the data "
+            "(multiple values are separated by feature_configs[0].sequence_feature.features[0].raw_feature.separator)");
+}
+
 // zch on sequence ids (docs/tzrec-compatibility.md §5.12; TorchEasyRec's
 // multi_tower_din_zch_fg_mock.config): as for a plain id feature, FG_NORMAL hashes every item over
 // the whole int64 range (hash_bucket_size 2^63 - 1, the empty history's default "0" too) and

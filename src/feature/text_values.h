@@ -150,6 +150,84 @@ inline bool parse_plain_decimal(std::string_view s, double* out) {
 
 namespace text_detail {
 
+// Little-endian 8-byte load: byte k of the text is bits [8k, 8k + 8).
+inline uint64_t load_le64(const char* p) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+
+// Bit 7 set in each byte of v that is not an ASCII digit (each byte on its own: the additions
+// stay below 0x100 once bit 7 is masked off).
+inline uint64_t non_digit_bytes(uint64_t v) {
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t low7 = v & ~kHigh;
+  const uint64_t below = ~(low7 + 0x5050505050505050ULL) & kHigh;  // < '0'
+  const uint64_t above = (low7 + 0x4646464646464646ULL) & kHigh;   // > '9'
+  return (v & kHigh) | below | above;
+}
+
+// How many of v's leading bytes (from byte 0) are digits, 0 to 8.
+inline int leading_digits(uint64_t v) {
+  const uint64_t bad = non_digit_bytes(v);
+  return bad == 0 ? 8 : __builtin_ctzll(bad) / 8;
+}
+
+// The value of v's first k bytes (1 to 8, all digits) as a decimal number: the digits are moved
+// to the end of the word behind '0' bytes, then combined pairwise by multiplications.
+inline uint64_t eight_digits_value(uint64_t v, int k) {
+  constexpr uint64_t kZeros = 0x3030303030303030ULL;
+  if (k < 8) v = (v << (8 * (8 - k))) | (kZeros >> (8 * k));
+  v -= kZeros;
+  v = v * 10 + (v >> 8);  // byte 2j + 1: the two-digit number of bytes 2j, 2j + 1
+  return (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+          (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+         32;
+}
+
+}  // namespace text_detail
+
+// parse_plain_decimal for the common short case, without a loop per digit: an optional '-', 1 to 8
+// digits, then optionally '.' and 1 to 8 digits, read eight bytes at a time. The caller
+// guarantees that the 8 bytes after the text are readable (they are read, not used). Gives
+// exactly parse_plain_decimal's value (the same integer m of the digits and the same division);
+// false for any other text (parse_plain_decimal or parse_double then decide).
+inline bool parse_short_decimal(std::string_view s, double* out) {
+  using text_detail::leading_digits;
+  const char* p = s.data();
+  size_t n = s.size();
+  const bool negative = n != 0 && *p == '-';
+  p += negative;
+  n -= negative;
+  if (n == 0 || n > 17) return false;
+  const uint64_t head = text_detail::load_le64(p);
+  const int whole = leading_digits(head);
+  if (whole == 0) return false;
+  uint64_t m = 0;
+  size_t decimals = 0;
+  if (static_cast<size_t>(whole) >= n) {  // digits only (the bytes after the text do not count)
+    m = text_detail::eight_digits_value(head, static_cast<int>(n));
+  } else {
+    decimals = n - static_cast<size_t>(whole) - 1;
+    if (p[whole] != '.' || decimals == 0 || decimals > 8) return false;
+    const uint64_t tail = text_detail::load_le64(p + whole + 1);
+    if (static_cast<size_t>(leading_digits(tail)) < decimals) return false;
+    static constexpr uint64_t kPowers[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    m = text_detail::eight_digits_value(head, whole) * kPowers[decimals] +
+        text_detail::eight_digits_value(tail, static_cast<int>(decimals));
+    if (m > (uint64_t{1} << 53)) return false;
+  }
+  static constexpr double kPowersOf10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  const double v = static_cast<double>(m) / kPowersOf10[decimals];
+  *out = negative ? -v : v;
+  return true;
+}
+
+namespace text_detail {
+
 // parse_double() for any text; kept out of line.
 __attribute__((noinline)) inline bool parse_any_double(std::string_view s, double* out) {
   s = trim_spaces(s);
