@@ -264,16 +264,13 @@ bool RawFeature::push_number_items(std::string_view text, int64_t max_items, con
     }
   };
   resize(begin + room);
-  const char* const end = text.data() + text.size();
   ByteFinder delimiters(text, sequence_delim_[0]);
   size_t items = 0;
   for (size_t start = 0; items < room;) {
     const size_t pos = delimiters.next();
     const std::string_view token(text.data() + start, pos - start);
     double x = 0;
-    // 8 bytes after the token inside the cell: the short form reads them (parse_short_decimal).
-    const bool parsed = (token.data() + token.size() + 8 <= end && parse_short_decimal(token, &x)) ||
-                        (!token.empty() && parse_double(token, &x));
+    const bool parsed = !token.empty() && parse_double(token, &x);
     if (!parsed) {
       resize(begin);
       return false;

@@ -270,9 +270,8 @@ TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
             "data or feature_configs[0].sequence_feature.features[0].raw_feature.value_dim");
 }
 
-// Longer raw histories: items are read a row at a time (raw_feature.cc push_number_items, numbers
-// of up to 8 + 8 digits by parse_short_decimal) unless an item is empty or not a plain number,
-// when the row takes the general path. Expected values: the decimal literals below as the compiler
+// Longer raw histories: items are read a row at a time (raw_feature.cc push_number_items) unless
+// an item is empty or not a number, when the row takes the general path. Expected values: the decimal literals below as the compiler
 // reads them, through minmax over [0, 10] (x / 10) and the boundaries [0.2, 0.5], worked out by
 // hand; an empty item is the default "0", sequence_length 6 keeps the first 6 items.
 TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
@@ -285,10 +284,10 @@ TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
     } })";
   auto p = parser(features, "fg_mode: FG_DAG");
   const std::vector<std::string> cells = {
-      "-1.25;3;0.0813245;101.385;7;1e1;2;x",  // 1e1: not short, still one number; x: past the 6th item
+      "-1.25;3;0.0813245;101.385;7;1e1;2;x",  // 1e1: not plain, still one number; x: past the 6th item
       "12345678.12345678;4.5;;6",             // an empty item: the general path, the default 0
       "0.5;1;2.25;3;4;5;6;7;8;9;10;11",       // truncated
-      "9",                                    // too short for the 8-byte read: parse_double
+      "9",                                    // one item
   };
   auto b = p.parse(make_batch({{"s__d", cells}, {"s__b", cells}}));
   auto f = [](double x) { return static_cast<float>(x / 10); };

@@ -1,11 +1,9 @@
-// for_each_token against a plain find loop, and parse_double's plain-decimal path and
-// parse_short_decimal against std::from_chars (bit for bit), on random texts that hit the block
-// scans' tails and edges.
+// for_each_token against a plain find loop, and parse_double's plain-decimal path against
+// std::from_chars (bit for bit), on random texts that hit the block scans' tails and edges.
 #include "feature/text_values.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -88,54 +86,6 @@ TEST(TextValues, ParseDoubleEqualsFromChars) {
     std::string digits(rng() % 24, '0');
     for (char& c : digits) c = "0123456789.-"[rng() % 12];
     expect_as_from_chars(digits);
-  }
-}
-
-// parse_short_decimal reads 8 bytes past its text: each text is placed in a buffer followed by
-// `after` (digits, a point, separators: bytes that must not change the result). Whenever it
-// accepts a text, std::from_chars must give the same double bit for bit; and it must accept every
-// plain decimal of at most 8 digits on each side of the point (else the fast path would never run).
-void expect_short_as_from_chars(const std::string& s, const std::string& after) {
-  std::string buffer = s + after + std::string(8, '7');
-  double got = 0, want = 0;
-  const bool ok = parse_short_decimal(std::string_view(buffer.data(), s.size()), &got);
-  size_t whole = s.find('.');
-  const size_t sign = !s.empty() && s[0] == '-' ? 1 : 0;
-  if (whole == std::string::npos) whole = s.size();
-  bool plain = s.size() > sign && s.find_first_not_of("0123456789.", sign) == std::string::npos &&
-                     std::count(s.begin(), s.end(), '.') <= 1 && whole > sign && whole - sign <= 8 &&
-                     (whole == s.size() || (s.size() - whole - 1 >= 1 && s.size() - whole - 1 <= 8));
-  if (plain) {  // and its digits, read as one integer, at most 2^53 (as parse_plain_decimal asks)
-    uint64_t m = 0;
-    for (char c : s) m = c >= '0' && c <= '9' ? m * 10 + static_cast<uint64_t>(c - '0') : m;
-    plain = m <= (uint64_t{1} << 53);
-  }
-  ASSERT_EQ(ok, plain) << "'" << s << "' followed by '" << after << "'";
-  if (ok) {
-    ASSERT_TRUE(from_chars_double(s, &want)) << "'" << s << "'";
-    ASSERT_EQ(std::memcmp(&got, &want, sizeof(got)), 0) << "'" << s << "' " << got << " " << want;
-  }
-}
-
-TEST(TextValues, ShortDecimalsEqualFromChars) {
-  for (const char* s : {"0", "-0", "-0.0", "0.1", "101.385", "-7.125", "12345678", "123456789", "99999999.99999999",
-                        "90071992.54740992", "90071992.54740993",
-                        "0.00000001", "0.000000001", "1.", ".5", "-.5", "-", "", "--1", "1e5", "1.5.5", " 1",
-                        "1 ", "+1", "1;2", "\x80" "1", "1\xb0", "12345678.9"}) {
-    for (const char* after : {"", ";", "5", ".5", "\xff"}) expect_short_as_from_chars(s, after);
-  }
-  std::mt19937_64 rng(34);
-  const std::string alphabet = "0123456789.-;x\x80\xb9\xff/:";
-  for (int i = 0; i < 300000; ++i) {
-    char buf[64];
-    const double x = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 40) - 60);
-    std::snprintf(buf, sizeof(buf), "%.*f", static_cast<int>(rng() % 10), (rng() & 1) ? x : -x);
-    std::string after(rng() % 3, '0');
-    for (char& c : after) c = alphabet[rng() % alphabet.size()];
-    expect_short_as_from_chars(buf, after);
-    std::string mixed(rng() % 19, '0');
-    for (char& c : mixed) c = alphabet[rng() % (rng() % 4 == 0 ? alphabet.size() : 11)];
-    expect_short_as_from_chars(mixed, after);
   }
 }
 
