@@ -67,7 +67,12 @@ class ByteFinder {
       if (n_ - pos_ >= kBlock) {
         matches_ = block_matches(p_ + pos_);
         pos_ += kBlock;
-      } else {  // the last bytes one by one: a block read would run past the text
+      } else if (n_ >= kBlock) {
+        // The text's last block, read where it ends: the bits of bytes searched before are shifted
+        // out, so bit k is byte base_ + k again.
+        matches_ = block_matches(p_ + n_ - kBlock) >> ((kBlock - (n_ - pos_)) * kBitsPerByte);
+        pos_ = n_;
+      } else {  // a text shorter than a block, one byte at a time: a block read would run past it
         for (; pos_ < n_; ++pos_) {
           if (p_[pos_] == c_) matches_ |= uint64_t{1} << ((pos_ - base_ + 1) * kBitsPerByte - 1);
         }
