@@ -448,7 +448,7 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<int64_t>* id
   bpe_detail::split_gpt2(piece, [&](std::string_view word) { encode_word(word, ids); });
 }
 
-BpeTokenizer::WordCache& BpeTokenizer::thread_cache() const {
+WordCache& BpeTokenizer::thread_cache() const {
   // Per thread: the caches of the tokenizers it used, by instance id (ascending = oldest first).
   thread_local std::map<uint64_t, WordCache> caches;
   thread_local uint64_t last_id = 0;
@@ -457,7 +457,7 @@ BpeTokenizer::WordCache& BpeTokenizer::thread_cache() const {
   auto it = caches.find(instance_id_);
   if (it == caches.end()) {
     if (caches.size() >= kMaxCaches) caches.erase(caches.begin());
-    it = caches.emplace(instance_id_, WordCache()).first;
+    it = caches.emplace(instance_id_, WordCache(kMaxCache)).first;
   }
   last_id = instance_id_;
   last = &it->second;
@@ -465,20 +465,17 @@ BpeTokenizer::WordCache& BpeTokenizer::thread_cache() const {
 }
 
 void BpeTokenizer::encode_word(std::string_view word, std::vector<int64_t>* ids) const {
-  thread_local std::string key;
-  key.assign(word.data(), word.size());
   WordCache& cache = thread_cache();
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    thread_local std::vector<int32_t> merged;
-    merge_word(word, &merged);
-    if (cache.size() >= kMaxCache) {
-      ids->insert(ids->end(), merged.begin(), merged.end());
-      return;
-    }
-    it = cache.emplace(key, merged).first;
+  size_t count = 0;
+  uint64_t hash = 0;
+  if (const int32_t* cached = cache.find(word, &count, &hash)) {
+    ids->insert(ids->end(), cached, cached + count);
+    return;
   }
-  ids->insert(ids->end(), it->second.begin(), it->second.end());
+  thread_local std::vector<int32_t> merged;
+  merge_word(word, &merged);
+  cache.insert(word, hash, merged);
+  ids->insert(ids->end(), merged.begin(), merged.end());
 }
 
 void BpeTokenizer::merge_word(std::string_view word, std::vector<int32_t>* out) const {

@@ -34,6 +34,7 @@
 
 #include "feature/text_tokenizer.h"
 #include "feature/tokenizer_post_process.h"
+#include "feature/word_cache.h"
 
 struct UNormalizer2;
 
@@ -88,7 +89,6 @@ class BpeTokenizer : public TextTokenizer {
   // tokenizer so that loader threads never wait for each other: at most kMaxCache words each
   // (further words are merged every time). A thread keeps the caches of its kMaxCaches most
   // recently created tokenizers; instance_id_ (never reused) names this one's.
-  using WordCache = std::unordered_map<std::string, std::vector<int32_t>>;
   static constexpr size_t kMaxCache = 1 << 16;
   static constexpr size_t kMaxCaches = 8;
   WordCache& thread_cache() const;
