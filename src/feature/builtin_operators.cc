@@ -51,9 +51,10 @@ struct EditDistanceState {
   bool utf8 = false;
 };
 
-std::vector<uint32_t> code_points(std::string_view s, bool utf8) {
-  std::vector<uint32_t> out;
-  out.reserve(s.size());
+// The characters of s (bytes, or UTF-8 code points) into *out.
+void code_points(std::string_view s, bool utf8, std::vector<uint32_t>* points) {
+  std::vector<uint32_t>& out = *points;
+  out.clear();
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     size_t n = 1;
@@ -78,11 +79,12 @@ std::vector<uint32_t> code_points(std::string_view s, bool utf8) {
     out.push_back(cp);
     i += n;
   }
-  return out;
 }
 
 size_t levenshtein(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  thread_local std::vector<size_t> prev, cur;  // two rows of the distance table, reused per thread
+  prev.resize(b.size() + 1);
+  cur.resize(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
@@ -94,13 +96,13 @@ size_t levenshtein(const std::vector<uint32_t>& a, const std::vector<uint32_t>& 
   return prev[b.size()];
 }
 
-std::string joined(const tzrec_operator_input& in) {
-  std::string out;
+// The input's values joined by "\x1d" into *out.
+void joined(const tzrec_operator_input& in, std::string* out) {
+  out->clear();
   for (size_t i = 0; i < in.num_values; ++i) {
-    if (i > 0) out.push_back('\x1d');
-    out.append(in.values[i].data, in.values[i].size);
+    if (i > 0) out->push_back('\x1d');
+    out->append(in.values[i].data, in.values[i].size);
   }
-  return out;
 }
 
 void* edit_distance_create(const char* params_json, char* error, size_t error_size) {
@@ -134,7 +136,14 @@ int edit_distance_evaluate(void* state, const tzrec_operator_input* inputs, size
     return 1;
   }
   const bool utf8 = static_cast<EditDistanceState*>(state)->utf8;
-  const size_t d = levenshtein(code_points(joined(inputs[0]), utf8), code_points(joined(inputs[1]), utf8));
+  // Per-thread scratch: the operator is called once per row.
+  thread_local std::string text;
+  thread_local std::vector<uint32_t> a, b;
+  joined(inputs[0], &text);
+  code_points(text, utf8, &a);
+  joined(inputs[1], &text);
+  code_points(text, utf8, &b);
+  const size_t d = levenshtein(a, b);
   api->add_number(out, static_cast<double>(d));
   return 0;
 }
