@@ -248,15 +248,21 @@ TEST(SequenceFeatures, FgNormalDefaultsTruncationAndValueDim) {
 // divides by 10, boundaries [0.2, 0.5] bucket below 0.2 / below 0.5 / the rest, truncation to
 // sequence_length keeps the first items, an empty item or history is the default "0", and a word
 // or an item of two values (value_dim 1) is an error naming the value or the count.
-TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
-  const char* features = R"(
+// The grouped sequence "s" of two raw sub-features over the same numbers: "d" dense, "b" bucketized
+// by [0.2, 0.5], both normalized by minmax over [0, 10].
+std::string raw_pair_config(int sequence_length) {
+  return R"(
     feature_configs { sequence_feature {
-      sequence_name: "s" sequence_length: 3 sequence_delim: ";"
+      sequence_name: "s" sequence_length: )" +
+         std::to_string(sequence_length) + R"( sequence_delim: ";"
       features { raw_feature { feature_name: "d" expression: "user:d" normalizer: "method=minmax,min=0,max=10" } }
       features { raw_feature { feature_name: "b" expression: "user:b" normalizer: "method=minmax,min=0,max=10"
                                boundaries: [0.2, 0.5] embedding_dim: 4 } }
     } })";
-  auto p = parser(features, "fg_mode: FG_DAG");
+}
+
+TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
+  auto p = parser(raw_pair_config(3), "fg_mode: FG_DAG");
   auto b = p.parse(make_batch({{"s__d", {"1;2.5;7;9", "", "4;;6"}}, {"s__b", {"1;2.5;7;9", "", "4;;6"}}}));
   EXPECT_EQ(floats_of(b.sequence_dense_features.at("s__d")), (Floats{0.1f, 0.25f, 0.7f, 0, 0.4f, 0, 0.6f}));
   EXPECT_EQ(ids_of(b.sequence_lengths.at("s__d")), (Ids{3, 1, 3}));
@@ -271,18 +277,12 @@ TEST(SequenceFeatures, RawItemsOfOneNumberEach) {
 }
 
 // Longer raw histories: items are read a row at a time (raw_feature.cc push_number_items) unless
-// an item is empty or not a number, when the row takes the general path. Expected values: the decimal literals below as the compiler
-// reads them, through minmax over [0, 10] (x / 10) and the boundaries [0.2, 0.5], worked out by
-// hand; an empty item is the default "0", sequence_length 6 keeps the first 6 items.
+// an item is empty or not a number, when the row takes the general path. Expected values: the
+// decimal literals below as the compiler reads them, through minmax over [0, 10] (x / 10) and the
+// boundaries [0.2, 0.5], worked out by hand; an empty item is the default "0", sequence_length 6
+// keeps the first 6 items.
 TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
-  const char* features = R"(
-    feature_configs { sequence_feature {
-      sequence_name: "s" sequence_length: 6 sequence_delim: ";"
-      features { raw_feature { feature_name: "d" expression: "user:d" normalizer: "method=minmax,min=0,max=10" } }
-      features { raw_feature { feature_name: "b" expression: "user:b" normalizer: "method=minmax,min=0,max=10"
-                               boundaries: [0.2, 0.5] embedding_dim: 4 } }
-    } })";
-  auto p = parser(features, "fg_mode: FG_DAG");
+  auto p = parser(raw_pair_config(6), "fg_mode: FG_DAG");
   const std::vector<std::string> cells = {
       "-1.25;3;0.0813245;101.385;7;1e1;2;x",  // 1e1: not plain, still one number; x: past the 6th item
       "12345678.12345678;4.5;;6",             // an empty item: the general path, the default 0
@@ -306,7 +306,8 @@ TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
   EXPECT_EQ(floats_of(typed.sequence_dense_features.at("s__d")), floats_of(b.sequence_dense_features.at("s__d")));
   EXPECT_EQ(ids_of(typed.sparse_features.values()), ids_of(b.sparse_features.values()));
   // A word in the middle of a long history is the general path's error.
-  EXPECT_EQ(error_of<DataError>([&] { p.parse(make_batch({{"s__d", {"1.5;2.5;oops;3.5;4.5;5.5"}}, {"s__b", {"1"}}})); }),
+  auto bad = make_batch({{"s__d", {"1.5;2.5;oops;3.5;4.5;5.5"}}, {"s__b", {"1"}}});
+  EXPECT_EQ(error_of<DataError>([&] { p.parse(bad); }),
             "t.csv line 2 column s__d: value 'oops' of raw feature s__d is not a number; fix the data "
             "(multiple values are separated by feature_configs[0].sequence_feature.features[0].raw_feature.separator)");
 }
@@ -350,10 +351,11 @@ TEST(SequenceFeatures, ZchSequenceIdsAreRawIds) {
 // push_hashed_items) unless the cell holds the separator; both paths must give what the rules of
 // feature/id_feature.h give. Expected ids: libstdc++'s std::hash<std::string> (what pyfg hashes
 // with, docs/tzrec-compatibility.md §5.4) % hash_bucket_size, or farmhash Fingerprint64 under
-// USE_FARM_HASH_TO_BUCKETIZE (hash.h, tested against farmhash's own values); items and defaults worked out by hand: truncation to sequence_length
-// keeps the first items, an empty item or history takes default_value ("0" when unset), an item
-// of several values keeps its first non-empty one (value_dim 1), and unweighted ids weigh 1 when
-// another feature of the batch is weighted.
+// USE_FARM_HASH_TO_BUCKETIZE (hash.h, tested against farmhash's own values); items and defaults
+// worked out by hand: truncation to sequence_length keeps the first items, an empty item or
+// history takes default_value ("0" when unset), an item of several values keeps its first
+// non-empty one (value_dim 1), and unweighted ids weigh 1 when another feature of the batch is
+// weighted.
 TEST(SequenceFeatures, HashedItemsOfOneIdEachMatchTheGeneralRules) {
   const char* features = R"(
     feature_configs { sequence_feature {
