@@ -249,13 +249,18 @@ void parse_encoded_id_sequence(const EncodedIds& spec, const ColumnCells& cells,
   }
 }
 
+void end_sequence_row(int64_t items, const ParseOutput& out) {
+  out.sequence_lengths->push_back(items);
+  out.sparse->lengths.push_back(items);
+}
+
 void end_sequence_row(const std::vector<int64_t>& ids_per_item, bool one_id_per_item, const ParseOutput& out) {
   const auto items = static_cast<int64_t>(ids_per_item.size());
-  out.sequence_lengths->push_back(items);
   if (one_id_per_item) {
-    out.sparse->lengths.push_back(items);
+    end_sequence_row(items, out);
     return;
   }
+  out.sequence_lengths->push_back(items);
   int64_t ids = 0;
   for (int64_t n : ids_per_item) ids += n;
   out.sparse->lengths.push_back(ids);

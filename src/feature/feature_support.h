@@ -178,6 +178,8 @@ void parse_own_encoded(const Feature* dense, const EncodedIds& spec, const Featu
 // out.sequence_lengths; KJT length = items (one id per item) or ids, with the ids per item into
 // out.item_lengths.
 void end_sequence_row(const std::vector<int64_t>& ids_per_item, bool one_id_per_item, const ParseOutput& out);
+// The same for a row of `items` items of one id each.
+void end_sequence_row(int64_t items, const ParseOutput& out);
 
 // The vocab_file asset of a feature message that has vocab_file and asset_dir (none when unset).
 template <typename Msg>

@@ -319,27 +319,20 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
 
 void IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id,
                                   const ParseOutput& out) const {
-  SparseOut& sparse = *out.sparse;
-  const size_t begin = sparse.values.size();
+  std::vector<int64_t>& values = out.sparse->values;
+  const size_t begin = values.size();
   // Items are at most the delimiters + 1: room for them, then cut back to those written.
   const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
-  sparse.values.resize(begin + room);
-  int64_t* ids = sparse.values.data() + begin;
-  size_t items = 0;
+  values.resize(begin + room);
+  int64_t* ids = values.data() + begin;
   const HashKind kind = out.hash_kind;
-  ByteFinder delimiters(text, sequence_delim_[0]);
-  for (size_t start = 0; items < room;) {
-    const size_t pos = delimiters.next();
-    const std::string_view token(text.data() + start, pos - start);
-    ids[items++] = token.empty() ? default_id : hash_bucket(token, hash_buckets_, kind);
-    if (pos == text.size()) break;
-    start = pos + 1;
-  }
-  sparse.values.resize(begin + items);
-  if (sparse.with_weights) sparse.weights.resize(sparse.weights.size() + items, 1.0f);
-  const auto n = static_cast<int64_t>(items);
-  out.sequence_lengths->push_back(n);
-  sparse.lengths.push_back(n);
+  const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
+    ids[k] = token.empty() ? default_id : hash_bucket(token, hash_buckets_, kind);
+    return true;
+  });
+  values.resize(begin + items);
+  // (Sequence id features are never weighted: the parser gives their ids weight 1 afterwards.)
+  end_sequence_row(static_cast<int64_t>(items), out);
 }
 
 // TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). The bucketizer, in

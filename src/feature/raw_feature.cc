@@ -264,33 +264,29 @@ bool RawFeature::push_number_items(std::string_view text, int64_t max_items, con
     }
   };
   resize(begin + room);
-  ByteFinder delimiters(text, sequence_delim_[0]);
-  size_t items = 0;
-  for (size_t start = 0; items < room;) {
-    const size_t pos = delimiters.next();
-    const std::string_view token(text.data() + start, pos - start);
+  bool parsed = true;
+  const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
     double x = 0;
-    const bool parsed = !token.empty() && parse_double(token, &x);
-    if (!parsed) {
-      resize(begin);
-      return false;
-    }
+    parsed = !token.empty() && parse_double(token, &x);
+    if (!parsed) return false;
     x = normalizer_.apply(x);
     if (sparse) {
-      (*ids)[begin + items] = bucket(x);
+      (*ids)[begin + k] = bucket(x);
     } else {
-      (*dense)[begin + items] = static_cast<float>(x);
+      (*dense)[begin + k] = static_cast<float>(x);
     }
-    ++items;
-    if (pos == text.size()) break;
-    start = pos + 1;
+    return true;
+  });
+  if (!parsed) {
+    resize(begin);
+    return false;
   }
   resize(begin + items);
-  const auto n = static_cast<int64_t>(items);
-  out.sequence_lengths->push_back(n);
+  // (Raw features are never weighted: the parser gives bucket ids weight 1 afterwards.)
   if (sparse) {
-    if (out.sparse->with_weights) out.sparse->weights.resize(out.sparse->weights.size() + items, 1.0f);
-    out.sparse->lengths.push_back(n);
+    end_sequence_row(static_cast<int64_t>(items), out);
+  } else {
+    out.sequence_lengths->push_back(static_cast<int64_t>(items));
   }
   return true;
 }

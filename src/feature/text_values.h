@@ -111,6 +111,22 @@ inline void for_each_token(std::string_view s, std::string_view sep, Fn&& fn) {
   }
 }
 
+// The first tokens of s separated by the byte `sep` (empty tokens included), at most max_tokens:
+// calls fn(k, token) for token k = 0, 1, ... until fn returns false. Returns how many fn accepted.
+template <typename Fn>
+inline size_t for_each_leading_token(std::string_view s, char sep, size_t max_tokens, Fn&& fn) {
+  ByteFinder separators(s, sep);
+  size_t k = 0;
+  for (size_t start = 0; k < max_tokens;) {
+    const size_t pos = separators.next();
+    if (!fn(k, std::string_view(s.data() + start, pos - start))) return k;
+    ++k;
+    if (pos == s.size()) break;
+    start = pos + 1;
+  }
+  return k;
+}
+
 // Whole-token decimal integer (surrounding spaces and a leading '+' allowed).
 inline bool parse_int64(std::string_view s, int64_t* out) {
   s = trim_spaces(s);
