@@ -8,12 +8,17 @@
 //   tzrec_dynamic_embedding_bench [--live_ids 50000000] [--batch 4096] [--features 26] [--dim 16]
 //       [--rounds 5] [--steps 20] [--warmup 5] [--zipf 1.05] [--dists uniform,zipf]
 //       [--new_share 0.1] [--fill_batch 1048576] [--bucket_capacity 128] [--threads 2] [--no_fixed]
-//       [--capacity_factor 1] [--init_capacity 0] [--growth_pause 0]
+//       [--capacity_factor 1] [--init_capacity 0] [--growth_pause 0] [--tower 512,256,128]
 // Both arms live in one process (50M live ids: peak RSS ≈ 8.0 GiB; --no_fixed leaves (a) out).
 //
 // Setup: one table of dim D read by F features, bags of one id each, batch B, training mode,
 // FusedOptimizerKind::kRowwiseAdagrad in both arms; a step = forward + backward of the sum of the
-// pooled outputs (the fused update runs in backward).
+// pooled outputs (the fused update runs in backward). With --tower H1,H2,...: a step is a model's
+// instead — the pooled outputs [B, F × D] through TorchEasyRec's MLP (ReLU, hidden units H) and a
+// linear layer to one logit, binary cross-entropy against fixed random labels, backward (the fused
+// update of the table), then Adam (lr 0.001, optim::DenseOptimizer) on the tower's parameters;
+// each arm has its own tower, initialised from the same seed. 512,256,128 is the deep tower of
+// DeepFM in examples/deepfm_criteo_synth.config (26 features of dim 16, as here).
 //   (b) dynamic: a DynamicEmbeddingBagCollection, max_capacity = live_ids (STEP scores, buckets of
 //       128, TorchEasyRec's default initializer), filled through training-mode remaps of
 //       fill_batch never-seen ids each (F features × fill_batch / F rows) until every row is live
@@ -48,6 +53,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -63,6 +69,8 @@
 #include "embedding/dynamic_embedding_bag_collection.h"
 #include "embedding/embedding_bag_collection.h"
 #include "embedding/fused_row_optimizer.h"
+#include "nn/mlp.h"
+#include "optim/dense_optimizer.h"
 #include "sparse/keyed_jagged_tensor.h"
 
 namespace {
@@ -180,11 +188,49 @@ struct StepBatches {
   double distinct_share = 0;  // distinct rows / ids, mean over the batches
 };
 
+// The dense part of a model over the pooled embeddings (--tower; see the file comment).
+class Tower {
+ public:
+  Tower(int64_t in_features, const std::vector<int64_t>& hidden_units, int64_t batch) {
+    torch::manual_seed(7);  // the same initial weights in every arm
+    tzrec::nn::MLPOptions o;
+    o.hidden_units = hidden_units;
+    mlp_ = tzrec::nn::MLP(in_features, o, "tower");
+    out_ = torch::nn::Linear(hidden_units.back(), 1);
+    labels_ = torch::randint(0, 2, {batch, 1}, torch::kFloat32);
+    std::vector<std::pair<std::string, torch::Tensor>> params;
+    for (const auto& p : mlp_->named_parameters()) params.emplace_back("mlp." + p.key(), p.value());
+    for (const auto& p : out_->named_parameters()) params.emplace_back("out." + p.key(), p.value());
+    tzrec::optim::DenseOptimizerOptions adam;
+    adam.kind = tzrec::optim::DenseOptimizerOptions::Kind::kAdam;
+    adam.lr = 0.001;
+    optimizer_ = std::make_unique<tzrec::optim::DenseOptimizer>(adam, params);
+  }
+  // The loss of the pooled embeddings, its backward, then the optimizer step.
+  void train_step(const torch::Tensor& pooled) {
+    optimizer_->zero_grad();
+    torch::Tensor logits = out_->forward(mlp_->forward(pooled));
+    torch::binary_cross_entropy_with_logits(logits, labels_).backward();
+    optimizer_->step();
+  }
+
+ private:
+  tzrec::nn::MLP mlp_{nullptr};
+  torch::nn::Linear out_{nullptr};
+  torch::Tensor labels_;
+  std::unique_ptr<tzrec::optim::DenseOptimizer> optimizer_;
+};
+
+// One training step of the collection m (with the tower on top when there is one), in ms.
 template <class Module>
-double timed_step(Module& m, const KeyedJaggedTensor& kjt) {
+double timed_step(Module& m, const KeyedJaggedTensor& kjt, Tower* tower) {
   const auto t0 = Clock::now();
   tzrec::sparse::KeyedTensor out = m->forward(kjt);
-  out.values().sum().backward();
+  if (tower != nullptr) {
+    tower->train_step(out.values());
+  } else {
+    out.values().sum().backward();
+  }
   return seconds_since(t0) * 1e3;
 }
 
@@ -200,6 +246,7 @@ int main(int argc, char** argv) {
   int threads = 2;
   std::string dists = "uniform,zipf";
   bool no_fixed = false;
+  std::vector<int64_t> tower_units;
   app.add_option("--live_ids", live_ids, "live ids of the dynamic table = rows of the fixed one");
   app.add_option("--batch", batch);
   app.add_option("--features", features);
@@ -220,6 +267,11 @@ int main(int argc, char** argv) {
   app.add_option("--capacity_factor", capacity_factor,
                  "max_capacity = this x live_ids (>= 1; above 1 the table is filled to live_ids ids, not full)");
   app.add_option("--init_capacity", init_capacity, "init_capacity_per_rank (0: max_capacity, dynamicemb's default)");
+  app.add_option("--tower", tower_units,
+                 "hidden units of a dense tower trained on the pooled embeddings (a model's step; DeepFM's deep "
+                 "tower: 512,256,128); none: a step is the collection's alone")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   if (capacity_factor < 1.0) {
     std::fprintf(stderr, "--capacity_factor must be at least 1\n");
@@ -230,9 +282,15 @@ int main(int argc, char** argv) {
   torch::manual_seed(1);
   const std::vector<std::string> names = feature_names(features);
   const int64_t ids_per_step = batch * features;
-  std::printf("live ids %lld, batch %lld x %lld features, dim %lld, rowwise_adagrad, %d threads\n",
+  std::string tower_text = "none (a step is the collection's forward + backward)";
+  if (!tower_units.empty()) {
+    tower_text.clear();
+    for (int64_t u : tower_units) tower_text += (tower_text.empty() ? "" : ",") + std::to_string(u);
+    tower_text = "MLP " + tower_text + " + logit, BCE, Adam";
+  }
+  std::printf("live ids %lld, batch %lld x %lld features, dim %lld, rowwise_adagrad, %d threads; dense tower: %s\n",
               static_cast<long long>(live_ids), static_cast<long long>(batch), static_cast<long long>(features),
-              static_cast<long long>(dim), torch::get_num_threads());
+              static_cast<long long>(dim), torch::get_num_threads(), tower_text.c_str());
 
   // ---- (b) the dynamic arm: build, fill, memory -------------------------------------------------
   const double rss0 = status_gib("VmRSS");
@@ -362,6 +420,13 @@ int main(int argc, char** argv) {
                 huge_pages_gib());
   }
 
+  // Dense towers (--tower): one per arm, the same initial weights; the split's steps use (b)'s.
+  std::unique_ptr<Tower> tower_a, tower_b;
+  if (!tower_units.empty()) {
+    tower_a = std::make_unique<Tower>(features * dim, tower_units, batch);
+    tower_b = std::make_unique<Tower>(features * dim, tower_units, batch);
+  }
+
   // ---- step batches ------------------------------------------------------------------------------
   // Bijection r → (a·r + c) mod n_rows scattering the ranks (a coprime to n_rows).
   uint64_t mul = 0x9E3779B97F4A7C15ull % static_cast<uint64_t>(n_rows);
@@ -403,7 +468,8 @@ int main(int argc, char** argv) {
 
   std::string json = "{\"live_ids\": " + std::to_string(live) + ", \"max_capacity\": " + std::to_string(capacity) +
                      ", \"batch\": " + std::to_string(batch) + ", \"features\": " + std::to_string(features) +
-                     ", \"dim\": " + std::to_string(dim) + ", \"threads\": " + std::to_string(threads);
+                     ", \"dim\": " + std::to_string(dim) + ", \"threads\": " + std::to_string(threads) +
+                     ", \"tower\": \"" + tower_text + "\"";
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 ", \"fill_s\": %.2f, \"fill_ids\": %llu, \"rss_growth_gib\": %.3f, \"rss_growth_checkpoint_gib\": %.3f, "
@@ -430,16 +496,16 @@ int main(int argc, char** argv) {
 
     // (a)/(b) alternating rounds.
     for (int64_t w = 0; w < warmup; ++w) {
-      if (fixed) timed_step(fixed, sb.fixed[w % steps]);
-      timed_step(dyn, sb.dynamic[w % steps]);
+      if (fixed) timed_step(fixed, sb.fixed[w % steps], tower_a.get());
+      timed_step(dyn, sb.dynamic[w % steps], tower_b.get());
     }
     std::vector<double> ta, tb, ra, rb;
     for (int64_t r = 0; r < rounds; ++r) {
       std::vector<double> round_a, round_b;
       if (fixed) {
-        for (int64_t k = 0; k < steps; ++k) round_a.push_back(timed_step(fixed, sb.fixed[k]));
+        for (int64_t k = 0; k < steps; ++k) round_a.push_back(timed_step(fixed, sb.fixed[k], tower_a.get()));
       }
-      for (int64_t k = 0; k < steps; ++k) round_b.push_back(timed_step(dyn, sb.dynamic[k]));
+      for (int64_t k = 0; k < steps; ++k) round_b.push_back(timed_step(dyn, sb.dynamic[k], tower_b.get()));
       ra.push_back(median(round_a));
       rb.push_back(median(round_b));
       ta.insert(ta.end(), round_a.begin(), round_a.end());
@@ -453,7 +519,7 @@ int main(int argc, char** argv) {
       const auto s0 = Clock::now();
       KeyedJaggedTensor rows = dyn->remap(sb.dynamic[k], true);
       remap_ms.push_back(seconds_since(s0) * 1e3);
-      inner_ms.push_back(timed_step(inner, rows));
+      inner_ms.push_back(timed_step(inner, rows, tower_b.get()));
       remapped.push_back(rows);
     }
     // The index probe alone, as the remap meets it: find() of a batch's ids right after an inner
@@ -462,14 +528,14 @@ int main(int argc, char** argv) {
       const auto s0 = Clock::now();
       table.find(sb.dynamic[k].values().data_ptr<int64_t>(), found.size(), found.data());
       find_ms.push_back(seconds_since(s0) * 1e3);
-      timed_step(inner, remapped[k]);
+      timed_step(inner, remapped[k], tower_b.get());
     }
     // Control: (a)'s step right after an (untimed) probe of the same ids — what the remap's traffic
     // alone costs the lookup and update that follow it.
     std::vector<double> polluted_ms;
     for (int64_t k = 0; fixed && k < steps; ++k) {
       table.find(sb.dynamic[k].values().data_ptr<int64_t>(), found.size(), found.data());
-      polluted_ms.push_back(timed_step(fixed, sb.fixed[k]));
+      polluted_ms.push_back(timed_step(fixed, sb.fixed[k], tower_a.get()));
     }
     const double ma = median(ta), mb = median(tb);
     dynamic_median.push_back(mb);
@@ -523,14 +589,14 @@ int main(int argc, char** argv) {
         ka.push_back(make_kjt(names, rows));
       }
       if (fixed && !split) {
-        for (int64_t k = 0; k < n_steps; ++k) round_a.push_back(timed_step(fixed, ka[k]));
+        for (int64_t k = 0; k < n_steps; ++k) round_a.push_back(timed_step(fixed, ka[k], tower_a.get()));
       }
       for (int64_t k = 0; k < n_steps; ++k) {
         if (split) {
           const auto s0 = Clock::now();
           KeyedJaggedTensor rows = dyn->remap(kc[k], true);
           remap_ms.push_back(seconds_since(s0) * 1e3);
-          inner_ms.push_back(timed_step(inner, rows));
+          inner_ms.push_back(timed_step(inner, rows, tower_b.get()));
           continue;
         }
         if (r >= 0) {  // ids the table lacks (the new ones, and earlier batches' ids evicted since), untimed
@@ -538,7 +604,7 @@ int main(int argc, char** argv) {
           missing_share += static_cast<double>(std::count(found.begin(), found.end(), int64_t{-1})) /
                            static_cast<double>(found.size());
         }
-        round_c.push_back(timed_step(dyn, kc[k]));
+        round_c.push_back(timed_step(dyn, kc[k], tower_b.get()));
       }
       if (r >= 0 && !split) {
         ra2.push_back(median(round_a));
