@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 
@@ -284,6 +285,21 @@ struct NumberText {
 };
 // The same without allocating: a number's text is written into *tmp.
 std::string_view as_text(const CellValue& v, NumberText* tmp);
+// Texts of values that must outlive the next value read: a text value's view of the batch, or the
+// text of a number kept here (in a deque, where a kept string stays put while more are added)
+// until clear().
+class ValueTexts {
+ public:
+  std::string_view of(const CellValue& v) {
+    if (v.kind == CellValue::Kind::kText) return v.text;
+    return kept_.emplace_back(as_text(v, &tmp_));
+  }
+  void clear() { kept_.clear(); }
+
+ private:
+  std::deque<std::string> kept_;
+  NumberText tmp_;
+};
 // The value as written, for messages ("12", "abc", "0.5").
 std::string display(const CellValue& v);
 // Row `r` of `cells` appended to *out as one text cell: empty cells as "", scalars as as_text,

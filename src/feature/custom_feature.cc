@@ -1,6 +1,5 @@
 #include "feature/custom_feature.h"
 
-#include <deque>
 
 #include <nlohmann/json.hpp>
 
@@ -116,9 +115,8 @@ std::vector<FeatureAsset> CustomFeature::assets() const {
 void CustomFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& out) const {
   const auto max_items = info_.sequence_length > 0 ? info_.sequence_length : 0;
   MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
-  // Text values are passed as views of the batch; other values as text kept in `numbers` (a
-  // deque: its strings stay where they are while more are added).
-  std::vector<std::deque<std::string>> numbers(inputs_.size());
+  // Text values are passed as views of the batch; other values as their text kept in `texts`.
+  std::vector<ValueTexts> texts(inputs_.size());
   std::vector<std::vector<std::string_view>> args(inputs_.size());
   std::vector<CustomOperator::Value> results;
   std::string buf, error;
@@ -127,15 +125,9 @@ void CustomFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& 
       info_, values_, &cells, /*map_per_item=*/false, out, [](int64_t, int64_t) {},
       [&](int64_t r, int64_t k, LookupValues* values) {
         for (size_t i = 0; i < inputs_.size(); ++i) {
-          numbers[i].clear();
+          texts[i].clear();
           args[i].clear();
-          cells.for_each_value(i, r, k, [&](const CellValue& v) {
-            if (v.kind == CellValue::Kind::kText) {
-              args[i].push_back(v.text);
-            } else {
-              args[i].push_back(numbers[i].emplace_back(as_text(v, &buf)));
-            }
-          });
+          cells.for_each_value(i, r, k, [&](const CellValue& v) { args[i].push_back(texts[i].of(v)); });
         }
         results.clear();
         if (!operator_->evaluate(args, &results, &error)) {

@@ -1,7 +1,6 @@
 #include "feature/kv_dot_product.h"
 
 #include <algorithm>
-#include <deque>
 #include <unordered_map>
 
 #include "feature/dense_embedding_settings.h"
@@ -12,14 +11,12 @@ namespace tzrec::feature {
 namespace {
 
 // The entries of input i at row r (item k): keys[j] with values[j], in order. Text keys are views
-// of the batch; keys of typed values are text kept in *owned (a deque: its strings stay where they
-// are while more are added).
+// of the batch; keys of typed values are text kept in *texts.
 void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t k, const std::string& feature,
-                     std::vector<std::string_view>* keys, std::vector<double>* values, std::deque<std::string>* owned) {
+                     std::vector<std::string_view>* keys, std::vector<double>* values, ValueTexts* texts) {
   keys->clear();
   values->clear();
-  owned->clear();
-  std::string buf;
+  texts->clear();
   auto bad_value = [&](const CellValue& v) {
     return DataError(fmt::format(
         "{}: entry '{}' of kv_dot_product {} has a value that is not a number; entries are 'key:value' (or a key "
@@ -32,14 +29,14 @@ void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
     c.for_each_entry(r, [&](const CellValue& key, const CellValue& value) {
       double d = 0;
       if (!as_double(value, &d)) throw bad_value(value);
-      keys->push_back(key.kind == CellValue::Kind::kText ? key.text : owned->emplace_back(as_text(key, &buf)));
+      keys->push_back(texts->of(key));
       values->push_back(d);
     });
     return;
   }
   cells.for_each_value(i, r, k, [&](const CellValue& v) {
     if (v.kind != CellValue::Kind::kText) {  // a typed number: a key of value 1
-      keys->push_back(owned->emplace_back(as_text(v, &buf)));
+      keys->push_back(texts->of(v));
       values->push_back(1.0);
       return;
     }
@@ -117,13 +114,13 @@ void KvDotProduct::parse_fg(const data::RecordBatch& batch, const ParseOutput& o
   MultiInputCells cells(batch, inputs_, "feature " + info_.name, sequence_delim_, max_items);
   std::vector<std::string_view> keys[2];
   std::vector<double> vals[2];
-  std::deque<std::string> owned[2];
+  ValueTexts texts[2];
   std::unordered_map<std::string_view, double> document;
   std::unordered_map<std::string_view, size_t> last;
   emit_lookup_rows(
       info_, values_, &cells, false, out, [](int64_t, int64_t) {},
       [&](int64_t r, int64_t k, LookupValues* values) {
-        for (size_t i = 0; i < 2; ++i) read_kv_entries(cells, i, r, k, info_.name, &keys[i], &vals[i], &owned[i]);
+        for (size_t i = 0; i < 2; ++i) read_kv_entries(cells, i, r, k, info_.name, &keys[i], &vals[i], &texts[i]);
         if (keys[0].empty() || keys[1].empty()) return;  // no entry: the default value
         CellValue x;
         x.kind = CellValue::Kind::kFloat;

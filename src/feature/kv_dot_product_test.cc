@@ -92,6 +92,30 @@ TEST(KvDotProduct, ListAndMapColumnsAsTorchEasyRec) {
   EXPECT_EQ(floats_of(p.parse(mixed.batch).dense_features.values()), (Floats{1}));
 }
 
+// Typed keys are compared as their text: a list<int64> query (each key of value 1) against a
+// map<int64, float> document, and an int64-keyed map against a text document. 40 keys per row, so
+// the kept key texts outgrow any small buffer while earlier keys are still read. By hand: keys
+// 0 .. 39 against 0 .. 39 with value 0.25 = 40 * 0.25 = 10; keys 100 .. 139 against keys 0 .. 39:
+// 0; row 2: {7: 2, 8: 3} · "7:0.5|9:4" = 2 * 0.5 = 1.
+TEST(KvDotProduct, IntegerKeysAreTheirText) {
+  std::vector<std::pair<int64_t, float>> doc;
+  for (int64_t i = 0; i < 40; ++i) doc.emplace_back(i, 0.25f);
+  TypedBatch t(2);
+  t.add("q", PhysicalType::kInt64, 1, [](testing::ColumnBuilder& c, int64_t r) {
+    c.begin_list();
+    for (int64_t i = 0; i < 40; ++i) c.append(i + (r == 0 ? 0 : 100));
+    c.end_list();
+  });
+  t.add_map<int64_t, float>("d", PhysicalType::kInt64, PhysicalType::kFloat, {doc, doc});
+  auto p = parser(kdp("0"), kFgNormal);
+  EXPECT_EQ(floats_of(p.parse(t.batch).dense_features.values()), (Floats{10, 0}));
+
+  TypedBatch m(1);
+  m.add_map<int64_t, float>("q", PhysicalType::kInt64, PhysicalType::kFloat, {{{{7, 2.0f}, {8, 3.0f}}}});
+  m.add("d", PhysicalType::kByteArray, 0, [](testing::ColumnBuilder& c, int64_t) { c.append_string("7:0.5|9:4"); });
+  EXPECT_EQ(floats_of(p.parse(m.batch).dense_features.values()), (Floats{1}));
+}
+
 // A key repeated in the query counts once, with its last entry; a key repeated in the document has
 // its last value; the products are summed in the query's order. Rows whose entries would take more
 // than 4096 pairwise comparisons go through maps and must give the same. By hand:
