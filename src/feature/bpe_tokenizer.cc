@@ -66,13 +66,30 @@ CharClass char_class(UChar32 c) {
   }
 }
 
-// The character at byte `pos` of `s`: its class, and the byte after it.
-size_t next_char(std::string_view s, size_t pos, CharClass* cls) {
+// char_class of each ASCII character, read by next_char's common path.
+const std::array<CharClass, 128> kAsciiClasses = [] {
+  std::array<CharClass, 128> out{};
+  for (UChar32 c = 0; c < 128; ++c) out[static_cast<size_t>(c)] = char_class(c);
+  return out;
+}();
+
+// next_char() of a character that is not ASCII (out of line: titles are mostly ASCII).
+__attribute__((noinline)) size_t next_multibyte_char(std::string_view s, size_t pos, CharClass* cls) {
   auto i = static_cast<int32_t>(pos);
   UChar32 c = 0;
   U8_NEXT(s.data(), i, static_cast<int32_t>(s.size()), c);
   *cls = char_class(c);
   return static_cast<size_t>(i);
+}
+
+// The character at byte `pos` of `s`: its class, and the byte after it.
+inline size_t next_char(std::string_view s, size_t pos, CharClass* cls) {
+  const auto b = static_cast<unsigned char>(s[pos]);
+  if (b < 0x80) {
+    *cls = kAsciiClasses[b];
+    return pos + 1;
+  }
+  return next_multibyte_char(s, pos, cls);
 }
 
 // Length of the contraction after an apostrophe ('s 't 're 've 'm 'll 'd), 0 when none.
@@ -143,18 +160,18 @@ void split_gpt2(std::string_view s, Fn&& fn) {
 // Cuts the added tokens out of `text` (leftmost match, the longest first), appending their ids to
 // *ids and calling plain(piece) for the text between them.
 template <typename Fn>
-void split_added(std::string_view text, const std::vector<BpeTokenizer::AddedToken>& tokens,
-                 const std::array<bool, 256>& first, std::vector<int64_t>* ids, Fn&& plain) {
-  if (tokens.empty()) {
+void split_added(std::string_view text, const BpeTokenizer::AddedTokens& added, std::vector<int64_t>* ids,
+                 Fn&& plain) {
+  if (added.tokens().empty()) {
     if (!text.empty()) plain(text);
     return;
   }
   size_t start = 0;
   for (size_t i = 0; i < text.size();) {
     const BpeTokenizer::AddedToken* hit = nullptr;
-    if (first[static_cast<unsigned char>(text[i])]) {
-      const std::string_view rest = text.substr(i);
-      for (const auto& t : tokens) {
+    const std::string_view rest = text.substr(i);
+    if (added.may_start(rest)) {
+      for (const auto& t : added.tokens()) {
         // Most candidates fail on their second byte (runs of spaces at a single space): checked
         // before comparing the whole token.
         const std::string& c = t.content;
@@ -234,6 +251,20 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::load(const std::string& path, 
   std::ostringstream text;
   text << in.rdbuf();
   return from_json(text.str(), where);
+}
+
+void BpeTokenizer::AddedTokens::finish() {
+  std::stable_sort(tokens_.begin(), tokens_.end(),
+                   [](const AddedToken& x, const AddedToken& y) { return x.content.size() > y.content.size(); });
+  for (const AddedToken& t : tokens_) {
+    const auto b0 = static_cast<unsigned char>(t.content[0]);
+    if (t.content.size() == 1) {
+      single_[b0] = true;
+      continue;
+    }
+    const unsigned pair = static_cast<unsigned>(b0) << 8 | static_cast<unsigned char>(t.content[1]);
+    pairs_[pair >> 6] |= uint64_t{1} << (pair & 63);
+  }
 }
 
 std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view json_text, const std::string& where) {
@@ -377,14 +408,10 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
       const bool normalized = bpe_detail::bool_member(t, "normalized", !special, where, at);
       AddedToken a{content->get<std::string>(), id->get<int64_t>()};
       max_id = std::max(max_id, a.id);
-      (normalized ? tok->normalized_added_ : tok->raw_added_).push_back(std::move(a));
+      (normalized ? tok->normalized_added_ : tok->raw_added_).add(std::move(a));
     }
-    for (auto* list : {&tok->raw_added_, &tok->normalized_added_}) {
-      std::stable_sort(list->begin(), list->end(),
-                       [](const AddedToken& x, const AddedToken& y) { return x.content.size() > y.content.size(); });
-    }
-    for (const auto& t : tok->raw_added_) tok->raw_first_[static_cast<unsigned char>(t.content[0])] = true;
-    for (const auto& t : tok->normalized_added_) tok->normalized_first_[static_cast<unsigned char>(t.content[0])] = true;
+    tok->raw_added_.finish();
+    tok->normalized_added_.finish();
   }
   tok->vocab_size_ = max_id + 1;
   if (tok->post_process_.pad && tok->post_process_.pad_id >= tok->vocab_size_) {
@@ -397,7 +424,7 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::from_json(std::string_view jso
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>* ids) const {
   const size_t start = ids->size();
-  bpe_detail::split_added(text, raw_added_, raw_first_, ids, [&](std::string_view piece) { encode_normalized(piece, ids); });
+  bpe_detail::split_added(text, raw_added_, ids, [&](std::string_view piece) { encode_normalized(piece, ids); });
   post_process_.apply(ids, start);
 }
 
@@ -431,7 +458,7 @@ void BpeTokenizer::encode_normalized(std::string_view text, std::vector<int64_t>
     normalized.resize(static_cast<size_t>(len8));
     s = normalized;
   }
-  bpe_detail::split_added(s, normalized_added_, normalized_first_, ids, [&](std::string_view piece) { encode_piece(piece, ids); });
+  bpe_detail::split_added(s, normalized_added_, ids, [&](std::string_view piece) { encode_piece(piece, ids); });
 }
 
 void BpeTokenizer::encode_piece(std::string_view piece, std::vector<int64_t>* ids) const {

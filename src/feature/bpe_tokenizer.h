@@ -55,6 +55,28 @@ class BpeTokenizer : public TextTokenizer {
     std::string content;
     int64_t id = 0;
   };
+  // The added tokens matched in one form of the text (raw or normalized), longest first, indexed
+  // by the bytes they start with: most positions of a text are passed over at one lookup.
+  class AddedTokens {
+   public:
+    void add(AddedToken token) { tokens_.push_back(std::move(token)); }
+    // After the last add(): sorts the tokens longest first (stable) and indexes their starts.
+    void finish();
+    const std::vector<AddedToken>& tokens() const { return tokens_; }
+    // False when no token starts at rest[0] (rest not empty).
+    bool may_start(std::string_view rest) const {
+      const auto b0 = static_cast<unsigned char>(rest[0]);
+      if (single_[b0]) return true;
+      if (rest.size() < 2) return false;
+      const unsigned pair = static_cast<unsigned>(b0) << 8 | static_cast<unsigned char>(rest[1]);
+      return ((pairs_[pair >> 6] >> (pair & 63)) & 1) != 0;
+    }
+
+   private:
+    std::vector<AddedToken> tokens_;
+    std::array<bool, 256> single_{};      // byte b is a token of its own
+    std::array<uint64_t, 1024> pairs_{};  // bit (b0 << 8 | b1): a longer token starts with b0 b1
+  };
 
  private:
   BpeTokenizer() = default;
@@ -78,10 +100,8 @@ class BpeTokenizer : public TextTokenizer {
   std::array<std::string, 256> byte_symbol_;  // GPT-2's printable symbol of each byte (UTF-8)
   // (left id << 32 | right id) -> (rank, merged id)
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
-  std::vector<AddedToken> raw_added_;         // not normalized, longest first
-  std::vector<AddedToken> normalized_added_;  // normalized, longest first
-  std::array<bool, 256> raw_first_{};         // first bytes of raw_added_ / normalized_added_
-  std::array<bool, 256> normalized_first_{};
+  AddedTokens raw_added_;         // not normalized
+  AddedTokens normalized_added_;  // normalized
   int64_t vocab_size_ = 0;
   TokenizerPostProcess post_process_;
 

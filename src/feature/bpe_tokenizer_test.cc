@@ -107,6 +107,23 @@ TEST(BpeTokenizer, MergesApplyByRank) {
   EXPECT_EQ(BpeTokenizer::from_json(mini("[]"), "t")->vocab_size(), 9);
 }
 
+// Added tokens of one byte ("b"), two that share their first bytes ("cab" before "ca": the
+// longest of those starting at a position), a special one matched in the raw text ("<x>"), and a
+// text ending on a token's first byte. By hand, HuggingFace's leftmost-longest matching:
+// "cabcac b<x>a" = cab | ca | "c " | b | <x> | "a", the plain pieces through the byte-level BPE
+// (no merges: c = 2, Ġ = 3, a = 0).
+TEST(BpeTokenizer, AddedTokensOfOneOrMoreBytes) {
+  std::string json = mini("[]");
+  const std::string added = R"("added_tokens": [{"id": 20, "content": "b"}, {"id": 21, "content": "ca"},
+    {"id": 22, "content": "cab"}, {"id": 23, "content": "<x>", "special": true}])";
+  json.replace(json.find(R"("added_tokens": [])"), std::string(R"("added_tokens": [])").size(), added);
+  const auto t = BpeTokenizer::from_json(json, "t");
+  EXPECT_EQ(encode(*t, "cabcac b<x>a"), (Ids{22, 21, 2, 3, 20, 23, 0}));
+  EXPECT_EQ(encode(*t, "ac"), (Ids{0, 2}));
+  EXPECT_EQ(encode(*t, "c"), (Ids{2}));
+  EXPECT_EQ(encode(*t, "bb"), (Ids{20, 20}));
+}
+
 template <typename E>
 std::string error_of(const std::string& json) {
   try {
