@@ -15,15 +15,25 @@
 
 namespace tzrec::feature {
 
-class WordCache {
+// The hash a WordCache keys its words by (std::hash's, never 0).
+struct WordHash {
+  uint64_t operator()(std::string_view word) const {
+    const uint64_t h = std_string_hash(word);
+    return h == 0 ? 1 : h;  // 0 marks an empty slot
+  }
+};
+
+// Hash: a functor of the word giving a nonzero uint64_t (another than WordHash only in tests).
+template <class Hash = WordHash>
+class BasicWordCache {
  public:
-  explicit WordCache(size_t max_words) : max_words_(max_words), slots_(16) {}
+  explicit BasicWordCache(size_t max_words) : max_words_(max_words), slots_(16) {}
 
   size_t size() const { return words_; }
 
   // The ids of `word`, or nullptr (*hash then holds the word's hash for insert()).
   const int32_t* find(std::string_view word, size_t* count, uint64_t* hash) const {
-    const uint64_t h = hash_of(word);
+    const uint64_t h = Hash()(word);
     *hash = h;
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
       const Slot& s = slots_[i];
@@ -73,10 +83,6 @@ class WordCache {
       if (s.hash != 0) slots_[free_slot(s.hash)] = s;
     }
   }
-  static uint64_t hash_of(std::string_view word) {
-    const uint64_t h = std_string_hash(word);
-    return h == 0 ? 1 : h;  // 0 marks an empty slot
-  }
 
   size_t max_words_;
   size_t words_ = 0;
@@ -84,5 +90,7 @@ class WordCache {
   std::string bytes_;          // the words, back to back
   std::vector<int32_t> ids_;   // their ids, back to back
 };
+
+using WordCache = BasicWordCache<>;
 
 }  // namespace tzrec::feature

@@ -1,6 +1,6 @@
 // WordCache against a std::map of the same insertions: every word kept is found with its ids
-// (also across the table's growth and with colliding slots), words never inserted are not found,
-// and nothing is kept past max_words.
+// (also across the table's growth and with colliding slots, and with every word of one hash),
+// words never inserted are not found, and nothing is kept past max_words.
 #include "feature/word_cache.h"
 
 #include <gtest/gtest.h>
@@ -11,13 +11,20 @@
 namespace tzrec::feature {
 namespace word_cache_test {
 
-TEST(WordCache, FindsWhatWasKeptAcrossGrowth) {
-  WordCache cache(3000);
+// Every word of one hash: lookups follow one long probe chain and only the words' bytes tell them
+// apart.
+struct OneHash {
+  uint64_t operator()(std::string_view) const { return 42; }
+};
+
+template <class Cache>
+void finds_what_was_kept(Cache& cache) {
   std::map<std::string, std::vector<int32_t>> kept;
   std::mt19937 rng(3);
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < 10000; ++i) {
     std::string word(rng() % 12, 'a');
     for (char& c : word) c = static_cast<char>('a' + rng() % 6);  // short words: many repeats
+    if (rng() % 3 == 0) word = "abcdefgh" + word.substr(0, 3);  // words differing in their last bytes
     size_t count = 0;
     uint64_t hash = 0;
     const int32_t* ids = cache.find(word, &count, &hash);
@@ -41,6 +48,16 @@ TEST(WordCache, FindsWhatWasKeptAcrossGrowth) {
     ASSERT_NE(ids, nullptr) << "'" << word << "'";
     EXPECT_EQ(std::vector<int32_t>(ids, ids + count), value);
   }
+}
+
+TEST(WordCache, FindsWhatWasKeptAcrossGrowth) {
+  WordCache cache(3000);
+  finds_what_was_kept(cache);
+}
+
+TEST(WordCache, WordsOfOneHashAreToldApartByTheirBytes) {
+  BasicWordCache<OneHash> cache(3000);
+  finds_what_was_kept(cache);
 }
 
 }  // namespace word_cache_test
