@@ -36,8 +36,8 @@ expect_exit 2 "^error: tzrec: unknown command 'trian_eval'; did you mean train_e
 expect_exit 2 "^error: tzrec train_eval: --pipeline_config_path is required" train_eval
 expect_exit 2 "^error: tzrec gen_data: " gen_data --output_dir "$WORK/g" --num_rows notanumber
 # TorchEasyRec flags accepted on purpose: one warning each, listed in --help.
-"$TZREC" check_config --help | grep -q -- "--local_rank" && fail "check_config lists --local_rank"
-"$TZREC" train_eval --help | grep -q -- "--local_rank" || fail "train_eval --help does not list --local_rank"
+grep -q -- "--local_rank" <<< "$("$TZREC" check_config --help)" && fail "check_config lists --local_rank"
+grep -q -- "--local_rank" <<< "$("$TZREC" train_eval --help)" || fail "train_eval --help does not list --local_rank"
 "$TZREC" eval --pipeline_config_path "$WORK/missing.config" --local_rank=1 > /dev/null 2> "$WORK/err"
 [[ $(grep -c "ignoring --local_rank" "$WORK/err") -eq 1 ]] || { cat "$WORK/err"; fail "no single warning for --local_rank"; }
 expect_error "missing.config" train_eval --pipeline_config_path "$WORK/missing.config"

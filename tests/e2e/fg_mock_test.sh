@@ -44,7 +44,7 @@ mkdir elsewhere && cd elsewhere
 "$TZREC" predict --scripted_model_path "$WORK/moved_export" --predict_input_path "$WORK/gen/eval.parquet" \
   --predict_output_path "$WORK/pred" 2> "$WORK/predict.log" || { tail -5 "$WORK/predict.log"; fail "predict"; }
 [[ -s "$WORK/pred/part-0.parquet" ]] || fail "no predictions"
-"$TZREC" parquet_meta "$WORK/pred/part-0.parquet" | grep -q "^rows: 512$" || fail "predictions: not 512 rows"
+grep -q "^rows: 512$" <<< "$("$TZREC" parquet_meta "$WORK/pred/part-0.parquet")" || fail "predictions: not 512 rows"
 
 # create_fg_json copies the vocab file next to fg.json.
 cd "$WORK"

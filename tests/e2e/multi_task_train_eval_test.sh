@@ -147,7 +147,7 @@ dbmtl_cvr=$(metric auc_cvr)
 echo "dbmtl: auc_ctr $dbmtl_ctr auc_cvr $dbmtl_cvr"
 /usr/bin/python3 -c "import sys; sys.exit(0 if $dbmtl_ctr >= 0.68 and $dbmtl_cvr >= 0.85 else 1)" \
   || { cat "$WORK/dbmtl.log"; fail "dbmtl AUCs $dbmtl_ctr / $dbmtl_cvr below 0.68 / 0.85"; }
-"$TZREC" list_checkpoint_params --checkpoint_path "$WORK/dbmtl" | grep -q "relation_mlps.cvr.mlp.0.perceptron.0.weight" \
+grep -q "relation_mlps.cvr.mlp.0.perceptron.0.weight" <<< "$("$TZREC" list_checkpoint_params --checkpoint_path "$WORK/dbmtl")" \
   || fail "dbmtl: no relation_mlps.cvr in the checkpoint"
 
 # PLE: two extraction networks of task and shared experts.

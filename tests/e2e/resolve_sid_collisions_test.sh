@@ -79,7 +79,7 @@ m = json.load(open("bundle/v2/manifest.json"))
 assert m["item_id_type"] == "string" and m["artifacts"]["item_to_sid"]["save_type"] == "parquet", m
 assert m["artifacts"]["item_to_sid"]["location"] == "table_root/v2/item_to_sid", m
 PY
-"$TZREC" parquet_meta table_root/v2/item_to_sid/part-0.parquet | grep -q "codebook.list.element: INT64" \
+grep -q "codebook.list.element: INT64" <<< "$("$TZREC" parquet_meta table_root/v2/item_to_sid/part-0.parquet)" \
   || fail "item_to_sid codes are not list<int64>"
 
 # Appending: the first 50 items published as v1 (Parquet item_to_sid), the other 30 appended as

@@ -40,7 +40,7 @@ PY
 
 # Predictions of a SID model: every row's codes are 3 ints within the codebooks (16 codes each).
 check_codes() {
-  "$TZREC" parquet_meta "$1" | grep -q "codes.list.element: INT64" || fail "$1: codes are not list<int64>"
+  grep -q "codes.list.element: INT64" <<< "$("$TZREC" parquet_meta "$1")" || fail "$1: codes are not list<int64>"
   "$TZREC" parquet_cat "$1" > "$1.json"
   $PY - "$1.json" "$2" <<'PY' || fail "$1: bad codes"
 import json, sys
