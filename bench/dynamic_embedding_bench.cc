@@ -282,12 +282,10 @@ int main(int argc, char** argv) {
   torch::manual_seed(1);
   const std::vector<std::string> names = feature_names(features);
   const int64_t ids_per_step = batch * features;
-  std::string tower_text = "none (a step is the collection's forward + backward)";
-  if (!tower_units.empty()) {
-    tower_text.clear();
-    for (int64_t u : tower_units) tower_text += (tower_text.empty() ? "" : ",") + std::to_string(u);
-    tower_text = "MLP " + tower_text + " + logit, BCE, Adam";
-  }
+  std::string units;
+  for (int64_t u : tower_units) units += (units.empty() ? "" : ",") + std::to_string(u);
+  const std::string tower_text =
+      units.empty() ? "none (a step is the collection's forward + backward)" : "MLP " + units + " + logit, BCE, Adam";
   std::printf("live ids %lld, batch %lld x %lld features, dim %lld, rowwise_adagrad, %d threads; dense tower: %s\n",
               static_cast<long long>(live_ids), static_cast<long long>(batch), static_cast<long long>(features),
               static_cast<long long>(dim), torch::get_num_threads(), tower_text.c_str());

@@ -172,8 +172,8 @@ void split_added(std::string_view text, const BpeTokenizer::AddedTokens& added, 
     const std::string_view rest = text.substr(i);
     if (added.may_start(rest)) {
       for (const auto& t : added.tokens()) {
-        // Most candidates fail on their second byte (runs of spaces at a single space): checked
-        // before comparing the whole token.
+        // Most candidates fail on their second byte (the other runs of spaces at a run of
+        // spaces): checked before comparing the whole token.
         const std::string& c = t.content;
         if (c.size() > rest.size() || (c.size() > 1 && rest[1] != c[1])) continue;
         if (rest.compare(0, c.size(), c) == 0) {

@@ -1,6 +1,5 @@
 #include "feature/custom_feature.h"
 
-
 #include <nlohmann/json.hpp>
 
 #include "feature/builtin_operators.h"

@@ -23,7 +23,7 @@ struct WordHash {
   }
 };
 
-// Hash: a functor of the word giving a nonzero uint64_t (another than WordHash only in tests).
+// Hash: a functor of the word giving a nonzero uint64_t (one other than WordHash only in tests).
 template <class Hash = WordHash>
 class BasicWordCache {
  public:
