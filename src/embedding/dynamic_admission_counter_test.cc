@@ -28,6 +28,49 @@ int64_t first_evicted(std::vector<int64_t> keys) {
   });
 }
 
+// The digest scans of both hash tables, against a plain loop over the same bytes (the reference):
+// every equal digest below `size` is marked or visited, in increasing order, and nothing at or past
+// `size` is, whatever those bytes hold.
+TEST(DynamicTableDigestScan, MarksEveryEqualDigestBelowSizeOnly) {
+  // 256 digests of 0 to 3 (so that most positions match one of them), then padding that matches.
+  std::vector<uint8_t> digests(256 + 64);
+  uint64_t state = 12345;
+  for (size_t i = 0; i < 256; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    digests[i] = static_cast<uint8_t>(state >> 62);
+  }
+  std::fill(digests.begin() + 256, digests.end(), uint8_t{2});
+  for (uint8_t digest = 0; digest < 4; ++digest) {
+    for (uint32_t offset : {0u, 3u, 64u, 190u}) {
+      for (uint32_t size = 1; size <= 64 && offset + size <= 256; ++size) {
+        uint64_t expected = 0;
+        for (uint32_t i = 0; i < size; ++i) expected |= uint64_t{digests[offset + i] == digest} << i;
+        EXPECT_EQ(dynamic_hash::digest_match_mask(digests.data() + offset, size, digest), expected)
+            << "digest " << int{digest} << ", offset " << offset << ", size " << size;
+      }
+    }
+    for (uint32_t size : {0u, 16u, 48u, 64u, 80u, 128u, 256u}) {
+      std::vector<uint32_t> expected, visited;
+      for (uint32_t i = 0; i < size; ++i) {
+        if (digests[i] == digest) expected.push_back(i);
+      }
+      EXPECT_FALSE(dynamic_hash::for_each_digest_match(digests.data(), size, digest, [&](uint32_t i) {
+        visited.push_back(i);
+        return false;
+      }));
+      EXPECT_EQ(visited, expected) << "digest " << int{digest} << ", size " << size;
+      // Stopping at the k-th match: visit returns true there and nothing after it is visited.
+      if (expected.size() < 3) continue;
+      visited.clear();
+      EXPECT_TRUE(dynamic_hash::for_each_digest_match(digests.data(), size, digest, [&](uint32_t i) {
+        visited.push_back(i);
+        return visited.size() == 3;
+      }));
+      EXPECT_EQ(visited, std::vector<uint32_t>(expected.begin(), expected.begin() + 3));
+    }
+  }
+}
+
 TEST(DynamicTableAdmissionCounter, RoundsCapacityToWholeBucketsOfSixteen) {
   // dynamicemb rounds a counter's bucket capacity up to a multiple of 16 and its capacity to whole
   // buckets: bucket 20 → 32; capacity 100 → 4 buckets of 32 = 128.

@@ -206,34 +206,62 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
   return find_in_half(key, h, base + uint64_t{1 - home} * half_slots_);
 }
 
-// Three stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch
-// the digests of the key's home half; (2) scan them, prefetch the first two matching slots (key
-// and meta share a line); (3) compare their keys. Empty slots have digest 0, which no key has
-// (slot_digest), so the scans cover the whole half without reading its size. In a full half of 64
-// another key's digest matches before the key's own in about 12% of probes (each of the 31.5
-// slots before it on average matches with 1 in 256), so the second match is fetched in the same
-// stage rather than by a dependent miss afterwards; only ids with a third match scan again. A key
-// whose home half has no digest match is not at home: stage 2 also prefetches its home's away
-// count and the other half's digests, which stage 3 scans when that count is not 0.
+// Four stages kDistance ids apart, so the cache misses of a batch overlap: (1) hash, prefetch the
+// digests of the key's home half; (2) scan them, prefetch the first two matching slots (key and
+// meta share a line); (3) compare their keys; (4) hand the slot over. Empty slots have digest 0,
+// which no key has (slot_digest), so the scans cover the whole half without reading its size. In a
+// full half of 64 another key's digest matches before the key's own in about 12% of probes (each
+// of the 31.5 slots before it on average matches with 1 in 256), so the second match is fetched in
+// the same stage rather than by a dependent miss afterwards; only ids with a third match scan
+// again. A key whose home half has no digest match is not at home: stage 2 also prefetches its
+// home's away count and the other half's digests; stage 3, when that count is not 0, scans them
+// and prefetches the first two matching slots there, and stage 4 compares those keys — so the
+// keys displaced from full home halves (a few percent of a full table's) are pipelined too.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
-  constexpr size_t kRing = 32;  // > 2 * kDistance, a power of two
+  constexpr size_t kRing = 32;  // > 3 * kDistance, a power of two
   struct Pending {
     uint64_t h;
     uint64_t bucket;
     uint64_t home_base;    // first slot of the key's home half
     uint64_t other_base;   // first slot of the other half
-    int64_t candidate[2];  // slot indices of the first two digest matches at home, -1 where none
+    int64_t candidate[2];  // slot indices of the first two digest matches (home, then away), -1 where none
     bool more;             // a third match follows
+    int64_t slot;          // stage 3's result: the key's slot, -1 when absent, kAway to compare away
   };
+  constexpr int64_t kAway = -2;
   Pending ring[kRing];
   const uint8_t* digests = digests_.data();
   const Slot* slots = slots_.data();
   const Half* halves = halves_.data();
   const uint64_t b_cap = bucket_capacity_;
   const uint64_t half_slots = half_slots_;
-  for (size_t i = 0; i < n + 2 * kDistance; ++i) {
+  // Records the first two slots from `base` whose digests match p's (prefetching them) and whether
+  // a third follows; returns the number recorded.
+  const auto collect = [&](Pending& p, uint64_t base) {
+    p.candidate[0] = p.candidate[1] = -1;
+    p.more = false;
+    int matches = 0;
+    dynamic_hash::for_each_digest_match(digests + base, half_slots_, slot_digest(p.h), [&](uint32_t s) {
+      if (matches == 2) {
+        p.more = true;
+        return true;
+      }
+      const int64_t slot = static_cast<int64_t>(base + s);
+      p.candidate[matches++] = slot;
+      __builtin_prefetch(slots + slot);
+      return false;
+    });
+    return matches;
+  };
+  // p's slot among its candidates, -1 when neither holds key (and no third match is pending).
+  const auto compare = [&](const Pending& p, int64_t key) -> int64_t {
+    if (p.candidate[0] >= 0 && slots[p.candidate[0]].key == key) return p.candidate[0];
+    if (p.candidate[1] >= 0 && slots[p.candidate[1]].key == key) return p.candidate[1];
+    return -1;
+  };
+  for (size_t i = 0; i < n + 3 * kDistance; ++i) {
     if (i < n) {
       Pending& p = ring[i % kRing];
       p.h = dynamic_hash::mix64(static_cast<uint64_t>(ids[i]));
@@ -247,38 +275,29 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
     }
     if (i >= kDistance && i - kDistance < n) {
       Pending& p = ring[(i - kDistance) % kRing];
-      p.candidate[0] = p.candidate[1] = -1;
-      p.more = false;
-      int matches = 0;
-      dynamic_hash::for_each_digest_match(digests + p.home_base, half_slots_, slot_digest(p.h), [&](uint32_t s) {
-        if (matches == 2) {
-          p.more = true;
-          return true;
-        }
-        const int64_t slot = static_cast<int64_t>(p.home_base + s);
-        p.candidate[matches++] = slot;
-        __builtin_prefetch(slots + slot);
-        return false;
-      });
-      if (matches == 0) {
+      if (collect(p, p.home_base) == 0) {
         __builtin_prefetch(halves + 2 * p.bucket + home_half(p.h));
         __builtin_prefetch(digests + p.other_base);
+        if (half_slots > 64) __builtin_prefetch(digests + p.other_base + 64);
       }
     }
-    if (i >= 2 * kDistance) {
+    if (i >= 2 * kDistance && i - 2 * kDistance < n) {
       const size_t j = i - 2 * kDistance;
-      const Pending& p = ring[j % kRing];
-      int64_t slot = -1;
-      if (p.candidate[0] >= 0 && slots[p.candidate[0]].key == ids[j]) {
-        slot = p.candidate[0];
-      } else if (p.candidate[1] >= 0 && slots[p.candidate[1]].key == ids[j]) {
-        slot = p.candidate[1];
-      } else if (p.more) {
-        slot = find_slot(ids[j], p.h);  // digests matching with two other keys: scan again
-      } else if (halves[2 * p.bucket + home_half(p.h)].away != 0) {
-        slot = find_in_half(ids[j], p.h, p.other_base);
+      Pending& p = ring[j % kRing];
+      p.slot = compare(p, ids[j]);
+      if (p.slot < 0) {
+        if (p.more) {
+          p.slot = find_slot(ids[j], p.h);  // digests matching with two other keys: scan again
+        } else if (halves[2 * p.bucket + home_half(p.h)].away != 0) {
+          collect(p, p.other_base);
+          p.slot = p.more ? find_in_half(ids[j], p.h, p.other_base) : kAway;
+        }
       }
-      on(j, slot);
+    }
+    if (i >= 3 * kDistance) {
+      const size_t j = i - 3 * kDistance;
+      const Pending& p = ring[j % kRing];
+      on(j, p.slot == kAway ? compare(p, ids[j]) : p.slot);
     }
   }
 }
