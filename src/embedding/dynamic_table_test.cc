@@ -591,10 +591,14 @@ TEST(DynamicTable, OptionValidation) {
 
 // A table driven by a random workload, checked against a plain map maintained only from what the
 // calls report (new keys and rows, evicted keys): the reporting contract the caller relies on.
+// Buckets of 32 slots (halves of 16: one digest compare each) and of 272 (halves of 136: the
+// probe scans two groups of 64 digests and a last group of 8).
 TEST(DynamicTable, RandomWorkloadMatchesItsReports) {
+  for (const int64_t bucket : {32, 272}) {
   for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kTimestamp,
                               DynamicScoreStrategy::kLfu, DynamicScoreStrategy::kNoEviction}) {
-    DynamicTableOptions o = options(2000, strategy, 32);
+    SCOPED_TRACE(::testing::Message() << "buckets of " << bucket << ", " << dynamic_score_strategy_name(strategy));
+    DynamicTableOptions o = options(2000, strategy, bucket);
     o.init_capacity = 64;
     o.admission = DynamicAdmissionOptions{};
     o.admission->threshold = 2;
@@ -631,6 +635,7 @@ TEST(DynamicTable, RandomWorkloadMatchesItsReports) {
     EXPECT_EQ(table.num_rows(), static_cast<int64_t>(s.keys.size()));  // compact: no row was freed
     V keys(s.keys);
     EXPECT_EQ(find(table, keys), s.rows);
+  }
   }
 }
 
