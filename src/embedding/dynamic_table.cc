@@ -598,7 +598,9 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   if (strategy_ == DynamicScoreStrategy::kTimestamp) now = encode_time(timestamp_ms);
 
   // 1. Keys in the table: their rows, scores updated (atomically: a key in two parts of a
-  // parallel probe is updated by both threads; the result is the serial one).
+  // parallel probe is updated by both threads; the result is the serial one). A STEP / TIMESTAMP
+  // score that already is the call's is not written again: the hot keys of skewed batches occur
+  // many times in both parts, and every store took the line from the other core's cache.
   missing_parts_.resize(static_cast<size_t>(probe_threads_));
   for (auto& part : missing_parts_) part.clear();
   probe_parts(ids, n, [&](size_t part, size_t i, int64_t slot) {
@@ -615,7 +617,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
              !__atomic_compare_exchange_n(m, &seen, seen + (uint64_t{1} << 32), true, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED)) {
       }
-    } else if (strategy_ != DynamicScoreStrategy::kNoEviction) {
+    } else if (strategy_ != DynamicScoreStrategy::kNoEviction && meta_score(seen) != now) {
       __atomic_store_n(m, with_score(seen, now), __ATOMIC_RELAXED);
     }
   });
