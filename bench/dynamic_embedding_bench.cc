@@ -72,6 +72,7 @@
 #include "nn/mlp.h"
 #include "optim/dense_optimizer.h"
 #include "sparse/keyed_jagged_tensor.h"
+#include "rank_sampler.h"
 
 namespace {
 
@@ -84,6 +85,7 @@ using tzrec::embedding::FusedOptimizerKind;
 using tzrec::embedding::FusedOptimizerOptions;
 using tzrec::embedding::TableConfig;
 using tzrec::sparse::KeyedJaggedTensor;
+using tzrec::bench::RankSampler;
 using tzrec::splitmix64;
 using Clock = std::chrono::steady_clock;
 
@@ -165,23 +167,6 @@ FusedOptimizerOptions rowwise_adagrad() {
   o.lr = 0.01;
   return o;
 }
-
-// Ranks in [0, n): uniform (s == 0) or Zipf-like with exponent s (continuous bounded Pareto
-// inverse, s != 1).
-struct RankSampler {
-  int64_t n;
-  double s;
-  double a = 0;
-  explicit RankSampler(int64_t n_, double s_) : n(n_), s(s_) {
-    if (s > 0) a = std::pow(static_cast<double>(n), 1.0 - s) - 1.0;
-  }
-  int64_t operator()(std::mt19937_64& rng) const {
-    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-    if (s <= 0) return std::min<int64_t>(n - 1, static_cast<int64_t>(u * static_cast<double>(n)));
-    const double x = std::pow(a * u + 1.0, 1.0 / (1.0 - s));
-    return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, n - 1);
-  }
-};
 
 struct StepBatches {
   std::vector<KeyedJaggedTensor> fixed, dynamic;

@@ -7,17 +7,18 @@
 // filled as bench/dynamic_embedding_bench.cc fills it (training calls of 2^20 never-seen ids until
 // every row is live, at most 400 calls), then 8 batches of 106 496 live ids (4096 × 26) uniform
 // over the live keys and 8 Zipf-like (exponent 1.05, the bounded continuous Pareto inverse over the
-// keys in a shuffled order). probe_<side>(kind, dist, batch): the milliseconds of one find()
-// (kind 0) or training find_or_insert() (kind 1, the next step) of a batch (dist 0 uniform, 1 Zipf).
+// keys in a shuffled order), both drawn by bench/rank_sampler.h. probe_<side>(kind, dist, batch):
+// the milliseconds of one find() (kind 0) or training find_or_insert() (kind 1, the next step) of
+// a batch (dist 0 uniform, 1 Zipf).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "embedding/dynamic_table.h"
+#include "rank_sampler.h"
 
 #define TZREC_PROBE_CAT2(a, b) a##b
 #define TZREC_PROBE_CAT(a, b) TZREC_PROBE_CAT2(a, b)
@@ -56,16 +57,13 @@ void TZREC_PROBE_CAT(setup_, TZREC_PROBE_SIDE)(int64_t live, int threads, uint64
   }
   std::vector<int64_t> keys = side.table->export_state().keys;
   std::shuffle(keys.begin(), keys.end(), rng);
-  const double n = static_cast<double>(keys.size());
-  const double a = 1.05;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (auto& dist : side.batches) dist.assign(kBatches, std::vector<int64_t>(kBatchIds));
-  for (int b = 0; b < kBatches; ++b) {
-    for (size_t i = 0; i < kBatchIds; ++i) {
-      side.batches[0][b][i] = keys[rng() % keys.size()];
-      // Rank r in [1, n] with density ∝ r^-a: the inverse of the bounded Pareto CDF.
-      const double r = std::pow(1 - unit(rng) * (1 - std::pow(n, 1 - a)), 1 / (1 - a));
-      side.batches[1][b][i] = keys[std::min(static_cast<size_t>(r) - 1, keys.size() - 1)];
+  const auto n = static_cast<int64_t>(keys.size());
+  const tzrec::bench::RankSampler samplers[2] = {tzrec::bench::RankSampler(n, 0.0),
+                                                 tzrec::bench::RankSampler(n, 1.05)};
+  for (int dist = 0; dist < 2; ++dist) {
+    side.batches[dist].assign(kBatches, std::vector<int64_t>(kBatchIds));
+    for (auto& batch : side.batches[dist]) {
+      for (int64_t& id : batch) id = keys[static_cast<size_t>(samplers[dist](rng))];
     }
   }
   side.rows.resize(kBatchIds);
