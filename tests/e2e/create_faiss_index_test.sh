@@ -79,7 +79,7 @@ $PY check.py hnsw_l2 hnsw || fail "HNSWFlatL2 index"
 status=0
 "$TZREC" create_faiss_index --embedding_input_path items.csv --index_output_dir big --id_field item_id \
   --embedding_field item_tower_emb --ivf_nlist 5000 > big.log 2>&1 || status=$?
-[[ $status != 0 ]] && tail -1 big.log | grep -q "^error: --ivf_nlist 5000 is more than the 3000 embeddings of items.csv" \
+[[ $status != 0 ]] && grep -q "^error: --ivf_nlist 5000 is more than the 3000 embeddings of items.csv" <<< "$(tail -1 big.log)" \
   && [[ $(grep -c "^error" big.log) == 1 ]] || { cat big.log; fail "--ivf_nlist above the items"; }
 status=0
 "$TZREC" create_faiss_index --embedding_input_path items.csv --index_output_dir x --id_field item_id \

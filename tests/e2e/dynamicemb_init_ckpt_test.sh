@@ -119,7 +119,7 @@ sed -i '5s/"$/,0.5"/' user_init.csv  # row 5 (line 5): nine numbers
 status=0
 "$TZREC" create_dynamicemb_init_ckpt --pipeline_config_path cfg.config --save_dir bad > bad.log 2>&1 || status=$?
 [[ $status != 0 && $(grep -c "^error:" bad.log) == 1 ]] \
-  && tail -1 bad.log | grep -q "^error: $WORK/user_init.csv line 5 column emb: init table of 'user_id_emb' (feature_configs\[0\].id_feature.dynamicemb.init_table): the embedding has 9 value(s), expected embedding_dim 8" \
+  && grep -q "^error: $WORK/user_init.csv line 5 column emb: init table of 'user_id_emb' (feature_configs\[0\].id_feature.dynamicemb.init_table): the embedding has 9 value(s), expected embedding_dim 8" <<< "$(tail -1 bad.log)" \
   || { cat bad.log; fail "bad row: message"; }
 [[ ! -e bad ]] || fail "a bad init table wrote something"
 echo OK

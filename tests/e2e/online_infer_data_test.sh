@@ -132,7 +132,7 @@ assert not bad, bad[:3]
 PY
 "$TZREC" predict --scripted_model_path export --predict_input_path train.csv --predict_output_path pred0 \
   --writer_type CsvWriter > predict0.log 2>&1 || { tail -5 predict0.log; fail "predict"; }
-head -1 pred0/part-0.csv | grep -q "__features__" && fail "predict without --debug_level wrote __features__"
+grep -q "__features__" <<< "$(head -1 pred0/part-0.csv)" && fail "predict without --debug_level wrote __features__"
 "$TZREC" predict --scripted_model_path export --predict_input_path train.csv --predict_output_path pred1 \
   --debug_level -1 > bad.log 2>&1 && fail "--debug_level -1 accepted"
 grep -q "^error: --debug_level -1 must be 0 or more" bad.log || { cat bad.log; fail "--debug_level -1: message"; }

@@ -199,7 +199,7 @@ open(f"{sys.argv[2]}/constrained.config", "w").write(
     text.replace(user, user + '    embedding_constraints { sharding_types: "table_wise" }\n'))
 PY
   out=$("$TZREC" check_config --pipeline_config_path "$work/constrained.config" --world_size 2 2>&1) && fail "$kind: table_wise accepted"
-  echo "$out" | grep -qE "feature_configs\[0\].id_feature.embedding_constraints: embedding table 'user_id_emb(_wide)?' has $kind, which is sharded row_wise only" \
+  grep -qE "feature_configs\[0\].id_feature.embedding_constraints: embedding table 'user_id_emb(_wide)?' has $kind, which is sharded row_wise only" <<< "$out" \
     || { echo "$out"; fail "$kind: constraint message"; }
 }
 
@@ -221,7 +221,7 @@ assert "zch_size: 50\n" in text
 open(sys.argv[2], "w").write(text.replace("zch_size: 50\n", "zch_size: 3\n"))
 PY
 out=$("$TZREC" check_config --pipeline_config_path "$WORK/tiny.config" --world_size 2 2>&1) && fail "zch_size 3 on 2 ranks accepted"
-echo "$out" | grep -q "feature_configs\[2\].id_feature.zch.zch_size: 3 rows split row-wise over 2 ranks leave rank 1 1 row(s)" \
+grep -q "feature_configs\[2\].id_feature.zch.zch_size: 3 rows split row-wise over 2 ranks leave rank 1 1 row(s)" <<< "$out" \
   || { echo "$out"; fail "tiny zch_size message"; }
 check_kind dynamicemb
 echo OK
