@@ -19,9 +19,10 @@ inline std::string_view trim_spaces(std::string_view s) {
   return s;
 }
 
-// The positions of one byte in a text, in order, found a block of bytes at a time (16 with SSE2,
-// else 8 in a 64-bit word): one branch per block instead of one per byte (or one memchr call per
-// token) — separators between short tokens, such as the ids of a sequence, are a few bytes apart.
+// The positions of one byte in a text, in order, found many bytes at a time (with SSE2, windows
+// of up to 64 bytes: four 16-byte compares merged into one 64-bit mask; else 8 bytes in a 64-bit
+// word): one branch per window instead of one per byte (or one memchr call per token) —
+// separators between short tokens, such as the ids of a sequence, are a few bytes apart.
 class ByteFinder {
  public:
   ByteFinder(std::string_view s, char c) : p_(s.data()), n_(s.size()), c_(c) {}
@@ -29,7 +30,7 @@ class ByteFinder {
   // The next position of the byte; size() of the text once there is none left. Forced inline: in
   // large token loops the compiler would call it once per token.
   inline __attribute__((always_inline)) size_t next() {
-    if (matches_ == 0 && !next_block_with_match()) return n_;
+    if (matches_ == 0 && !next_window_with_match()) return n_;
     const size_t pos = base_ + static_cast<size_t>(__builtin_ctzll(matches_)) / kBitsPerByte;
     matches_ &= matches_ - 1;
     return pos;
@@ -37,18 +38,48 @@ class ByteFinder {
 
  private:
 #if defined(__SSE2__)
-  static constexpr size_t kBlock = 16;
-  static constexpr size_t kBitsPerByte = 1;  // movemask: bit k for byte k
-  uint64_t block_matches(const char* p) const {
+  static constexpr size_t kBitsPerByte = 1;  // bit k for byte k of the window
+  static uint64_t block_matches(const char* p, __m128i c) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(c_))));
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, c)));
+  }
+  // The matches of the bytes from pos_ on, at most 64 of them (all that are left when fewer than
+  // 64 are); moves pos_ past them.
+  uint64_t window_matches() {
+    const __m128i c = _mm_set1_epi8(c_);
+    const char* p = p_ + pos_;
+    const size_t left = n_ - pos_;
+    if (left >= 64) {
+      pos_ += 64;
+      return block_matches(p, c) | (block_matches(p + 16, c) << 16) | (block_matches(p + 32, c) << 32) |
+             (block_matches(p + 48, c) << 48);
+    }
+    uint64_t m = 0;
+    if (n_ < 16) {  // a text shorter than a block, one byte at a time: a block read would run past it
+      for (size_t q = 0; q < left; ++q) m |= static_cast<uint64_t>(p[q] == c_) << q;
+    } else {
+      size_t q = 0;
+      for (; left - q >= 16; q += 16) m |= block_matches(p + q, c) << q;
+      // The text's last bytes, read as its final block: the bits of bytes before them shifted out.
+      if (q < left) m |= (block_matches(p_ + n_ - 16, c) >> (16 - (left - q))) << q;
+    }
+    pos_ = n_;
+    return m;
   }
 #else
-  static constexpr size_t kBlock = 8;
-  static constexpr size_t kBitsPerByte = 8;  // bit 8k + 7 for byte k
-  uint64_t block_matches(const char* p) const {
+  static constexpr size_t kBitsPerByte = 8;  // bit 8k + 7 for byte k of the window
+  // The matches of the 8 bytes from pos_ on (of those left when fewer are); moves pos_ past them.
+  uint64_t window_matches() {
+    const size_t left = n_ - pos_;
+    if (left < 8) {
+      uint64_t m = 0;
+      for (size_t q = 0; q < left; ++q) m |= static_cast<uint64_t>(p_[pos_ + q] == c_) << (8 * q + 7);
+      pos_ = n_;
+      return m;
+    }
     uint64_t w = 0;
-    std::memcpy(&w, p, 8);
+    std::memcpy(&w, p_ + pos_, 8);
+    pos_ += 8;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     w = __builtin_bswap64(w);
 #endif
@@ -59,24 +90,12 @@ class ByteFinder {
   }
 #endif
 
-  // Moves to the next block holding the byte (false: none left); out of next(), once per block.
-  __attribute__((noinline)) bool next_block_with_match() {
+  // Moves to the next window holding the byte (false: none left); out of next(), once per window.
+  __attribute__((noinline)) bool next_window_with_match() {
     while (matches_ == 0) {
       if (pos_ >= n_) return false;
       base_ = pos_;
-      if (n_ - pos_ >= kBlock) {
-        matches_ = block_matches(p_ + pos_);
-        pos_ += kBlock;
-      } else if (n_ >= kBlock) {
-        // The text's last block, read where it ends: the bits of bytes searched before are shifted
-        // out, so bit k is byte base_ + k again.
-        matches_ = block_matches(p_ + n_ - kBlock) >> ((kBlock - (n_ - pos_)) * kBitsPerByte);
-        pos_ = n_;
-      } else {  // a text shorter than a block, one byte at a time: a block read would run past it
-        for (; pos_ < n_; ++pos_) {
-          if (p_[pos_] == c_) matches_ |= uint64_t{1} << ((pos_ - base_ + 1) * kBitsPerByte - 1);
-        }
-      }
+      matches_ = window_matches();
     }
     return true;
   }
@@ -85,8 +104,8 @@ class ByteFinder {
   size_t n_;
   char c_;
   size_t pos_ = 0;        // the next byte to search
-  size_t base_ = 0;       // where the block of matches_ starts
-  uint64_t matches_ = 0;  // a bit per matching byte of that block not returned yet
+  size_t base_ = 0;       // where the window of matches_ starts
+  uint64_t matches_ = 0;  // a bit per matching byte of that window not returned yet
 };
 
 // Calls fn(token) for every sep-separated token of s, empty tokens included ("a,,b" -> a, "", b).

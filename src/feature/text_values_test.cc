@@ -39,9 +39,11 @@ TEST(TextValues, TokensEqualAFindLoop) {
   std::mt19937_64 rng(11);
   const std::string alphabet = std::string("ab;,|") + '\0' + '\x1d';
   for (int i = 0; i < 20000; ++i) {
-    // Lengths around the 8- and 16-byte blocks, the separator anywhere (also the NUL byte).
-    std::string s(rng() % 70, 'x');
-    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    // Lengths around the 8- and 16-byte blocks and the 64-byte windows, the separator anywhere
+    // (also the NUL byte).
+    std::string s(rng() % 200, 'x');
+    // Half of them with few separators: windows without a match.
+    for (char& c : s) c = i % 2 == 0 || rng() % 24 == 0 ? alphabet[rng() % alphabet.size()] : 'x';
     for (const std::string sep : {std::string(";"), std::string(1, '\0'), std::string("\x1d"),
                                   std::string(";;")}) {
       ASSERT_EQ(tokens(s, sep), tokens_by_find(s, sep)) << "'" << s << "'";
