@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace tzrec::feature {
@@ -72,6 +73,28 @@ inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
 inline uint64_t std_string_hash(std::string_view s) {
   return murmur_hash_bytes(s.data(), s.size(), 0xc70f6907ULL);
 }
+// std_string_hash(s) for an s inside a larger text that may be read up to `readable_end` (>= the
+// end of s): a short s (under 8 bytes) with 8 readable bytes from its start is read in one load,
+// the bytes past it masked off — no branch on its length, which mispredicts on ids of mixed
+// lengths (the tokens of a sequence cell). Anything else goes the way of std_string_hash.
+inline uint64_t std_string_hash_in(std::string_view s, const char* readable_end) {
+  const size_t len = s.size();
+  if (len == 0 || len >= 8 || readable_end - s.data() < 8) return std_string_hash(s);
+  using hash_detail::shift_mix;
+  constexpr uint64_t kMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
+  uint64_t word = 0;
+  std::memcpy(&word, s.data(), 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  word = __builtin_bswap64(word);
+#endif
+  // As murmur_hash_bytes with seed 0xc70f6907: no 8-byte block, the tail is the whole of s.
+  uint64_t h = 0xc70f6907ULL ^ (len * kMul);
+  h ^= word & (~uint64_t{0} >> (64 - 8 * len));
+  h *= kMul;
+  h = shift_mix(h) * kMul;
+  return shift_mix(h);
+}
+
 // farmhash::Fingerprint64 (farmhashna::Hash64).
 uint64_t farm_fingerprint64(std::string_view s);
 
@@ -109,6 +132,13 @@ class Modulus {
 // hash_bucket() by a precomputed bucket count.
 inline int64_t hash_bucket(std::string_view s, const Modulus& buckets, HashKind kind) {
   return static_cast<int64_t>(buckets.of(hash_string(s, kind)));
+}
+
+// hash_bucket(s, buckets, kind) for an s inside a text readable up to `readable_end`
+// (std_string_hash_in).
+inline int64_t hash_bucket_in(std::string_view s, const char* readable_end, const Modulus& buckets, HashKind kind) {
+  return static_cast<int64_t>(
+      buckets.of(kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash_in(s, readable_end)));
 }
 
 }  // namespace tzrec::feature

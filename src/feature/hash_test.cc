@@ -41,6 +41,28 @@ TEST(Hash, MurmurEqualsLibstdcxxStdHashOnRandomStrings) {
   EXPECT_NE(murmur_hash_bytes(s.data(), s.size(), 1), std_string_hash(s));
 }
 
+// std_string_hash_in reads a short string's bytes with those after it (up to the readable end) and
+// masks them off: it must give std_string_hash whatever those bytes are and wherever the readable
+// end is (at the string's end, a few bytes after, far after).
+TEST(Hash, HashInALargerTextEqualsTheStringsOwnHash) {
+  std::mt19937_64 rng(20261206);
+  std::hash<std::string> reference;
+  std::string text(64, '\0');
+  for (int i = 0; i < 200000; ++i) {
+    for (auto& c : text) c = static_cast<char>(rng() & 0xff);
+    const size_t len = rng() % 12;
+    const size_t start = rng() % (text.size() - len + 1);
+    const std::string_view s(text.data() + start, len);
+    const size_t readable = start + len + rng() % (text.size() - start - len + 1);
+    const uint64_t want = static_cast<uint64_t>(reference(std::string(s)));
+    ASSERT_EQ(std_string_hash_in(s, text.data() + readable), want) << "length " << len << " readable " << readable;
+    const Modulus buckets(1000003);
+    ASSERT_EQ(hash_bucket_in(s, text.data() + readable, buckets, HashKind::kStdHash), static_cast<int64_t>(want % 1000003));
+    ASSERT_EQ(hash_bucket_in(s, text.data() + readable, buckets, HashKind::kFarmHash),
+              hash_bucket(s, buckets, HashKind::kFarmHash));
+  }
+}
+
 TEST(Hash, ModulusEqualsDivisionRemainder) {
   std::mt19937_64 rng(7);
   const uint64_t two_63 = uint64_t{1} << 63;

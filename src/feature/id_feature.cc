@@ -153,8 +153,12 @@ template <IdFeature::Bucketizer B>
 int64_t IdFeature::fg_id_by(const CellValue& key, HashKind hash_kind, const ColumnCells& cells,
                             int64_t r, std::string* buf) const {
   if constexpr (B == Bucketizer::kHash) {
-    NumberText number;  // an integer id's decimal text, without allocating
-    return hash_bucket(as_text(key, &number), hash_buckets_, hash_kind);
+    NumberText number{};  // an integer id's decimal text, without allocating
+    const std::string_view text = as_text(key, &number);
+    // A number's text is written at the start of `number`, whose bytes (zeroed) may all be read.
+    const char* readable_end =
+        key.kind == CellValue::Kind::kText ? text.data() + text.size() : number.bytes + sizeof(number.bytes);
+    return hash_bucket_in(text, readable_end, hash_buckets_, hash_kind);
   } else if constexpr (B == Bucketizer::kVocab) {
     const std::string_view k = as_text(key, buf);
     if (k.data() != buf->data()) buf->assign(k.data(), k.size());
@@ -326,8 +330,9 @@ void IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int6
   values.resize(begin + room);
   int64_t* ids = values.data() + begin;
   const HashKind kind = out.hash_kind;
+  const char* text_end = text.data() + text.size();  // a token's hash may read up to the cell's end
   const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
-    ids[k] = token.empty() ? default_id : hash_bucket(token, hash_buckets_, kind);
+    ids[k] = token.empty() ? default_id : hash_bucket_in(token, text_end, hash_buckets_, kind);
     return true;
   });
   values.resize(begin + items);
