@@ -33,13 +33,17 @@ inline uint32_t load32(const unsigned char* p) {
 
 inline uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
 
+// MurmurHash64A's multiplier, and the seed of libstdc++'s std::hash<std::string>.
+constexpr uint64_t kMurmurMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
+constexpr uint64_t kStdHashSeed = 0xc70f6907ULL;
+
 }  // namespace hash_detail
 
 // libstdc++'s _Hash_bytes(data, len, seed) on a 64-bit target. Inline: sequences hash hundreds of
 // short ids per row.
 inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
   using hash_detail::shift_mix;
-  constexpr uint64_t kMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
+  constexpr uint64_t kMul = hash_detail::kMurmurMul;
   const auto* p = static_cast<const unsigned char*>(data);
   const size_t aligned = len & ~static_cast<size_t>(7);
   uint64_t h = seed ^ (len * kMul);
@@ -71,7 +75,7 @@ inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
 
 // std::hash<std::string> of libstdc++ (seed 0xc70f6907).
 inline uint64_t std_string_hash(std::string_view s) {
-  return murmur_hash_bytes(s.data(), s.size(), 0xc70f6907ULL);
+  return murmur_hash_bytes(s.data(), s.size(), hash_detail::kStdHashSeed);
 }
 // std_string_hash(s) for an s inside a larger text that may be read up to `readable_end` (>= the
 // end of s): a short s (under 8 bytes) with 8 readable bytes from its start is read in one load,
@@ -81,14 +85,14 @@ inline uint64_t std_string_hash_in(std::string_view s, const char* readable_end)
   const size_t len = s.size();
   if (len == 0 || len >= 8 || readable_end - s.data() < 8) return std_string_hash(s);
   using hash_detail::shift_mix;
-  constexpr uint64_t kMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
+  constexpr uint64_t kMul = hash_detail::kMurmurMul;
   uint64_t word = 0;
   std::memcpy(&word, s.data(), 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   word = __builtin_bswap64(word);
 #endif
-  // As murmur_hash_bytes with seed 0xc70f6907: no 8-byte block, the tail is the whole of s.
-  uint64_t h = 0xc70f6907ULL ^ (len * kMul);
+  // As murmur_hash_bytes with the std::hash seed: no 8-byte block, the tail is the whole of s.
+  uint64_t h = hash_detail::kStdHashSeed ^ (len * kMul);
   h ^= word & (~uint64_t{0} >> (64 - 8 * len));
   h *= kMul;
   h = shift_mix(h) * kMul;

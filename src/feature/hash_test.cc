@@ -57,7 +57,8 @@ TEST(Hash, HashInALargerTextEqualsTheStringsOwnHash) {
     const uint64_t want = static_cast<uint64_t>(reference(std::string(s)));
     ASSERT_EQ(std_string_hash_in(s, text.data() + readable), want) << "length " << len << " readable " << readable;
     const Modulus buckets(1000003);
-    ASSERT_EQ(hash_bucket_in(s, text.data() + readable, buckets, HashKind::kStdHash), static_cast<int64_t>(want % 1000003));
+    ASSERT_EQ(hash_bucket_in(s, text.data() + readable, buckets, HashKind::kStdHash),
+              static_cast<int64_t>(want % 1000003));
     ASSERT_EQ(hash_bucket_in(s, text.data() + readable, buckets, HashKind::kFarmHash),
               hash_bucket(s, buckets, HashKind::kFarmHash));
   }
