@@ -20,15 +20,24 @@ enum class HashKind { kStdHash, kFarmHash };
 // Little-endian loads and the mixing step the hashes share.
 namespace hash_detail {
 
+// One unaligned load, byte-swapped on big-endian targets (a byte loop assembling the same value
+// stays a loop of byte loads in the compiled code).
 inline uint64_t load64(const unsigned char* p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
   return v;
 }
 
 inline uint32_t load32(const unsigned char* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+  uint32_t v = 0;
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  return v;
 }
 
 inline uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
@@ -37,21 +46,22 @@ inline uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
 constexpr uint64_t kMurmurMul = (0xc6a4a793ULL << 32) + 0x5bd1e995ULL;
 constexpr uint64_t kStdHashSeed = 0xc70f6907ULL;
 
+// MurmurHash64A's steps: the state before the data (the seed mixed with the length), taking in a
+// word (an 8-byte block, premixed, or the trailing bytes), and the final mix.
+inline uint64_t murmur_start(uint64_t seed, size_t len) { return seed ^ (len * kMurmurMul); }
+inline uint64_t murmur_take(uint64_t h, uint64_t word) { return (h ^ word) * kMurmurMul; }
+inline uint64_t murmur_finish(uint64_t h) { return shift_mix(shift_mix(h) * kMurmurMul); }
+
 }  // namespace hash_detail
 
 // libstdc++'s _Hash_bytes(data, len, seed) on a 64-bit target. Inline: sequences hash hundreds of
 // short ids per row.
 inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
-  using hash_detail::shift_mix;
-  constexpr uint64_t kMul = hash_detail::kMurmurMul;
+  using namespace hash_detail;
   const auto* p = static_cast<const unsigned char*>(data);
   const size_t aligned = len & ~static_cast<size_t>(7);
-  uint64_t h = seed ^ (len * kMul);
-  for (size_t i = 0; i < aligned; i += 8) {
-    const uint64_t d = shift_mix(hash_detail::load64(p + i) * kMul) * kMul;
-    h ^= d;
-    h *= kMul;
-  }
+  uint64_t h = murmur_start(seed, len);
+  for (size_t i = 0; i < aligned; i += 8) h = murmur_take(h, shift_mix(load64(p + i) * kMurmurMul) * kMurmurMul);
   const size_t tail = len & 7;
   if (tail != 0) {
     // The trailing bytes as a little-endian integer (last byte most significant), assembled from
@@ -60,17 +70,15 @@ inline uint64_t murmur_hash_bytes(const void* data, size_t len, uint64_t seed) {
     const unsigned char* t = p + aligned;
     uint64_t d = 0;
     if (tail >= 4) {
-      const uint64_t high = hash_detail::load32(t + tail - 4);
-      d = hash_detail::load32(t) | (high << (8 * (tail - 4)));
+      const uint64_t high = load32(t + tail - 4);
+      d = load32(t) | (high << (8 * (tail - 4)));
     } else {
       d = t[0] | (static_cast<uint64_t>(t[tail / 2]) << (8 * (tail / 2))) |
           (static_cast<uint64_t>(t[tail - 1]) << (8 * (tail - 1)));
     }
-    h ^= d;
-    h *= kMul;
+    h = murmur_take(h, d);
   }
-  h = shift_mix(h) * kMul;
-  return shift_mix(h);
+  return murmur_finish(h);
 }
 
 // std::hash<std::string> of libstdc++ (seed 0xc70f6907).
@@ -84,19 +92,10 @@ inline uint64_t std_string_hash(std::string_view s) {
 inline uint64_t std_string_hash_in(std::string_view s, const char* readable_end) {
   const size_t len = s.size();
   if (len == 0 || len >= 8 || readable_end - s.data() < 8) return std_string_hash(s);
-  using hash_detail::shift_mix;
-  constexpr uint64_t kMul = hash_detail::kMurmurMul;
-  uint64_t word = 0;
-  std::memcpy(&word, s.data(), 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  word = __builtin_bswap64(word);
-#endif
+  using namespace hash_detail;
   // As murmur_hash_bytes with the std::hash seed: no 8-byte block, the tail is the whole of s.
-  uint64_t h = hash_detail::kStdHashSeed ^ (len * kMul);
-  h ^= word & (~uint64_t{0} >> (64 - 8 * len));
-  h *= kMul;
-  h = shift_mix(h) * kMul;
-  return shift_mix(h);
+  const uint64_t word = load64(reinterpret_cast<const unsigned char*>(s.data()));
+  return murmur_finish(murmur_take(murmur_start(kStdHashSeed, len), word & (~uint64_t{0} >> (64 - 8 * len))));
 }
 
 // farmhash::Fingerprint64 (farmhashna::Hash64).
