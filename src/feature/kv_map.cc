@@ -91,10 +91,4 @@ void read_inner_map(std::string_view inner, const MultiInputCells& cells, size_t
   }
 }
 
-bool same_text(const CellValue& a, const CellValue& b) {
-  if (a.kind == CellValue::Kind::kInt && b.kind == CellValue::Kind::kInt) return a.i == b.i;
-  NumberText text_a, text_b;
-  return as_text(a, &text_a) == as_text(b, &text_b);
-}
-
 }  // namespace tzrec::feature

@@ -52,8 +52,37 @@ void read_nested_map(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
 void read_inner_map(std::string_view inner, const MultiInputCells& cells, size_t i, int64_t r,
                     const std::string& feature, std::vector<KvEntry>* out);
 
-// True when the texts of a and b are equal (integers as decimal text, floats in their shortest
-// round-trip form).
-bool same_text(const CellValue& a, const CellValue& b);
+// A key looked up among a map's entries: equal to an entry's key when their texts are equal
+// (integers as decimal text, floats in their shortest round-trip form; two integers compare as
+// integers). The key's text is formed once, and a text entry key — the usual case, split from
+// the map's text — is compared inline, with no formatting or library call per entry.
+class MapKey {
+ public:
+  explicit MapKey(const CellValue& key) : key_(key), text_(as_text(key, &number_)) {}
+  MapKey(const MapKey&) = delete;  // text_ may point into number_
+  MapKey& operator=(const MapKey&) = delete;
+
+  bool matches(const CellValue& entry_key) const {
+    if (entry_key.kind == CellValue::Kind::kText) return equal_bytes(entry_key.text, text_);
+    if (entry_key.kind == CellValue::Kind::kInt && key_.kind == CellValue::Kind::kInt) return entry_key.i == key_.i;
+    NumberText entry_text;
+    return as_text(entry_key, &entry_text) == text_;
+  }
+
+ private:
+  // a == b for the short texts of map keys: sizes first, then the bytes in a loop (a memcmp call
+  // per entry cost more than the comparison).
+  static bool equal_bytes(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+
+  CellValue key_;
+  NumberText number_;
+  std::string_view text_;
+};
 
 }  // namespace tzrec::feature

@@ -103,9 +103,10 @@ void LookupFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, 
   cells.for_each_value(1, r, k, [&](const CellValue& key) {
     if (key.kind == CellValue::Kind::kText && key.text.empty()) return;
     // The last entry of a repeated key wins (a map keeps the last value written).
+    const MapKey wanted(key);
     const KvEntry* hit = nullptr;
     for (const KvEntry& e : entries) {
-      if (same_text(e.key, key)) hit = &e;
+      if (wanted.matches(e.key)) hit = &e;
     }
     if (hit == nullptr) return;
     if (!text) {

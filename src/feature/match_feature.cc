@@ -155,9 +155,10 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
       for (const KvEntry& e : s->inner) hit(o, e);
       return;
     }
+    const MapKey wanted(sk);
     const KvEntry* last = nullptr;
     for (const KvEntry& e : s->inner) {
-      if (same_text(e.key, sk)) last = &e;
+      if (wanted.matches(e.key)) last = &e;
     }
     if (last != nullptr) hit(o, *last);
   };
@@ -167,9 +168,10 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
         for (const NestedEntry& o : outer) match_inner(o, sk);
         continue;
       }
+      const MapKey wanted(pk);
       const NestedEntry* last = nullptr;
       for (const NestedEntry& o : outer) {
-        if (same_text(o.pkey, pk)) last = &o;
+        if (wanted.matches(o.pkey)) last = &o;
       }
       if (last != nullptr) match_inner(*last, sk);
     }
