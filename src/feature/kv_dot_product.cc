@@ -64,9 +64,12 @@ double kv_dot(const std::vector<std::string_view>* keys, const std::vector<doubl
   double dot = 0;
   if (q.size() * (q.size() + d.size()) <= 4096) {
     for (size_t j = 0; j < q.size(); ++j) {
-      if (std::find(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(), q[j]) != q.end()) continue;
+      if (std::any_of(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(),
+                      [&](std::string_view later) { return equal_short_text(later, q[j]); })) {
+        continue;
+      }
       for (size_t l = d.size(); l-- > 0;) {
-        if (d[l] == q[j]) {
+        if (equal_short_text(d[l], q[j])) {
           dot += vals[0][j] * vals[1][l];
           break;
         }

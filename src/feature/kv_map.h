@@ -63,23 +63,13 @@ class MapKey {
   MapKey& operator=(const MapKey&) = delete;
 
   bool matches(const CellValue& entry_key) const {
-    if (entry_key.kind == CellValue::Kind::kText) return equal_bytes(entry_key.text, text_);
+    if (entry_key.kind == CellValue::Kind::kText) return equal_short_text(entry_key.text, text_);
     if (entry_key.kind == CellValue::Kind::kInt && key_.kind == CellValue::Kind::kInt) return entry_key.i == key_.i;
     NumberText entry_text;
     return as_text(entry_key, &entry_text) == text_;
   }
 
  private:
-  // a == b for the short texts of map keys: sizes first, then the bytes in a loop (a memcmp call
-  // per entry cost more than the comparison).
-  static bool equal_bytes(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i] != b[i]) return false;
-    }
-    return true;
-  }
-
   CellValue key_;
   NumberText number_;
   std::string_view text_;

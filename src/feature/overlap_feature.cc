@@ -25,14 +25,14 @@ OverlapFeature::Method parse_overlap_method(const std::string& m, const std::str
 
 // Terms of `a` found in `b`, counted with repetition (short rows compared pairwise, long ones
 // through a set of b's terms).
-size_t common_terms(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+size_t common_terms(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
   if (a.size() * b.size() <= 1024) {
-    return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](const std::string& t) {
-      return std::find(b.begin(), b.end(), t) != b.end();
+    return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](std::string_view t) {
+      return std::any_of(b.begin(), b.end(), [&](std::string_view u) { return equal_short_text(u, t); });
     }));
   }
   std::unordered_set<std::string_view> in_b(b.begin(), b.end());
-  return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](const std::string& t) { return in_b.count(t) > 0; }));
+  return static_cast<size_t>(std::count_if(a.begin(), a.end(), [&](std::string_view t) { return in_b.count(t) > 0; }));
 }
 
 }  // namespace
@@ -58,8 +58,8 @@ OverlapFeature::OverlapFeature(const protos::OverlapFeature& c, const std::strin
   if (!c.normalizer().empty()) values_.normalizer = Normalizer::parse(c.normalizer(), path + ".normalizer");
 }
 
-double OverlapFeature::overlap(Method method, const std::vector<std::string>& query,
-                               const std::vector<std::string>& title) {
+double OverlapFeature::overlap(Method method, const std::vector<std::string_view>& query,
+                               const std::vector<std::string_view>& title) {
   if (query.empty() || title.empty()) return 0.0;
   switch (method) {
     case Method::kQueryCommonRatio:
@@ -67,11 +67,13 @@ double OverlapFeature::overlap(Method method, const std::vector<std::string>& qu
     case Method::kTitleCommonRatio:
       return static_cast<double>(common_terms(title, query)) / static_cast<double>(title.size());
     case Method::kIsContain:
-      return std::search(title.begin(), title.end(), query.begin(), query.end()) != title.end() ? 1.0 : 0.0;
+      return std::search(title.begin(), title.end(), query.begin(), query.end(), equal_short_text) != title.end()
+                 ? 1.0
+                 : 0.0;
     case Method::kIsEqual:
-      return query == title ? 1.0 : 0.0;
+      return std::equal(query.begin(), query.end(), title.begin(), title.end(), equal_short_text) ? 1.0 : 0.0;
     case Method::kIndexOf: {
-      const auto at = std::search(title.begin(), title.end(), query.begin(), query.end());
+      const auto at = std::search(title.begin(), title.end(), query.begin(), query.end(), equal_short_text);
       return at == title.end() ? -1.0 : static_cast<double>(at - title.begin());
     }
   }
@@ -87,16 +89,17 @@ void OverlapFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput&
                                   cells.cells(i).name(), cells.cells(i).describe_type(), info_.name));
     }
   }
-  std::vector<std::string> terms[2];
-  std::string buf;
+  std::vector<std::string_view> terms[2];  // views of the batch's text, or of numbers' text in texts[i]
+  ValueTexts texts[2];
   emit_lookup_rows(
       info_, values_, &cells, false, out, [](int64_t, int64_t) {},
       [&](int64_t r, int64_t k, LookupValues* values) {
         for (size_t i = 0; i < 2; ++i) {
           terms[i].clear();
+          texts[i].clear();
           cells.for_each_value(i, r, k, [&](const CellValue& v) {
             if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
-            terms[i].emplace_back(as_text(v, &buf));
+            terms[i].push_back(texts[i].of(v));
           });
         }
         CellValue x;

@@ -45,7 +45,8 @@ class OverlapFeature : public MultiInputFeature {
 
   enum class Method { kQueryCommonRatio, kTitleCommonRatio, kIsContain, kIsEqual, kIndexOf };
   // The overlap of `query` and `title` terms by `method` (0 when either is empty).
-  static double overlap(Method method, const std::vector<std::string>& query, const std::vector<std::string>& title);
+  static double overlap(Method method, const std::vector<std::string_view>& query,
+                        const std::vector<std::string_view>& title);
 
  protected:
   // TorchEasyRec's OverlapFeature._fg_json (docs/tzrec-compatibility.md §5.3).

@@ -19,6 +19,16 @@ inline std::string_view trim_spaces(std::string_view s) {
   return s;
 }
 
+// a == b for short texts compared many times over (map keys, terms): sizes first, then the bytes
+// in a loop, inline — a memcmp call per comparison costs more than the comparison.
+inline bool equal_short_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 // The positions of one byte in a text, in order, found many bytes at a time (with SSE2, windows
 // of up to 64 bytes: four 16-byte compares merged into one 64-bit mask; else 8 bytes in a 64-bit
 // word): one branch per window instead of one per byte (or one memchr call per token) —
