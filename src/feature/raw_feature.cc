@@ -265,9 +265,10 @@ bool RawFeature::push_number_items(std::string_view text, int64_t max_items, con
   };
   resize(begin + room);
   bool parsed = true;
+  const char* text_end = text.data() + text.size();  // a token's parse may read up to the cell's end
   const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
     double x = 0;
-    parsed = !token.empty() && parse_double(token, &x);
+    parsed = !token.empty() && parse_double_in(token, text_end, &x);
     if (!parsed) return false;
     x = normalizer_.apply(x);
     if (sparse) {

@@ -1,5 +1,6 @@
-// for_each_token against a plain find loop, and parse_double's plain-decimal path against
-// std::from_chars (bit for bit), on random texts that hit the block scans' tails and edges.
+// for_each_token against a plain find loop, parse_double's plain-decimal path against
+// std::from_chars (bit for bit), and the block-wise plain-decimal parse against the byte loop, on
+// random texts that hit the block scans' tails and edges.
 #include "feature/text_values.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,42 @@ TEST(TextValues, ParseDoubleEqualsFromChars) {
     for (char& c : digits) c = "0123456789.-"[rng() % 12];
     expect_as_from_chars(digits);
   }
+}
+
+// parse_plain_decimal_in (16 bytes classified at once, digits read 8 at a time) against
+// parse_plain_decimal (a byte loop): the same acceptance and the same bits, for tokens of 0–20 bytes
+// of digits, signs, dots and other bytes at random places in a larger buffer, with every distance
+// from the token to the end of what may be read (under 18 bytes: the byte loop's path).
+TEST(TextValues, PlainDecimalInEqualsTheByteLoop) {
+  for (const char* s : {"0", "-0", "0.0", "-0.0", "12345678.12345678", "123456789.1", "1.123456789",
+                        "-12345678.1234567", "9007199254740992", "99999999.99999999", "1.", ".5", "-", "-.5",
+                        "1..2", "1.2.3", "--1", "1-2", "+1", " 1"}) {
+    std::string buf = std::string(s) + std::string(18, ';');
+    for (size_t readable : {std::strlen(s), buf.size()}) {
+      double a = 1, b = 2;
+      const bool ra = parse_plain_decimal(std::string_view(s), &a);
+      const bool rb = parse_plain_decimal_in(std::string_view(buf.data(), std::strlen(s)), buf.data() + readable, &b);
+      ASSERT_EQ(ra, rb) << "'" << s << "'";
+      if (ra) ASSERT_EQ(std::memcmp(&a, &b, sizeof(a)), 0) << "'" << s << "'";
+    }
+  }
+  std::mt19937_64 rng(5);
+  const std::string alphabet = std::string("01234567890123456789012345678901234567890..-e+ x;") + '\x80';
+  size_t accepted = 0;
+  for (int i = 0; i < 400000; ++i) {
+    char buf[64];
+    for (char& c : buf) c = alphabet[rng() % alphabet.size()];
+    const size_t len = rng() % 21, start = rng() % 8;
+    const size_t readable = start + len + rng() % (64 - start - len + 1);
+    const std::string_view s(buf + start, len);
+    double a = 1, b = 2;
+    const bool ra = parse_plain_decimal(s, &a);
+    const bool rb = parse_plain_decimal_in(s, buf + readable, &b);
+    ASSERT_EQ(ra, rb) << "'" << s << "'";
+    if (ra) ASSERT_EQ(std::memcmp(&a, &b, sizeof(a)), 0) << "'" << s << "'";
+    accepted += ra;
+  }
+  EXPECT_GT(accepted, 50000u);  // the random tokens reach the fast path, not only the rejections
 }
 
 }  // namespace text_values_test
