@@ -165,15 +165,20 @@ inline bool parse_int64(std::string_view s, int64_t* out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+namespace text_detail {
+
+// 10^0 .. 10^22: the powers of ten that are exact doubles.
+inline constexpr double kExactPowersOf10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                              1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+}  // namespace text_detail
+
 // A plain decimal ("-12.375", "42"; at least one digit on each side of a '.') whose digits,
 // read as an integer m, are at most 2^53 and whose decimals are at most 22: m and 10^decimals
 // are then exact doubles and their quotient is the correctly rounded value — what from_chars
 // gives (Clinger's fast path), without its general algorithm. False for anything else.
 inline bool parse_plain_decimal(std::string_view s, double* out) {
   auto is_digit = [](char c) { return static_cast<unsigned>(c - '0') < 10; };
-  static constexpr double kPowersOf10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char* p = s.data();
   const char* const end = p + s.size();
   const bool negative = p != end && *p == '-';
@@ -193,7 +198,7 @@ inline bool parse_plain_decimal(std::string_view s, double* out) {
   }
   // 19 digits cannot overflow m; longer numbers are left to from_chars.
   if (p != end || num_digits > 19 || m > (uint64_t{1} << 53) || num_decimals > 22) return false;
-  const double v = static_cast<double>(m) / kPowersOf10[num_decimals];
+  const double v = static_cast<double>(m) / text_detail::kExactPowersOf10[num_decimals];
   *out = negative ? -v : v;
   return true;
 }
@@ -239,11 +244,10 @@ inline bool parse_plain_decimal_in(std::string_view s, const char* readable_end,
       const unsigned decimals = dot == 0 ? 0 : static_cast<unsigned>(n) - at - 1;
       if (int_digits - 1 < 8 && (dot == 0 || decimals - 1 < 8)) {
         static constexpr uint64_t kScale[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-        static constexpr double kPowersOf10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
         uint64_t m = text_detail::digits_value(p + negative, int_digits);
         if (decimals > 0) m = m * kScale[decimals] + text_detail::digits_value(p + at + 1, decimals);
         if (m <= (uint64_t{1} << 53)) {
-          const double v = static_cast<double>(m) / kPowersOf10[decimals];
+          const double v = static_cast<double>(m) / text_detail::kExactPowersOf10[decimals];
           *out = negative ? -v : v;
           return true;
         }
