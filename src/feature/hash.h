@@ -107,6 +107,10 @@ HashKind hash_kind_from_env();
 inline uint64_t hash_string(std::string_view s, HashKind kind) {
   return kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash(s);
 }
+// hash_string(s, kind) for an s inside a text readable up to `readable_end` (std_string_hash_in).
+inline uint64_t hash_string_in(std::string_view s, const char* readable_end, HashKind kind) {
+  return kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash_in(s, readable_end);
+}
 // hash_string(s) % bucket_size; bucket_size must be > 0.
 inline int64_t hash_bucket(std::string_view s, uint64_t bucket_size, HashKind kind) {
   return static_cast<int64_t>(hash_string(s, kind) % bucket_size);
@@ -138,10 +142,9 @@ inline int64_t hash_bucket(std::string_view s, const Modulus& buckets, HashKind 
 }
 
 // hash_bucket(s, buckets, kind) for an s inside a text readable up to `readable_end`
-// (std_string_hash_in).
+// (hash_string_in).
 inline int64_t hash_bucket_in(std::string_view s, const char* readable_end, const Modulus& buckets, HashKind kind) {
-  return static_cast<int64_t>(
-      buckets.of(kind == HashKind::kFarmHash ? farm_fingerprint64(s) : std_string_hash_in(s, readable_end)));
+  return static_cast<int64_t>(buckets.of(hash_string_in(s, readable_end, kind)));
 }
 
 }  // namespace tzrec::feature

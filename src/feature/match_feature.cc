@@ -149,13 +149,13 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
     s->text.append(as_text(e.value, &s->buf_a));
     values->add_text(s->text, hash_kind, cells.cells(0), r);
   };
-  auto match_inner = [&](const NestedEntry& o, const CellValue& sk) {
+  // `wanted` is sk as a MapKey: formed once per key, not once per outer entry.
+  auto match_inner = [&](const NestedEntry& o, const CellValue& sk, const MapKey& wanted) {
     read_inner_map(o.inner, cells, 0, r, info_.name, &s->inner);
     if (wildcard(skey_input_, sk)) {
       for (const KvEntry& e : s->inner) hit(o, e);
       return;
     }
-    const MapKey wanted(sk);
     const KvEntry* last = nullptr;
     for (const KvEntry& e : s->inner) {
       if (wanted.matches(e.key)) last = &e;
@@ -163,17 +163,19 @@ void MatchFeature::collect(const MultiInputCells& cells, int64_t r, int64_t k, c
     if (last != nullptr) hit(o, *last);
   };
   for (const CellValue& pk : s->pkeys) {
+    const bool every_pkey = wildcard(pkey_input_, pk);
+    const MapKey wanted_pk(pk);
     for (const CellValue& sk : s->skeys) {
-      if (wildcard(pkey_input_, pk)) {
-        for (const NestedEntry& o : outer) match_inner(o, sk);
+      const MapKey wanted_sk(sk);
+      if (every_pkey) {
+        for (const NestedEntry& o : outer) match_inner(o, sk, wanted_sk);
         continue;
       }
-      const MapKey wanted(pk);
       const NestedEntry* last = nullptr;
       for (const NestedEntry& o : outer) {
-        if (wanted.matches(o.pkey)) last = &o;
+        if (wanted_pk.matches(o.pkey)) last = &o;
       }
-      if (last != nullptr) match_inner(*last, sk);
+      if (last != nullptr) match_inner(*last, sk, wanted_sk);
     }
   }
 }
