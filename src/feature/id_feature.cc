@@ -288,7 +288,7 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
   // item) or the default value does not give exactly one id.
   int64_t default_id = -1;
   if constexpr (B == Bucketizer::kHash) {
-    if (first_value_only && sequence_delim_.size() == 1 && cells.is_scalar() &&
+    if (first_value_only && sequence_delim_.size() == 1 && !separator_.empty() && cells.is_scalar() &&
         cells.leaf_kind() == CellValue::Kind::kText) {
       int64_t defaults = 0;
       for_each_token(default_value_, separator_, [&](std::string_view tok) {
@@ -301,10 +301,7 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
     if constexpr (B == Bucketizer::kHash) {
       if (default_id >= 0) {
         const std::string_view text = cells.empty(r) ? std::string_view() : cells.scalar(r).text;
-        if (text.find(separator_) == std::string_view::npos) {
-          push_hashed_items(text, max_items, default_id, out);
-          continue;
-        }
+        if (push_hashed_items(text, max_items, default_id, out)) continue;
       }
     }
     ids_per_item.clear();
@@ -321,23 +318,33 @@ void IdFeature::parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput
   }
 }
 
-void IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id,
+bool IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id,
                                   const ParseOutput& out) const {
   std::vector<int64_t>& values = out.sparse->values;
   const size_t begin = values.size();
-  // Items are at most the delimiters + 1: room for them, then cut back to those written.
+  // Items are at most the delimiters + 1: room for them (grown as push_back would), then each id
+  // pushed — no zero-filled room cut back afterwards.
   const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
-  values.resize(begin + room);
-  int64_t* ids = values.data() + begin;
+  if (values.capacity() < begin + room) values.reserve(std::max(begin + room, 2 * values.capacity()));
   const HashKind kind = out.hash_kind;
   const char* text_end = text.data() + text.size();  // a token's hash may read up to the cell's end
-  const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
-    ids[k] = token.empty() ? default_id : hash_bucket_in(token, text_end, hash_buckets_, kind);
-    return true;
-  });
-  values.resize(begin + items);
+  // A cell holding the value separator (a separator byte: several values per item, or part of a
+  // longer separator) takes the general path; its bytes are searched for it with the delimiters.
+  bool separator_seen = false;
+  const size_t items = for_each_leading_token(
+      text, sequence_delim_[0], room,
+      [&](size_t, std::string_view token) {
+        values.push_back(token.empty() ? default_id : hash_bucket_in(token, text_end, hash_buckets_, kind));
+        return true;
+      },
+      separator_[0], &separator_seen);
+  if (separator_seen) {
+    values.resize(begin);
+    return false;
+  }
   // (Sequence id features are never weighted: the parser gives their ids weight 1 afterwards.)
   end_sequence_row(static_cast<int64_t>(items), out);
+  return true;
 }
 
 // TorchEasyRec's IdFeature._fg_json (docs/tzrec-compatibility.md §5.3). The bucketizer, in

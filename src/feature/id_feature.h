@@ -69,9 +69,10 @@ class IdFeature : public Feature {
   void parse_fg_sequence(const ColumnCells& cells, const ParseOutput& out) const;
   template <Bucketizer B>
   void parse_fg_sequence_by(const ColumnCells& cells, const ParseOutput& out) const;
-  // One row's text cell of hashed items (no `separator_` in it; "" for an empty cell), one id
-  // per item, empty items taking `default_id`: appended to `out` as parse_fg_sequence_by would.
-  void push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id, const ParseOutput& out) const;
+  // One row's text cell of hashed items ("" for an empty cell), one id per item, empty items
+  // taking `default_id`: appended to `out` as parse_fg_sequence_by would, unless the cell may hold
+  // `separator_` (not empty; false, nothing appended: the general path's case).
+  bool push_hashed_items(std::string_view text, int64_t max_items, int64_t default_id, const ParseOutput& out) const;
 
   protos::IdFeature config_;  // for fg_json_entries()
   std::string input_column_;

@@ -197,12 +197,12 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
   // path below (defaults, several values, errors).
   const bool one_number_items = !encoded && value_dim_ == 1;
   const bool text_cells = cells.is_scalar() && cells.leaf_kind() == CellValue::Kind::kText;
-  const bool whole_rows = one_number_items && text_cells && sequence_delim_.size() == 1;
+  const bool whole_rows = one_number_items && text_cells && sequence_delim_.size() == 1 && !sep.empty();
   std::vector<int64_t> ids_per_item;
   for (int64_t r = 0; r < out.rows; ++r) {
     if (whole_rows && !cells.empty(r)) {
       const std::string_view text = cells.scalar(r).text;
-      if (text.find(sep) == std::string_view::npos && push_number_items(text, max_items, out)) continue;
+      if (push_number_items(text, max_items, out)) continue;
     }
     ids_per_item.clear();
     auto push_item = [&](const auto& for_each_value) {
@@ -254,35 +254,45 @@ bool RawFeature::push_number_items(std::string_view text, int64_t max_items, con
   std::vector<int64_t>* ids = sparse ? &out.sparse->values : nullptr;
   std::vector<float>* dense = sparse ? nullptr : out.sequence_dense;
   const size_t begin = sparse ? ids->size() : dense->size();
-  // Items are at most the delimiters + 1: room for them, then cut back to those written.
+  // Items are at most the delimiters + 1: room for them (grown as push_back would), then each
+  // value pushed — no zero-filled room cut back afterwards.
   const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
-  auto resize = [&](size_t size) {
-    if (sparse) {
-      ids->resize(size);
-    } else {
-      dense->resize(size);
-    }
+  auto make_room = [&](auto* v) {
+    if (v->capacity() < begin + room) v->reserve(std::max(begin + room, 2 * v->capacity()));
   };
-  resize(begin + room);
-  bool parsed = true;
+  if (sparse) {
+    make_room(ids);
+  } else {
+    make_room(dense);
+  }
   const char* text_end = text.data() + text.size();  // a token's parse may read up to the cell's end
-  const size_t items = for_each_leading_token(text, sequence_delim_[0], room, [&](size_t k, std::string_view token) {
-    double x = 0;
-    parsed = !token.empty() && parse_double_in(token, text_end, &x);
-    if (!parsed) return false;
-    x = normalizer_.apply(x);
+  // A cell holding the value separator (a byte of it: several values per item) takes the general
+  // path; its bytes are searched for it with the delimiters.
+  bool separator_seen = false;
+  bool parsed = true;
+  const size_t items = for_each_leading_token(
+      text, sequence_delim_[0], room,
+      [&](size_t, std::string_view token) {
+        double x = 0;
+        parsed = !token.empty() && parse_double_in(token, text_end, &x);
+        if (!parsed) return false;
+        x = normalizer_.apply(x);
+        if (sparse) {
+          ids->push_back(bucket(x));
+        } else {
+          dense->push_back(static_cast<float>(x));
+        }
+        return true;
+      },
+      separator_[0], &separator_seen);
+  if (!parsed || separator_seen) {
     if (sparse) {
-      (*ids)[begin + k] = bucket(x);
+      ids->resize(begin);
     } else {
-      (*dense)[begin + k] = static_cast<float>(x);
+      dense->resize(begin);
     }
-    return true;
-  });
-  if (!parsed) {
-    resize(begin);
     return false;
   }
-  resize(begin + items);
   // (Raw features are never weighted: the parser gives bucket ids weight 1 afterwards.)
   if (sparse) {
     end_sequence_row(static_cast<int64_t>(items), out);

@@ -59,9 +59,10 @@ class RawFeature : public Feature {
   // cells.where(r) when it is not a number).
   int64_t bucket(double v) const;
   int64_t value_bucket(const CellValue& v, const ColumnCells& cells, int64_t r) const;
-  // FG modes, value_dim 1: one row's text cell of items that are one number each (no separator in
-  // the cell), appended to `out` as parse() would; false, with nothing appended, when an item is
-  // empty or not a plain number (parse() then takes the general path for the row).
+  // FG modes, value_dim 1: one row's text cell of items that are one number each, appended to
+  // `out` as parse() would; false, with nothing appended, when an item is empty or not a plain
+  // number or the cell may hold `separator_` (not empty; parse() then takes the general path for
+  // the row).
   bool push_number_items(std::string_view text, int64_t max_items, const ParseOutput& out) const;
   // Writes vals as bucket ids (sparse) or floats (dense) of one row or item.
   void emit(const std::vector<double>& vals, const ColumnCells& cells, int64_t r, const ParseOutput& out,

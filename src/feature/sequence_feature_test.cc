@@ -288,15 +288,17 @@ TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
       "12345678.12345678;4.5;;6",             // an empty item: the general path, the default 0
       "0.5;1;2.25;3;4;5;6;7;8;9;10;11",       // truncated
       "9",                                    // one item
+      "1;2;3;4;5;6;7\x1d" "8",                  // a separator, past the 6th item: dropped with it
   };
   auto b = p.parse(make_batch({{"s__d", cells}, {"s__b", cells}}));
   auto f = [](double x) { return static_cast<float>(x / 10); };
   EXPECT_EQ(floats_of(b.sequence_dense_features.at("s__d")),
             (Floats{f(-1.25), f(3), f(0.0813245), f(101.385), f(7), f(1e1), f(12345678.12345678), f(4.5), 0, f(6),
-                    f(0.5), f(1), f(2.25), f(3), f(4), f(5), f(9)}));
-  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__d")), (Ids{6, 4, 6, 1}));
-  EXPECT_EQ(ids_of(b.sparse_features["s__b"].values), (Ids{0, 1, 0, 2, 2, 2, 2, 1, 0, 2, 0, 0, 1, 1, 1, 2, 2}));
-  EXPECT_EQ(ids_of(b.sparse_features["s__b"].lengths), (Ids{6, 4, 6, 1}));
+                    f(0.5), f(1), f(2.25), f(3), f(4), f(5), f(9), f(1), f(2), f(3), f(4), f(5), f(6)}));
+  EXPECT_EQ(ids_of(b.sequence_lengths.at("s__d")), (Ids{6, 4, 6, 1, 6}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].values),
+            (Ids{0, 1, 0, 2, 2, 2, 2, 1, 0, 2, 0, 0, 1, 1, 1, 2, 2, 0, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(ids_of(b.sparse_features["s__b"].lengths), (Ids{6, 4, 6, 1, 6}));
   // A text Parquet column gives the same.
   TypedBatch t(static_cast<int64_t>(cells.size()));
   for (const char* name : {"s__d", "s__b"}) {
@@ -366,9 +368,12 @@ TEST(SequenceFeatures, HashedItemsOfOneIdEachMatchTheGeneralRules) {
     } }
     feature_configs { id_feature { feature_name: "w" expression: "user:w" embedding_dim: 4 hash_bucket_size: 10
                                    weighted: true } })";
-  const std::vector<std::string> a = {"x;12;;y;z;tail", "", ";", "p\x1d" "q;\x1d" "r;s", "one"};
-  const std::vector<std::string> b = {"1;2;;3;4;5", "", "7;8", "\x1d;k\x1d" "l;m", "2"};
-  const std::vector<std::string> w = {"u:0.5", "u:1", "u:1", "u:1", "u:1"};
+  // The last row: the separator only past the cell's first 64 bytes (a later window of the scan
+  // for the delimiters).
+  const std::string long_a(70, 'v'), long_b(66, 'w');
+  const std::vector<std::string> a = {"x;12;;y;z;tail", "", ";", "p\x1d" "q;\x1d" "r;s", "one", long_a + ";p\x1d" "q;r"};
+  const std::vector<std::string> b = {"1;2;;3;4;5", "", "7;8", "\x1d;k\x1d" "l;m", "2", long_b + ";k\x1d" "l;m"};
+  const std::vector<std::string> w = {"u:0.5", "u:1", "u:1", "u:1", "u:1", "u:1"};
   for (const bool farm : {false, true}) {
     const FeatureParser p(parse_config(std::string("data_config { fg_mode: FG_DAG } ") + features),
                           /*read_labels=*/false, farm ? HashKind::kFarmHash : HashKind::kStdHash);
@@ -380,18 +385,19 @@ TEST(SequenceFeatures, HashedItemsOfOneIdEachMatchTheGeneralRules) {
                         h("0", 1000),                                              // empty history
                         h("0", 1000), h("0", 1000),                                // two empty items
                         h("p", 1000), h("r", 1000), h("s", 1000),                  // separator: first values
-                        h("one", 1000)};
-    const Ids want_b = {h("1", 97), h("2", 97), h("zz", 97), h("3", 97), h("zz", 97), h("7", 97), h("8", 97),
-                        h("zz", 97), h("k", 97), h("m", 97), h("2", 97)};
+                        h("one", 1000), h(long_a.c_str(), 1000), h("p", 1000), h("r", 1000)};
+    const Ids want_b = {h("1", 97),  h("2", 97), h("zz", 97), h("3", 97), h("zz", 97),
+                        h("7", 97),  h("8", 97), h("zz", 97), h("k", 97), h("m", 97),
+                        h("2", 97),  h(long_b.c_str(), 97), h("k", 97), h("m", 97)};
     auto text = p.parse(make_batch({{"s__a", a}, {"s__b", b}, {"w", w}}));
     EXPECT_EQ(ids_of(text.sparse_features["s__a"].values), want_a) << farm;
-    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__a")), (Ids{4, 1, 2, 3, 1})) << farm;
+    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__a")), (Ids{4, 1, 2, 3, 1, 3})) << farm;
     EXPECT_EQ(ids_of(text.sparse_features["s__b"].values), want_b) << farm;
-    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__b")), (Ids{4, 1, 2, 3, 1})) << farm;
+    EXPECT_EQ(ids_of(text.sequence_lengths.at("s__b")), (Ids{4, 1, 2, 3, 1, 3})) << farm;
     ASSERT_TRUE(text.sparse_features.has_weights());
     EXPECT_EQ(floats_of(text.sparse_features["s__a"].weights), Floats(want_a.size(), 1.0f)) << farm;
     // The same cells as a Parquet string column (a null cell is an empty history too).
-    TypedBatch t(5);
+    TypedBatch t(static_cast<int64_t>(a.size()));
     auto strings = [](const std::vector<std::string>& cells) {
       return [&cells](auto& c, int64_t r) {
         if (cells[r].empty()) {

@@ -33,9 +33,14 @@ inline bool equal_short_text(std::string_view a, std::string_view b) {
 // of up to 64 bytes: four 16-byte compares merged into one 64-bit mask; else 8 bytes in a 64-bit
 // word): one branch per window instead of one per byte (or one memchr call per token) —
 // separators between short tokens, such as the ids of a sequence, are a few bytes apart.
-class ByteFinder {
+// kWatch: the windows are also searched for a second byte, and watched_seen() tells whether any
+// window searched so far held it — a cell's other separator noticed in the same pass over its
+// bytes, without a search of the cell before it.
+template <bool kWatch>
+class BasicByteFinder {
  public:
-  ByteFinder(std::string_view s, char c) : p_(s.data()), n_(s.size()), c_(c) {}
+  BasicByteFinder(std::string_view s, char c, char watched = '\0')
+      : p_(s.data()), n_(s.size()), c_(c), watched_(watched) {}
 
   // The next position of the byte; size() of the text once there is none left. Forced inline: in
   // large token loops the compiler would call it once per token.
@@ -46,32 +51,43 @@ class ByteFinder {
     return pos;
   }
 
+  // kWatch: whether a window searched so far held the watched byte. Every byte before the last
+  // position next() returned has been searched (and, once next() returned size(), every byte).
+  bool watched_seen() const { return watched_seen_; }
+
  private:
 #if defined(__SSE2__)
   static constexpr size_t kBitsPerByte = 1;  // bit k for byte k of the window
-  static uint64_t block_matches(const char* p, __m128i c) {
+  // The matches of the 16 bytes at p; with kWatch, notes whether the watched byte is among them.
+  uint64_t block_matches(const char* p, __m128i c, __m128i w) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (kWatch) watched_seen_ |= _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, w)) != 0;
     return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, c)));
   }
   // The matches of the bytes from pos_ on, at most 64 of them (all that are left when fewer than
   // 64 are); moves pos_ past them.
   uint64_t window_matches() {
     const __m128i c = _mm_set1_epi8(c_);
+    const __m128i w = _mm_set1_epi8(watched_);
     const char* p = p_ + pos_;
     const size_t left = n_ - pos_;
     if (left >= 64) {
       pos_ += 64;
-      return block_matches(p, c) | (block_matches(p + 16, c) << 16) | (block_matches(p + 32, c) << 32) |
-             (block_matches(p + 48, c) << 48);
+      return block_matches(p, c, w) | (block_matches(p + 16, c, w) << 16) |
+             (block_matches(p + 32, c, w) << 32) | (block_matches(p + 48, c, w) << 48);
     }
     uint64_t m = 0;
     if (n_ < 16) {  // a text shorter than a block, one byte at a time: a block read would run past it
-      for (size_t q = 0; q < left; ++q) m |= static_cast<uint64_t>(p[q] == c_) << q;
+      for (size_t q = 0; q < left; ++q) {
+        m |= static_cast<uint64_t>(p[q] == c_) << q;
+        if constexpr (kWatch) watched_seen_ |= p[q] == watched_;
+      }
     } else {
       size_t q = 0;
-      for (; left - q >= 16; q += 16) m |= block_matches(p + q, c) << q;
-      // The text's last bytes, read as its final block: the bits of bytes before them shifted out.
-      if (q < left) m |= (block_matches(p_ + n_ - 16, c) >> (16 - (left - q))) << q;
+      for (; left - q >= 16; q += 16) m |= block_matches(p + q, c, w) << q;
+      // The text's last bytes, read as its final block: the bits of bytes before them shifted out
+      // (the watched byte may then be noticed in bytes already searched: it was there).
+      if (q < left) m |= (block_matches(p_ + n_ - 16, c, w) >> (16 - (left - q))) << q;
     }
     pos_ = n_;
     return m;
@@ -83,7 +99,10 @@ class ByteFinder {
     const size_t left = n_ - pos_;
     if (left < 8) {
       uint64_t m = 0;
-      for (size_t q = 0; q < left; ++q) m |= static_cast<uint64_t>(p_[pos_ + q] == c_) << (8 * q + 7);
+      for (size_t q = 0; q < left; ++q) {
+        m |= static_cast<uint64_t>(p_[pos_ + q] == c_) << (8 * q + 7);
+        if constexpr (kWatch) watched_seen_ |= p_[pos_ + q] == watched_;
+      }
       pos_ = n_;
       return m;
     }
@@ -93,9 +112,13 @@ class ByteFinder {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     w = __builtin_bswap64(w);
 #endif
-    // Bit 7 of each byte equal to c_: the additions stay inside each byte (no false matches).
+    if constexpr (kWatch) watched_seen_ |= word_matches(w, watched_) != 0;
+    return word_matches(w, c_);
+  }
+  // Bit 7 of each byte of w equal to c: the additions stay inside each byte (no false matches).
+  static uint64_t word_matches(uint64_t w, char c) {
     constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
-    const uint64_t x = w ^ (0x0101010101010101ULL * static_cast<unsigned char>(c_));
+    const uint64_t x = w ^ (0x0101010101010101ULL * static_cast<unsigned char>(c));
     return ~(((x & kLow7) + kLow7) | x | kLow7);
   }
 #endif
@@ -113,10 +136,14 @@ class ByteFinder {
   const char* p_;
   size_t n_;
   char c_;
-  size_t pos_ = 0;        // the next byte to search
-  size_t base_ = 0;       // where the window of matches_ starts
-  uint64_t matches_ = 0;  // a bit per matching byte of that window not returned yet
+  char watched_;
+  size_t pos_ = 0;             // the next byte to search
+  size_t base_ = 0;            // where the window of matches_ starts
+  uint64_t matches_ = 0;       // a bit per matching byte of that window not returned yet
+  bool watched_seen_ = false;  // kWatch: a searched window held watched_
 };
+
+using ByteFinder = BasicByteFinder<false>;
 
 // Calls fn(token) for every sep-separated token of s, empty tokens included ("a,,b" -> a, "", b).
 // sep must not be empty. Each loop calls fn at one place, where it can be inlined.
@@ -141,18 +168,27 @@ inline void for_each_token(std::string_view s, std::string_view sep, Fn&& fn) {
 }
 
 // The first tokens of s separated by the byte `sep` (empty tokens included), at most max_tokens:
-// calls fn(k, token) for token k = 0, 1, ... until fn returns false. Returns how many fn accepted.
+// calls fn(k, token) for token k = 0, 1, ... until fn returns false. Returns how many fn accepted;
+// *watched_seen (when not null): whether the byte `watched` may be in one of the tokens passed to
+// fn — false means none of them holds it (true may also come from bytes past the last token).
 template <typename Fn>
-inline size_t for_each_leading_token(std::string_view s, char sep, size_t max_tokens, Fn&& fn) {
-  ByteFinder separators(s, sep);
-  size_t k = 0;
-  for (size_t start = 0; k < max_tokens;) {
-    const size_t pos = separators.next();
-    if (!fn(k, std::string_view(s.data() + start, pos - start))) return k;
-    ++k;
-    if (pos == s.size()) break;
-    start = pos + 1;
-  }
+inline size_t for_each_leading_token(std::string_view s, char sep, size_t max_tokens, Fn&& fn,
+                                     char watched = '\0', bool* watched_seen = nullptr) {
+  auto tokens = [&](auto&& separators) {
+    size_t k = 0;
+    for (size_t start = 0; k < max_tokens;) {
+      const size_t pos = separators.next();
+      if (!fn(k, std::string_view(s.data() + start, pos - start))) break;
+      ++k;
+      if (pos == s.size()) break;
+      start = pos + 1;
+    }
+    return k;
+  };
+  if (watched_seen == nullptr) return tokens(ByteFinder(s, sep));
+  BasicByteFinder<true> separators(s, sep, watched);
+  const size_t k = tokens(separators);
+  *watched_seen = separators.watched_seen();
   return k;
 }
 

@@ -1,6 +1,7 @@
-// for_each_token against a plain find loop, parse_double's plain-decimal path against
-// std::from_chars (bit for bit), and the block-wise plain-decimal parse against the byte loop, on
-// random texts that hit the block scans' tails and edges.
+// for_each_token and for_each_leading_token (with its watched byte) against a plain find loop,
+// parse_double's plain-decimal path against std::from_chars (bit for bit), and the block-wise
+// plain-decimal parse against the byte loop, on random texts that hit the block scans' tails and
+// edges.
 #include "feature/text_values.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,48 @@ TEST(TextValues, TokensEqualAFindLoop) {
       ASSERT_EQ(tokens(s, sep), tokens_by_find(s, sep)) << "'" << s << "'";
     }
   }
+}
+
+// for_each_leading_token watching a second byte: the tokens are those of a find loop (cut at
+// max_tokens), and the watched byte is reported whenever a token passed holds it; when it is
+// reported though no token passed holds it, it is in the text past them (windows searched ahead).
+TEST(TextValues, LeadingTokensNoticeTheWatchedByte) {
+  std::mt19937_64 rng(13);
+  const std::string alphabet = std::string("ab;;;,|") + '\0' + '\x1d';
+  size_t seen_in_tokens = 0, seen_ahead = 0;
+  for (int i = 0; i < 40000; ++i) {
+    std::string s(rng() % 200, 'x');
+    for (char& c : s) c = rng() % 8 == 0 ? alphabet[rng() % alphabet.size()] : 'x';
+    const size_t max_tokens = 1 + rng() % 40;
+    for (const char watched : {'\x1d', ',', '\0'}) {
+      std::vector<std::string> got;
+      bool seen = false;
+      const size_t n = for_each_leading_token(
+          s, ';', max_tokens,
+          [&](size_t k, std::string_view t) {
+            EXPECT_EQ(k, got.size());
+            got.emplace_back(t);
+            return true;
+          },
+          watched, &seen);
+      std::vector<std::string> want = tokens_by_find(s, ";");
+      if (want.size() > max_tokens) want.resize(max_tokens);
+      ASSERT_EQ(got, want) << "'" << s << "'";
+      ASSERT_EQ(n, want.size());
+      bool in_tokens = false;
+      for (const auto& t : want) in_tokens = in_tokens || t.find(watched) != std::string::npos;
+      ASSERT_TRUE(seen || !in_tokens) << "'" << s << "' watching " << int(watched);
+      if (seen && !in_tokens) {
+        ASSERT_NE(s.find(watched), std::string::npos) << "'" << s << "'";
+        ++seen_ahead;
+      }
+      seen_in_tokens += in_tokens;
+      // All tokens passed: reported exactly when the text holds it.
+      if (want.size() < max_tokens) ASSERT_EQ(seen, s.find(watched) != std::string::npos) << "'" << s << "'";
+    }
+  }
+  EXPECT_GT(seen_in_tokens, 1000u);
+  EXPECT_GT(seen_ahead, 100u);
 }
 
 bool from_chars_double(std::string_view s, double* out) {
