@@ -248,7 +248,9 @@ void RawFeature::parse(const data::RecordBatch& batch, const ParseOutput& out) c
   }
 }
 
-bool RawFeature::push_number_items(std::string_view text, int64_t max_items, const ParseOutput& out) const {
+// Flattened: the compiler otherwise keeps the dense vector's push_back out of line, a call per item.
+__attribute__((flatten)) bool RawFeature::push_number_items(std::string_view text, int64_t max_items,
+                                                            const ParseOutput& out) const {
   const bool sparse = info_.is_sparse;
   // Bucket ids (sparse) or floats (dense) go to the end of one of these.
   std::vector<int64_t>* ids = sparse ? &out.sparse->values : nullptr;
