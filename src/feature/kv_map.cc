@@ -3,20 +3,22 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "feature/text_values.h"
 
 namespace tzrec::feature {
 namespace {
 
-// Splits the text token `v` at its first `sep` into *e; DataError when it has none.
+// Splits the text token `v` at its first `sep` (one byte) into *e; DataError when it has none.
 void split_kv_token(const CellValue& v, std::string_view sep, const char* form, const MultiInputCells& cells, size_t i,
                     int64_t r, const std::string& feature, KvEntry* e) {
+  static_assert(kLookupKvSep.size() == 1 && kNestedKeySep.size() == 1 && kNestedKvSep.size() == 1);
   if (v.kind != CellValue::Kind::kText) {
     throw DataError(
         fmt::format("{}: value '{}' of feature {} is a number; the {} input holds '{}' entries (text) "
                     "or is a map column",
                     cells.where(i, r), display(v), feature, cells.input(i).field, form));
   }
-  const auto at = v.text.find(sep);
+  const auto at = find_in_short_text(v.text, sep[0]);
   if (at == std::string_view::npos) {
     throw DataError(
         fmt::format("{}: entry '{}' of feature {} has no '{}'; the {} input holds '{}' entries — fix "
@@ -26,7 +28,7 @@ void split_kv_token(const CellValue& v, std::string_view sep, const char* form, 
   e->key = CellValue();
   e->key.text = v.text.substr(0, at);
   e->value = CellValue();
-  e->value.text = v.text.substr(at + sep.size());
+  e->value.text = v.text.substr(at + 1);
 }
 
 }  // namespace
@@ -78,17 +80,12 @@ void read_inner_map(std::string_view inner, const MultiInputCells& cells, size_t
   out->clear();
   KvEntry e;
   CellValue tok;
-  size_t start = 0;
-  while (start <= inner.size()) {
-    const size_t pos = inner.find(kNestedInnerSep, start);
-    tok.text = inner.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
-    if (!tok.text.empty()) {
-      split_kv_token(tok, kNestedKvSep, "skey:value", cells, i, r, feature, &e);
-      out->push_back(e);
-    }
-    if (pos == std::string_view::npos) break;
-    start = pos + kNestedInnerSep.size();
-  }
+  for_each_token(inner, kNestedInnerSep, [&](std::string_view text) {
+    if (text.empty()) return;
+    tok.text = text;
+    split_kv_token(tok, kNestedKvSep, "skey:value", cells, i, r, feature, &e);
+    out->push_back(e);
+  });
 }
 
 }  // namespace tzrec::feature

@@ -29,6 +29,15 @@ inline bool equal_short_text(std::string_view a, std::string_view b) {
   return true;
 }
 
+// The first position of the byte c in a short text (npos when none): an inline loop, for the many
+// short texts (map entries) where a find call per text would cost more than the search.
+inline size_t find_in_short_text(std::string_view s, char c) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == c) return i;
+  }
+  return std::string_view::npos;
+}
+
 // The positions of one byte in a text, in order, found many bytes at a time (with SSE2, windows
 // of up to 64 bytes: four 16-byte compares merged into one 64-bit mask; else 8 bytes in a 64-bit
 // word): one branch per window instead of one per byte (or one memchr call per token) —

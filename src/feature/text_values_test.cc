@@ -1,7 +1,7 @@
-// for_each_token and for_each_leading_token (with its watched byte) against a plain find loop,
-// parse_double's plain-decimal path against std::from_chars (bit for bit), and the block-wise
-// plain-decimal parse against the byte loop, on random texts that hit the block scans' tails and
-// edges.
+// for_each_token, for_each_leading_token (with its watched byte) and find_in_short_text against
+// find, parse_double's plain-decimal path against std::from_chars (bit for bit), and the
+// block-wise plain-decimal parse against the byte loop, on random texts that hit the block scans'
+// tails and edges.
 #include "feature/text_values.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +49,18 @@ TEST(TextValues, TokensEqualAFindLoop) {
     for (const std::string sep : {std::string(";"), std::string(1, '\0'), std::string("\x1d"),
                                   std::string(";;")}) {
       ASSERT_EQ(tokens(s, sep), tokens_by_find(s, sep)) << "'" << s << "'";
+    }
+  }
+}
+
+TEST(TextValues, FindInShortTextEqualsFind) {
+  std::mt19937_64 rng(17);
+  const std::string alphabet = std::string("ab:^,") + '\0';
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng() % 40, 'x');
+    for (char& c : s) c = rng() % 6 == 0 ? alphabet[rng() % alphabet.size()] : 'x';
+    for (const char c : {':', '^', ',', '\0'}) {
+      ASSERT_EQ(find_in_short_text(s, c), std::string_view(s).find(c)) << "'" << s << "'";
     }
   }
 }
