@@ -2,6 +2,7 @@
 // parsing steps (defaults of empty cells, weighted tokens, range errors, item loops of sequences).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -180,6 +181,13 @@ void parse_own_encoded(const Feature* dense, const EncodedIds& spec, const Featu
 void end_sequence_row(const std::vector<int64_t>& ids_per_item, bool one_id_per_item, const ParseOutput& out);
 // The same for a row of `items` items of one id each.
 void end_sequence_row(int64_t items, const ParseOutput& out);
+// Capacity for at least `size` values in *v, grown geometrically as push_back grows it (an exact
+// reserve per row would reallocate for every row): a row's items are then pushed one by one, with
+// no zero-filled room to cut back.
+template <typename T>
+void reserve_room(std::vector<T>* v, size_t size) {
+  if (v->capacity() < size) v->reserve(std::max(size, 2 * v->capacity()));
+}
 
 // The vocab_file asset of a feature message that has vocab_file and asset_dir (none when unset).
 template <typename Msg>

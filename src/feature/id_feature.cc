@@ -322,10 +322,9 @@ bool IdFeature::push_hashed_items(std::string_view text, int64_t max_items, int6
                                   const ParseOutput& out) const {
   std::vector<int64_t>& values = out.sparse->values;
   const size_t begin = values.size();
-  // Items are at most the delimiters + 1: room for them (grown as push_back would), then each id
-  // pushed — no zero-filled room cut back afterwards.
+  // Items are at most the delimiters + 1.
   const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
-  if (values.capacity() < begin + room) values.reserve(std::max(begin + room, 2 * values.capacity()));
+  reserve_room(&values, begin + room);
   const HashKind kind = out.hash_kind;
   const char* text_end = text.data() + text.size();  // a token's hash may read up to the cell's end
   // A cell holding the value separator (a separator byte: several values per item, or part of a

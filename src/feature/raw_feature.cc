@@ -256,16 +256,12 @@ __attribute__((flatten)) bool RawFeature::push_number_items(std::string_view tex
   std::vector<int64_t>* ids = sparse ? &out.sparse->values : nullptr;
   std::vector<float>* dense = sparse ? nullptr : out.sequence_dense;
   const size_t begin = sparse ? ids->size() : dense->size();
-  // Items are at most the delimiters + 1: room for them (grown as push_back would), then each
-  // value pushed — no zero-filled room cut back afterwards.
+  // Items are at most the delimiters + 1.
   const auto room = static_cast<size_t>(std::min<int64_t>(max_items, static_cast<int64_t>(text.size()) + 1));
-  auto make_room = [&](auto* v) {
-    if (v->capacity() < begin + room) v->reserve(std::max(begin + room, 2 * v->capacity()));
-  };
   if (sparse) {
-    make_room(ids);
+    reserve_room(ids, begin + room);
   } else {
-    make_room(dense);
+    reserve_room(dense, begin + room);
   }
   const char* text_end = text.data() + text.size();  // a token's parse may read up to the cell's end
   // A cell holding the value separator (a byte of it: several values per item) takes the general

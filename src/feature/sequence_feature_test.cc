@@ -288,7 +288,7 @@ TEST(SequenceFeatures, RawHistoriesReadARowAtATime) {
       "12345678.12345678;4.5;;6",             // an empty item: the general path, the default 0
       "0.5;1;2.25;3;4;5;6;7;8;9;10;11",       // truncated
       "9",                                    // one item
-      "1;2;3;4;5;6;7\x1d" "8",                  // a separator, past the 6th item: dropped with it
+      "1;2;3;4;5;6;7\x1d" "8",                // a separator, past the 6th item: dropped with it
   };
   auto b = p.parse(make_batch({{"s__d", cells}, {"s__b", cells}}));
   auto f = [](double x) { return static_cast<float>(x / 10); };
