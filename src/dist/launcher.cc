@@ -22,7 +22,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 #include "base/error.h"
@@ -504,6 +506,52 @@ std::string resolve_program(const std::string& program) {
                                program, path));
 }
 
+namespace {
+
+// The lowest port the kernel hands out for bind(0) and outgoing connections
+// (/proc/sys/net/ipv4/ip_local_port_range; Linux's default 32768 when unreadable).
+int ephemeral_port_floor() {
+  int floor = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    int low = 0;
+    int high = 0;
+    if (std::fscanf(f, "%d %d", &low, &high) == 2 && low > 1024 && low <= 65535) floor = low;
+    std::fclose(f);
+  }
+  return floor;
+}
+
+// Binds a socket of `ai`'s family to `port` (0: the kernel chooses) and returns the port bound, or 0
+// with `error` set.
+int bind_port(const addrinfo& ai, int port, std::string& error) {
+  const int fd = ::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC, ai.ai_protocol);
+  if (fd < 0) {
+    error = errno_text(errno);
+    return 0;
+  }
+  sockaddr_storage wanted{};
+  std::memcpy(&wanted, ai.ai_addr, ai.ai_addrlen);
+  if (wanted.ss_family == AF_INET6) {
+    reinterpret_cast<sockaddr_in6*>(&wanted)->sin6_port = htons(static_cast<uint16_t>(port));
+  } else {
+    reinterpret_cast<sockaddr_in*>(&wanted)->sin_port = htons(static_cast<uint16_t>(port));
+  }
+  int bound_port = 0;
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&wanted), ai.ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
+    bound_port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                             : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  } else {
+    error = errno_text(errno);
+  }
+  ::close(fd);
+  return bound_port;
+}
+
+}  // namespace
+
 int pick_free_port(const std::string& address) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -515,24 +563,22 @@ int pick_free_port(const std::string& address) {
                                  "of this machine",
                                  address, ::gai_strerror(rc)));
   }
+  // A port below the ephemeral range: no connection's own source port and no bind(0) elsewhere takes
+  // it between this check and the master's listen, and a worker that connects before the master
+  // listens cannot be connected to itself (a TCP self-connect needs the destination port to be a
+  // possible source port).
+  const int ceiling = ephemeral_port_floor();
+  const int floor = std::max(1024, ceiling - 12000);
+  std::random_device entropy;
+  std::mt19937 draw(entropy());
+  std::uniform_int_distribution<int> candidate(floor, ceiling - 1);
   std::string last_error = "no address";
   int port = 0;
   for (addrinfo* ai = results; ai != nullptr && port == 0; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-      last_error = errno_text(errno);
-      continue;
+    for (int attempt = 0; attempt < 64 && port == 0 && floor < ceiling; ++attempt) {
+      port = bind_port(*ai, candidate(draw), last_error);
     }
-    sockaddr_storage bound{};
-    socklen_t length = sizeof(bound);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
-      port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    } else {
-      last_error = errno_text(errno);
-    }
-    ::close(fd);
+    if (port == 0) port = bind_port(*ai, 0, last_error);  // every candidate taken: the kernel's choice
   }
   ::freeaddrinfo(results);
   if (port == 0) {

@@ -49,8 +49,10 @@ void validate_launch_options(const LaunchOptions& options);
 // program (and the PATH searched).
 std::string resolve_program(const std::string& program);
 
-// Binds a TCP socket to port 0 at `address` (an IP address or host name), reads the port the kernel
-// chose and closes the socket. Failure → tzrec::UsageError naming the address.
+// A free TCP port at `address` (an IP address or host name) for the master's store: a random port
+// below the kernel's ephemeral range that a socket could bind (the socket is closed again), or the
+// kernel's choice for port 0 when 64 of them are taken. Failure → tzrec::UsageError naming the
+// address.
 int pick_free_port(const std::string& address);
 
 // "exited with status 3" / "was killed by signal 9 (SIGKILL)" for a waitpid() status.

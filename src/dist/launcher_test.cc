@@ -276,9 +276,19 @@ TEST(LauncherTest, MasterPortZeroPicksOneFreePortForAllWorkers) {
 }
 
 TEST(LauncherTest, PickFreePort) {
-  const int port = pick_free_port("127.0.0.1");
-  EXPECT_GT(port, 0);
-  EXPECT_LE(port, 65535);
+  // Below the kernel's ephemeral range (Linux's default floor 32768, or what this machine sets), so
+  // that no outgoing connection can take it as its source port.
+  int floor = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    int high = 0;
+    if (std::fscanf(f, "%d %d", &floor, &high) != 2) floor = 32768;
+    std::fclose(f);
+  }
+  for (int i = 0; i < 20; ++i) {
+    const int port = pick_free_port("127.0.0.1");
+    EXPECT_GT(port, 1023);
+    EXPECT_LT(port, floor);
+  }
   // 192.0.2.1 (TEST-NET-1) is no address of this machine: binding fails.
   EXPECT_THROW(pick_free_port("192.0.2.1"), UsageError);
 }

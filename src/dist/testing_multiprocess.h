@@ -15,9 +15,7 @@
 
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -29,6 +27,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dist/launcher.h"
 #include "dist/process_group.h"
 
 extern char** environ;
@@ -38,20 +37,6 @@ namespace tzrec::dist::testing {
 inline constexpr const char* kWorkerVariable = "TZREC_TEST_RANK_WORKER";
 
 inline bool is_rank_worker() { return std::getenv(kWorkerVariable) != nullptr; }
-
-// A free TCP port on 127.0.0.1 (bound, read, closed).
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 struct RankOptions {
   std::chrono::seconds timeout{120};                   // kill every worker after this long
@@ -70,7 +55,7 @@ inline std::vector<int> run_ranks(int world_size, const std::function<void(Proce
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::string filter =
       std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name();
-  const int port = free_port();
+  const int port = pick_free_port("127.0.0.1");
   std::vector<pid_t> pids;
   for (int r = 0; r < world_size; ++r) {
     std::vector<std::string> vars;
