@@ -23,6 +23,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "data/record_batch.h"
 #include "feature/text_values.h"
@@ -296,6 +297,13 @@ class ValueTexts {
   std::string_view of(const CellValue& v) {
     if (v.kind == CellValue::Kind::kText) return v.text;
     return kept_.emplace_back(as_text(v, &tmp_));
+  }
+  // of(v) at the end of *out, written from its pointer and size: a view copied whole (one 16-byte
+  // load) right after the two 8-byte stores that wrote it (a split's token) cannot be forwarded
+  // from them and waits until they reach the cache — half the time of splitting a list input.
+  void append(const CellValue& v, std::vector<std::string_view>* out) {
+    const std::string_view t = of(v);
+    out->emplace_back(t.data(), t.size());
   }
   void clear() { kept_.clear(); }
 

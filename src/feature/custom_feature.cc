@@ -126,7 +126,7 @@ void CustomFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput& 
         for (size_t i = 0; i < inputs_.size(); ++i) {
           texts[i].clear();
           args[i].clear();
-          cells.for_each_value(i, r, k, [&](const CellValue& v) { args[i].push_back(texts[i].of(v)); });
+          cells.for_each_value(i, r, k, [&](const CellValue& v) { texts[i].append(v, &args[i]); });
         }
         results.clear();
         if (!operator_->evaluate(args, &results, &error)) {

@@ -29,27 +29,27 @@ void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
     c.for_each_entry(r, [&](const CellValue& key, const CellValue& value) {
       double d = 0;
       if (!as_double(value, &d)) throw bad_value(value);
-      keys->push_back(texts->of(key));
+      texts->append(key, keys);
       values->push_back(d);
     });
     return;
   }
   cells.for_each_value(i, r, k, [&](const CellValue& v) {
     if (v.kind != CellValue::Kind::kText) {  // a typed number: a key of value 1
-      keys->push_back(texts->of(v));
+      texts->append(v, keys);
       values->push_back(1.0);
       return;
     }
     if (v.text.empty()) return;
     const auto colon = v.text.rfind(':');
     if (colon == std::string_view::npos) {
-      keys->push_back(v.text);
+      keys->emplace_back(v.text.data(), v.text.size());
       values->push_back(1.0);
       return;
     }
     double d = 0;
     if (!parse_double(v.text.substr(colon + 1), &d)) throw bad_value(v);
-    keys->push_back(v.text.substr(0, colon));
+    keys->emplace_back(v.text.data(), colon);
     values->push_back(d);
   });
 }

@@ -99,7 +99,7 @@ void OverlapFeature::parse_fg(const data::RecordBatch& batch, const ParseOutput&
           texts[i].clear();
           cells.for_each_value(i, r, k, [&](const CellValue& v) {
             if (v.kind == CellValue::Kind::kText && v.text.empty()) return;
-            terms[i].push_back(texts[i].of(v));
+            texts[i].append(v, &terms[i]);
           });
         }
         CellValue x;
