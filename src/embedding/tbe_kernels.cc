@@ -84,12 +84,13 @@ void pool_feature_f16(int64_t D, const half_t* table, const FeatureBuffers& f, i
 // ---- backward ------------------------------------------------------------------------------------
 //
 // The backward runs as tasks, one per (trainable table, shard of its rows); a row belongs to shard
-// shard_of(row). A task scans the table's ids in batch order (features, then bags, then ids) and
-// adds each occurrence of one of its rows into that row's gradient accumulator (a slot, numbered in
-// order of first occurrence); the pooled-gradient blocks are thus read in order. It then updates its
-// rows one after the other, prefetching the weights and state of the rows ahead. Every row is owned
-// by exactly one task and summed in batch order, so results depend neither on the number of
-// threads nor on the number of shards.
+// shard_of(row). A task reads its table's ids in batch order (features, then bags, then ids) and
+// adds each occurrence into its row's gradient accumulator (a slot, numbered in order of first
+// occurrence); the pooled-gradient blocks are thus read in order. The occurrences of a table split
+// into shards are first grouped by shard in one pass (group_by_shard), so that each task reads its
+// own only. A task then updates its rows one after the other, prefetching the weights and state
+// of the rows ahead. Every row is owned by exactly one task and summed in batch order, so results
+// depend neither on the number of threads nor on the number of shards.
 
 // Row -> slot map of one task: open addressing with linear probing. Entries carry the stamp of the
 // task that wrote them, so starting a task clears nothing.
@@ -171,38 +172,120 @@ inline int64_t shard_of(int64_t row, int64_t num_shards) {
   return static_cast<int64_t>((h * static_cast<uint64_t>(num_shards)) >> 32);
 }
 
-// Adds the occurrences of feature f's ids that fall in `shard` into the slot accumulators
-// acc [slots, D]: acc[slot(row)] += w_i * (mean ? 1 / L_b : 1) * grad_output[b, output_offset:+D],
-// in bag order. A new slot starts from zero.
+// acc[slot(row)] += a * src[0:D], a new slot starting from zero.
+inline __attribute__((always_inline)) void accumulate(int64_t D, int64_t row, float a, const float* __restrict src,
+                                                      RowSlotMap& map, std::vector<float>& acc) {
+  bool inserted = false;
+  const int64_t slot = map.find_or_insert(row, &inserted);
+  if (inserted && static_cast<int64_t>(acc.size()) < (slot + 1) * D) {
+    acc.resize(std::max<size_t>(2 * acc.size(), static_cast<size_t>((slot + 1) * D)));
+  }
+  float* __restrict g = acc.data() + slot * D;
+  if (inserted) {
+    for (int64_t d = 0; d < D; ++d) g[d] = 0.0f;
+  }
+  for (int64_t d = 0; d < D; ++d) g[d] += a * src[d];
+}
+
+constexpr int64_t kAheadBags = 4;  // scatter: bags (or occurrences) ahead whose gradient block is prefetched
+
+// Adds the occurrences of feature f's ids into the slot accumulators acc [slots, D]:
+// acc[slot(row)] += w_i * (mean ? 1 / L_b : 1) * grad_output[b, output_offset:+D], in bag order.
 TZREC_SIMD_CLONES
 void scatter_feature(int64_t D, const FeatureBuffers& f, int64_t batch_size,
-                     const float* __restrict grad_output, int64_t output_stride, int64_t shard,
-                     int64_t num_shards, RowSlotMap& map, std::vector<float>& acc) {
-  constexpr int64_t kAhead = 4;  // bags ahead whose gradient block is prefetched
+                     const float* __restrict grad_output, int64_t output_stride, RowSlotMap& map,
+                     std::vector<float>& acc) {
   for (int64_t b = 0; b < batch_size; ++b) {
     const int64_t begin = f.offsets[b], end = f.offsets[b + 1];
     if (begin == end) continue;
-    if (b + kAhead < batch_size) {
-      prefetch_row(grad_output + (b + kAhead) * output_stride + f.output_offset, D * 4, 0);
+    if (b + kAheadBags < batch_size) {
+      prefetch_row(grad_output + (b + kAheadBags) * output_stride + f.output_offset, D * 4, 0);
     }
     const float bag_scale = f.mean ? 1.0f / static_cast<float>(end - begin) : 1.0f;
-    const float* __restrict src = grad_output + b * output_stride + f.output_offset;
+    const float* src = grad_output + b * output_stride + f.output_offset;
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t row = f.ids[i];
-      if (num_shards > 1 && shard_of(row, num_shards) != shard) continue;
-      const float a = (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale;
-      bool inserted = false;
-      const int64_t slot = map.find_or_insert(row, &inserted);
-      if (inserted && static_cast<int64_t>(acc.size()) < (slot + 1) * D) {
-        acc.resize(std::max<size_t>(2 * acc.size(), static_cast<size_t>((slot + 1) * D)));
-      }
-      float* __restrict g = acc.data() + slot * D;
-      if (inserted) {
-        for (int64_t d = 0; d < D; ++d) g[d] = 0.0f;
-      }
-      for (int64_t d = 0; d < D; ++d) g[d] += a * src[d];
+      accumulate(D, f.ids[i], (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale, src, map, acc);
     }
   }
+}
+
+// One occurrence of a row of a table split into shards: the row, its bag's pooled-gradient block
+// and its factor w_i * (mean ? 1 / L_b : 1).
+struct Occurrence {
+  int64_t row;
+  const float* src;
+  float a;
+};
+
+// scatter_feature for the occurrences of one shard, in batch order.
+TZREC_SIMD_CLONES
+void scatter_occurrences(int64_t D, const Occurrence* occurrences, int64_t n, RowSlotMap& map,
+                         std::vector<float>& acc) {
+  for (int64_t k = 0; k < n; ++k) {
+    if (k + kAheadBags < n) prefetch_row(occurrences[k + kAheadBags].src, D * 4, 0);
+    accumulate(D, occurrences[k].row, occurrences[k].a, occurrences[k].src, map, acc);
+  }
+}
+
+// The occurrences of table `table`'s ids grouped by shard (shard_of), each shard's in batch order
+// (features, then bags, then ids): `shard_begin[s]` is the first of shard s (num_shards + 1
+// entries). One pass over the ids to count and one to place them, in parallel over runs of bags —
+// instead of every shard's task reading all of the table's ids and skipping the others' (a pass
+// per shard, and the shards are 4 per thread).
+void group_by_shard(const std::vector<FeatureBuffers>& features, int64_t table, int64_t num_shards,
+                    int64_t batch_size, const float* grad_output, int64_t output_stride,
+                    std::vector<Occurrence>* out, std::vector<int64_t>* shard_begin) {
+  constexpr int64_t kRunBags = 512;
+  struct Run {
+    const FeatureBuffers* f;
+    int64_t b_begin, b_end;
+  };
+  std::vector<Run> runs;
+  for (const FeatureBuffers& f : features) {
+    if (f.table != table) continue;
+    for (int64_t b = 0; b < batch_size; b += kRunBags) runs.push_back(Run{&f, b, std::min(batch_size, b + kRunBags)});
+  }
+  const auto num_runs = static_cast<int64_t>(runs.size());
+  // counts[r * num_shards + s], then each run's first position in shard s.
+  std::vector<int64_t> at(static_cast<size_t>(num_runs * num_shards), 0);
+  parallel_for(num_runs, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const FeatureBuffers& f = *runs[r].f;
+      int64_t* counts = at.data() + r * num_shards;
+      for (int64_t i = f.offsets[runs[r].b_begin]; i < f.offsets[runs[r].b_end]; ++i) {
+        ++counts[shard_of(f.ids[i], num_shards)];
+      }
+    }
+  });
+  shard_begin->assign(static_cast<size_t>(num_shards + 1), 0);
+  int64_t total = 0;
+  for (int64_t s = 0; s < num_shards; ++s) {
+    (*shard_begin)[s] = total;
+    for (int64_t r = 0; r < num_runs; ++r) {
+      const int64_t count = at[r * num_shards + s];
+      at[r * num_shards + s] = total;
+      total += count;
+    }
+  }
+  (*shard_begin)[num_shards] = total;
+  if (static_cast<int64_t>(out->size()) < total) out->resize(static_cast<size_t>(total));
+  Occurrence* placed = out->data();
+  parallel_for(num_runs, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const FeatureBuffers& f = *runs[r].f;
+      int64_t* next = at.data() + r * num_shards;
+      for (int64_t b = runs[r].b_begin; b < runs[r].b_end; ++b) {
+        const int64_t ib = f.offsets[b], ie = f.offsets[b + 1];
+        const float bag_scale = f.mean && ie > ib ? 1.0f / static_cast<float>(ie - ib) : 1.0f;
+        const float* src = grad_output + b * output_stride + f.output_offset;
+        for (int64_t i = ib; i < ie; ++i) {
+          const int64_t row = f.ids[i];
+          placed[next[shard_of(row, num_shards)]++] =
+              Occurrence{row, src, (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale};
+        }
+      }
+    }
+  });
 }
 
 TZREC_SIMD_CLONES
@@ -309,6 +392,17 @@ void backward_update(const std::vector<TableBuffers>& tables,
   };
   std::vector<Task> tasks;
   const int64_t threads = std::max<int64_t>(at::get_num_threads(), 1);
+  // The occurrences of each table split into shards, grouped by shard (kept by the calling thread
+  // across calls: no allocation in steady state; the tasks' threads read the caller's through these
+  // references — the names of thread_local variables would give them their own).
+  thread_local std::vector<std::vector<Occurrence>> caller_grouped;
+  thread_local std::vector<std::vector<int64_t>> caller_grouped_begin;
+  std::vector<std::vector<Occurrence>>& grouped = caller_grouped;
+  std::vector<std::vector<int64_t>>& grouped_begin = caller_grouped_begin;
+  if (grouped.size() < tables.size()) {
+    grouped.resize(tables.size());
+    grouped_begin.resize(tables.size());
+  }
   for (size_t t = 0; t < tables.size(); ++t) {
     const int64_t n = occurrences[t];
     if (n == 0) continue;
@@ -316,6 +410,10 @@ void backward_update(const std::vector<TableBuffers>& tables,
         threads == 1 ? 1 : std::min<int64_t>(64, std::max<int64_t>(1, (n * 4 * threads + total - 1) / total));
     for (int64_t s = 0; s < shards; ++s) {
       tasks.push_back(Task{static_cast<int64_t>(t), s, shards, n / shards});
+    }
+    if (shards > 1) {
+      group_by_shard(features, static_cast<int64_t>(t), shards, batch_size, grad_output, output_stride, &grouped[t],
+                     &grouped_begin[t]);
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(),
@@ -329,10 +427,14 @@ void backward_update(const std::vector<TableBuffers>& tables,
       const TableBuffers& t = tables[task.table];
       const int64_t D = t.dim;
       map.start(occurrences[task.table] / task.num_shards);
-      for (const FeatureBuffers& f : features) {
-        if (f.table != task.table) continue;
-        scatter_feature(D, f, batch_size, grad_output, output_stride, task.shard, task.num_shards,
-                        map, acc);
+      if (task.num_shards > 1) {
+        const int64_t* begin_of = grouped_begin[task.table].data();
+        scatter_occurrences(D, grouped[task.table].data() + begin_of[task.shard],
+                            begin_of[task.shard + 1] - begin_of[task.shard], map, acc);
+      } else {
+        for (const FeatureBuffers& f : features) {
+          if (f.table == task.table) scatter_feature(D, f, batch_size, grad_output, output_stride, map, acc);
+        }
       }
       // Update the task's rows in slot order, prefetching the rows kPrefetchRows ahead.
       const int64_t* rows = map.rows().data();
