@@ -161,6 +161,87 @@ TEST(TbeKernelsTest, ShardedBackwardMatchesAutogradAndOneThread) {
   EXPECT_TRUE(torch::allclose(four, expected, 1e-4, 1e-4)) << (four - expected).abs().max();
 }
 
+// Three tables at four threads: one read by three features with most of the ids (split into
+// shards, its occurrences grouped by shard), one small table read by one feature (one task, read
+// feature by feature) and a frozen one. Every trainable row must get autograd's gradient (sgd at lr
+// 1), the frozen table must stay as it was, and the result must be bitwise the one-thread result
+// (where no table is split).
+TEST(TbeKernelsTest, ShardedAndWholeTablesMatchAutogradAndOneThread) {
+  torch::manual_seed(9);
+  const int64_t B = 1100;  // three runs of bags per feature, the last one short
+  struct Feature {
+    int64_t table, max_len;
+    bool weighted, mean;
+  };
+  const std::vector<Feature> spec = {{0, 15, true, false}, {0, 9, false, true}, {0, 12, false, false},
+                                     {1, 3, false, false}, {2, 4, false, false}};
+  const std::vector<int64_t> rows = {4000, 300, 100}, dims = {8, 4, 4};
+  std::vector<torch::Tensor> initial, ids, offsets, psw;
+  for (size_t t = 0; t < rows.size(); ++t) initial.push_back(torch::randn({rows[t], dims[t]}));
+  int64_t width = 0;
+  std::vector<tbe::FeatureBuffers> features;
+  for (const Feature& f : spec) {
+    torch::Tensor lengths = torch::randint(0, f.max_len, {B}, torch::kInt64);
+    ids.push_back(zipf_ids(lengths.sum().item<int64_t>(), rows[f.table]));
+    offsets.push_back(offsets_from_lengths(lengths));
+    psw.push_back(torch::rand({ids.back().numel()}));
+  }
+  for (size_t k = 0; k < spec.size(); ++k) {
+    tbe::FeatureBuffers fb;
+    fb.ids = ids[k].data_ptr<int64_t>();
+    fb.offsets = offsets[k].data_ptr<int64_t>();
+    fb.per_id_weights = spec[k].weighted ? psw[k].data_ptr<float>() : nullptr;
+    fb.mean = spec[k].mean;
+    fb.table = spec[k].table;
+    fb.output_offset = width;
+    width += dims[spec[k].table];
+    features.push_back(fb);
+  }
+  const torch::Tensor grad_out = torch::randn({B, width});
+  FusedOptimizerOptions sgd;
+  auto run = [&](int threads) {
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    std::vector<torch::Tensor> weights;
+    std::vector<tbe::TableBuffers> tables;
+    for (size_t t = 0; t < rows.size(); ++t) {
+      weights.push_back(initial[t].clone());
+      tbe::TableBuffers table;
+      table.weight = weights.back().data_ptr<float>();
+      table.num_rows = rows[t];
+      table.dim = dims[t];
+      table.trainable = t != 2;
+      table.scalars = make_row_update_scalars(sgd, 1.0, 1);
+      tables.push_back(table);
+    }
+    tbe::backward_update(tables, features, B, grad_out.data_ptr<float>(), width,
+                         state_layout(FusedOptimizerKind::kSgd));
+    at::set_num_threads(before);
+    return weights;
+  };
+  const std::vector<torch::Tensor> one = run(1), four = run(4);
+  for (size_t t = 0; t < rows.size(); ++t) EXPECT_TRUE(torch::equal(one[t], four[t])) << "table " << t;
+  EXPECT_TRUE(torch::equal(four[2], initial[2]));  // frozen
+
+  std::vector<torch::Tensor> leaves, pooled;
+  for (size_t t = 0; t < rows.size(); ++t) leaves.push_back(initial[t].clone().requires_grad_(true));
+  for (size_t k = 0; k < spec.size(); ++k) {
+    torch::Tensor o = std::get<0>(torch::embedding_bag(leaves[spec[k].table], ids[k], offsets[k], false, 0, false,
+                                                       spec[k].weighted ? psw[k] : torch::Tensor(), true));
+    if (spec[k].mean) {
+      torch::Tensor len = (offsets[k].slice(0, 1) - offsets[k].slice(0, 0, -1)).clamp_min(1);
+      o = o / len.to(torch::kFloat32).unsqueeze(1);
+    }
+    pooled.push_back(o);
+  }
+  torch::cat(pooled, 1).backward(grad_out);
+  for (size_t t = 0; t < 2; ++t) {
+    const torch::Tensor expected = initial[t] - leaves[t].grad();
+    EXPECT_TRUE(torch::allclose(four[t], expected, 1e-4, 1e-4)) << "table " << t << ": "
+                                                                << (four[t] - expected).abs().max();
+  }
+}
+
 // ---- timing comparison (run by hand) --------------------------------------------------------------
 // build/tzrec_embedding_test --gtest_also_run_disabled_tests --gtest_filter='*Benchmark*'
 // Shape: 26 features, one table each (TZREC_TBE_BENCH_ROWS rows, default 1M; dim 64), ~10 ids per
