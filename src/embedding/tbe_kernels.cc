@@ -187,6 +187,12 @@ inline __attribute__((always_inline)) void accumulate(int64_t D, int64_t row, fl
   for (int64_t d = 0; d < D; ++d) g[d] += a * src[d];
 }
 
+// The factor of bag [begin, end)'s ids in its pooled output: 1 / L for mean pooling of a non-empty
+// bag, else 1 (each id's weight comes on top).
+inline float bag_scale(const FeatureBuffers& f, int64_t begin, int64_t end) {
+  return f.mean && end > begin ? 1.0f / static_cast<float>(end - begin) : 1.0f;
+}
+
 constexpr int64_t kAheadBags = 4;  // scatter: bags (or occurrences) ahead whose gradient block is prefetched
 
 // Adds the occurrences of feature f's ids into the slot accumulators acc [slots, D]:
@@ -201,10 +207,10 @@ void scatter_feature(int64_t D, const FeatureBuffers& f, int64_t batch_size,
     if (b + kAheadBags < batch_size) {
       prefetch_row(grad_output + (b + kAheadBags) * output_stride + f.output_offset, D * 4, 0);
     }
-    const float bag_scale = f.mean ? 1.0f / static_cast<float>(end - begin) : 1.0f;
+    const float scale = bag_scale(f, begin, end);
     const float* src = grad_output + b * output_stride + f.output_offset;
     for (int64_t i = begin; i < end; ++i) {
-      accumulate(D, f.ids[i], (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale, src, map, acc);
+      accumulate(D, f.ids[i], (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * scale, src, map, acc);
     }
   }
 }
@@ -276,12 +282,12 @@ void group_by_shard(const std::vector<FeatureBuffers>& features, int64_t table, 
       int64_t* next = at.data() + r * num_shards;
       for (int64_t b = runs[r].b_begin; b < runs[r].b_end; ++b) {
         const int64_t ib = f.offsets[b], ie = f.offsets[b + 1];
-        const float bag_scale = f.mean && ie > ib ? 1.0f / static_cast<float>(ie - ib) : 1.0f;
+        const float scale = bag_scale(f, ib, ie);
         const float* src = grad_output + b * output_stride + f.output_offset;
         for (int64_t i = ib; i < ie; ++i) {
           const int64_t row = f.ids[i];
           placed[next[shard_of(row, num_shards)]++] =
-              Occurrence{row, src, (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * bag_scale};
+              Occurrence{row, src, (f.per_id_weights ? f.per_id_weights[i] : 1.0f) * scale};
         }
       }
     }

@@ -43,7 +43,7 @@ void read_kv_entries(const MultiInputCells& cells, size_t i, int64_t r, int64_t 
     if (v.text.empty()) return;
     const auto colon = v.text.rfind(':');
     if (colon == std::string_view::npos) {
-      keys->emplace_back(v.text.data(), v.text.size());
+      texts->append(v, keys);
       values->push_back(1.0);
       return;
     }
