@@ -348,6 +348,11 @@ int main(int argc, char** argv) {
               static_cast<long long>(fill_rows * features), fill_s, static_cast<double>(next_key) / fill_s / 1e6,
               static_cast<long long>(live_ids), first_fill_s, static_cast<long long>(live),
               static_cast<long long>(evicted));
+  const tzrec::embedding::DynamicIndexStats index = table.index_stats();
+  std::printf("index: %.1f%% of the live keys in their home line (one cache line per probe), %.1f%% displaced into the "
+              "other half of their bucket\n",
+              100.0 * static_cast<double>(index.at_home_line) / static_cast<double>(std::max<int64_t>(index.keys, 1)),
+              100.0 * static_cast<double>(index.displaced) / static_cast<double>(std::max<int64_t>(index.keys, 1)));
 
   const double gib = 1024.0 * 1024.0 * 1024.0;
   // The weight, its optimizer state and the state buffers are sized for max_capacity + 2 rows but
@@ -456,8 +461,9 @@ int main(int argc, char** argv) {
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 ", \"fill_s\": %.2f, \"fill_ids\": %llu, \"rss_growth_gib\": %.3f, \"rss_growth_checkpoint_gib\": %.3f, "
-                "\"budget_gib\": %.3f",
-                fill_s, static_cast<unsigned long long>(next_key), growth, rss_synced - rss0, budget_gib);
+                "\"budget_gib\": %.3f, \"home_line_share\": %.4f",
+                fill_s, static_cast<unsigned long long>(next_key), growth, rss_synced - rss0, budget_gib,
+                static_cast<double>(index.at_home_line) / static_cast<double>(std::max<int64_t>(index.keys, 1)));
   json += buf;
 
   const auto fmt_rounds = [](const std::vector<double>& v) {

@@ -11,15 +11,19 @@
 //
 // Index: buckets of B = bucket_capacity slots (a multiple of 16); a key's hash picks its bucket
 // and it lives in no other. A slot holds key, row and a 32-bit score; a one-byte digest per slot
-// is scanned 16 at a time before keys are compared. A bucket is two halves of B / 2 slots, and
-// the hash also picks the key's home half: a key lives at home unless its home half was full
-// when it came (then it lives in the other half, marked displaced, and its home half counts it
-// as away). A probe scans the home half's digests — one cache line at B = 128 — and the other
-// half's only when the key is not at home and its home half has keys away. An evicting insert
-// whose victim is in the other half first moves a displaced key of the victim's half home into
-// the victim's slot, so keys stay away only while a half holds more keys of its own than fit.
-// Where a key sits inside its bucket changes nothing else: eviction, rows and scores are those of
-// the bucket as a whole.
+// (0: empty) is scanned 16 at a time before keys are compared. A bucket is two halves of B / 2
+// slots, a half is lines of 4 slots (64 bytes, one cache line), and the hash also picks the key's
+// home half and, in it, its home line. A key lives in its home line while that has room, else
+// elsewhere in its home half, and only when that half is full in the other half (marked displaced;
+// its home half counts it as away). A probe first compares the four keys of the home line — one
+// cache line, where most keys are (at full buckets about 4 in 5: a home line receives a Poisson
+// number of keys with mean 4) — then scans the home half's digests, then the other half's only when
+// the key's home half has keys away. Inserts keep keys at home: a new key whose home line is full
+// takes the slot of a key there that lives away from its own home line, which moves to the slot
+// the new key was given (never out of its home half); an evicting insert whose victim is in the
+// other half moves a displaced key of the victim's half home into the victim's slot. Where a key
+// sits inside its bucket changes nothing else: eviction, rows and scores are those of the bucket as
+// a whole.
 //
 // Training, find_or_insert(ids, step, timestamp_ms), per id, in first-occurrence order of the
 // distinct ids:
@@ -120,7 +124,7 @@ struct DynamicTableOptions {
 };
 
 // Throws ConfigError (one line, naming the field under field_path) for max_capacity < 1 or above
-// 2^31, init_capacity_per_rank < 1, a bucket_capacity that is not a positive multiple of 16 (at
+// 2^30, init_capacity_per_rank < 1, a bucket_capacity that is not a positive multiple of 16 (at
 // most 2^20), a threshold outside [0, 2^32 - 1], counter_capacity < 1 or
 // counter_bucket_capacity < 1.
 void validate_dynamic_table_options(const DynamicTableOptions& options);
@@ -160,6 +164,14 @@ struct DynamicTableLoadResult {
   int64_t counter_dropped = 0;  // admission counter entries that did not fit
   int64_t capacity = 0;
   int64_t num_rows = 0;
+};
+
+// Where the live keys sit in the index (see "Index" above): each key in its home line, elsewhere in
+// its home half, or displaced into the other half.
+struct DynamicIndexStats {
+  int64_t keys = 0;
+  int64_t at_home_line = 0;
+  int64_t displaced = 0;  // outside their home half
 };
 
 class DynamicTable {
@@ -207,6 +219,7 @@ class DynamicTable {
   int64_t num_rows() const { return next_row_; }  // rows in use lie in [0, num_rows())
   int64_t bucket_capacity() const { return bucket_capacity_; }
   int64_t num_buckets() const { return static_cast<int64_t>(num_buckets_); }
+  DynamicIndexStats index_stats() const;
   int64_t memory_bytes() const;  // index (and the next one while prepared), free rows and admission counter
   const DynamicTableOptions& options() const { return options_; }
   // The admission counter, null without admission.
@@ -225,29 +238,72 @@ class DynamicTable {
     uint64_t meta = 0;
   };
   static constexpr uint64_t kDisplaced = uint64_t{1} << 31;  // the key lives outside its home half
+  // An empty slot's meta: row 2^31 - 1, which no key has (rows < max_capacity() < 2^31 - 1).
+  static constexpr uint64_t kEmptyMeta = 0x7fffffffu;
   static uint64_t make_meta(uint32_t score, uint32_t row) { return uint64_t{score} << 32 | row; }
   static uint32_t meta_row(uint64_t meta) { return static_cast<uint32_t>(meta) & 0x7fffffffu; }
   static uint32_t meta_score(uint64_t meta) { return static_cast<uint32_t>(meta >> 32); }
   static uint64_t meta_order(uint64_t meta) { return meta & ~kDisplaced; }
   static uint64_t with_score(uint64_t meta, uint32_t score) { return (meta & 0xffffffffu) | uint64_t{score} << 32; }
-  // The home half of a key of hash h (a bit apart from the digest's and the bucket's).
-  static uint32_t home_half(uint64_t h) { return static_cast<uint32_t>(h >> 8) & 1u; }
-  // One half of a bucket: its occupied slots (filled from the half's start, emptied only by
-  // rebuilding the index) and how many keys of this home live in the other half.
-  struct Half {
-    uint32_t size = 0;
-    uint32_t away = 0;
-  };
-  // The slot a new key of home half `home` takes in a bucket with room (base its first slot,
-  // halves its two Halfs): the next one of its home half, else of the other half (displaced).
-  // *displaced_bit: what the key's meta ORs in, kDisplaced or 0.
-  static uint64_t take_free_slot(Half* halves, uint64_t base, uint32_t half_slots, uint32_t home,
-                                 uint64_t* displaced_bit);
   // A slot's one-byte digest: the hash's low byte, 1 for 0 — digest 0 marks an empty slot.
   static uint8_t slot_digest(uint64_t h) {
     const uint8_t d = dynamic_hash::digest_of(h);
     return d == 0 ? uint8_t{1} : d;
   }
+  // The home half of a key of hash h (a bit apart from the digest's and the bucket's).
+  static uint32_t home_half(uint64_t h) { return static_cast<uint32_t>(h >> 8) & 1u; }
+  static constexpr uint32_t kLineSlots = 4;  // a line: 4 slots of 16 bytes, one cache line
+  // The first slot of the home line of a key of digest d (slot_digest) in the half of half_slots
+  // slots from half_base: the line (d · lines) >> 8, so the keys of a line share a range of
+  // digests and the digests alone tell where a key belongs (for more than 256 lines a half, only
+  // 255 of them are home lines).
+  static uint64_t home_line_of(uint64_t half_base, uint32_t half_slots, uint8_t d) {
+    return half_base + ((uint64_t{d} * (half_slots / kLineSlots)) >> 8) * kLineSlots;
+  }
+  static uint64_t home_line(uint64_t half_base, uint32_t half_slots, uint64_t h) {
+    return home_line_of(half_base, half_slots, slot_digest(h));
+  }
+  // One half of a bucket: its occupied slots (digest not 0; emptied only by rebuilding the index)
+  // and how many keys of this home live in the other half.
+  struct Half {
+    uint32_t size = 0;
+    uint32_t away = 0;
+  };
+  // One index's arrays (the table's, or a doubling's new ones) and its bucket size.
+  struct IndexArrays {
+    Slot* slots;
+    uint8_t* digests;
+    Half* halves;
+    uint32_t bucket_capacity;
+    uint32_t half_slots;
+  };
+  IndexArrays arrays() { return IndexArrays{slots_.data(), digests_.data(), halves_.data(), bucket_capacity_, half_slots_}; }
+  // Places a new key of hash h in the bucket at `base` (its first slot) of `index`, which has room:
+  // an empty slot of its home line, else of its home half, else of the other half, then settle().
+  // Returns the key's slot (its half's size counted); *displaced_bit: what its meta ORs in,
+  // kDisplaced or 0. The caller writes the key's slot and digest.
+  static uint64_t place_in_free_slot(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t* displaced_bit);
+  // The slot a new key of hash h takes in the bucket at `base`, given `free`, the empty slot chosen
+  // for it, or with `vacated` the one its victim left: `free` when it is in the key's home line;
+  // else a home-line slot whose key (living away from its own home line) moved to `free`, unless
+  // that would take the key out of its home half; else, for a vacated slot, a slot whose key moved
+  // home to `free` (a key of `free`'s line, or one displaced into the new key's home half when
+  // `free` is in the other half); else `free`. (An empty slot's line has all its keys at home,
+  // and its half all its keys: a key goes elsewhere only when its line or half is full, and slots
+  // are emptied only by rebuilding the index.) Keeps displaced bits and away counts;
+  // *displaced_bit as above.
+  static uint64_t settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated,
+                         uint64_t* displaced_bit);
+  // Moves the key at slot `from` of the bucket at `base` to the empty (or vacated) slot `to`,
+  // keeping its displaced bit and its home half's away count right.
+  static void move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to);
+  // Empty slots hold kEmptyMeta and key 0 — except in the line that is key 0's home line in an
+  // index of num_buckets buckets, whose empty slots hold the smallest key homed in another line —
+  // so the probe's compare of a home line's four keys, which reads no digest, never matches an
+  // empty slot, and an empty slot there tells that the key is absent (a key lives away from its
+  // home line only when that line is full, and slots are emptied only by rebuilding the index).
+  void mark_empty_slots(Slot* slots, const uint8_t* digests, uint64_t num_buckets) const;
+  static constexpr Slot empty_slot(int64_t key = 0) { return Slot{key, kEmptyMeta}; }
 
   // Slot index of key (hash h), or -1.
   int64_t find_slot(int64_t key, uint64_t h) const;
@@ -278,11 +334,6 @@ class DynamicTable {
   int64_t pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out);
   bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
   int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
-  // A full bucket (first slot base) evicts the key in `victim`, outside the new key's home half: a
-  // key displaced into the home half goes home to the victim's slot and the new key takes its slot;
-  // without one the new key takes the victim's, displaced. Returns the new key's slot;
-  // *displaced_bit as take_free_slot's.
-  uint64_t make_room_at_home(uint64_t base, uint32_t home, uint64_t victim, uint64_t* displaced_bit);
   void activate_protection(const DynamicTableLookup& out);
 
   DynamicTableOptions options_;
