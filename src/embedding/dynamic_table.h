@@ -12,18 +12,19 @@
 // Index: buckets of B = bucket_capacity slots (a multiple of 16); a key's hash picks its bucket
 // and it lives in no other. A slot holds key, row and a 32-bit score; a one-byte digest per slot
 // (0: empty) is scanned 16 at a time before keys are compared. A bucket is two halves of B / 2
-// slots, a half is lines of 4 slots (64 bytes, one cache line), and the hash also picks the key's
-// home half and, in it, its home line. A key lives in its home line while that has room, else
+// slots, a half is lines of 4 slots (64 bytes, one cache line); the hash also picks the key's home
+// half, and its digest the home line in it. A key lives in its home line while that has room, else
 // elsewhere in its home half, and only when that half is full in the other half (marked displaced;
 // its home half counts it as away). A probe first compares the four keys of the home line — one
-// cache line, where most keys are (at full buckets about 4 in 5: a home line receives a Poisson
-// number of keys with mean 4) — then scans the home half's digests, then the other half's only when
-// the key's home half has keys away. Inserts keep keys at home: a new key whose home line is full
-// takes the slot of a key there that lives away from its own home line, which moves to the slot
-// the new key was given (never out of its home half); an evicting insert whose victim is in the
-// other half moves a displaced key of the victim's half home into the victim's slot. Where a key
-// sits inside its bucket changes nothing else: eviction, rows and scores are those of the bucket as
-// a whole.
+// cache line, where most keys are (a home line receives a Poisson number of keys, mean 4 at full
+// buckets, so at most about 80% fit; measured 76% at 50M live keys after 22M evictions) — then
+// scans the home half's digests, then the other half's only when the key's home half has keys
+// away. Inserts keep keys at home (settle()): a new key whose home line is full takes the slot of a
+// key there that lives away from its own home line, which moves to the slot the new key was given
+// (never out of its home half); an eviction brings home a key of the vacated slot's line living
+// elsewhere, or, when the victim is in the other half, a key displaced from it. Where a key sits
+// inside its bucket changes nothing else: eviction, rows and scores are those of the bucket as a
+// whole.
 //
 // Training, find_or_insert(ids, step, timestamp_ms), per id, in first-occurrence order of the
 // distinct ids:
