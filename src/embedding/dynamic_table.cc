@@ -188,7 +188,7 @@ uint64_t DynamicTable::place_in_free_slot(const IndexArrays& index, uint64_t bas
                                           uint64_t* displaced_bit) {
   const uint32_t half_slots = index.half_slots;
   const uint32_t home = home_half(h);
-  Half* halves = index.halves + 2 * (base / index.bucket_capacity);
+  Half* halves = index.halves_of(base);
   const uint32_t half = halves[home].size < half_slots ? home : 1 - home;
   const uint64_t half_base = base + uint64_t{half} * half_slots;
   uint64_t free = ~uint64_t{0};
@@ -207,14 +207,11 @@ uint64_t DynamicTable::place_in_free_slot(const IndexArrays& index, uint64_t bas
 }
 
 void DynamicTable::move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to) {
-  const uint32_t half_slots = index.half_slots;
-  Half* halves = index.halves + 2 * (base / index.bucket_capacity);
   const Slot x = index.slots[from];
-  const uint32_t from_half = from - base < half_slots ? 0 : 1, to_half = to - base < half_slots ? 0 : 1;
   const bool was_displaced = (x.meta & kDisplaced) != 0;
-  const uint32_t its_half = was_displaced ? 1 - from_half : from_half;
-  const bool now_displaced = its_half != to_half;
-  halves[its_half].away += static_cast<uint32_t>(now_displaced) - static_cast<uint32_t>(was_displaced);
+  const uint32_t its_half = index.home_half_at(base, from);
+  const bool now_displaced = its_half != index.half_of(base, to);
+  index.halves_of(base)[its_half].away += static_cast<uint32_t>(now_displaced) - static_cast<uint32_t>(was_displaced);
   index.slots[to] = Slot{x.key, meta_order(x.meta) | (now_displaced ? kDisplaced : 0)};
   index.digests[to] = index.digests[from];
 }
@@ -224,11 +221,9 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
   const Slot* slots = index.slots;
   const uint8_t* digests = index.digests;
   const uint32_t half_slots = index.half_slots;
-  const auto half_of = [&](uint64_t s) { return s - base < half_slots ? 0u : 1u; };
-  const auto home_half_of = [&](uint64_t s) { return (slots[s].meta & kDisplaced) ? 1 - half_of(s) : half_of(s); };
-  const auto home_line_at = [&](uint64_t s) {  // the home line of the key in slot s
-    return home_line_of(base + uint64_t{home_half_of(s)} * half_slots, half_slots, digests[s]);
-  };
+  const auto half_of = [&](uint64_t s) { return index.half_of(base, s); };
+  const auto home_half_of = [&](uint64_t s) { return index.home_half_at(base, s); };
+  const auto home_line_at = [&](uint64_t s) { return index.home_line_at(base, s); };
   const auto in_line = [](uint64_t s, uint64_t line) { return s >= line && s < line + kLineSlots; };
   const uint32_t home = home_half(h), free_half = half_of(free);
   const uint64_t line = home_line(base + uint64_t{home} * half_slots, half_slots, h);
@@ -298,7 +293,7 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
     free = mover;
   }
   if (half_of(free) != home) {
-    ++index.halves[2 * (base / index.bucket_capacity) + home].away;
+    ++index.halves_of(base)[home].away;
     *displaced_bit = kDisplaced;
   }
   return free;
@@ -306,9 +301,7 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
 
 void DynamicTable::mark_empty_slots(Slot* slots, const uint8_t* digests, uint64_t num_buckets) const {
   const auto line_of = [&](int64_t key) {
-    const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(key));
-    const uint64_t base = dynamic_hash::bucket_of(h, num_buckets) * bucket_capacity_;
-    return home_line(base + uint64_t{home_half(h)} * half_slots_, half_slots_, h);
+    return home_line_in(dynamic_hash::mix64(static_cast<uint64_t>(key)), num_buckets);
   };
   const uint64_t zero_line = line_of(0);
   int64_t spare = 1;
@@ -322,8 +315,7 @@ DynamicIndexStats DynamicTable::index_stats() const {
   DynamicIndexStats stats;
   for (uint64_t b = 0; b < num_buckets_; ++b) {
     for_each_entry_of(b, [&](uint64_t s) {
-      const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
-      const uint64_t line = home_line(b * bucket_capacity_ + uint64_t{home_half(h)} * half_slots_, half_slots_, h);
+      const uint64_t line = home_line_in(dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key)), num_buckets_);
       ++stats.keys;
       stats.at_home_line += s >= line && s < line + kLineSlots;
       stats.displaced += (slots_[s].meta & kDisplaced) != 0;
@@ -374,10 +366,10 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 // no key has (slot_digest), so the scans cover the whole half without reading its size; and a key
 // that no empty slot of its home line holds (mark_empty_slots), so the first pass reads no
 // digest; a key not in its home line while that has an empty slot is absent, and the second pass
-// only hands it over. In a full half of 64 another key's digest matches before the key's own in about 12% of
-// probes (each of the 31.5 slots before it on average matches with 1 in 256), so the second match
-// is fetched in the same stage rather than by a dependent miss afterwards; only ids with a third
-// match scan again. A key whose home half has no digest match is not at home: stage 2 also
+// only hands it over. In a full half of 64 another key's digest matches before the key's own in
+// about 12% of probes (each of the 31.5 slots before it on average matches with 1 in 256), so the
+// second match is fetched in the same stage rather than by a dependent miss afterwards; only ids
+// with a third match scan again. A key whose home half has no digest match is not at home: stage 2 also
 // prefetches its home's away count and the other half's digests; stage 3, when that count is not
 // 0, scans them and prefetches the first two matching slots there, and stage 4 compares those keys
 // — so the keys displaced from full home halves (a few percent of a full table's) are pipelined
@@ -410,8 +402,7 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
       if (i < n) {
         Line& l = ring[i % (2 * kLineDistance)];
         l.h = dynamic_hash::mix64(static_cast<uint64_t>(ids[i]));
-        const uint64_t bucket = dynamic_hash::bucket_of(l.h, num_buckets_);
-        l.first = home_line(bucket * b_cap + uint64_t{home_half(l.h)} * half_slots, half_slots, l.h);
+        l.first = home_line_in(l.h, num_buckets_);
         __builtin_prefetch(slots + l.first);
       }
       if (i >= kLineDistance) {
@@ -715,8 +706,8 @@ int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTabl
 }
 
 // Brings in what inserting the key of hash h will read first: its bucket's halves, both halves'
-// digests and its home line (a full bucket's slots come in later: find_or_insert).
-void DynamicTable::prefetch_bucket(uint64_t h) const {
+// digests and its home line, and with_slots all of the bucket's slots (the eviction scan's metas).
+void DynamicTable::prefetch_bucket(uint64_t h, bool with_slots) const {
   const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
   const uint64_t base = bucket * bucket_capacity_;
   const uint64_t home_base = base + uint64_t{home_half(h)} * half_slots_;
@@ -727,6 +718,12 @@ void DynamicTable::prefetch_bucket(uint64_t h) const {
   asm volatile("" : : "r"(*static_cast<const volatile uint8_t*>(digests_.data() + home_base)));
   __builtin_prefetch(digests_.data() + base + uint64_t{1 - home_half(h)} * half_slots_);
   __builtin_prefetch(slots_.data() + home_line(home_base, half_slots_, h));
+  if (with_slots) prefetch_bucket_slots(bucket);
+}
+
+void DynamicTable::prefetch_bucket_slots(uint64_t bucket) const {
+  const char* begin = reinterpret_cast<const char*>(slots_.data() + bucket * bucket_capacity_);
+  for (size_t offset = 0; offset < bucket_capacity_ * sizeof(Slot); offset += 64) __builtin_prefetch(begin + offset);
 }
 
 // The row of a new (admitted) key of hash h, or -1 when it is rejected.
@@ -759,9 +756,9 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
       row = meta_row(slots_[slot].meta);
       out.evicted_keys.push_back(slots_[slot].key);
       out.evicted_rows.push_back(row);
-      const uint32_t victim_half = slot - base < half_slots_ ? 0 : 1;
-      if (slots_[slot].meta & kDisplaced) --halves_[2 * bucket + 1 - victim_half].away;
-      slot = settle(arrays(), base, h, slot, true, &displaced_bit);
+      const IndexArrays index = arrays();
+      if (slots_[slot].meta & kDisplaced) --index.halves_of(base)[index.home_half_at(base, slot)].away;
+      slot = settle(index, base, h, slot, true, &displaced_bit);
     }
     slots_[slot] = Slot{key, make_meta(score, row) | displaced_bit};
     digests_[slot] = slot_digest(h);
@@ -876,16 +873,11 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   // With every slot taken every bucket is full: its slots come in with the rest, kAhead before.
   const bool all_full = may_evict && live_ == static_cast<int64_t>(num_buckets_ * bucket_capacity_);
   for (size_t k = 0; k < admitted_keys_.size(); ++k) {
-    if (k + kAhead < admitted_keys_.size()) prefetch_bucket(distinct_hashes_[admitted_keys_[k + kAhead]]);
-    int64_t bucket = -1;
+    if (k + kAhead < admitted_keys_.size()) prefetch_bucket(distinct_hashes_[admitted_keys_[k + kAhead]], all_full);
     if (!all_full) {
-      bucket = full_bucket_ahead(k + kAhead * 3 / 4);
-    } else if (k + kAhead < admitted_keys_.size()) {
-      bucket = static_cast<int64_t>(dynamic_hash::bucket_of(distinct_hashes_[admitted_keys_[k + kAhead]], num_buckets_));
-    }
-    if (bucket >= 0) {
-      const char* begin = reinterpret_cast<const char*>(slots_.data() + static_cast<uint64_t>(bucket) * bucket_capacity_);
-      for (size_t offset = 0; offset < bucket_capacity_ * sizeof(Slot); offset += 64) __builtin_prefetch(begin + offset);
+      if (const int64_t bucket = full_bucket_ahead(k + kAhead * 3 / 4); bucket >= 0) {
+        prefetch_bucket_slots(static_cast<uint64_t>(bucket));
+      }
     }
     if (const int64_t victim_bucket = full_bucket_ahead(k + kAhead / 2); victim_bucket >= 0) {
       const int64_t hint = victim_hint(static_cast<uint64_t>(victim_bucket) * bucket_capacity_, now);

@@ -264,6 +264,11 @@ class DynamicTable {
   static uint64_t home_line(uint64_t half_base, uint32_t half_slots, uint64_t h) {
     return home_line_of(half_base, half_slots, slot_digest(h));
   }
+  // The home line of a key of hash h in an index of num_buckets buckets of this table's size.
+  uint64_t home_line_in(uint64_t h, uint64_t num_buckets) const {
+    const uint64_t base = dynamic_hash::bucket_of(h, num_buckets) * bucket_capacity_;
+    return home_line(base + uint64_t{home_half(h)} * half_slots_, half_slots_, h);
+  }
   // One half of a bucket: its occupied slots (digest not 0; emptied only by rebuilding the index)
   // and how many keys of this home live in the other half.
   struct Half {
@@ -277,6 +282,17 @@ class DynamicTable {
     Half* halves;
     uint32_t bucket_capacity;
     uint32_t half_slots;
+    // Of the bucket whose first slot is `base`: its two Halfs; the half (0 or 1) slot s is in; the
+    // home half of the key in slot s (its half, the other when displaced); that key's home line
+    // (its first slot), from its digest.
+    Half* halves_of(uint64_t base) const { return halves + 2 * (base / bucket_capacity); }
+    uint32_t half_of(uint64_t base, uint64_t s) const { return s - base < half_slots ? 0 : 1; }
+    uint32_t home_half_at(uint64_t base, uint64_t s) const {
+      return (slots[s].meta & kDisplaced) ? 1 - half_of(base, s) : half_of(base, s);
+    }
+    uint64_t home_line_at(uint64_t base, uint64_t s) const {
+      return home_line_of(base + uint64_t{home_half_at(base, s)} * half_slots, half_slots, digests[s]);
+    }
   };
   IndexArrays arrays() { return IndexArrays{slots_.data(), digests_.data(), halves_.data(), bucket_capacity_, half_slots_}; }
   // Places a new key of hash h in the bucket at `base` (its first slot) of `index`, which has room:
@@ -330,7 +346,8 @@ class DynamicTable {
   bool crowded(int64_t keys, uint64_t buckets) const;
   bool grow_needed(int64_t new_keys) const;
   uint32_t allocate_row();
-  void prefetch_bucket(uint64_t h) const;
+  void prefetch_bucket(uint64_t h, bool with_slots) const;
+  void prefetch_bucket_slots(uint64_t bucket) const;
   int64_t victim_hint(uint64_t base, uint32_t now) const;
   int64_t pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out);
   bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
