@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <emmintrin.h>
+
 #include "base/error.h"
 
 namespace tzrec::embedding {
@@ -39,6 +41,14 @@ constexpr size_t kDigestPadding = 16;
 void allocate_digests(dynamic_hash::HugePageArray<uint8_t>& digests, size_t slots) {
   digests.allocate(slots + kDigestPadding);
   std::fill(digests.data() + slots, digests.data() + slots + kDigestPadding, uint8_t{0});
+}
+
+// Bits 0 and 1: the 64-bit lanes of a and b are equal (SSE2 compares 32 bits at a time: a lane
+// is equal when both of its halves are).
+inline uint32_t equal_lanes(__m128i a, __m128i b) {
+  const __m128i halves = _mm_cmpeq_epi32(a, b);
+  const __m128i both = _mm_and_si128(halves, _mm_shuffle_epi32(halves, _MM_SHUFFLE(2, 3, 0, 1)));
+  return static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(both)));
 }
 
 }  // namespace
@@ -375,6 +385,17 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 // — so the keys displaced from full home halves (a few percent of a full table's) are pipelined
 // too. on(i, slot) is called once per id: for the ids found in the first pass there, for the
 // others (the absent ones among them) in the second, in the order of i.
+DynamicTable::LineMatch DynamicTable::match_line(const Slot* line, int64_t key) {
+  static_assert(sizeof(Slot) == 16 && kLineSlots == 4, "a line is four 16-byte slots: key, then meta");
+  const __m128i* p = reinterpret_cast<const __m128i*>(line);
+  const __m128i s0 = _mm_load_si128(p), s1 = _mm_load_si128(p + 1);
+  const __m128i s2 = _mm_load_si128(p + 2), s3 = _mm_load_si128(p + 3);
+  const __m128i wanted = _mm_set1_epi64x(key);
+  const __m128i empty = _mm_set1_epi64x(static_cast<int64_t>(kEmptyMeta));
+  return LineMatch{equal_lanes(_mm_unpacklo_epi64(s0, s1), wanted) | equal_lanes(_mm_unpacklo_epi64(s2, s3), wanted) << 2,
+                   equal_lanes(_mm_unpackhi_epi64(s0, s1), empty) | equal_lanes(_mm_unpackhi_epi64(s2, s3), empty) << 2};
+}
+
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
@@ -408,18 +429,11 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
       if (i >= kLineDistance) {
         const size_t j = i - kLineDistance;
         const Line& l = ring[j % (2 * kLineDistance)];
-        const Slot* line = slots + l.first;
-        const int64_t key = ids[j];
-        int64_t slot = -1;
-        bool room = false;
-        for (uint32_t k = 0; k < kLineSlots; ++k) {
-          slot = line[k].key == key ? static_cast<int64_t>(l.first + k) : slot;
-          room |= line[k].meta == kEmptyMeta;
-        }
-        if (slot >= 0) {
-          on(j, slot);
+        const LineMatch match = match_line(slots + l.first, ids[j]);
+        if (match.keys != 0) {
+          on(j, static_cast<int64_t>(l.first) + __builtin_ctz(match.keys));
         } else {
-          listed.push_back(Listed{l.h, j, room});
+          listed.push_back(Listed{l.h, j, match.empty != 0});
         }
       }
     }

@@ -264,6 +264,13 @@ class DynamicTable {
   static uint64_t home_line(uint64_t half_base, uint32_t half_slots, uint64_t h) {
     return home_line_of(half_base, half_slots, slot_digest(h));
   }
+  // A line's four slots compared at once (no branch per slot): bit k of `keys` is set when slot k
+  // holds the key, bit k of `empty` when slot k is empty (kEmptyMeta).
+  struct LineMatch {
+    uint32_t keys;
+    uint32_t empty;
+  };
+  static LineMatch match_line(const Slot* line, int64_t key);
   // The home line of a key of hash h in an index of num_buckets buckets of this table's size.
   uint64_t home_line_in(uint64_t h, uint64_t num_buckets) const {
     const uint64_t base = dynamic_hash::bucket_of(h, num_buckets) * bucket_capacity_;

@@ -122,6 +122,22 @@ TEST(DynamicTable, KeysSharingADigestAreToldApart) {
   EXPECT_EQ(call(table, {same[5], same[3], same[0]}, 2).rows, (V{6, 4, 0}));
 }
 
+TEST(DynamicTable, KeysEqualInHalfTheirBitsAreToldApart) {
+  // A probe compares a home line's four 64-bit keys at once, 32 bits at a time (both halves must
+  // match). Keys equal in their low 32 bits, keys equal in their high 32 bits, and -1 next to
+  // 0xffffffff and its complement, in one bucket of 16 slots (two home lines a half): each is
+  // found at its own row (rows in insertion order), and absent keys sharing a half with them are
+  // not found.
+  const int64_t high = int64_t{1} << 32;
+  const V keys = {7,        7 + high,  7 + 2 * high, 7 - high, 5 * high, 5 * high + 1, 5 * high + 2,
+                  5 * high - 1, -1,        0xffffffffLL, ~0xffffffffLL};
+  DynamicTable table(options(16));
+  EXPECT_EQ(call(table, keys, 1).rows, (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(find(table, keys), (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(find(table, {7 + 3 * high, 5 * high + 3, 6 * high, 7 + 5 * high, -2, 0xfffffffeLL}),
+            (V{-1, -1, -1, -1, -1, -1}));
+}
+
 // The home half of a key (dynamic_table.h: a bucket is two halves, the hash picks a key's home
 // half; here bit 8 of the hash, as the table takes it).
 uint32_t key_home(int64_t key) { return static_cast<uint32_t>(dynamic_hash::mix64(static_cast<uint64_t>(key)) >> 8) & 1u; }
