@@ -216,14 +216,50 @@ uint64_t DynamicTable::place_in_free_slot(const IndexArrays& index, uint64_t bas
   return settle(index, base, h, free, false, displaced_bit);
 }
 
-void DynamicTable::move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to) {
-  const Slot x = index.slots[from];
+void DynamicTable::put_key(const IndexArrays& index, uint64_t base, Slot x, uint8_t digest, uint32_t its_half,
+                           uint64_t to) {
   const bool was_displaced = (x.meta & kDisplaced) != 0;
-  const uint32_t its_half = index.home_half_at(base, from);
   const bool now_displaced = its_half != index.half_of(base, to);
   index.halves_of(base)[its_half].away += static_cast<uint32_t>(now_displaced) - static_cast<uint32_t>(was_displaced);
   index.slots[to] = Slot{x.key, meta_order(x.meta) | (now_displaced ? kDisplaced : 0)};
-  index.digests[to] = index.digests[from];
+  index.digests[to] = digest;
+}
+
+void DynamicTable::move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to) {
+  put_key(index, base, index.slots[from], index.digests[from], index.home_half_at(base, from), to);
+}
+
+void DynamicTable::swap_keys(const IndexArrays& index, uint64_t base, uint64_t a, uint64_t b) {
+  const Slot x = index.slots[a];
+  const uint8_t digest = index.digests[a];
+  const uint32_t its_half = index.home_half_at(base, a);
+  move_key(index, base, b, a);
+  put_key(index, base, x, digest, its_half, b);
+}
+
+void DynamicTable::bring_home(int64_t key, uint64_t slot, uint32_t now) {
+  if (slots_[slot].key != key) return;  // moved home by an earlier occurrence of the call
+  const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(key));
+  const uint64_t line = home_line_in(h, num_buckets_);
+  if (slot - line < kLineSlots) return;
+  const IndexArrays index = arrays();
+  const uint64_t base = dynamic_hash::bucket_of(h, num_buckets_) * bucket_capacity_;
+  // The line's resident to trade places with: one living away from its own home line, else the
+  // one of the smallest meta_order not looked up in this call (a line of this call's keys only
+  // keeps them).
+  int64_t other = -1;
+  for (uint64_t s = line; s < line + kLineSlots; ++s) {
+    if (index.digests[s] == 0) return;  // a line with room has all its keys (never reached)
+    if (index.home_line_at(base, s) != line) {
+      other = static_cast<int64_t>(s);
+      break;
+    }
+    if (meta_score(slots_[s].meta) != now &&
+        (other < 0 || meta_order(slots_[s].meta) < meta_order(slots_[other].meta))) {
+      other = static_cast<int64_t>(s);
+    }
+  }
+  if (other >= 0) swap_keys(index, base, slot, static_cast<uint64_t>(other));
 }
 
 uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated,
@@ -431,7 +467,7 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
         const Line& l = ring[j % (2 * kLineDistance)];
         const LineMatch match = match_line(slots + l.first, ids[j]);
         if (match.keys != 0) {
-          on(j, static_cast<int64_t>(l.first) + __builtin_ctz(match.keys));
+          on(j, static_cast<int64_t>(l.first) + __builtin_ctz(match.keys), true);
         } else {
           listed.push_back(Listed{l.h, j, match.empty != 0});
         }
@@ -515,7 +551,7 @@ void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const 
     if (i >= 3 * kDistance) {
       const size_t k = i - 3 * kDistance;
       const Pending& p = ring[k % kRing];
-      on(listed[k].i, p.slot == kAway ? compare(p, ids[listed[k].i]) : p.slot);
+      on(listed[k].i, p.slot == kAway ? compare(p, ids[listed[k].i]) : p.slot, false);
     }
   }
 }
@@ -538,12 +574,12 @@ template <class OnSlot>
 void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const {
   const uint64_t parts = n >= kParallelProbeIds ? static_cast<uint64_t>(probe_threads_) : 1;
   for_each_part(n, parts, [&](uint64_t part, uint64_t lo, uint64_t hi) {
-    probe_batch(ids + lo, hi - lo, [&](size_t i, int64_t slot) { on(part, lo + i, slot); });
+    probe_batch(ids + lo, hi - lo, [&](size_t i, int64_t slot, bool at_home) { on(part, lo + i, slot, at_home); });
   });
 }
 
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
-  probe_parts(ids, n, [&](size_t, size_t i, int64_t slot) {
+  probe_parts(ids, n, [&](size_t, size_t i, int64_t slot, bool) {
     rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(slots_[slot].meta));
   });
 }
@@ -809,7 +845,10 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   // many times in both parts, and every store took the line from the other core's cache.
   missing_parts_.resize(static_cast<size_t>(probe_threads_));
   for (auto& part : missing_parts_) part.clear();
-  probe_parts(ids, n, [&](size_t part, size_t i, int64_t slot) {
+  away_parts_.resize(static_cast<size_t>(probe_threads_));
+  for (auto& part : away_parts_) part.clear();
+  const bool bring_home_repeated = strategy_ == DynamicScoreStrategy::kStep || strategy_ == DynamicScoreStrategy::kTimestamp;
+  probe_parts(ids, n, [&](size_t part, size_t i, int64_t slot, bool at_home) {
     if (slot < 0) {
       out.rows[i] = -1;
       missing_parts_[part].push_back(static_cast<uint32_t>(i));
@@ -818,6 +857,9 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
     uint64_t* m = &slots_[slot].meta;
     uint64_t seen = __atomic_load_n(m, __ATOMIC_RELAXED);
     out.rows[i] = meta_row(seen);
+    if (!at_home && bring_home_repeated && meta_score(seen) == now) {
+      away_parts_[part].push_back(AwayHit{ids[i], static_cast<uint64_t>(slot)});
+    }
     if (strategy_ == DynamicScoreStrategy::kLfu) {
       while (meta_score(seen) < kMaxScore &&
              !__atomic_compare_exchange_n(m, &seen, seen + (uint64_t{1} << 32), true, __ATOMIC_RELAXED,
@@ -829,6 +871,11 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   });
   missing_.clear();
   for (const auto& part : missing_parts_) missing_.insert(missing_.end(), part.begin(), part.end());
+  // Keys met again in this call away from their home line move into it, so that the later calls of
+  // a skewed stream find their hottest keys with one compare.
+  for (const auto& part : away_parts_) {
+    for (const AwayHit& hit : part) bring_home(hit.key, hit.slot, now);
+  }
 
   // 2. The distinct missing keys, in first-occurrence order, with their occurrences.
   distinct_keys_.clear();

@@ -22,9 +22,12 @@
 // away. Inserts keep keys at home (settle()): a new key whose home line is full takes the slot of a
 // key there that lives away from its own home line, which moves to the slot the new key was given
 // (never out of its home half); an eviction brings home a key of the vacated slot's line living
-// elsewhere, or, when the victim is in the other half, a key displaced from it. Where a key sits
-// inside its bucket changes nothing else: eviction, rows and scores are those of the bucket as a
-// whole.
+// elsewhere, or, when the victim is in the other half, a key displaced from it. A STEP or TIMESTAMP
+// training call that meets a key away from its home line twice moves it there after the probe
+// (bring_home(): it trades places with a resident living away from its own line, else with the
+// resident of the oldest score not met in the call), so the hot keys of a skewed stream take one
+// compare from the next call on. Where a key sits inside its bucket changes nothing else:
+// eviction, rows and scores are those of the bucket as a whole.
 //
 // Training, find_or_insert(ids, step, timestamp_ms), per id, in first-occurrence order of the
 // distinct ids:
@@ -321,6 +324,16 @@ class DynamicTable {
   // Moves the key at slot `from` of the bucket at `base` to the empty (or vacated) slot `to`,
   // keeping its displaced bit and its home half's away count right.
   static void move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to);
+  // Writes key x (its digest, its home half) into slot `to` of the bucket at `base`, with its
+  // displaced bit and its home half's away count as move_key keeps them.
+  static void put_key(const IndexArrays& index, uint64_t base, Slot x, uint8_t digest, uint32_t its_half, uint64_t to);
+  // The keys of slots a and b of the bucket at `base` trade places (as move_key keeps them).
+  static void swap_keys(const IndexArrays& index, uint64_t base, uint64_t a, uint64_t b);
+  // A key found at `slot`, away from its home line, in a training call at score `now` (a STEP or
+  // TIMESTAMP table) for at least the second time: it trades places with a resident of its home
+  // line — one living away from its own home line, else the one of the smallest meta_order whose
+  // score is not `now` (none: it stays). Nothing when the key has moved since it was found.
+  void bring_home(int64_t key, uint64_t slot, uint32_t now);
   // Empty slots hold kEmptyMeta and key 0 — except in the line that is key 0's home line in an
   // index of num_buckets buckets, whose empty slots hold the smallest key homed in another line —
   // so the probe's compare of a home line's four keys, which reads no digest, never matches an
@@ -341,7 +354,8 @@ class DynamicTable {
   void for_each_entry_of(uint64_t bucket, Fn&& fn) const;
   template <class Fn>
   void for_each_entry(Fn&& fn) const;
-  // Calls on(i, slot) for every id, slot -1 when absent (prefetching ahead).
+  // Calls on(i, slot, at_home) for every id, slot -1 when absent, at_home when it is in the key's
+  // home line (prefetching ahead).
   template <class OnSlot>
   void probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const;
   uint32_t encode_time(int64_t timestamp_ms);
@@ -402,7 +416,7 @@ class DynamicTable {
   bool protecting_ = false;
   // Per-call scratch.
   int probe_threads_ = 1;
-  // Runs probe_batch over contiguous parts of ids on probe_threads_ threads: on(part, i, slot)
+  // Runs probe_batch over contiguous parts of ids on probe_threads_ threads: on(part, i, slot, at_home)
   // with i the position in the whole call.
   template <class OnSlot>
   void probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const;
@@ -411,6 +425,11 @@ class DynamicTable {
   template <class Fn>
   static void for_each_part(uint64_t n, uint64_t parts, Fn&& fn);
   std::vector<std::vector<uint32_t>> missing_parts_;  // per probe part, then merged in order
+  struct AwayHit {
+    int64_t key;
+    uint64_t slot;
+  };
+  std::vector<std::vector<AwayHit>> away_parts_;  // per probe part: repeated keys found away from home
   std::vector<uint32_t> missing_;      // positions of ids not found
   std::vector<uint32_t> missing_key_;  // their distinct-key index
   std::vector<int64_t> distinct_keys_;

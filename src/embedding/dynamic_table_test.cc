@@ -294,6 +294,63 @@ TEST(DynamicTable, EvictionsBringKeysHome) {
   }
 }
 
+TEST(DynamicTable, KeysMetTwiceInACallMoveIntoTheirHomeLine) {
+  // One bucket of 16: lines (half, line) of 4 slots, two per half. Step 1: five keys of (0, 0),
+  // the fifth (a[4]) in (0, 1); step 2: four keys of (0, 1), three at home next to a[4] and the
+  // fourth (b[3]) displaced into half 1 (half 0 is full, and a[4] may not leave its home half).
+  // Seven of nine keys at home, one displaced.
+  const V a = keys_of_line(0, 0, 2, 5, 1);
+  const V b = keys_of_line(0, 1, 2, 4, 1);
+  const V all = {a[0], a[1], a[2], a[3], a[4], b[0], b[1], b[2], b[3]};
+  const V rows = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  const auto filled = [&](DynamicScoreStrategy strategy) {
+    DynamicTable table(options(16, strategy));
+    call(table, {a[0], a[1], a[2], a[3], a[4]}, 1);
+    call(table, b, 2);
+    const DynamicIndexStats stats = table.index_stats();
+    EXPECT_EQ(stats.keys, 9);
+    EXPECT_EQ(stats.at_home_line, 7);
+    EXPECT_EQ(stats.displaced, 1);
+    return table;
+  };
+  {
+    // Met once in a call: it stays away.
+    DynamicTable table = filled(DynamicScoreStrategy::kStep);
+    EXPECT_EQ(call(table, {b[3], b[0]}, 3).rows, (V{8, 5}));
+    EXPECT_EQ(table.index_stats().at_home_line, 7);
+    // Met twice: b[3] trades places with a[4], which lives in (0, 1) away from its own line; a[4]
+    // is now displaced into half 1 (b[3] no longer is), and every key keeps its row.
+    EXPECT_EQ(call(table, {b[3], b[1], b[3]}, 4).rows, (V{8, 6, 8}));
+    DynamicIndexStats stats = table.index_stats();
+    EXPECT_EQ(stats.at_home_line, 8);
+    EXPECT_EQ(stats.displaced, 1);
+    EXPECT_EQ(find(table, all), rows);
+    // a[4] met twice: its home line (0, 0) holds only its own keys; it trades places with the one
+    // not met in this call of the oldest score, then the smallest row: a[0] (score 1, row 0).
+    EXPECT_EQ(call(table, {a[4], a[1], a[4]}, 5).rows, (V{4, 1, 4}));
+    stats = table.index_stats();
+    EXPECT_EQ(stats.at_home_line, 8);
+    EXPECT_EQ(stats.displaced, 1);
+    EXPECT_EQ(find(table, all), rows);
+    // a[0], now displaced into half 1, is the next one out when a line of (0, 0)'s keys is full of
+    // this call's keys: met twice with a[1..4], it stays away.
+    EXPECT_EQ(call(table, {a[0], a[1], a[2], a[3], a[4], a[0]}, 6).rows, (V{0, 1, 2, 3, 4, 0}));
+    EXPECT_EQ(table.index_stats().at_home_line, 8);
+    EXPECT_EQ(find(table, all), rows);
+    // Rebuilt from its entries, the table finds every key at its row.
+    DynamicTable copy(options(16));
+    copy.load(table.export_state(), DynamicRowMode::kKeep);
+    EXPECT_EQ(find(copy, all), rows);
+  }
+  {
+    // LFU scores count occurrences, not calls: no key moves.
+    DynamicTable table = filled(DynamicScoreStrategy::kLfu);
+    EXPECT_EQ(call(table, {b[3], b[3], b[3]}, 3).rows, (V{8, 8, 8}));
+    EXPECT_EQ(table.index_stats().at_home_line, 7);
+    EXPECT_EQ(find(table, all), rows);
+  }
+}
+
 TEST(DynamicTable, HomeLinesHoldMostKeysOfAFullTable) {
   // A table of 2^16 rows offered 1.5 times as many random keys (evicting once buckets fill):
   // a key's home line receives a Poisson number of keys with mean 4 at full buckets, so at most
