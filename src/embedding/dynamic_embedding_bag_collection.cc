@@ -115,15 +115,20 @@ int64_t DynamicEmbeddingBagCollectionImpl::block_offset(size_t t) const {
 }
 
 void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
+  if (reserved_.size() < tables_.size()) reserved_.resize(tables_.size());
+  ReservedRows& reserved = reserved_[t];
   const int64_t r = block_offset(t) + dynamic_[t]->max_capacity();
-  const DynamicEmbOptions& d = tables_[t].dynamic;
-  const double admission = d.admission_init.value;
-  const double eval = d.eval_init.value;
-  reset_table_rows(embedding_module_, t, torch::tensor({r, r + 1}, torch::kInt64), 0,
-                   [admission, eval](torch::Tensor& fresh) {
-                     fresh[0].fill_(admission);
-                     fresh[1].fill_(eval);
-                   });
+  if (reserved.first != r) {
+    torch::NoGradGuard no_grad;
+    const TableConfig& config = embedding_module_->table_configs().at(t);
+    const DynamicEmbOptions& d = tables_[t].dynamic;
+    reserved.first = r;
+    reserved.rows = torch::tensor({r, r + 1}, torch::kInt64);
+    reserved.values = torch::empty({2, config.embedding_dim}, torch::TensorOptions().dtype(config.dtype));
+    reserved.values[0].fill_(d.admission_init.value);
+    reserved.values[1].fill_(d.eval_init.value);
+  }
+  write_table_rows(embedding_module_, t, reserved.rows, reserved.values);
 }
 
 sparse::KeyedJaggedTensor DynamicEmbeddingBagCollectionImpl::remap(const sparse::KeyedJaggedTensor& kjt,
@@ -166,7 +171,8 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
   // One serial pass: a `rows < 0` mask and masked_fill_ were two more passes, each a parallel
   // region of torch's thread pool (0.7-1.1 ms per 106k ids against 0.13 ms for this loop; more
   // when another process holds the second core, bench/README.md `dynamic_embedding_bench`).
-  for (int64_t i = 0; i < n; ++i) out[i] = scratch_.rows[i] < 0 ? reserved : scratch_.rows[i] + offset;
+  const int64_t* found = scratch_.rows.data();  // not through scratch_, which out[i] might alias
+  for (int64_t i = 0; i < n; ++i) out[i] = found[i] < 0 ? reserved : found[i] + offset;
   if (!scratch_.new_rows.empty()) {
     const DynamicEmbInitializer& init = tables_[t].dynamic.init;
     reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64) + offset,

@@ -160,6 +160,13 @@ class DynamicEmbeddingBagCollectionImpl : public torch::nn::Module {
     int64_t counter_written = 0;
   };
   std::vector<Buffers> buffers_;
+  // Per table: its reserved rows R and R + 1 on this rank and their constants, [2] and [2, dim]
+  // (built again when the rank's block moves).
+  struct ReservedRows {
+    int64_t first = -1;
+    torch::Tensor rows, values;
+  };
+  std::vector<ReservedRows> reserved_;
   EmbeddingBagCollection embedding_module_{nullptr};
   DynamicTableLookup scratch_;
   std::vector<TouchedIds> touched_;  // per table once track_touched_ids() ran

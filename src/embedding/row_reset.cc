@@ -33,12 +33,17 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
     draw(fresh);
     gen.set_state(saved);
   }
+  write_table_rows(ebc, table, rows, fresh);
+}
+
+void write_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows, const torch::Tensor& fresh) {
+  torch::NoGradGuard no_grad;
   if (ShardedLookup* sharded = ebc->sharded()) {  // the rows live in this rank's shard
     sharded->reset_rows(table, rows, fresh);
     return;
   }
   ebc->tables().at(table).weight.index_copy_(0, rows, fresh);
-  if (FusedEmbeddingBags* fused = ebc->fused()) reset_optimizer_rows(*fused, config.name, rows);
+  if (FusedEmbeddingBags* fused = ebc->fused()) reset_optimizer_rows(*fused, ebc->table_configs().at(table).name, rows);
 }
 
 void reset_optimizer_rows(FusedEmbeddingBags& fused, const std::string& table_name, const torch::Tensor& rows) {

@@ -24,6 +24,11 @@ namespace tzrec::embedding {
 void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows, uint64_t seed,
                       const std::function<void(torch::Tensor&)>& draw);
 
+// Overwrites rows `rows` [K] int64 of table `table` with `fresh` [K, dim] (the table's dtype), and
+// in fused mode puts their sparse optimizer state back to its initial value: reset_table_rows
+// after its draw, for rows whose values are known.
+void write_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows, const torch::Tensor& fresh);
+
 // Puts the sparse optimizer state of rows `rows` [K] int64 (rows of the operator's table
 // `table_name`, its name in fused.state_dict()) back to its initial value: momentum1
 // initial_accumulator_value for the adagrads, else 0; momentum2 0; per-table step counters are
