@@ -402,6 +402,17 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
   return find_in_half(key, h, base + uint64_t{1 - home} * half_slots_);
 }
 
+DynamicTable::LineMatch DynamicTable::match_line(const Slot* line, int64_t key) {
+  static_assert(sizeof(Slot) == 16 && kLineSlots == 4, "a line is four 16-byte slots: key, then meta");
+  const __m128i* p = reinterpret_cast<const __m128i*>(line);
+  const __m128i s0 = _mm_load_si128(p), s1 = _mm_load_si128(p + 1);
+  const __m128i s2 = _mm_load_si128(p + 2), s3 = _mm_load_si128(p + 3);
+  const __m128i wanted = _mm_set1_epi64x(key);
+  const __m128i empty = _mm_set1_epi64x(static_cast<int64_t>(kEmptyMeta));
+  return LineMatch{equal_lanes(_mm_unpacklo_epi64(s0, s1), wanted) | equal_lanes(_mm_unpacklo_epi64(s2, s3), wanted) << 2,
+                   equal_lanes(_mm_unpackhi_epi64(s0, s1), empty) | equal_lanes(_mm_unpackhi_epi64(s2, s3), empty) << 2};
+}
+
 // Two passes over the ids, each a pipeline of stages kDistance ids apart so that the cache misses
 // of a batch overlap. The first: (1) hash, prefetch the key's home line; (2) compare its four keys
 // — most keys are found here, with one cache line, and handed over at once; the others are listed.
@@ -419,19 +430,8 @@ int64_t DynamicTable::find_slot(int64_t key, uint64_t h) const {
 // prefetches its home's away count and the other half's digests; stage 3, when that count is not
 // 0, scans them and prefetches the first two matching slots there, and stage 4 compares those keys
 // — so the keys displaced from full home halves (a few percent of a full table's) are pipelined
-// too. on(i, slot) is called once per id: for the ids found in the first pass there, for the
-// others (the absent ones among them) in the second, in the order of i.
-DynamicTable::LineMatch DynamicTable::match_line(const Slot* line, int64_t key) {
-  static_assert(sizeof(Slot) == 16 && kLineSlots == 4, "a line is four 16-byte slots: key, then meta");
-  const __m128i* p = reinterpret_cast<const __m128i*>(line);
-  const __m128i s0 = _mm_load_si128(p), s1 = _mm_load_si128(p + 1);
-  const __m128i s2 = _mm_load_si128(p + 2), s3 = _mm_load_si128(p + 3);
-  const __m128i wanted = _mm_set1_epi64x(key);
-  const __m128i empty = _mm_set1_epi64x(static_cast<int64_t>(kEmptyMeta));
-  return LineMatch{equal_lanes(_mm_unpacklo_epi64(s0, s1), wanted) | equal_lanes(_mm_unpacklo_epi64(s2, s3), wanted) << 2,
-                   equal_lanes(_mm_unpackhi_epi64(s0, s1), empty) | equal_lanes(_mm_unpackhi_epi64(s2, s3), empty) << 2};
-}
-
+// too. on(i, slot, at_home) is called once per id: for the ids found in the first pass there (at
+// home), for the others (the absent ones among them) in the second, in the order of i.
 template <class OnSlot>
 void DynamicTable::probe_batch(const int64_t* ids, size_t n, OnSlot&& on) const {
   constexpr size_t kDistance = 8;
