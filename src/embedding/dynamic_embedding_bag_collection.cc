@@ -159,20 +159,18 @@ torch::Tensor DynamicEmbeddingBagCollectionImpl::local_rows(size_t t, const torc
   int64_t* out = rows.data_ptr<int64_t>();
   dynamic_[t]->set_probe_threads(at::get_num_threads());
   if (!training) {
-    dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), out);
-    for (int64_t i = 0; i < n; ++i) out[i] = out[i] < 0 ? reserved + 1 : out[i] + offset;
+    dynamic_[t]->find(ids.data_ptr<int64_t>(), static_cast<size_t>(n), DynamicRowsOut{out, offset, reserved + 1});
     return rows;
   }
   if (!touched_.empty()) touched_[t].add(ids);
   reset_reserved_rows(t);
   const int64_t step = buffers_[t].step.item<int64_t>() + 1;
   buffers_[t].step.fill_(step);
-  dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_);
-  // One serial pass: a `rows < 0` mask and masked_fill_ were two more passes, each a parallel
-  // region of torch's thread pool (0.7-1.1 ms per 106k ids against 0.13 ms for this loop; more
-  // when another process holds the second core, bench/README.md `dynamic_embedding_bench`).
-  const int64_t* found = scratch_.rows.data();  // not through scratch_, which out[i] might alias
-  for (int64_t i = 0; i < n; ++i) out[i] = found[i] < 0 ? reserved : found[i] + offset;
+  // The rows in the inner table's numbering straight from the probe threads (a serial pass over
+  // the table's rows afterwards took 0.13-0.2 ms per 106k ids, bench/README.md
+  // `dynamic_embedding_bench`).
+  dynamic_[t]->find_or_insert(ids.data_ptr<int64_t>(), static_cast<size_t>(n), step, time_ms, scratch_,
+                              DynamicRowsOut{out, offset, reserved});
   if (!scratch_.new_rows.empty()) {
     const DynamicEmbInitializer& init = tables_[t].dynamic.init;
     reset_table_rows(embedding_module_, t, torch::tensor(scratch_.new_rows, torch::kInt64) + offset,

@@ -33,6 +33,11 @@ uint32_t clamp_score(int64_t value) {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// A training call's ids are numbered in 32 bits (missing_, the per-part lists).
+void check_call_size(size_t n) {
+  if (n >= (size_t{1} << 31)) throw std::invalid_argument("DynamicTable::find_or_insert: more than 2^31 - 1 ids");
+}
+
 // Zero digests after the last slot's: a half of B / 2 slots that is not a multiple of 16 is scanned
 // 16 digests at a time (for_each_digest_match reads past its end and ignores those).
 constexpr size_t kDigestPadding = 16;
@@ -579,8 +584,12 @@ void DynamicTable::probe_parts(const int64_t* ids, size_t n, OnSlot&& on) const 
 }
 
 void DynamicTable::find(const int64_t* ids, size_t n, int64_t* rows_out) const {
+  find(ids, n, DynamicRowsOut{rows_out, 0, -1});
+}
+
+void DynamicTable::find(const int64_t* ids, size_t n, const DynamicRowsOut& into) const {
   probe_parts(ids, n, [&](size_t, size_t i, int64_t slot, bool) {
-    rows_out[i] = slot < 0 ? int64_t{-1} : static_cast<int64_t>(meta_row(slots_[slot].meta));
+    into.rows[i] = slot < 0 ? into.absent : into.offset + static_cast<int64_t>(meta_row(slots_[slot].meta));
   });
 }
 
@@ -705,12 +714,14 @@ uint32_t DynamicTable::allocate_row() {
   return static_cast<uint32_t>(next_row_++);
 }
 
-void DynamicTable::activate_protection(const DynamicTableLookup& out) {
+void DynamicTable::activate_protection() {
   if (protected_.empty()) protected_.assign(ceil_div(static_cast<uint64_t>(max_rows_), 64), 0);
   const auto pin = [&](int64_t row) {
     if (row >= 0) protected_[row >> 6] |= uint64_t{1} << (row & 63);
   };
-  for (const int64_t row : out.rows) pin(row);
+  for (size_t i = 0; i < call_ids_; ++i) {
+    if (call_rows_.rows[i] != call_rows_.absent) pin(call_rows_.rows[i] - call_rows_.offset);
+  }
   for (const int64_t row : distinct_rows_) pin(row);
   protecting_ = true;
 }
@@ -735,10 +746,10 @@ int64_t DynamicTable::victim_hint(uint64_t base, uint32_t now) const {
   return best == b_cap ? -1 : static_cast<int64_t>(base + best);
 }
 
-int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out) {
+int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now) {
   const int64_t hint = victim_hint(base, now);
   if (strategy_ != DynamicScoreStrategy::kLfu || hint < 0) return hint;
-  if (!protecting_) activate_protection(out);
+  if (!protecting_) activate_protection();
   if (!pinned(meta_row(slots_[hint].meta))) return hint;
   // The minimum is pinned: scan again, skipping pins.
   const Slot* slots = slots_.data() + base;
@@ -800,7 +811,7 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     } else if (no_eviction) {
       return -1;
     } else {
-      const int64_t victim = pick_victim(base, now, out);
+      const int64_t victim = pick_victim(base, now);
       if (victim < 0) return -1;
       slot = static_cast<uint64_t>(victim);
       row = meta_row(slots_[slot].meta);
@@ -827,8 +838,17 @@ DynamicTableLookup DynamicTable::find_or_insert(const int64_t* ids, size_t n, in
 
 void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms,
                                   DynamicTableLookup& out) {
-  if (n >= (size_t{1} << 31)) throw std::invalid_argument("DynamicTable::find_or_insert: more than 2^31 - 1 ids");
+  check_call_size(n);
   out.rows.resize(n);
+  find_or_insert(ids, n, step, timestamp_ms, out, DynamicRowsOut{out.rows.data(), 0, -1});
+}
+
+void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms,
+                                  DynamicTableLookup& out, const DynamicRowsOut& into) {
+  check_call_size(n);
+  int64_t* const rows = into.rows;
+  call_rows_ = into;
+  call_ids_ = n;
   out.new_keys.clear();
   out.new_rows.clear();
   out.evicted_keys.clear();
@@ -850,13 +870,13 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   const bool bring_home_repeated = strategy_ == DynamicScoreStrategy::kStep || strategy_ == DynamicScoreStrategy::kTimestamp;
   probe_parts(ids, n, [&](size_t part, size_t i, int64_t slot, bool at_home) {
     if (slot < 0) {
-      out.rows[i] = -1;
+      rows[i] = into.absent;
       missing_parts_[part].push_back(static_cast<uint32_t>(i));
       return;
     }
     uint64_t* m = &slots_[slot].meta;
     uint64_t seen = __atomic_load_n(m, __ATOMIC_RELAXED);
-    out.rows[i] = meta_row(seen);
+    rows[i] = into.offset + meta_row(seen);
     if (!at_home && bring_home_repeated && meta_score(seen) == now) {
       away_parts_[part].push_back(AwayHit{ids[i], static_cast<uint64_t>(slot)});
     }
@@ -949,11 +969,16 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
     distinct_rows_[u] = insert_new(distinct_keys_[u], distinct_hashes_[u], score, now, out);
     if (distinct_rows_[u] < 0) ++out.rejected;
   }
-  for (size_t m = 0; m < missing_.size(); ++m) out.rows[missing_[m]] = distinct_rows_[missing_key_[m]];
+  for (size_t m = 0; m < missing_.size(); ++m) {
+    const int64_t row = distinct_rows_[missing_key_[m]];
+    rows[missing_[m]] = row < 0 ? into.absent : into.offset + row;
+  }
 
   if (protecting_) {
-    for (const int64_t row : out.rows) {
-      if (row >= 0) protected_[row >> 6] &= ~(uint64_t{1} << (row & 63));
+    for (size_t i = 0; i < n; ++i) {
+      if (rows[i] == into.absent) continue;
+      const int64_t row = rows[i] - into.offset;
+      protected_[row >> 6] &= ~(uint64_t{1} << (row & 63));
     }
     protecting_ = false;
   }

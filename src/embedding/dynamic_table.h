@@ -146,6 +146,16 @@ struct DynamicTableLookup {
   int64_t num_rows = 0;               // num_rows() after the call
 };
 
+// Where a training lookup writes the row of each id, in the caller's numbering: rows[i] = offset +
+// the row of ids[i], or `absent` when it has none (a block of a larger weight tensor, a reserved row
+// for ids without one). The probe threads write the rows of the ids found as they find them, so
+// the caller needs no pass of its own over the ids.
+struct DynamicRowsOut {
+  int64_t* rows = nullptr;  // [n]
+  int64_t offset = 0;
+  int64_t absent = -1;
+};
+
 // A table's entries, as checkpoints store them (live rows only).
 struct DynamicTableState {
   std::vector<int64_t> keys;    // distinct raw ids (export_state(): ascending)
@@ -194,8 +204,14 @@ class DynamicTable {
   DynamicTableLookup find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms);
   // The same into `out` (its buffers are reused).
   void find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms, DynamicTableLookup& out);
+  // The same with the rows written to `into` (out.rows is not written; new_rows, evicted_rows and
+  // the rest of `out` stay in the table's numbering).
+  void find_or_insert(const int64_t* ids, size_t n, int64_t step, int64_t timestamp_ms, DynamicTableLookup& out,
+                      const DynamicRowsOut& into);
   // Evaluation / predict: rows_out[i] = the row of ids[i], -1 when absent. No state changes.
   void find(const int64_t* ids, size_t n, int64_t* rows_out) const;
+  // The same with the rows written to `into` (absent ids: into.absent).
+  void find(const int64_t* ids, size_t n, const DynamicRowsOut& into) const;
   // Threads that probe the index for the ids of one call (find, and the lookup of the ids already
   // in the table in find_or_insert): calls of at least kParallelProbeIds ids are split into that
   // many contiguous parts, each probed by a thread of the OpenMP pool (the probe waits on memory;
@@ -370,10 +386,10 @@ class DynamicTable {
   void prefetch_bucket(uint64_t h, bool with_slots) const;
   void prefetch_bucket_slots(uint64_t bucket) const;
   int64_t victim_hint(uint64_t base, uint32_t now) const;
-  int64_t pick_victim(uint64_t base, uint32_t now, const DynamicTableLookup& out);
+  int64_t pick_victim(uint64_t base, uint32_t now);
   bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
   int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
-  void activate_protection(const DynamicTableLookup& out);
+  void activate_protection();
 
   DynamicTableOptions options_;
   DynamicScoreStrategy strategy_;
@@ -416,6 +432,8 @@ class DynamicTable {
   bool protecting_ = false;
   // Per-call scratch.
   int probe_threads_ = 1;
+  DynamicRowsOut call_rows_;  // the call's rows, as written so far (activate_protection pins them)
+  size_t call_ids_ = 0;
   // Runs probe_batch over contiguous parts of ids on probe_threads_ threads: on(part, i, slot, at_home)
   // with i the position in the whole call.
   template <class OnSlot>

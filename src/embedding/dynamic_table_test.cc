@@ -841,6 +841,44 @@ TEST(DynamicTable, RandomWorkloadMatchesItsReports) {
   }
 }
 
+// Rows in the caller's numbering (DynamicRowsOut: offset + row, `absent` for ids without one) are
+// the rows the table's reports give: checked against a key → row map kept from the reports, as
+// above, with evictions at max capacity (LFU's pins, which map the written rows back to the table's,
+// included), admission leaving ids without a row, and probes on two threads; find() the same.
+TEST(DynamicTable, RowsInTheCallersNumberingMatchTheReports) {
+  constexpr int64_t kOffset = 5000, kAbsent = 77;
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kLfu,
+                              DynamicScoreStrategy::kNoEviction}) {
+    SCOPED_TRACE(dynamic_score_strategy_name(strategy));
+    DynamicTableOptions o = options(2000, strategy, 32);
+    o.admission = DynamicAdmissionOptions{};
+    o.admission->threshold = 2;
+    DynamicTable table(o);
+    table.set_probe_threads(2);
+    std::map<int64_t, int64_t> reference;  // key → row
+    std::mt19937_64 rng(11);
+    DynamicTableLookup r;
+    for (int step = 1; step <= 30; ++step) {
+      V ids(DynamicTable::kParallelProbeIds + 300);
+      for (auto& id : ids) id = static_cast<int64_t>(rng() % 6000) * 131 - 9'000;
+      V rows(ids.size(), -1);
+      table.find_or_insert(ids.data(), ids.size(), step, step, r, DynamicRowsOut{rows.data(), kOffset, kAbsent});
+      EXPECT_TRUE(r.rows.empty());
+      for (size_t i = 0; i < r.evicted_keys.size(); ++i) reference.erase(r.evicted_keys[i]);
+      for (size_t i = 0; i < r.new_keys.size(); ++i) reference[r.new_keys[i]] = r.new_rows[i];
+      V found(ids.size(), -1);
+      table.find(ids.data(), ids.size(), DynamicRowsOut{found.data(), kOffset, kAbsent});
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const auto it = reference.find(ids[i]);
+        const int64_t expected = it == reference.end() ? kAbsent : kOffset + it->second;
+        ASSERT_EQ(rows[i], expected) << step << " " << i;
+        ASSERT_EQ(found[i], expected) << step << " " << i;
+      }
+    }
+    EXPECT_GT(r.evicted_keys.size() + static_cast<size_t>(r.rejected), 0u);  // the table was full
+  }
+}
+
 // The index probed by 3 threads (calls of >= kParallelProbeIds ids) gives exactly what one thread
 // gives: rows, new and evicted keys, and the scores (LFU counts of keys that occur in several
 // parts of a call are added by several threads), for every strategy.

@@ -50,7 +50,7 @@ std::optional<sparse::KeyedJaggedTensor> RemappedBags::remap_aligned(const spars
                                                                      const RowsOfTables& rows_of_tables) const {
   const bool weighted = kjt.weights().defined();
   if (consecutive_tables_.empty() || kjt.keys() != features_ || kjt.values().scalar_type() != torch::kInt64 ||
-      (weighted && !all_weighted_)) {
+      kjt.lengths().scalar_type() != torch::kInt64 || (weighted && !all_weighted_)) {
     return std::nullopt;
   }
   const std::vector<int64_t>& offsets = kjt.offset_per_key();
@@ -62,8 +62,7 @@ std::optional<sparse::KeyedJaggedTensor> RemappedBags::remap_aligned(const spars
   std::vector<torch::Tensor> parts;
   for (size_t t : consecutive_tables_) parts.push_back(rows[t]);
   torch::Tensor values = parts.size() == 1 ? parts[0] : torch::cat(parts);
-  return sparse::KeyedJaggedTensor(keys_, std::move(values), kjt.lengths().to(torch::kInt64),
-                                   weighted ? kjt.weights() : torch::Tensor());
+  return kjt.with_values(keys_, std::move(values), weighted ? kjt.weights() : torch::Tensor());
 }
 
 sparse::KeyedJaggedTensor RemappedBags::remap(const sparse::KeyedJaggedTensor& kjt,

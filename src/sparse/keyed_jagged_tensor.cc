@@ -33,7 +33,6 @@ void KeyedJaggedTensor::build_index() {
   const auto num_keys = static_cast<int64_t>(keys_.size());
   length_per_key_.assign(num_keys, 0);
   offset_per_key_.assign(num_keys + 1, 0);
-  index_.clear();
   if (num_keys > 0 && stride_ > 0) {
     if (lengths_.device().is_cpu()) {
       // A plain loop: a reduction on torch's thread pool waits for a busy second core (ms per
@@ -56,9 +55,34 @@ void KeyedJaggedTensor::build_index() {
   }
   TORCH_CHECK(offset_per_key_.back() == (values_.defined() ? values_.size(0) : 0),
               "KJT lengths sum ", offset_per_key_.back(), " does not match values size");
-  for (int64_t k = 0; k < num_keys; ++k) {
-    TORCH_CHECK(index_.emplace(keys_[k], k).second, "duplicate KJT key ", keys_[k]);
+  build_key_index();
+}
+
+void KeyedJaggedTensor::build_key_index() {
+  index_.clear();
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    TORCH_CHECK(index_.emplace(keys_[k], static_cast<int64_t>(k)).second, "duplicate KJT key ", keys_[k]);
   }
+}
+
+KeyedJaggedTensor KeyedJaggedTensor::with_values(std::vector<std::string> keys, torch::Tensor values,
+                                                 torch::Tensor weights) const {
+  TORCH_CHECK(keys.size() == keys_.size(), "KJT with_values: ", keys.size(), " keys for ", keys_.size());
+  const int64_t entries = values_.defined() ? values_.size(0) : 0;
+  TORCH_CHECK(values.dim() == 1 && values.size(0) == entries, "KJT with_values: values of ", values.numel(),
+              " entries for ", entries);
+  TORCH_CHECK(!weights.defined() || weights.size(0) == entries, "KJT with_values: weights of ", weights.numel(),
+              " entries for ", entries);
+  KeyedJaggedTensor out;
+  out.keys_ = std::move(keys);
+  out.values_ = std::move(values);
+  out.lengths_ = lengths_;
+  out.weights_ = std::move(weights);
+  out.stride_ = stride_;
+  out.length_per_key_ = length_per_key_;
+  out.offset_per_key_ = offset_per_key_;
+  out.build_key_index();
+  return out;
 }
 
 KeyedJaggedTensor KeyedJaggedTensor::from_jagged(const std::vector<std::string>& keys,

@@ -45,10 +45,17 @@ class KeyedJaggedTensor {
   // Sub-KJT with the given keys, in that order.
   KeyedJaggedTensor select(const std::vector<std::string>& keys) const;
 
+  // These lengths under other keys (one per key, in order) with other values and weights of as
+  // many entries — a KJT mapped value by value — keeping the per-key counts instead of summing the
+  // lengths again. TORCH_CHECK on a different number of keys or entries.
+  KeyedJaggedTensor with_values(std::vector<std::string> keys, torch::Tensor values,
+                                torch::Tensor weights = {}) const;
+
   KeyedJaggedTensor to(const torch::Device& device) const;
 
  private:
   void build_index();
+  void build_key_index();
 
   std::vector<std::string> keys_;
   torch::Tensor values_;

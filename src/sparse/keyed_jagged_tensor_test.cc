@@ -63,6 +63,26 @@ TEST(KeyedJaggedTensorTest, RejectsInconsistentLengths) {
   EXPECT_THROW(KeyedJaggedTensor({"a", "a"}, i64({1, 2}), i64({1, 1})), c10::Error);
 }
 
+// Expected values: make_kjt's layout written out by hand, values mapped one for one (v -> 10 v).
+TEST(KeyedJaggedTensorTest, WithValuesKeepsTheLayoutUnderNewKeys) {
+  const auto kjt = make_kjt(true);
+  const auto mapped = kjt.with_values({"x", "y"}, kjt.values() * 10, kjt.weights());
+  EXPECT_EQ(mapped.keys(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(mapped.stride(), 3);
+  EXPECT_EQ(mapped.length_per_key(), (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(mapped.offset_per_key(), (std::vector<int64_t>{0, 3, 8}));
+  const auto y = mapped["y"];
+  EXPECT_TRUE(torch::equal(y.values, i64({40, 50, 60, 70, 80})));
+  EXPECT_TRUE(torch::equal(y.lengths, i64({1, 3, 1})));
+  EXPECT_TRUE(torch::allclose(y.weights, torch::tensor({0.3f, 0.4f, 0.5f, 0.6f, 0.7f})));
+  EXPECT_FALSE(mapped.contains("a"));
+  EXPECT_FALSE(kjt.with_values({"x", "y"}, kjt.values()).has_weights());
+  EXPECT_THROW(kjt.with_values({"x"}, kjt.values()), c10::Error);                      // one key for two
+  EXPECT_THROW(kjt.with_values({"x", "y"}, i64({1, 2, 3})), c10::Error);               // 3 values for 8
+  EXPECT_THROW(kjt.with_values({"x", "y"}, kjt.values(), torch::ones({2})), c10::Error);  // 2 weights
+  EXPECT_THROW(kjt.with_values({"x", "x"}, kjt.values()), c10::Error);                 // duplicate key
+}
+
 TEST(KeyedTensorTest, BlocksByKey) {
   auto x = torch::arange(2, torch::kFloat32).view({2, 1});
   auto y = torch::arange(6, torch::kFloat32).view({2, 3});
