@@ -421,7 +421,7 @@ void ShardedEmbeddingBags::reset_rows(size_t table, const torch::Tensor& rows_in
                        [&](const LocalShard& ls, const torch::Tensor& mask, const torch::Tensor& local_rows) {
                          torch::Tensor weight = ls.weight;
                          weight.index_copy_(0, local_rows, values.index({mask}).to(weight.scalar_type()));
-                         embedding::reset_optimizer_rows(*m.local, ls.local_name, local_rows);
+                         m.local->reset_state_rows(ls.local_name, local_rows);
                        });
 }
 

@@ -219,6 +219,11 @@ std::vector<EmbeddingTable> EmbeddingBagCollectionImpl::tables() {
   return out;
 }
 
+torch::Tensor& EmbeddingBagCollectionImpl::table_weight(size_t t) {
+  TORCH_CHECK(!deferred_, "EmbeddingBagCollection::table_weight: the tables are deferred (sharded)");
+  return weights_.at(t);
+}
+
 namespace {
 thread_local bool defer_tables = false;
 thread_local int defer_world_size = 1;

@@ -380,6 +380,16 @@ std::map<std::string, torch::Tensor> FusedEmbeddingBags::state_dict() const {
   return out;
 }
 
+void FusedEmbeddingBags::reset_state_rows(const std::string& table, const torch::Tensor& rows) {
+  for (Group::Table& t : group_->tables) {
+    if (t.spec.name != table) continue;
+    if (t.momentum1.defined()) t.momentum1.index_fill_(0, rows, initial_momentum1(group_->options));
+    if (t.momentum2.defined()) t.momentum2.index_fill_(0, rows, 0.0);
+    return;
+  }
+  TORCH_CHECK(false, "FusedEmbeddingBags::reset_state_rows: no table '", table, "'");
+}
+
 void FusedEmbeddingBags::load_state_dict(const std::map<std::string, torch::Tensor>& state) {
   const std::string kind = optimizer_name(group_->options.kind);
   std::map<std::string, torch::Tensor> expected = state_dict();

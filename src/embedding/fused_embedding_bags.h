@@ -99,6 +99,10 @@ class FusedEmbeddingBags {
   // Copies values into the state. A missing key, an unexpected key or a shape mismatch →
   // tzrec::CheckpointError naming the key.
   void load_state_dict(const std::map<std::string, torch::Tensor>& state);
+  // Puts the state of rows `rows` [K] int64 of table `table` (its name) back to its initial value:
+  // momentum1 initial_momentum1 (fused_row_optimizer.h), momentum2 0; the step counter is left
+  // alone; nothing for a frozen table or sgd. TORCH_CHECK: a table of this operator.
+  void reset_state_rows(const std::string& table, const torch::Tensor& rows);
 
   // Wall time spent in forward() (validation + pooling) and in the fused backward (gradient
   // aggregation + optimizer update), accumulated since construction or reset_timing(); for the

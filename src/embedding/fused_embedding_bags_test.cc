@@ -384,6 +384,38 @@ TEST(FusedEmbeddingBagsTest, StateDictRoundTrip) {
   expect_error(wrong, "t1.momentum2");
 }
 
+// Expected values: the documented initial state (momentum1 = initial_accumulator_value 0.1 for the
+// adagrads, momentum2 = 0) on the reset rows; the other rows keep what the updates left.
+TEST(FusedEmbeddingBagsTest, ResetStateRowsPutsThoseRowsBackToTheInitialState) {
+  for (const Kind kind : {Kind::kRowwiseAdagrad, Kind::kPartialRowwiseAdam}) {
+    std::vector<torch::Tensor> w = make_weights(torch::kFloat32);
+    FusedEmbeddingBags op(make_specs(w), kFeatures, options_for(kind));
+    for (int64_t s = 0; s < 2; ++s) {
+      torch::Tensor out = op.forward(make_batch(s));
+      out.backward(torch::ones_like(out));
+    }
+    std::map<std::string, torch::Tensor> before;
+    for (const auto& [k, v] : op.state_dict()) before[k] = v.clone();
+    const torch::Tensor rows = torch::tensor({1, 3}, torch::kInt64);
+    op.reset_state_rows("t1", rows);
+    op.reset_state_rows("t2", rows);  // frozen: no state, nothing to do
+    const auto after = op.state_dict();
+    const double m1 = kind == Kind::kRowwiseAdagrad ? 0.1 : 0.0;
+    for (const auto& [k, v] : after) {
+      if (k.rfind("t1.momentum", 0) != 0) {
+        EXPECT_TRUE(torch::equal(v, before.at(k))) << k;
+        continue;
+      }
+      const double initial = k == "t1.momentum1" ? m1 : 0.0;
+      EXPECT_TRUE(torch::all(v.index_select(0, rows) == initial).item<bool>()) << k;
+      const torch::Tensor kept = torch::ones({v.size(0)}, torch::kBool).index_fill_(0, rows, false);
+      EXPECT_TRUE(torch::equal(v.index({kept}), before.at(k).index({kept}))) << k;
+      EXPECT_FALSE(torch::equal(v, before.at(k))) << k << ": the updates had changed the reset rows";
+    }
+    EXPECT_THROW(op.reset_state_rows("no_such_table", rows), c10::Error);
+  }
+}
+
 TEST(FusedEmbeddingBagsTest, StateNamesAreCheckpointNames) {
   std::vector<torch::Tensor> w = make_weights(torch::kFloat32);
   auto keys = [&](Kind kind) {

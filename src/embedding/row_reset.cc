@@ -1,13 +1,11 @@
 #include "embedding/row_reset.h"
 
-#include <map>
 #include <string>
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "base/stable_hash.h"
 #include "embedding/fused_embedding_bags.h"
-#include "embedding/fused_row_optimizer.h"
 
 namespace tzrec::embedding {
 
@@ -42,16 +40,8 @@ void write_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
     sharded->reset_rows(table, rows, fresh);
     return;
   }
-  ebc->tables().at(table).weight.index_copy_(0, rows, fresh);
-  if (FusedEmbeddingBags* fused = ebc->fused()) reset_optimizer_rows(*fused, ebc->table_configs().at(table).name, rows);
-}
-
-void reset_optimizer_rows(FusedEmbeddingBags& fused, const std::string& table_name, const torch::Tensor& rows) {
-  const std::map<std::string, torch::Tensor> state = fused.state_dict();
-  if (auto it = state.find(table_name + ".momentum1"); it != state.end()) {
-    it->second.index_fill_(0, rows, initial_momentum1(fused.options()));
-  }
-  if (auto it = state.find(table_name + ".momentum2"); it != state.end()) it->second.index_fill_(0, rows, 0.0);
+  ebc->table_weight(table).index_copy_(0, rows, fresh);
+  if (FusedEmbeddingBags* fused = ebc->fused()) fused->reset_state_rows(ebc->table_configs().at(table).name, rows);
 }
 
 }  // namespace tzrec::embedding

@@ -29,12 +29,6 @@ void reset_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Te
 // after its draw, for rows whose values are known.
 void write_table_rows(EmbeddingBagCollection& ebc, size_t table, const torch::Tensor& rows, const torch::Tensor& fresh);
 
-// Puts the sparse optimizer state of rows `rows` [K] int64 (rows of the operator's table
-// `table_name`, its name in fused.state_dict()) back to its initial value: momentum1
-// initial_accumulator_value for the adagrads, else 0; momentum2 0; per-table step counters are
-// left alone. What reset_table_rows does in fused mode, and the sharded operator on a local shard.
-void reset_optimizer_rows(FusedEmbeddingBags& fused, const std::string& table_name, const torch::Tensor& rows);
-
 // A seed from a table name and a step: FNV-1a of the name mixed with the step (splitmix64
 // finaliser). The same in every process, so a run resumed from a checkpoint draws what the
 // uninterrupted run drew.
