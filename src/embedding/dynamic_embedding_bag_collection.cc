@@ -78,6 +78,7 @@ DynamicEmbeddingBagCollectionImpl::DynamicEmbeddingBagCollectionImpl(std::vector
       "_embedding_module", EmbeddingBagCollection(std::move(plain_tables), bags_->inner_bags(), tables_module));
 
   auto holders = register_module("dynamic_tables", torch::nn::ModuleDict());
+  reserved_.resize(tables_.size());
   for (size_t t = 0; t < tables_.size(); ++t) {
     const int64_t rows = dynamic_[t]->max_capacity();
     const DynamicAdmissionCounter* counter = dynamic_[t]->admission_counter();
@@ -115,7 +116,6 @@ int64_t DynamicEmbeddingBagCollectionImpl::block_offset(size_t t) const {
 }
 
 void DynamicEmbeddingBagCollectionImpl::reset_reserved_rows(size_t t) {
-  if (reserved_.size() < tables_.size()) reserved_.resize(tables_.size());
   ReservedRows& reserved = reserved_[t];
   const int64_t r = block_offset(t) + dynamic_[t]->max_capacity();
   if (reserved.first != r) {

@@ -714,14 +714,19 @@ uint32_t DynamicTable::allocate_row() {
   return static_cast<uint32_t>(next_row_++);
 }
 
+template <class Fn>
+void DynamicTable::for_each_call_row(Fn&& fn) const {
+  for (size_t i = 0; i < call_ids_; ++i) {
+    if (call_rows_.rows[i] != call_rows_.absent) fn(call_rows_.rows[i] - call_rows_.offset);
+  }
+}
+
 void DynamicTable::activate_protection() {
   if (protected_.empty()) protected_.assign(ceil_div(static_cast<uint64_t>(max_rows_), 64), 0);
   const auto pin = [&](int64_t row) {
     if (row >= 0) protected_[row >> 6] |= uint64_t{1} << (row & 63);
   };
-  for (size_t i = 0; i < call_ids_; ++i) {
-    if (call_rows_.rows[i] != call_rows_.absent) pin(call_rows_.rows[i] - call_rows_.offset);
-  }
+  for_each_call_row(pin);
   for (const int64_t row : distinct_rows_) pin(row);
   protecting_ = true;
 }
@@ -975,11 +980,7 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   }
 
   if (protecting_) {
-    for (size_t i = 0; i < n; ++i) {
-      if (rows[i] == into.absent) continue;
-      const int64_t row = rows[i] - into.offset;
-      protected_[row >> 6] &= ~(uint64_t{1} << (row & 63));
-    }
+    for_each_call_row([&](int64_t row) { protected_[row >> 6] &= ~(uint64_t{1} << (row & 63)); });
     protecting_ = false;
   }
   prepare_growth();

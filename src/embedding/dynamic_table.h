@@ -434,6 +434,9 @@ class DynamicTable {
   int probe_threads_ = 1;
   DynamicRowsOut call_rows_;  // the call's rows, as written so far (activate_protection pins them)
   size_t call_ids_ = 0;
+  // Calls fn(row) for each id of the call in progress that has a row, in the table's numbering.
+  template <class Fn>
+  void for_each_call_row(Fn&& fn) const;
   // Runs probe_batch over contiguous parts of ids on probe_threads_ threads: on(part, i, slot, at_home)
   // with i the position in the whole call.
   template <class OnSlot>

@@ -219,7 +219,7 @@ std::vector<EmbeddingTable> EmbeddingBagCollectionImpl::tables() {
   return out;
 }
 
-torch::Tensor& EmbeddingBagCollectionImpl::table_weight(size_t t) {
+torch::Tensor EmbeddingBagCollectionImpl::table_weight(size_t t) {
   TORCH_CHECK(!deferred_, "EmbeddingBagCollection::table_weight: the tables are deferred (sharded)");
   return weights_.at(t);
 }

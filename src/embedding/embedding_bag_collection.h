@@ -47,7 +47,7 @@ class EmbeddingBagCollectionImpl : public torch::nn::Module {
   std::vector<EmbeddingTable> tables();
   // The weight of table t (index in table_configs()), without building tables(). TORCH_CHECK: the
   // tables are not deferred.
-  torch::Tensor& table_weight(size_t t);
+  torch::Tensor table_weight(size_t t);
   const std::vector<TableConfig>& table_configs() const { return table_configs_; }
   const std::vector<BagConfig>& bag_configs() const { return bag_configs_; }
   // Output width of every bag, in bag order.
