@@ -41,6 +41,6 @@ for side in A B; do
   g++ $FLAGS $inc -c "$WORK/$side/embedding/dynamic_admission_counter.cc" -o "$WORK/counter_$side.o"
 done
 g++ $FLAGS -Isrc -c src/base/huge_pages.cc -o "$WORK/huge_pages.o"
-g++ $FLAGS bench/dynamic_probe_ab.cc "$WORK"/*.o -lfmt -o "$WORK/dynamic_probe_ab"
+g++ $FLAGS -Isrc bench/dynamic_probe_ab.cc "$WORK"/*.o -lfmt -o "$WORK/dynamic_probe_ab"
 echo "A = $REV_A, B = $REV_B"
 "$WORK/dynamic_probe_ab" "$LIVE" "$PAIRS" "$THREADS"

@@ -9,7 +9,7 @@
 // over the live keys and 8 Zipf-like (exponent 1.05, the bounded continuous Pareto inverse over the
 // keys in a shuffled order), both drawn by bench/rank_sampler.h. probe_<side>(kind, dist, batch):
 // the milliseconds of one find() (kind 0) or training find_or_insert() (kind 1, the next step) of
-// a batch (dist 0 uniform, 1 Zipf).
+// a batch (dist 0 uniform, 1 Zipf). batch_<side>(dist, batch): that batch's ids (kBatchIds of them).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -79,4 +79,8 @@ double TZREC_PROBE_CAT(probe_, TZREC_PROBE_SIDE)(int kind, int dist, int batch) 
     side.table->find_or_insert(ids.data(), ids.size(), side.step++, 0, out);
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+const int64_t* TZREC_PROBE_CAT(batch_, TZREC_PROBE_SIDE)(int dist, int batch) {
+  return side.batches[dist][batch % kBatches].data();
 }
