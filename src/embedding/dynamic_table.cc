@@ -199,8 +199,7 @@ uint64_t first_empty(const uint8_t* digests, uint64_t begin, uint32_t count, uin
 
 }  // namespace
 
-uint64_t DynamicTable::place_in_free_slot(const IndexArrays& index, uint64_t base, uint64_t h,
-                                          uint64_t* displaced_bit) {
+void DynamicTable::place_new_key(const IndexArrays& index, uint64_t base, uint64_t h, Slot x) {
   const uint32_t half_slots = index.half_slots;
   const uint32_t home = home_half(h);
   Half* halves = index.halves_of(base);
@@ -218,7 +217,7 @@ uint64_t DynamicTable::place_in_free_slot(const IndexArrays& index, uint64_t bas
   }
   if (free == ~uint64_t{0}) free = first_empty(index.digests, half_base, half_slots, free);
   ++halves[half].size;
-  return settle(index, base, h, free, false, displaced_bit);
+  settle(index, base, h, free, false, x);
 }
 
 void DynamicTable::put_key(const IndexArrays& index, uint64_t base, Slot x, uint8_t digest, uint32_t its_half,
@@ -267,8 +266,7 @@ void DynamicTable::bring_home(int64_t key, uint64_t slot, uint32_t now) {
   if (other >= 0) swap_keys(index, base, slot, static_cast<uint64_t>(other));
 }
 
-uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated,
-                              uint64_t* displaced_bit) {
+void DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated, Slot x) {
   const Slot* slots = index.slots;
   const uint8_t* digests = index.digests;
   const uint32_t half_slots = index.half_slots;
@@ -278,8 +276,12 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
   const auto in_line = [](uint64_t s, uint64_t line) { return s >= line && s < line + kLineSlots; };
   const uint32_t home = home_half(h), free_half = half_of(free);
   const uint64_t line = home_line(base + uint64_t{home} * half_slots, half_slots, h);
-  *displaced_bit = 0;
-  if (in_line(free, line)) return free;
+  // The new key into its slot (displaced, and counted away, when that is outside its home half).
+  const auto put_new_key = [&](uint64_t slot) { put_key(index, base, x, slot_digest(h), home, slot); };
+  if (in_line(free, line)) {
+    put_new_key(free);
+    return;
+  }
   // 1. A key of the home line living away from its own home line moves to `free` (best where that
   // is its home line), unless that would take it out of its home half; the new key takes its slot.
   uint64_t mover = free;
@@ -319,11 +321,13 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
       if (back != free) {
         move_key(index, base, back, free);
         move_key(index, base, mover, back);
-        return mover;
+        put_new_key(mover);
+        return;
       }
     }
     move_key(index, base, mover, free);
-    return mover;
+    put_new_key(mover);
+    return;
   }
   // 2. The new key cannot live at home. A key whose home line holds `free` and that lives elsewhere
   // goes home to it, and the new key takes its slot — unless that slot is outside the new key's
@@ -343,11 +347,7 @@ uint64_t DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t 
     move_key(index, base, mover, free);
     free = mover;
   }
-  if (half_of(free) != home) {
-    ++index.halves_of(base)[home].away;
-    *displaced_bit = kDisplaced;
-  }
-  return free;
+  put_new_key(free);
 }
 
 void DynamicTable::mark_empty_slots(Slot* slots, const uint8_t* digests, uint64_t num_buckets) const {
@@ -631,7 +631,7 @@ bool DynamicTable::grow_needed(int64_t new_keys) const {
 }
 
 // Bucket b of N goes to buckets 2b and 2b + 1 of 2N (bucket_of is the hash's high bits: a range
-// reduction, not a modulus), each key placed there as a new key would be (place_in_free_slot; keys
+// reduction, not a modulus), each key placed there as a new key would be (place_new_key; keys
 // in the old bucket's order). So the old buckets split independently: the probe threads each split
 // a contiguous range of them and write their new buckets whole (digests cleared, keys placed,
 // empty slots written: one pass over the new index, no fill before it). The table changes only
@@ -665,10 +665,7 @@ void DynamicTable::double_buckets() {
       for_each_entry_of(b, [&](uint64_t s) {
         const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(slots_[s].key));
         const uint64_t nb = dynamic_hash::bucket_of(h, new_buckets);  // 2b or 2b + 1
-        uint64_t displaced_bit = 0;
-        const uint64_t slot = place_in_free_slot(index, nb * b_cap, h, &displaced_bit);
-        digests[slot] = digests_[s];
-        slots[slot] = Slot{slots_[s].key, meta_order(slots_[s].meta) | displaced_bit};
+        place_new_key(index, nb * b_cap, h, Slot{slots_[s].key, meta_order(slots_[s].meta)});
       });
       for (uint64_t s = 2 * b * b_cap; s < 2 * (b + 1) * b_cap; ++s) {
         if (digests[s] == 0) slots[s] = empty_slot();
@@ -803,13 +800,11 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     }
     const uint64_t bucket = dynamic_hash::bucket_of(h, num_buckets_);
     const uint64_t base = bucket * bucket_capacity_;
-    uint64_t slot;
     uint32_t row;
-    uint64_t displaced_bit = 0;
     if (!bucket_full(bucket)) {
-      slot = place_in_free_slot(arrays(), base, h, &displaced_bit);
       row = allocate_row();
       ++live_;
+      place_new_key(arrays(), base, h, Slot{key, make_meta(score, row)});
     } else if (num_buckets_ < top_buckets_) {
       double_buckets();
       continue;
@@ -818,16 +813,14 @@ int64_t DynamicTable::insert_new(int64_t key, uint64_t h, uint32_t score, uint32
     } else {
       const int64_t victim = pick_victim(base, now);
       if (victim < 0) return -1;
-      slot = static_cast<uint64_t>(victim);
+      const auto slot = static_cast<uint64_t>(victim);
       row = meta_row(slots_[slot].meta);
       out.evicted_keys.push_back(slots_[slot].key);
       out.evicted_rows.push_back(row);
       const IndexArrays index = arrays();
       if (slots_[slot].meta & kDisplaced) --index.halves_of(base)[index.home_half_at(base, slot)].away;
-      slot = settle(index, base, h, slot, true, &displaced_bit);
+      settle(index, base, h, slot, true, Slot{key, make_meta(score, row)});
     }
-    slots_[slot] = Slot{key, make_meta(score, row) | displaced_bit};
-    digests_[slot] = slot_digest(h);
     if (protecting_) protected_[row >> 6] |= uint64_t{1} << (row & 63);
     out.new_keys.push_back(key);
     out.new_rows.push_back(row);
@@ -1122,10 +1115,8 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
       }
       const int64_t row = keep ? state.rows[i] : live_;
       const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i]));
-      uint64_t displaced_bit = 0;
-      const uint64_t slot = place_in_free_slot(arrays(), b * bucket_capacity_, h, &displaced_bit);
-      slots_[slot] = Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row)) | displaced_bit};
-      digests_[slot] = slot_digest(h);
+      place_new_key(arrays(), b * bucket_capacity_, h,
+                         Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row))});
       ++live_;
       result.rows[i] = row;
       max_row = std::max(max_row, row);

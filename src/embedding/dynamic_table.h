@@ -321,22 +321,20 @@ class DynamicTable {
     }
   };
   IndexArrays arrays() { return IndexArrays{slots_.data(), digests_.data(), halves_.data(), bucket_capacity_, half_slots_}; }
-  // Places a new key of hash h in the bucket at `base` (its first slot) of `index`, which has room:
-  // an empty slot of its home line, else of its home half, else of the other half, then settle().
-  // Returns the key's slot (its half's size counted); *displaced_bit: what its meta ORs in,
-  // kDisplaced or 0. The caller writes the key's slot and digest.
-  static uint64_t place_in_free_slot(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t* displaced_bit);
-  // The slot a new key of hash h takes in the bucket at `base`, given `free`, the empty slot chosen
-  // for it, or with `vacated` the one its victim left: `free` when it is in the key's home line;
-  // else a home-line slot whose key (living away from its own home line) moved to `free`, unless
-  // that would take the key out of its home half; else, for a vacated slot, a slot whose key moved
-  // home to `free` (a key of `free`'s line, or one displaced into the new key's home half when
-  // `free` is in the other half); else `free`. (An empty slot's line has all its keys at home,
-  // and its half all its keys: a key goes elsewhere only when its line or half is full, and slots
-  // are emptied only by rebuilding the index.) Keeps displaced bits and away counts;
-  // *displaced_bit as above.
-  static uint64_t settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated,
-                         uint64_t* displaced_bit);
+  // Places new key x (its meta without the displaced bit) of hash h in the bucket at `base` (its
+  // first slot) of `index`, which has room: an empty slot of its home line, else of its home half,
+  // else of the other half, then settle(); counts it in its half's size.
+  static void place_new_key(const IndexArrays& index, uint64_t base, uint64_t h, Slot x);
+  // Writes new key x (its meta without the displaced bit) of hash h into the bucket at `base`,
+  // given `free`, the empty slot chosen for it, or with `vacated` the one its victim left. Its
+  // slot: `free` when that is in the key's home line; else a home-line slot whose key (living away
+  // from its own home line) moved to `free`, unless that would take the key out of its home half;
+  // else, for a vacated slot, a slot whose key moved home to `free` (a key of `free`'s line, or one
+  // displaced into the new key's home half when `free` is in the other half); else `free`. (An
+  // empty slot's line has all its keys at home, and its half all its keys: a key goes elsewhere
+  // only when its line or half is full, and slots are emptied only by rebuilding the index.) Keeps
+  // displaced bits and away counts, the new key's too (put_key).
+  static void settle(const IndexArrays& index, uint64_t base, uint64_t h, uint64_t free, bool vacated, Slot x);
   // Moves the key at slot `from` of the bucket at `base` to the empty (or vacated) slot `to`,
   // keeping its displaced bit and its home half's away count right.
   static void move_key(const IndexArrays& index, uint64_t base, uint64_t from, uint64_t to);
