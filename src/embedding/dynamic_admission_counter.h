@@ -71,6 +71,26 @@ inline uint64_t digest_match_mask(const uint8_t* digests, uint32_t size, uint8_t
   return size >= 64 ? mask : mask & ((uint64_t{1} << size) - 1);
 }
 
+// Bit i set where lo <= digests[i] < hi, for i in [0, size), size in [1, 64], 1 <= lo and hi <= 256
+// (digest 0, an empty slot, never matches); read as digest_match_mask reads.
+inline uint64_t digest_range_mask(const uint8_t* digests, uint32_t size, uint32_t lo, uint32_t hi) {
+  if (lo >= hi) return 0;
+  uint64_t mask = 0;
+#if defined(__SSE2__)
+  // d in [lo, hi) <=> (d - lo) mod 256 <= hi - lo - 1, as unsigned bytes.
+  const __m128i low = _mm_set1_epi8(static_cast<char>(lo));
+  const __m128i top = _mm_set1_epi8(static_cast<char>(hi - lo - 1));
+  for (uint32_t group = 0; group < size; group += 16) {
+    const __m128i got = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(digests + group)), low);
+    const __m128i in = _mm_cmpeq_epi8(_mm_min_epu8(got, top), got);
+    mask |= uint64_t{static_cast<uint32_t>(_mm_movemask_epi8(in))} << group;
+  }
+#else
+  for (uint32_t i = 0; i < size; ++i) mask |= uint64_t{digests[i] >= lo && digests[i] < hi} << i;
+#endif
+  return size >= 64 ? mask : mask & ((uint64_t{1} << size) - 1);
+}
+
 // Calls visit(i) for each slot i in [0, size) with digests[i] == digest, in increasing order,
 // until visit returns true; returns whether one did. `digests` points at a bucket's first digest
 // and the bucket's capacity is a multiple of kBucketAlignment (digests past `size` are read but

@@ -71,6 +71,26 @@ TEST(DynamicTableDigestScan, MarksEveryEqualDigestBelowSizeOnly) {
   }
 }
 
+TEST(DynamicTableDigestScan, RangeMaskMarksTheDigestsInTheRangeBelowSizeOnly) {
+  // Every byte value, shuffled, then padding that would match; against the plain comparison.
+  std::vector<uint8_t> digests(256 + 64, 200);
+  for (size_t i = 0; i < 256; ++i) digests[i] = static_cast<uint8_t>(i * 167 + 13);  // 167 odd: a permutation
+  for (const auto& [lo, hi] : std::vector<std::pair<uint32_t, uint32_t>>{
+           {1, 16}, {16, 32}, {240, 256}, {1, 256}, {100, 101}, {7, 7}, {200, 150}, {128, 129}}) {
+    for (uint32_t offset : {0u, 5u, 64u, 192u}) {
+      for (uint32_t size = 1; size <= 64 && offset + size <= 256; ++size) {
+        uint64_t expected = 0;
+        for (uint32_t i = 0; i < size; ++i) {
+          const uint32_t d = digests[offset + i];
+          expected |= uint64_t{d >= lo && d < hi} << i;
+        }
+        EXPECT_EQ(dynamic_hash::digest_range_mask(digests.data() + offset, size, lo, hi), expected)
+            << "[" << lo << ", " << hi << "), offset " << offset << ", size " << size;
+      }
+    }
+  }
+}
+
 TEST(DynamicTableAdmissionCounter, RoundsCapacityToWholeBucketsOfSixteen) {
   // dynamicemb rounds a counter's bucket capacity up to a multiple of 16 and its capacity to whole
   // buckets: bucket 20 → 32; capacity 100 → 4 buckets of 32 = 128.

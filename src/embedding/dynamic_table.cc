@@ -170,6 +170,8 @@ void DynamicTable::allocate_index(uint64_t num_buckets) {
   slots_.assign(slots, empty_slot());
   mark_empty_slots(slots_.data(), digests_.data(), num_buckets);
   halves_.assign(2 * num_buckets, Half{});
+  victims_.reset(0);
+  max_score_ = 0;
 }
 
 int64_t DynamicTable::capacity() const {
@@ -182,7 +184,7 @@ int64_t DynamicTable::memory_bytes() const {
   int64_t bytes = static_cast<int64_t>((slots_.size() + prepared_slots) * (sizeof(uint8_t) + sizeof(Slot)) +
                                        halves_.size() * sizeof(Half) + free_rows_.capacity() * sizeof(uint32_t) +
                                        protected_.size() * sizeof(uint64_t));
-  return bytes + (counter_ ? counter_->memory_bytes() : 0);
+  return bytes + victims_.memory_bytes() + (counter_ ? counter_->memory_bytes() : 0);
 }
 
 namespace {
@@ -300,16 +302,25 @@ void DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t h, u
   // line, one its key could take (not out of its home half): then it goes home to `free`.
   const uint64_t free_line = base + (free - base) / kLineSlots * kLineSlots;
   const uint64_t free_line_offset = free_line - base - (free_half == 0 ? 0 : half_slots);  // in its half
+  // The digests whose home line is at free_line_offset in a half: a range of them (home_line_of).
+  const uint64_t lines = half_slots / kLineSlots, line_index = free_line_offset / kLineSlots;
+  const auto digests_lo = static_cast<uint32_t>(std::max<uint64_t>((256 * line_index + lines - 1) / lines, 1));
+  const auto digests_hi = static_cast<uint32_t>(std::min<uint64_t>((256 * line_index + 255) / lines + 1, 256));
   const auto returning = [&](uint64_t other) {
-    for (uint64_t s = base; s < base + index.bucket_capacity; ++s) {
-      // (the digest first: it tells the line, the meta only the half)
-      if (digests[s] == 0 || home_line_of(0, half_slots, digests[s]) != free_line_offset) continue;
-      if (in_line(s, free_line) || home_line_at(s) != free_line) continue;
-      if (other == free ? half_of(s) != home && free_half == home
-                        : half_of(s) != half_of(other) && home_half_of(other) != half_of(s)) {
-        continue;
+    for (uint32_t group = 0; group < index.bucket_capacity; group += 64) {
+      // (the digests first: they tell the line, the meta only the half)
+      uint64_t mask = dynamic_hash::digest_range_mask(digests + base + group,
+                                                      std::min<uint32_t>(index.bucket_capacity - group, 64),
+                                                      digests_lo, digests_hi);
+      for (; mask != 0; mask &= mask - 1) {
+        const uint64_t s = base + group + static_cast<uint64_t>(__builtin_ctzll(mask));
+        if (in_line(s, free_line) || home_line_at(s) != free_line) continue;
+        if (other == free ? half_of(s) != home && free_half == home
+                          : half_of(s) != half_of(other) && home_half_of(other) != half_of(s)) {
+          continue;
+        }
+        return s;
       }
-      return s;
     }
     return free;
   };
@@ -679,6 +690,7 @@ void DynamicTable::double_buckets() {
   slots_ = std::move(slots);
   halves_ = std::move(halves);
   num_buckets_ = new_buckets;
+  victims_.reset(0);
   if (prepared) ++prepared_growths_;
 }
 
@@ -748,7 +760,37 @@ int64_t DynamicTable::victim_hint(uint64_t base, uint32_t now) const {
   return best == b_cap ? -1 : static_cast<int64_t>(base + best);
 }
 
+int64_t DynamicTable::pick_listed_victim(uint64_t base, uint32_t now) {
+  const uint64_t bucket = base / bucket_capacity_;
+  if (!victims_.allocated()) victims_.reset(num_buckets_);
+  for (bool scanned = false;; scanned = true) {
+    while (!victims_.empty(bucket)) {
+      const DynamicVictimLists::Entry entry = victims_.front(bucket);
+      victims_.pop(bucket);
+      auto slot = static_cast<int64_t>(base + entry.slot);
+      if (digests_[slot] == 0 || slots_[slot].key != entry.key) {  // moved inside its bucket
+        slot = find_slot(entry.key, dynamic_hash::mix64(static_cast<uint64_t>(entry.key)));
+      }
+      if (slot >= 0 && meta_order(slots_[slot].meta) == entry.order) return slot;  // else looked up since
+    }
+    if (scanned) return -1;  // every key of the bucket holds the call's score
+    victims_.start(bucket);
+    for (uint32_t i = 0; i < bucket_capacity_; ++i) {
+      const Slot& slot = slots_[base + i];
+      if (digests_[base + i] != 0 && meta_score(slot.meta) < now) {
+        victims_.offer(bucket, slot.key, meta_order(slot.meta), i);
+      }
+    }
+  }
+}
+
+int64_t DynamicTable::listed_victim_ahead(uint64_t bucket) const {
+  if (!lists_on_ || !victims_.allocated() || victims_.empty(bucket)) return -1;
+  return static_cast<int64_t>(bucket * bucket_capacity_ + victims_.front(bucket).slot);
+}
+
 int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now) {
+  if (lists_on_) return pick_listed_victim(base, now);
   const int64_t hint = victim_hint(base, now);
   if (strategy_ != DynamicScoreStrategy::kLfu || hint < 0) return hint;
   if (!protecting_) activate_protection();
@@ -856,6 +898,12 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   uint32_t now = 0;
   if (strategy_ == DynamicScoreStrategy::kStep) now = clamp_score(step);
   if (strategy_ == DynamicScoreStrategy::kTimestamp) now = encode_time(timestamp_ms);
+  // The victim lists hold while scores only grow: a call at a score below one the table holds (an
+  // earlier step or time) clears them and its evictions scan their buckets.
+  lists_on_ = (strategy_ == DynamicScoreStrategy::kStep || strategy_ == DynamicScoreStrategy::kTimestamp) &&
+              now >= max_score_;
+  if (lists_on_) max_score_ = now;
+  if (!lists_on_ && victims_.allocated()) victims_.clear();
 
   // 1. Keys in the table: their rows, scores updated (atomically: a key in two parts of a
   // parallel probe is updated by both threads; the result is the serial one). A STEP / TIMESTAMP
@@ -951,15 +999,22 @@ void DynamicTable::find_or_insert(const int64_t* ids, size_t n, int64_t step, in
   };
   // With every slot taken every bucket is full: its slots come in with the rest, kAhead before.
   const bool all_full = may_evict && live_ == static_cast<int64_t>(num_buckets_ * bucket_capacity_);
+  // With victim lists, a full bucket whose list has its next victim needs only that slot's line.
   for (size_t k = 0; k < admitted_keys_.size(); ++k) {
-    if (k + kAhead < admitted_keys_.size()) prefetch_bucket(distinct_hashes_[admitted_keys_[k + kAhead]], all_full);
+    if (k + kAhead < admitted_keys_.size()) {
+      const uint64_t h = distinct_hashes_[admitted_keys_[k + kAhead]];
+      prefetch_bucket(h, all_full && listed_victim_ahead(dynamic_hash::bucket_of(h, num_buckets_)) < 0);
+    }
     if (!all_full) {
-      if (const int64_t bucket = full_bucket_ahead(k + kAhead * 3 / 4); bucket >= 0) {
+      if (const int64_t bucket = full_bucket_ahead(k + kAhead * 3 / 4);
+          bucket >= 0 && listed_victim_ahead(static_cast<uint64_t>(bucket)) < 0) {
         prefetch_bucket_slots(static_cast<uint64_t>(bucket));
       }
     }
     if (const int64_t victim_bucket = full_bucket_ahead(k + kAhead / 2); victim_bucket >= 0) {
-      const int64_t hint = victim_hint(static_cast<uint64_t>(victim_bucket) * bucket_capacity_, now);
+      const auto bucket = static_cast<uint64_t>(victim_bucket);
+      const int64_t listed = listed_victim_ahead(bucket);
+      const int64_t hint = listed >= 0 ? listed : lists_on_ ? -1 : victim_hint(bucket * bucket_capacity_, now);
       if (hint >= 0) __builtin_prefetch(slots_.data() + hint);
     }
     const uint32_t u = admitted_keys_[k];
@@ -1115,8 +1170,9 @@ DynamicTableLoadResult DynamicTable::load(const DynamicTableState& state, Dynami
       }
       const int64_t row = keep ? state.rows[i] : live_;
       const uint64_t h = dynamic_hash::mix64(static_cast<uint64_t>(state.keys[i]));
-      place_new_key(arrays(), b * bucket_capacity_, h,
-                         Slot{state.keys[i], make_meta(encode(state.scores[i]), static_cast<uint32_t>(row))});
+      const uint32_t score = encode(state.scores[i]);
+      max_score_ = std::max(max_score_, score);
+      place_new_key(arrays(), b * bucket_capacity_, h, Slot{state.keys[i], make_meta(score, static_cast<uint32_t>(row))});
       ++live_;
       result.rows[i] = row;
       max_row = std::max(max_row, row);

@@ -73,8 +73,13 @@
 // itself. Meanwhile the table holds those arrays on top of its index, as every doubling does
 // while it runs.
 //
-// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 16 per bucket; the
-// admission counter 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
+// Eviction in a STEP or TIMESTAMP table takes the first valid entry of its bucket's victim list
+// (dynamic_victim_lists.h: the bucket's 8 smallest (score, row), found by one scan and exact while
+// scores only grow) instead of scanning the bucket each time; the same key as the scan would take.
+//
+// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 16 per bucket, + 194 per
+// bucket for the victim lists of a STEP or TIMESTAMP table once it evicts; the admission counter
+// 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
 #pragma once
 
 #include <atomic>
@@ -87,6 +92,7 @@
 #include <vector>
 
 #include "embedding/dynamic_admission_counter.h"
+#include "embedding/dynamic_victim_lists.h"
 
 namespace tzrec::embedding {
 
@@ -385,6 +391,12 @@ class DynamicTable {
   void prefetch_bucket_slots(uint64_t bucket) const;
   int64_t victim_hint(uint64_t base, uint32_t now) const;
   int64_t pick_victim(uint64_t base, uint32_t now);
+  // pick_victim of a STEP or TIMESTAMP table whose scores are all at most `now`: the first entry
+  // of the bucket's victim list still holding its (score, row), the list refilled by a scan when
+  // it runs out (dynamic_victim_lists.h).
+  int64_t pick_listed_victim(uint64_t base, uint32_t now);
+  // The slot the bucket's next eviction takes when its victim list has it (to prefetch), else -1.
+  int64_t listed_victim_ahead(uint64_t bucket) const;
   bool pinned(uint32_t row) const { return (protected_[row >> 6] >> (row & 63)) & 1; }
   int64_t insert_new(int64_t key, uint64_t h, uint32_t score, uint32_t now, DynamicTableLookup& out);
   void activate_protection();
@@ -428,6 +440,11 @@ class DynamicTable {
   // and TIMESTAMP pin by score: the keys of the call hold its step / time.)
   std::vector<uint64_t> protected_;
   bool protecting_ = false;
+  // STEP and TIMESTAMP: the buckets' next victims (allocated at the first eviction), used while the
+  // call's score is at least every score in the table (lists_on_); max_score_ bounds them all.
+  DynamicVictimLists victims_;
+  uint32_t max_score_ = 0;
+  bool lists_on_ = false;
   // Per-call scratch.
   int probe_threads_ = 1;
   DynamicRowsOut call_rows_;  // the call's rows, as written so far (activate_protection pins them)

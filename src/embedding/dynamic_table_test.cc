@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -414,6 +416,92 @@ TEST(DynamicTable, ChurnOnCrowdedHomeHalvesMatchesItsReports) {
     EXPECT_EQ(loaded.dropped, 0);
     const DynamicTableState s = table.export_state();
     EXPECT_EQ(find(other, s.keys), loaded.rows);
+  }
+}
+
+TEST(DynamicTable, EvictionsTakeTheSmallestScoreThenRowOfTheirBucket) {
+  // Every eviction of a long STEP / TIMESTAMP stream is checked against a plain model of the
+  // buckets kept from the calls' reports and the rule in dynamic_table.h: the key the new key evicts
+  // is, in the new key's bucket, the one of smallest (score, row) among those not holding the
+  // call's score. Between evictions lookups raise the oldest keys' scores, keys met twice in a call
+  // move inside their buckets, one step repeats and one goes back, and halfway the table is
+  // restored from its exported state into a new one — the cases the victim lists must follow.
+  for (const auto strategy : {DynamicScoreStrategy::kStep, DynamicScoreStrategy::kTimestamp}) {
+    SCOPED_TRACE(dynamic_score_strategy_name(strategy));
+    const DynamicTableOptions o = options(512, strategy, 32);
+    auto table = std::make_unique<DynamicTable>(o);
+    const uint64_t buckets = static_cast<uint64_t>(table->capacity()) / 32;
+    ASSERT_EQ(buckets, 16u);
+    const auto bucket_of = [&](int64_t key) {
+      return dynamic_hash::bucket_of(dynamic_hash::mix64(static_cast<uint64_t>(key)), buckets);
+    };
+    struct Entry {
+      int64_t row;
+      int64_t score;  // STEP: the step; TIMESTAMP: the time in ms
+    };
+    std::map<int64_t, Entry> model;
+    std::mt19937_64 rng(5);
+    int64_t next_key = 1000;
+    int64_t evictions = 0;
+    for (int c = 1; c <= 160; ++c) {
+      const int64_t step = c == 41 ? 40 : c == 91 ? 5 : c;  // a repeated step, then one going back
+      const int64_t now = strategy == DynamicScoreStrategy::kStep ? step : 1000 * step;
+      if (c == 100) {  // restored into a new table, the model unchanged
+        auto restored = std::make_unique<DynamicTable>(o);
+        restored->load(table->export_state(), DynamicRowMode::kKeep);
+        table = std::move(restored);
+      }
+      std::vector<std::pair<Entry, int64_t>> oldest;
+      for (const auto& [key, e] : model) oldest.push_back({e, key});
+      std::sort(oldest.begin(), oldest.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.first.score, a.first.row) < std::tie(b.first.score, b.first.row);
+      });
+      V ids;
+      for (int i = 0; i < 12 && !oldest.empty(); ++i) {  // lookups of old keys, some twice
+        const int64_t key = oldest[rng() % std::min<size_t>(oldest.size(), 48)].second;
+        ids.push_back(key);
+        if (i % 3 == 0) ids.push_back(key);
+      }
+      for (int i = 0; i < 12 && !oldest.empty(); ++i) ids.push_back(oldest[rng() % oldest.size()].second);
+      for (int i = 0; i < 30; ++i) ids.push_back(next_key++ * 7919);
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const auto r = call(*table, ids, step, 1000 * step);
+      for (const int64_t id : ids) {
+        if (model.count(id)) model[id].score = now;
+      }
+      size_t e = 0;
+      for (size_t i = 0; i < r.new_keys.size(); ++i) {
+        const uint64_t b = bucket_of(r.new_keys[i]);
+        int64_t held = 0, victim = 0;
+        for (const auto& [key, entry] : model) {
+          if (bucket_of(key) != b) continue;
+          ++held;
+          if (entry.score == now) continue;
+          if (victim == 0 || std::tie(entry.score, entry.row) < std::tie(model[victim].score, model[victim].row)) {
+            victim = key;
+          }
+        }
+        if (held == 32) {
+          ASSERT_NE(victim, 0) << "call " << c << ": a full bucket of pinned keys took a new key";
+          ASSERT_LT(e, r.evicted_keys.size()) << "call " << c;
+          ASSERT_EQ(r.evicted_keys[e], victim) << "call " << c << ", eviction " << e;
+          ASSERT_EQ(r.evicted_rows[e], model[victim].row);
+          ASSERT_EQ(r.new_rows[i], model[victim].row);
+          model.erase(victim);
+          ++e;
+          ++evictions;
+        }
+        model[r.new_keys[i]] = Entry{r.new_rows[i], now};
+      }
+      ASSERT_EQ(e, r.evicted_keys.size()) << "call " << c;
+    }
+    EXPECT_GT(evictions, 3000);
+    const DynamicTableState s = table->export_state();
+    ASSERT_EQ(s.keys.size(), model.size());
+    for (size_t i = 0; i < s.keys.size(); ++i) {
+      EXPECT_EQ(model.at(s.keys[i]).row, s.rows[i]);
+      EXPECT_EQ(model.at(s.keys[i]).score, s.scores[i]);
+    }
   }
 }
 
