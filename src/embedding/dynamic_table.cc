@@ -766,8 +766,8 @@ int64_t DynamicTable::pick_listed_victim(uint64_t base, uint32_t now) {
   for (bool scanned = false;; scanned = true) {
     while (!victims_.empty(bucket)) {
       const DynamicVictimLists::Entry entry = victims_.front(bucket);
+      auto slot = static_cast<int64_t>(base + victims_.front_slot(bucket));
       victims_.pop(bucket);
-      auto slot = static_cast<int64_t>(base + entry.slot);
       if (digests_[slot] == 0 || slots_[slot].key != entry.key) {  // moved inside its bucket
         slot = find_slot(entry.key, dynamic_hash::mix64(static_cast<uint64_t>(entry.key)));
       }
@@ -786,7 +786,7 @@ int64_t DynamicTable::pick_listed_victim(uint64_t base, uint32_t now) {
 
 int64_t DynamicTable::listed_victim_ahead(uint64_t bucket) const {
   if (!lists_on_ || !victims_.allocated() || victims_.empty(bucket)) return -1;
-  return static_cast<int64_t>(bucket * bucket_capacity_ + victims_.front(bucket).slot);
+  return static_cast<int64_t>(bucket * bucket_capacity_ + victims_.front_slot(bucket));
 }
 
 int64_t DynamicTable::pick_victim(uint64_t base, uint32_t now) {

@@ -77,7 +77,7 @@
 // (dynamic_victim_lists.h: the bucket's 8 smallest (score, row), found by one scan and exact while
 // scores only grow) instead of scanning the bucket each time; the same key as the scan would take.
 //
-// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 16 per bucket, + 194 per
+// Memory: 17 bytes per index slot (key 8, score and row 8, digest 1) + 16 per bucket, + 162 per
 // bucket for the victim lists of a STEP or TIMESTAMP table once it evicts; the admission counter
 // 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
 #pragma once

@@ -26,14 +26,18 @@ class DynamicVictimLists {
   struct Entry {
     int64_t key;
     uint64_t order;  // (score << 32 | row), as the table compares keys for eviction
-    uint32_t slot;   // where the key was in its bucket (keys move inside their bucket)
   };
 
   // Lists for num_buckets buckets, all empty; 0 frees them.
   void reset(uint64_t num_buckets) {
     entries_.assign(num_buckets * kLength, Entry{});
+    slots_.assign(num_buckets * kLength, 0);
     heads_.assign(num_buckets, 0);
     ends_.assign(num_buckets, 0);
+    entries_.shrink_to_fit();
+    slots_.shrink_to_fit();
+    heads_.shrink_to_fit();
+    ends_.shrink_to_fit();
   }
   bool allocated() const { return !heads_.empty(); }
   // Every list empty (the buckets kept).
@@ -43,6 +47,8 @@ class DynamicVictimLists {
   }
   bool empty(uint64_t bucket) const { return heads_[bucket] == ends_[bucket]; }
   const Entry& front(uint64_t bucket) const { return entries_[bucket * kLength + heads_[bucket]]; }
+  // Where the first entry's key was in its bucket (keys move inside their bucket).
+  uint32_t front_slot(uint64_t bucket) const { return slots_[bucket * kLength + heads_[bucket]]; }
   void pop(uint64_t bucket) { ++heads_[bucket]; }
 
   // Refilling a bucket's list: start(), then offer() for every candidate key of the bucket.
@@ -50,19 +56,27 @@ class DynamicVictimLists {
   // Keeps the key when it is among the kLength smallest orders offered since start().
   void offer(uint64_t bucket, int64_t key, uint64_t order, uint32_t slot) {
     Entry* list = &entries_[bucket * kLength];
+    uint32_t* at = &slots_[bucket * kLength];
     uint8_t& end = ends_[bucket];
     if (end == kLength && order >= list[kLength - 1].order) return;
     uint32_t i = end == kLength ? kLength - 1 : end++;
-    for (; i > 0 && list[i - 1].order > order; --i) list[i] = list[i - 1];
-    list[i] = Entry{key, order, slot};
+    for (; i > 0 && list[i - 1].order > order; --i) {
+      list[i] = list[i - 1];
+      at[i] = at[i - 1];
+    }
+    list[i] = Entry{key, order};
+    at[i] = slot;
   }
 
   int64_t memory_bytes() const {
-    return static_cast<int64_t>(entries_.capacity() * sizeof(Entry) + heads_.capacity() + ends_.capacity());
+    return static_cast<int64_t>(entries_.capacity() * sizeof(Entry) + slots_.capacity() * sizeof(uint32_t) +
+                                heads_.capacity() + ends_.capacity());
   }
 
  private:
-  std::vector<Entry> entries_;  // [buckets * kLength]: bucket b's list is [b * kLength + heads_[b], b * kLength + ends_[b])
+  // [buckets * kLength]: bucket b's list is [b * kLength + heads_[b], b * kLength + ends_[b]).
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> slots_;
   std::vector<uint8_t> heads_;
   std::vector<uint8_t> ends_;
 };
