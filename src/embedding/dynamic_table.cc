@@ -302,16 +302,13 @@ void DynamicTable::settle(const IndexArrays& index, uint64_t base, uint64_t h, u
   // line, one its key could take (not out of its home half): then it goes home to `free`.
   const uint64_t free_line = base + (free - base) / kLineSlots * kLineSlots;
   const uint64_t free_line_offset = free_line - base - (free_half == 0 ? 0 : half_slots);  // in its half
-  // The digests whose home line is at free_line_offset in a half: a range of them (home_line_of).
-  const uint64_t lines = half_slots / kLineSlots, line_index = free_line_offset / kLineSlots;
-  const auto digests_lo = static_cast<uint32_t>(std::max<uint64_t>((256 * line_index + lines - 1) / lines, 1));
-  const auto digests_hi = static_cast<uint32_t>(std::min<uint64_t>((256 * line_index + 255) / lines + 1, 256));
+  const std::pair<uint32_t, uint32_t> homed = digests_homed_at(half_slots, free_line_offset);
   const auto returning = [&](uint64_t other) {
     for (uint32_t group = 0; group < index.bucket_capacity; group += 64) {
       // (the digests first: they tell the line, the meta only the half)
       uint64_t mask = dynamic_hash::digest_range_mask(digests + base + group,
                                                       std::min<uint32_t>(index.bucket_capacity - group, 64),
-                                                      digests_lo, digests_hi);
+                                                      homed.first, homed.second);
       for (; mask != 0; mask &= mask - 1) {
         const uint64_t s = base + group + static_cast<uint64_t>(__builtin_ctzll(mask));
         if (in_line(s, free_line) || home_line_at(s) != free_line) continue;

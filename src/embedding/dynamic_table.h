@@ -82,6 +82,7 @@
 // 13 bytes per counter slot. Not thread-safe; concurrent find() calls are fine.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "embedding/dynamic_admission_counter.h"
@@ -285,6 +287,13 @@ class DynamicTable {
   // 255 of them are home lines).
   static uint64_t home_line_of(uint64_t half_base, uint32_t half_slots, uint8_t d) {
     return half_base + ((uint64_t{d} * (half_slots / kLineSlots)) >> 8) * kLineSlots;
+  }
+  // The digests whose home line (home_line_of) is the line `line_offset` slots into a half of
+  // half_slots: the range [first, second), first >= 1 (digest 0 marks an empty slot).
+  static std::pair<uint32_t, uint32_t> digests_homed_at(uint32_t half_slots, uint64_t line_offset) {
+    const uint64_t lines = half_slots / kLineSlots, line = line_offset / kLineSlots;
+    return {static_cast<uint32_t>(std::max<uint64_t>((256 * line + lines - 1) / lines, 1)),
+            static_cast<uint32_t>(std::min<uint64_t>((256 * line + 255) / lines + 1, 256))};
   }
   static uint64_t home_line(uint64_t half_base, uint32_t half_slots, uint64_t h) {
     return home_line_of(half_base, half_slots, slot_digest(h));
